@@ -1,0 +1,309 @@
+//! Command-line definitions (clap). kubectl-style global flags live in [`KubeArgs`] so that the
+//! binary works the same when kubectl runs it as the `kubectl capi-conformance` plugin.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "capi-conformance",
+    version,
+    about = "Checks a Cluster API provider against the CAPI provider contract, rule by rule",
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check provider manifests offline (CRDs, RBAC, clusterctl metadata) against every static rule.
+    Lint(LintArgs),
+    /// Check a provider on a live cluster (or the embedded server): static rules plus lifecycle scenarios.
+    Check(Box<CheckArgs>),
+    /// List the rule catalog.
+    Rules(RulesArgs),
+    /// Show one rule with what it checks and how to fix it.
+    Explain(ExplainArgs),
+    /// Run the embedded Kubernetes API server until Ctrl-C.
+    Serve(ServeArgs),
+    /// The built-in mock provider: run its controllers, or print its manifests.
+    #[command(subcommand, name = "mock-provider")]
+    MockProvider(MockProviderCommand),
+    /// Remove objects an earlier (killed) run left behind, found by the run label.
+    Cleanup(CleanupArgs),
+    /// Print the RBAC the tool itself needs on a cluster.
+    Rbac(RbacArgs),
+}
+
+/// Output format for stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum OutputFormat {
+    #[default]
+    Table,
+    Json,
+    Yaml,
+    Junit,
+    Markdown,
+}
+
+/// `--contract`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum ContractSelection {
+    /// Whatever each CRD's `cluster.x-k8s.io/<contract>` labels declare.
+    #[default]
+    Declared,
+    V1beta1,
+    V1beta2,
+    All,
+}
+
+/// Report options shared by `lint` and `check`.
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// Format written to stdout.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+    /// Also write a JUnit XML report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Also write a JSON report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Also write a Markdown summary to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Also write a self-contained HTML report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Which contract(s) to check each CRD against.
+    #[arg(long, value_enum, default_value_t = ContractSelection::Declared)]
+    pub contract: ContractSelection,
+    /// Lowest rule level whose failure fails the run: must, should, may, never.
+    #[arg(long = "fail-on", default_value = "must", value_parser = ["must", "should", "may", "never"])]
+    pub fail_on: String,
+    /// Override the role of a kind: `--role FooThing=infra-machine` (repeatable).
+    #[arg(long = "role", value_name = "KIND=ROLE")]
+    pub roles: Vec<String>,
+    /// Configuration file (waivers, role overrides).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Ignore every waiver (annotations and config): strict gate.
+    #[arg(long = "no-waivers")]
+    pub no_waivers: bool,
+    /// Also report what a v1beta1 provider must change for the given contract.
+    #[arg(long, value_name = "CONTRACT")]
+    pub migration: Option<String>,
+    /// Colour in the table: auto (only on a TTY), always, never.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "always", "never"])]
+    pub color: String,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct LintArgs {
+    /// Files or directories (recursive *.yaml|*.yml|*.json); `-` reads stdin.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Report the usable documents and mark broken ones instead of stopping at the first error.
+    #[arg(long = "keep-going")]
+    pub keep_going: bool,
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+/// kubectl-style connection flags (kubectl passes only argv and env to a plugin).
+#[derive(Debug, Clone, Default, Args)]
+pub struct KubeArgs {
+    /// Path to the kubeconfig file (else $KUBECONFIG, a colon-separated list, else ~/.kube/config).
+    #[arg(long, value_name = "PATH", global = true)]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use.
+    #[arg(long, global = true)]
+    pub context: Option<String>,
+    /// The kubeconfig cluster to use.
+    #[arg(long, global = true)]
+    pub cluster: Option<String>,
+    /// The kubeconfig user to use.
+    #[arg(long, global = true)]
+    pub user: Option<String>,
+    /// Namespace (for `check`: where CAPI core's objects would live; run namespaces are created per run).
+    #[arg(short = 'n', long, global = true)]
+    pub namespace: Option<String>,
+    /// Timeout of a single request, e.g. `30s` (0 = none).
+    #[arg(long = "request-timeout", global = true)]
+    pub request_timeout: Option<String>,
+    /// API server address.
+    #[arg(short = 's', long, global = true)]
+    pub server: Option<String>,
+    /// Bearer token.
+    #[arg(long, global = true)]
+    pub token: Option<String>,
+    /// CA certificate file.
+    #[arg(long = "certificate-authority", value_name = "PATH", global = true)]
+    pub certificate_authority: Option<PathBuf>,
+    /// Skip TLS verification (insecure).
+    #[arg(long = "insecure-skip-tls-verify", global = true)]
+    pub insecure_skip_tls_verify: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    /// Start the embedded API server with core CRDs and the mock provider; no cluster needed.
+    #[arg(long)]
+    pub embedded: bool,
+    /// Only the static rules (no lifecycle scenarios).
+    #[arg(long = "static-only")]
+    pub static_only: bool,
+    /// Scenarios to run (comma-separated ids, or `none`).
+    #[arg(long, value_name = "LIST")]
+    pub scenarios: Option<String>,
+    /// Only check this provider (as grouped by the inventory).
+    #[arg(long)]
+    pub provider: Option<String>,
+    /// Scenarios run concurrently.
+    #[arg(long, default_value_t = 4)]
+    pub parallel: usize,
+    /// With --embedded: a provider's CRDs/RBAC to install (files or directories).
+    #[arg(long, value_name = "PATH")]
+    pub crds: Vec<PathBuf>,
+    /// With --embedded: the provider's controller command; `{kubeconfig}` is replaced by the
+    /// embedded server's kubeconfig path.
+    #[arg(long = "provider-cmd", value_name = "CMD")]
+    pub provider_cmd: Option<String>,
+    /// Sample provider objects (YAML of the provider's kinds with provider-specific spec).
+    #[arg(long, value_name = "FILE")]
+    pub sample: Vec<PathBuf>,
+    /// On a real cluster without CAPI core: install minimal core CRDs of our own.
+    #[arg(long = "install-core-crds")]
+    pub install_core_crds: bool,
+    /// Strip finalizers a broken provider never removes during cleanup.
+    #[arg(long = "force-cleanup")]
+    pub force_cleanup: bool,
+    /// Quiet window for "must not act" assertions (e.g. `300ms`, `30s`).
+    #[arg(long = "quiet-window", value_name = "DURATION")]
+    pub quiet_window: Option<String>,
+    /// Deadline per scenario step (e.g. `10s`).
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+    /// Directory keeping timelines and final objects of failed scenarios.
+    #[arg(long = "report-dir", value_name = "DIR")]
+    pub report_dir: Option<PathBuf>,
+    /// Progress display: auto (TTY only), always, never.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "always", "never"])]
+    pub progress: String,
+    /// The identity CAPI core runs as, for the effective-RBAC rule.
+    #[arg(
+        long = "capi-manager",
+        default_value = "system:serviceaccount:capi-system:capi-manager"
+    )]
+    pub capi_manager: String,
+    #[command(flatten)]
+    pub kube: KubeArgs,
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RulesArgs {
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = RulesFormat::Table)]
+    pub output: RulesFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum RulesFormat {
+    #[default]
+    Table,
+    Json,
+    Yaml,
+    Markdown,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ExplainArgs {
+    /// Rule id, e.g. `infra-machine/provider-id`.
+    pub rule_id: String,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Listen address (loopback; port 0 picks a free port).
+    #[arg(long, default_value = "127.0.0.1:0")]
+    pub addr: String,
+    /// Write a kubeconfig for the server to PATH.
+    #[arg(long = "write-kubeconfig", value_name = "PATH")]
+    pub write_kubeconfig: Option<PathBuf>,
+    /// Apply manifests at start (CRDs are established before ready is reported).
+    #[arg(long, value_name = "PATH")]
+    pub load: Vec<PathBuf>,
+    /// Fault injection spec, e.g. `drop-watch=5s,expire-watch,429=0.05,500=0.05,latency=200ms`.
+    #[arg(long, value_name = "SPEC")]
+    pub faults: Option<String>,
+    /// Allow binding a non-loopback address.
+    #[arg(long = "allow-remote")]
+    pub allow_remote: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MockProviderCommand {
+    /// Run the mock provider's controllers against a cluster.
+    Run(MockRunArgs),
+    /// Print the YAML to install the mock provider (CRDs, RBAC, Deployment).
+    Manifests(MockManifestsArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct MockRunArgs {
+    /// Only reconcile objects in this namespace (default: all namespaces).
+    #[arg(long = "watch-namespace", value_name = "NAMESPACE")]
+    pub watch_namespace: Option<String>,
+    /// Only reconcile objects labelled `cluster.x-k8s.io/watch-filter=<VALUE>`.
+    #[arg(long = "watch-filter", value_name = "VALUE")]
+    pub watch_filter: Option<String>,
+    /// Provider-wide faults (comma-separated fault names).
+    #[arg(long)]
+    pub faults: Option<String>,
+    /// Simulated infrastructure provisioning delay (e.g. `5ms`).
+    #[arg(long = "provision-delay", value_name = "DURATION")]
+    pub provision_delay: Option<String>,
+    #[command(flatten)]
+    pub kube: KubeArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct MockManifestsArgs {
+    /// Container image for the Deployment.
+    #[arg(
+        long,
+        default_value = "ghcr.io/capi-conformance/capi-conformance:latest"
+    )]
+    pub image: String,
+    /// Namespace the controller is installed into.
+    #[arg(
+        long = "target-namespace",
+        default_value = "capi-conformance-mock-system"
+    )]
+    pub target_namespace: String,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CleanupArgs {
+    /// Remove what this run id left.
+    #[arg(long, conflicts_with = "all")]
+    pub run: Option<String>,
+    /// Remove what any run left.
+    #[arg(long)]
+    pub all: bool,
+    /// Strip finalizers that block deletion.
+    #[arg(long = "force-cleanup")]
+    pub force_cleanup: bool,
+    #[command(flatten)]
+    pub kube: KubeArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RbacArgs {
+    /// Only what `check --static-only` needs.
+    #[arg(long = "static-only")]
+    pub static_only: bool,
+}

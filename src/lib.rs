@@ -1,0 +1,16 @@
+//! capi-conformance: tells a Cluster API provider team, rule by rule, whether their provider
+//! honours the CAPI provider contract.
+//!
+//! Data flow: source → [`inventory`] → plan → execute ([`checks`], [`scenarios`]) →
+//! [`report::Matrix`] → report writers.
+
+pub mod apiserver;
+pub mod checks;
+pub mod cli;
+pub mod commands;
+pub mod contract;
+pub mod inventory;
+pub mod mock;
+pub mod report;
+pub mod scenarios;
+pub mod suite;
