@@ -247,7 +247,7 @@ pub struct ServeArgs {
 #[derive(Debug, Subcommand)]
 pub enum MockProviderCommand {
     /// Run the mock provider's controllers against a cluster.
-    Run(MockRunArgs),
+    Run(Box<MockRunArgs>),
     /// Print the YAML to install the mock provider (CRDs, RBAC, Deployment).
     Manifests(MockManifestsArgs),
 }
