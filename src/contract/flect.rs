@@ -1,7 +1,7 @@
 //! Port of gobuffalo/flect v1.0.3 `Pluralize`, which CAPI's `CalculateCRDName` uses, plus
 //! apimachinery's naive plural guess (for explaining why the naive guess is wrong).
 //!
-//! flect's algorithm, for input `s` whose last word (see [`words`]) is `w`:
+//! flect's algorithm, for input `s` whose last word (see the `words` module) is `w`:
 //! 1. `s` is a dictionary singular → its plural; `s` is a known plural → `s`.
 //! 2. `lower(w)` is a known plural → `s`; `lower(w)` is a dictionary singular → `s` with `w`
 //!    replaced by the plural (capitalised when `w` is).
