@@ -34,6 +34,7 @@ pub enum Command {
     /// Remove objects an earlier (killed) run left behind, found by the run label.
     Cleanup(CleanupArgs),
     /// Print the RBAC the tool itself needs on a cluster.
+    #[command(long_about = crate::commands::rbac::LONG_ABOUT)]
     Rbac(RbacArgs),
 }
 
@@ -306,4 +307,8 @@ pub struct RbacArgs {
     /// Only what `check --static-only` needs.
     #[arg(long = "static-only")]
     pub static_only: bool,
+    /// API group of the provider under test (repeatable), e.g.
+    /// `--group infrastructure.cluster.x-k8s.io`; granted only inside the run namespaces.
+    #[arg(long = "group", value_name = "GROUP")]
+    pub groups: Vec<String>,
 }

@@ -9,6 +9,7 @@ pub mod checks;
 pub mod cli;
 pub mod commands;
 pub mod contract;
+pub mod entry;
 pub mod inventory;
 pub mod mock;
 pub mod report;

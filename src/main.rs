@@ -1,24 +1,6 @@
-use capi_conformance::cli::Cli;
-use clap::Parser;
-
 fn main() {
-    let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            std::process::exit(2);
-        }
-    };
-    let code = match runtime.block_on(capi_conformance::commands::run(cli)) {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            2
-        }
-    };
-    std::process::exit(code);
+    let argv0 = std::env::args_os().next();
+    let caller = std::env::var_os(capi_conformance::entry::KUBECTL_PLUGINS_CALLER);
+    let as_plugin = capi_conformance::entry::invoked_as_plugin(argv0.as_ref(), caller.as_ref());
+    capi_conformance::entry::run_main(as_plugin)
 }

@@ -1,5 +1,7 @@
 //! One file per subcommand; each returns the process exit code.
 
+pub mod rbac;
+
 use crate::cli::{Cli, Command};
 
 /// Runs the parsed command line and returns the exit code (errors are mapped by `main`).
@@ -12,7 +14,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Serve(_) => not_built("serve"),
         Command::MockProvider(_) => not_built("mock-provider"),
         Command::Cleanup(_) => not_built("cleanup"),
-        Command::Rbac(_) => not_built("rbac"),
+        Command::Rbac(args) => rbac::run(&args),
     }
 }
 

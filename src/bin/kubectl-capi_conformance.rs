@@ -1,0 +1,5 @@
+//! `kubectl capi-conformance`: the same tool, installed under the name kubectl looks for.
+
+fn main() {
+    capi_conformance::entry::run_main(true)
+}

@@ -1,0 +1,13 @@
+//! The tool as users meet it outside `cargo run`: the kubectl plugin (run by the real kubectl),
+//! its krew manifest, the CI recipes in `examples/`, and the RBAC it asks a cluster for.
+
+#[path = "plugin/examples.rs"]
+mod examples;
+#[path = "plugin/krew.rs"]
+mod krew;
+#[path = "plugin/kubectl.rs"]
+mod kubectl;
+#[path = "plugin/rbac.rs"]
+mod rbac;
+#[path = "plugin/support.rs"]
+mod support;

@@ -1,0 +1,231 @@
+//! `capi-conformance rbac`: parseable multi-document YAML with the least-privilege rules.
+
+use crate::support::{Kubectl, not_built, stderr, stdout, tool_bin};
+use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule};
+use std::process::Command;
+
+fn rbac(args: &[&str]) -> Vec<ClusterRole> {
+    let output = Command::new(tool_bin())
+        .arg("rbac")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    serde_saphyr::from_multiple(&stdout(&output)).unwrap()
+}
+
+fn role<'a>(roles: &'a [ClusterRole], name: &str) -> &'a ClusterRole {
+    roles
+        .iter()
+        .find(|r| r.metadata.name.as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("no ClusterRole {name}"))
+}
+
+/// True when some rule of `role` grants `verb` on `resource` of `group` (exact names or `*`).
+fn allows(role: &ClusterRole, group: &str, resource: &str, verb: &str) -> bool {
+    role.rules.iter().flatten().any(|rule: &PolicyRule| {
+        let any = |list: &Option<Vec<String>>, want: &str| {
+            list.iter().flatten().any(|v| v == want || v == "*")
+        };
+        any(&rule.api_groups, group)
+            && any(&rule.resources, resource)
+            && rule.verbs.iter().any(|v| v == verb || v == "*")
+            && rule.resource_names.is_none()
+    })
+}
+
+fn has_wildcard(role: &ClusterRole) -> bool {
+    role.rules.iter().flatten().any(|rule| {
+        rule.verbs.iter().any(|v| v == "*") || rule.api_groups.iter().flatten().any(|g| g == "*")
+    })
+}
+
+#[test]
+fn static_role_reads_crds_and_rbac_and_creates_sars() {
+    let roles = rbac(&[]);
+    let role = role(&roles, "capi-conformance-static");
+    for verb in ["get", "list", "watch"] {
+        assert!(allows(
+            role,
+            "apiextensions.k8s.io",
+            "customresourcedefinitions",
+            verb
+        ));
+        for res in [
+            "clusterroles",
+            "clusterrolebindings",
+            "roles",
+            "rolebindings",
+        ] {
+            assert!(
+                allows(role, "rbac.authorization.k8s.io", res, verb),
+                "{res} {verb}"
+            );
+        }
+        assert!(allows(role, "apps", "deployments", verb));
+    }
+    assert!(allows(
+        role,
+        "authorization.k8s.io",
+        "subjectaccessreviews",
+        "create"
+    ));
+    for verb in ["create", "update", "patch", "delete"] {
+        assert!(!allows(
+            role,
+            "apiextensions.k8s.io",
+            "customresourcedefinitions",
+            verb
+        ));
+        assert!(!allows(
+            role,
+            "rbac.authorization.k8s.io",
+            "clusterroles",
+            verb
+        ));
+    }
+    assert!(
+        !allows(role, "", "secrets", "get"),
+        "static role must not read secrets"
+    );
+}
+
+#[test]
+fn static_only_is_the_static_subset() {
+    let full = rbac(&[]);
+    let only = rbac(&["--static-only"]);
+    assert_eq!(only.len(), 1);
+    assert_eq!(only[0], *role(&full, "capi-conformance-static"));
+    let names: Vec<_> = full
+        .iter()
+        .filter_map(|r| r.metadata.name.clone())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "capi-conformance-static",
+            "capi-conformance-check",
+            "capi-conformance-run"
+        ]
+    );
+}
+
+#[test]
+fn check_role_manages_namespaces_and_binds_only_the_run_role() {
+    let roles = rbac(&[]);
+    let check = role(&roles, "capi-conformance-check");
+    for verb in [
+        "create", "delete", "get", "list", "watch", "patch", "update",
+    ] {
+        assert!(allows(check, "", "namespaces", verb), "namespaces {verb}");
+    }
+    assert!(allows(
+        check,
+        "rbac.authorization.k8s.io",
+        "rolebindings",
+        "create"
+    ));
+    assert!(
+        !allows(check, "", "secrets", "get"),
+        "no cluster-wide secrets"
+    );
+    assert!(!allows(check, "cluster.x-k8s.io", "machines", "create"));
+    let bind: Vec<_> = check
+        .rules
+        .iter()
+        .flatten()
+        .filter(|r| r.verbs.iter().any(|v| v == "bind"))
+        .collect();
+    assert_eq!(bind.len(), 1);
+    assert_eq!(
+        bind[0].resource_names.as_deref(),
+        Some(&["capi-conformance-run".to_string()][..])
+    );
+    assert!(!has_wildcard(check));
+}
+
+#[test]
+fn run_role_covers_core_objects_secrets_events_and_given_groups() {
+    let roles = rbac(&["--group", "infrastructure.cluster.x-k8s.io"]);
+    let run = role(&roles, "capi-conformance-run");
+    for res in ["clusters", "machines", "machinepools"] {
+        for verb in [
+            "create", "delete", "get", "list", "watch", "patch", "update",
+        ] {
+            assert!(allows(run, "cluster.x-k8s.io", res, verb), "{res} {verb}");
+        }
+        assert!(allows(
+            run,
+            "cluster.x-k8s.io",
+            &format!("{res}/status"),
+            "patch"
+        ));
+    }
+    assert!(allows(run, "", "secrets", "create"));
+    assert!(allows(run, "", "events", "list"));
+    assert!(allows(
+        run,
+        "infrastructure.cluster.x-k8s.io",
+        "awsmachines",
+        "create"
+    ));
+    assert!(allows(
+        run,
+        "infrastructure.mock.capi-conformance.io",
+        "mockmachines",
+        "create"
+    ));
+    assert!(!allows(run, "apps", "deployments", "create"));
+    assert!(!allows(run, "", "namespaces", "create"));
+    assert!(!has_wildcard(run));
+
+    let without = rbac(&[]);
+    let run = role(&without, "capi-conformance-run");
+    assert!(!allows(
+        run,
+        "infrastructure.cluster.x-k8s.io",
+        "awsmachines",
+        "create"
+    ));
+}
+
+#[test]
+fn invalid_group_is_a_usage_error() {
+    let output = Command::new(tool_bin())
+        .args(["rbac", "--group", "*"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("--group"), "{}", stderr(&output));
+    assert!(stdout(&output).is_empty());
+}
+
+#[test]
+fn help_documents_the_least_privilege_decision() {
+    let output = Command::new(tool_bin())
+        .args(["rbac", "--help"])
+        .output()
+        .unwrap();
+    let help = stdout(&output);
+    for needle in ["capi-conformance-run", "RoleBinding", "--group", "bind"] {
+        assert!(help.contains(needle), "{needle} missing from:\n{help}");
+    }
+}
+
+#[test]
+fn kubectl_prints_rbac_through_the_plugin() {
+    let Some(kubectl) = Kubectl::find("kubectl_prints_rbac_through_the_plugin") else {
+        return;
+    };
+    let output = kubectl.run(&["capi-conformance", "rbac", "--static-only"]);
+    assert!(!not_built(&output));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let roles: Vec<ClusterRole> = serde_saphyr::from_multiple(&stdout(&output)).unwrap();
+    assert_eq!(roles.len(), 1);
+    let bad = kubectl.run(&["capi-conformance", "rbac", "--group", "*"]);
+    assert_eq!(
+        bad.status.code(),
+        Some(2),
+        "kubectl passes the exit code on"
+    );
+}
