@@ -5,7 +5,8 @@
 #
 # VERSION   release version, e.g. v0.1.0 (a leading "v" is added when missing)
 # DIST_DIR  holds capi-conformance-<VERSION>-<os>-<arch>.tar.gz for every platform of the
-#           template (linux/darwin × amd64/arm64), each with kubectl-capi_conformance at its root
+#           template (linux/darwin × amd64/arm64), each with capi-conformance and
+#           kubectl-capi_conformance at its root (the CI recipes in examples/ download them)
 # BASE_URL  where the archives are downloaded from; default
 #           https://github.com/capi-conformance/capi-conformance/releases/download/<VERSION>
 #
@@ -13,7 +14,7 @@
 set -euo pipefail
 
 if [[ $# -lt 2 || $# -gt 3 ]]; then
-  sed -n '2,13p' "$0" >&2
+  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2
   exit 2
 fi
 
