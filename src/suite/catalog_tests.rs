@@ -254,7 +254,7 @@ fn embedded_catalog_counts() {
     assert_eq!(c.scenario_rules().len(), 90);
     assert_eq!(c.review_rules().len(), 8);
     let with_check = c.rules().iter().filter(|r| r.check.is_some()).count();
-    assert_eq!(with_check, 38);
+    assert_eq!(with_check, 36);
 }
 
 #[test]
