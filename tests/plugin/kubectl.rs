@@ -88,7 +88,7 @@ fn kubectl_runs_rules() {
     let Some(kubectl) = Kubectl::find("kubectl_runs_rules") else {
         return;
     };
-    let output = kubectl.run(&["capi-conformance", "rules"]);
+    let output = kubectl.run(&["capi-conformance", "rules", "-o", "json"]);
     if not_built(&output) {
         eprintln!(
             "skip kubectl_runs_rules: `rules` is not on main yet (kubectl reached the plugin: {})",
@@ -97,7 +97,27 @@ fn kubectl_runs_rules() {
         return;
     }
     assert!(output.status.success(), "{}", stderr(&output));
-    assert!(!stdout(&output).trim().is_empty());
+    let through_kubectl: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let rules = through_kubectl.as_array().unwrap();
+    assert!(!rules.is_empty());
+    assert!(rules.iter().all(|rule| rule.get("id").is_some()));
+    let direct = Command::new(tool_bin())
+        .args(["rules", "-o", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout(&output),
+        stdout(&direct),
+        "kubectl must change nothing"
+    );
+
+    let table = kubectl.run(&["capi-conformance", "rules"]);
+    assert!(table.status.success(), "{}", stderr(&table));
+
+    let first = rules[0]["id"].as_str().unwrap();
+    let explained = kubectl.run(&["capi-conformance", "explain", first]);
+    assert!(explained.status.success(), "{}", stderr(&explained));
+    assert!(stdout(&explained).contains(first));
 }
 
 /// A fixture directory of a provider that conforms (lint exit 0), if main has one yet.
