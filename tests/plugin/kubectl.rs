@@ -2,10 +2,11 @@
 //! `kubectl capi-conformance` in help, and `kubectl plugin list` shows it. Tests of commands that
 //! are not on main yet skip with a printed reason and turn on by themselves when they land.
 
-use crate::support::{Kubectl, not_built, repo_root, stderr, stdout, tool_bin};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use crate::support::{
+    Kubectl, Serve, current_context, not_built, repo_root, serve, stderr, stdout, tool_bin,
+};
+use std::path::PathBuf;
+use std::process::Command;
 
 #[test]
 fn kubectl_help_names_the_plugin() {
@@ -169,75 +170,6 @@ fn kubectl_runs_lint_on_a_fixture() {
     );
     let report: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert!(report.is_object(), "{report}");
-}
-
-/// `capi-conformance serve --write-kubeconfig`, killed on drop.
-struct Served {
-    child: Child,
-    kubeconfig: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-enum Serve {
-    Ready(Served),
-    NotBuilt(String),
-}
-
-fn serve() -> Serve {
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    let mut child = Command::new(tool_bin())
-        .arg("serve")
-        .arg("--write-kubeconfig")
-        .arg(&kubeconfig)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            let mut err = String::new();
-            if let Some(mut pipe) = child.stderr.take() {
-                use std::io::Read;
-                let _ = pipe.read_to_string(&mut err);
-            }
-            if err.contains("is not available in this build yet") {
-                return Serve::NotBuilt(err.trim().to_string());
-            }
-            panic!("serve exited early ({status}): {err}");
-        }
-        if is_complete_kubeconfig(&kubeconfig) {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "serve wrote no kubeconfig in 60s"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Serve::Ready(Served {
-        child,
-        kubeconfig,
-        _dir: dir,
-    })
-}
-
-fn is_complete_kubeconfig(path: &Path) -> bool {
-    current_context(path).is_some()
-}
-
-fn current_context(path: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let doc: serde_json::Value = serde_saphyr::from_str(&text).ok()?;
-    doc.get("current-context")?.as_str().map(str::to_string)
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! `capi-conformance rbac`: parseable multi-document YAML with the least-privilege rules.
 
-use crate::support::{Kubectl, not_built, stderr, stdout, tool_bin};
+use crate::support::{Kubectl, Serve, not_built, serve, stderr, stdout, tool_bin};
 use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule};
 use std::process::Command;
 
@@ -227,5 +227,49 @@ fn kubectl_prints_rbac_through_the_plugin() {
         bad.status.code(),
         Some(2),
         "kubectl passes the exit code on"
+    );
+}
+
+#[test]
+fn kubectl_applies_the_rbac_to_the_embedded_server() {
+    let test = "kubectl_applies_the_rbac_to_the_embedded_server";
+    let Some(kubectl) = Kubectl::find(test) else {
+        return;
+    };
+    let served = match serve() {
+        Serve::Ready(served) => served,
+        Serve::NotBuilt(reason) => {
+            eprintln!("skip {test}: {reason}");
+            return;
+        }
+    };
+    let manifest = served.kubeconfig.with_file_name("rbac.yaml");
+    let output = kubectl.run(&[
+        "capi-conformance",
+        "rbac",
+        "--group",
+        "infrastructure.cluster.x-k8s.io",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    std::fs::write(&manifest, &output.stdout).unwrap();
+    let kubeconfig = served.kubeconfig.to_string_lossy().into_owned();
+    let manifest = manifest.to_string_lossy().into_owned();
+    let applied = kubectl.run(&["--kubeconfig", &kubeconfig, "apply", "-f", &manifest]);
+    assert!(applied.status.success(), "{}", stderr(&applied));
+    let got = kubectl.run(&[
+        "--kubeconfig",
+        &kubeconfig,
+        "get",
+        "clusterrole",
+        "capi-conformance-run",
+        "-o",
+        "json",
+    ]);
+    assert!(got.status.success(), "{}", stderr(&got));
+    let role: ClusterRole = serde_json::from_str(&stdout(&got)).unwrap();
+    let printed: Vec<ClusterRole> = serde_saphyr::from_multiple(&stdout(&output)).unwrap();
+    assert_eq!(
+        role.rules, printed[2].rules,
+        "the server stores the rules as printed"
     );
 }

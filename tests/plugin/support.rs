@@ -3,7 +3,8 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
 
 /// The plain binary.
 pub fn tool_bin() -> PathBuf {
@@ -91,4 +92,76 @@ impl Kubectl {
     pub fn run(&self, args: &[&str]) -> Output {
         self.command(args).output().unwrap()
     }
+}
+
+/// `capi-conformance serve --write-kubeconfig`, killed on drop.
+pub struct Served {
+    child: Child,
+    pub kubeconfig: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub enum Serve {
+    Ready(Served),
+    NotBuilt(String),
+}
+
+pub fn serve() -> Serve {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    let mut child = Command::new(tool_bin())
+        .arg("serve")
+        .arg("--write-kubeconfig")
+        .arg(&kubeconfig)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // serve prints `serving <url> kubeconfig <path>` once the kubeconfig is written.
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        let ready = std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+            .any(|line| line.starts_with("serving "));
+        let _ = tx.send(ready);
+    });
+    let ready = rx.recv_timeout(Duration::from_secs(60)).unwrap_or(false);
+    if ready && is_complete_kubeconfig(&kubeconfig) {
+        return Serve::Ready(Served {
+            child,
+            kubeconfig,
+            _dir: dir,
+        });
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let mut err = String::new();
+    if let Some(mut pipe) = child.stderr.take() {
+        use std::io::Read;
+        let _ = pipe.read_to_string(&mut err);
+    }
+    if err.contains("is not available in this build yet") {
+        return Serve::NotBuilt(err.trim().to_string());
+    }
+    panic!("serve did not get ready in 60s: {err}");
+}
+
+fn is_complete_kubeconfig(path: &Path) -> bool {
+    current_context(path).is_some()
+}
+
+pub fn current_context(path: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let doc: serde_json::Value = serde_saphyr::from_str(&text).ok()?;
+    doc.get("current-context")?.as_str().map(str::to_string)
 }
