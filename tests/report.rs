@@ -243,6 +243,40 @@ fn html_is_self_contained_and_has_the_ids_browser_tests_use() {
     assert!(!out.contains("<option value=\"control-plane\">"));
 }
 
+#[test]
+fn html_is_well_formed_with_unique_ids() {
+    use quick_xml::events::Event;
+    for m in [fixtures::synthetic(), fixtures::all_pass()] {
+        let out = html(&m);
+        let mut reader = quick_xml::Reader::from_str(&out);
+        let mut ids = std::collections::BTreeSet::new();
+        let mut depth = 0i64;
+        loop {
+            match reader
+                .read_event()
+                .unwrap_or_else(|e| panic!("malformed HTML: {e}"))
+            {
+                Event::Eof => break,
+                Event::Start(e) => {
+                    depth += 1;
+                    if let Some(id) = attrs(&e).get("id") {
+                        assert!(ids.insert(id.clone()), "duplicate id {id}");
+                    }
+                }
+                Event::Empty(e) => {
+                    if let Some(id) = attrs(&e).get("id") {
+                        assert!(ids.insert(id.clone()), "duplicate id {id}");
+                    }
+                }
+                Event::End(_) => depth -= 1,
+                _ => {}
+            }
+        }
+        assert_eq!(depth, 0, "unbalanced elements");
+        assert!(ids.contains("matrix") && ids.contains("filters"));
+    }
+}
+
 // ---------- JUnit structure ----------
 
 #[derive(Debug, Default)]

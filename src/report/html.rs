@@ -43,6 +43,7 @@ svg .ev-deleted circle{fill:#cf222e} svg .ev-tool circle{fill:#bf8700} svg .ev-o
 svg .event-label{text-anchor:middle;fill:#424a53}
 "#;
 
+/// Kept free of `&` and `<` so the document stays well-formed XML too (tests parse it).
 const SCRIPT: &str = r#"
 (function () {
   var byId = function (id) { return document.getElementById(id); };
@@ -51,16 +52,18 @@ const SCRIPT: &str = r#"
     var outcome = byId('filter-outcome').value;
     var role = byId('filter-role').value;
     document.querySelectorAll('#matrix [data-role]').forEach(function (el) {
-      el.hidden = role !== '' && el.getAttribute('data-role') !== role;
+      el.hidden = role !== '' ? el.getAttribute('data-role') !== role : false;
     });
     document.querySelectorAll('#matrix tr.rule-row').forEach(function (row) {
       var cells = Array.prototype.filter.call(row.querySelectorAll('td.cell'), function (c) {
-        return !c.hidden && c.hasAttribute('data-outcome');
+        return c.hidden ? false : c.hasAttribute('data-outcome');
       });
       var show = cells.length > 0;
-      if (level) { show = show && row.getAttribute('data-levels').split(' ').indexOf(level) >= 0; }
-      if (outcome) {
-        show = show && cells.some(function (c) { return c.getAttribute('data-outcome') === outcome; });
+      if (level !== '' ? row.getAttribute('data-levels').split(' ').indexOf(level) === -1 : false) {
+        show = false;
+      }
+      if (outcome !== '' ? !cells.some(function (c) { return c.getAttribute('data-outcome') === outcome; }) : false) {
+        show = false;
       }
       row.hidden = !show;
     });
@@ -69,8 +72,8 @@ const SCRIPT: &str = r#"
     byId(id).addEventListener('change', apply);
   });
   function openTarget() {
-    var el = location.hash && byId(location.hash.slice(1));
-    if (el && el.tagName === 'DETAILS') { el.open = true; }
+    var el = location.hash ? byId(location.hash.slice(1)) : null;
+    if (el ? el.tagName === 'DETAILS' : false) { el.open = true; }
   }
   window.addEventListener('hashchange', openTarget);
   openTarget();
@@ -104,7 +107,7 @@ pub(crate) fn render(m: &Matrix, _opts: &RenderOptions) -> String {
     let v = m.verdict();
     let _ = write!(
         out,
-        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>capi-conformance: {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n<title>capi-conformance: {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
         text::verdict_label(v)
     );
     let _ = writeln!(
@@ -218,7 +221,7 @@ fn matrix(m: &Matrix, failure_ids: &BTreeMap<(&str, &Column), String>, out: &mut
                 let (kind, tag) = layout::column_header(c);
                 let _ = write!(
                     out,
-                    "<th class=\"col{}\" data-role=\"{}\" title=\"{}\">{}<br>{}</th>",
+                    "<th class=\"col{}\" data-role=\"{}\" title=\"{}\">{}<br/>{}</th>",
                     if c.baseline { " baseline" } else { "" },
                     c.role.as_str(),
                     esc(&c.id()),
