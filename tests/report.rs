@@ -181,6 +181,23 @@ fn table_stays_readable_for_fifty_crds_under_two_contracts() {
 }
 
 #[test]
+fn table_keeps_to_a_given_terminal_width() {
+    let opts = RenderOptions {
+        width: Some(100),
+        ..RenderOptions::default()
+    };
+    for m in [fixtures::synthetic(), fixtures::large(20)] {
+        let out = report::render(&m, OutputFormat::Table, &opts).unwrap();
+        for line in out
+            .lines()
+            .filter(|l| l.starts_with(['┌', '│', '└', '╞', '├']))
+        {
+            assert!(line.chars().count() <= 100, "too wide: {line}");
+        }
+    }
+}
+
+#[test]
 fn many_identical_reasons_are_counted_not_listed() {
     let mut m = fixtures::large(30);
     for r in &mut m.results {
@@ -275,6 +292,93 @@ fn html_is_well_formed_with_unique_ids() {
         assert_eq!(depth, 0, "unbalanced elements");
         assert!(ids.contains("matrix") && ids.contains("filters"));
     }
+}
+
+/// Chromium on PATH, if any.
+fn chromium() -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .flat_map(|d| ["chromium", "chromium-browser", "google-chrome"].map(|n| d.join(n)))
+        .find(|p| p.is_file())
+}
+
+/// `chromium --headless --dump-dom` of `file`, killed after 90 s.
+fn dump_dom(bin: &std::path::Path, file: &std::path::Path) -> String {
+    use std::process::{Command, Stdio};
+    let out_path = file.with_extension("dom");
+    let out = std::fs::File::create(&out_path).unwrap();
+    let mut child = Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--virtual-time-budget=2000",
+            "--dump-dom",
+        ])
+        .arg(format!("file://{}", file.display()))
+        .stdout(out)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("chromium did not finish in 90 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::fs::read_to_string(out_path).unwrap()
+}
+
+/// Renders the HTML report in headless Chromium (when installed; set
+/// `CAPI_CONFORMANCE_REQUIRE_BROWSER=1` to make its absence a failure), drives the filters and a
+/// failure link from a script, and checks the resulting DOM.
+#[test]
+fn html_filters_and_failure_links_work_in_a_real_browser() {
+    let Some(bin) = chromium() else {
+        assert!(
+            std::env::var_os("CAPI_CONFORMANCE_REQUIRE_BROWSER").is_none(),
+            "chromium is not on PATH"
+        );
+        eprintln!("skipped: chromium is not on PATH");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let driver = r#"<script>
+      var s = document.getElementById('filter-outcome'); s.value = 'fail'; s.dispatchEvent(new Event('change'));
+      var r = document.getElementById('filter-role'); r.value = 'provider'; r.dispatchEvent(new Event('change'));
+      location.hash = '#failure-2';
+    </script></body>"#;
+    let page = html(&fixtures::synthetic()).replace("</body>", driver);
+    let file = dir.path().join("report.html");
+    std::fs::write(&file, page).unwrap();
+    let dom = dump_dom(&bin, &file);
+    assert!(
+        dom.contains("id=\"matrix\""),
+        "no matrix in the DOM:\n{dom}"
+    );
+    let rows: Vec<(&str, bool)> = dom
+        .split("<tr class=\"rule-row\" data-rule=\"")
+        .skip(1)
+        .map(|rest| {
+            let id = &rest[..rest.find('"').unwrap()];
+            let tag = &rest[..rest.find('>').unwrap()];
+            (id, tag.contains("hidden"))
+        })
+        .collect();
+    let visible: Vec<&str> = rows.iter().filter(|(_, h)| !h).map(|(id, _)| *id).collect();
+    assert_eq!(rows.len(), 6);
+    assert_eq!(visible, ["provider/clusterctl-metadata"]);
+    assert!(dom.contains("<details class=\"failure\" id=\"failure-2\""));
+    let f2 = &dom[dom.find("id=\"failure-2\"").unwrap()..];
+    let f2_tag = &f2[..f2.find('>').unwrap()];
+    assert!(f2_tag.contains("open"), "failure-2 not expanded: {f2_tag}");
+    assert!(dom.contains("id=\"timeline-SC-inframachine\""));
+    assert_eq!(dom.matches("<circle").count(), 8);
 }
 
 // ---------- JUnit structure ----------
