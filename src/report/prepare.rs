@@ -1,23 +1,23 @@
 //! The matrix every writer formats: a sorted clone (every result's column listed), with free
 //! text passed through [`redact_text`](super::redact::redact_text).
 
-use super::model::{Evidence, Matrix, RuleResult, ScenarioRecord};
+use super::model::{Column, Evidence, Matrix, RuleResult, ScenarioRecord};
 use super::redact::redact_text;
 use serde::Serialize;
+use std::collections::BTreeSet;
 
 /// Sorted, column-complete, redacted copy of `matrix`.
 pub(crate) fn prepared(matrix: &Matrix) -> Matrix {
     let mut m = matrix.clone();
-    for r in &m.results {
-        if !m.columns.contains(&r.column) {
-            m.columns.push(r.column.clone());
-        }
-    }
-    for s in &m.scenarios {
-        if !m.columns.contains(&s.column) {
-            m.columns.push(s.column.clone());
-        }
-    }
+    let listed: BTreeSet<&Column> = matrix.columns.iter().collect();
+    let missing: BTreeSet<&Column> = matrix
+        .results
+        .iter()
+        .map(|r| &r.column)
+        .chain(matrix.scenarios.iter().map(|s| &s.column))
+        .filter(|c| !listed.contains(c))
+        .collect();
+    m.columns.extend(missing.into_iter().cloned());
     for r in &mut m.results {
         r.reason = r.reason.as_deref().map(redact_text);
         r.evidence.iter_mut().for_each(redact_evidence);
