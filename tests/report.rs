@@ -198,6 +198,64 @@ fn table_keeps_to_a_given_terminal_width() {
 }
 
 #[test]
+fn rules_skipped_in_every_column_of_a_table_are_folded_into_one_line() {
+    use capi_conformance::report::Outcome;
+    let mut m = fixtures::synthetic();
+    for r in m
+        .results
+        .iter_mut()
+        .filter(|r| r.rule_id == "infra-machine/provider-id")
+    {
+        r.outcome = Outcome::Skip;
+        r.reason = Some("needs a live provider".into());
+    }
+    let out = render(&m, OutputFormat::Table);
+    assert!(
+        out.contains("Skipped in every column above (1): infra-machine/provider-id\n"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("│ infra-machine/provider-id"),
+        "folded row still in the table:\n{out}"
+    );
+    assert!(out.contains("3 × skip: needs a live provider"));
+    // A table whose rows all skip keeps them (nothing would be left to show).
+    let mut m = fixtures::all_pass();
+    for r in &mut m.results {
+        r.outcome = Outcome::Skip;
+    }
+    let out = render(&m, OutputFormat::Table);
+    assert!(out.contains("│ all/crd-contract-label"));
+    assert!(!out.contains("Skipped in every column above"));
+}
+
+#[test]
+fn long_failure_text_wraps_to_the_width() {
+    let mut m = fixtures::synthetic();
+    let long = "word ".repeat(80);
+    m.results
+        .iter_mut()
+        .find(|r| {
+            r.rule_id == "infra-machine/provider-id"
+                && r.outcome == capi_conformance::report::Outcome::Fail
+        })
+        .unwrap()
+        .reason = Some(long);
+    let opts = RenderOptions {
+        width: Some(100),
+        ..RenderOptions::default()
+    };
+    let out = report::render(&m, OutputFormat::Table, &opts).unwrap();
+    let why = out
+        .lines()
+        .position(|l| l.starts_with("       why: word"))
+        .unwrap();
+    let lines: Vec<&str> = out.lines().skip(why).take(5).collect();
+    assert!(lines.iter().all(|l| l.chars().count() <= 100), "{lines:#?}");
+    assert!(lines[1].starts_with("         word"));
+}
+
+#[test]
 fn many_identical_reasons_are_counted_not_listed() {
     let mut m = fixtures::large(30);
     for r in &mut m.results {
