@@ -754,9 +754,17 @@ fn junit_hostname_comes_from_the_options() {
         hostname: "ci-runner".into(),
         ..RenderOptions::default()
     };
-    let xml = report::render(&fixtures::all_pass(), OutputFormat::Junit, &opts).unwrap();
+    let mut m = fixtures::all_pass();
+    m.context.started_at = "2026-01-02T03:04:05.123456789Z".parse().unwrap();
+    let xml = report::render(&m, OutputFormat::Junit, &opts).unwrap();
     let suites = parse_junit(&xml);
     assert!(suites.iter().all(|s| s.attrs["hostname"] == "ci-runner"));
+    // Whole seconds only: strict readers reject fractions.
+    assert!(
+        suites
+            .iter()
+            .all(|s| s.attrs["timestamp"] == "2026-01-02T03:04:05Z")
+    );
 }
 
 // ---------- write_outputs ----------
