@@ -125,6 +125,27 @@ fn secret_like_values_never_reach_any_output() {
 }
 
 #[test]
+fn evidence_about_a_secret_like_field_loses_its_message() {
+    let mut m = fixtures::synthetic();
+    let r = m
+        .results
+        .iter_mut()
+        .find(|r| r.outcome == capi_conformance::report::Outcome::Fail)
+        .unwrap();
+    r.evidence.push(capi_conformance::report::Evidence {
+        message: "value was 'hunter2'".into(),
+        object: Some("Secret/capi-conformance-r1/m-1-bootstrap".into()),
+        path: Some("data.value".into()),
+        resource_version: None,
+        location: None,
+    });
+    for out in every_output(&m) {
+        assert!(!out.contains("hunter2"));
+        assert!(out.contains("value of a secret-like field"));
+    }
+}
+
+#[test]
 fn json_report_round_trips_and_carries_verdict_and_exit_code() {
     let m = fixtures::synthetic();
     let doc: ReportDocument = serde_json::from_str(&render(&m, OutputFormat::Json)).unwrap();

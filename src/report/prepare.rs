@@ -2,7 +2,7 @@
 //! text passed through [`redact_text`](super::redact::redact_text).
 
 use super::model::{Column, Evidence, Matrix, RuleResult, ScenarioRecord};
-use super::redact::redact_text;
+use super::redact::{MASK, is_secret_path, redact_text};
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -60,6 +60,12 @@ fn sort_runs<T: Serialize>(items: &mut [T], same: impl Fn(&T, &T) -> bool) {
 }
 
 fn redact_evidence(e: &mut Evidence) {
+    if e.path
+        .as_deref()
+        .is_some_and(|p| is_secret_path(e.object.as_deref(), p))
+    {
+        e.message = format!("{MASK} (value of a secret-like field)");
+    }
     e.message = redact_text(&e.message);
     if let Some(o) = &e.object {
         e.object = Some(redact_text(o));
