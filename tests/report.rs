@@ -291,15 +291,40 @@ fn many_identical_reasons_are_counted_not_listed() {
 
 #[test]
 fn markdown_fits_a_pr_comment_even_for_huge_providers() {
-    let m = fixtures::large(400);
-    let full = render(&m, OutputFormat::Markdown);
-    assert!(full.len() <= 65_536, "{} bytes", full.len());
-    assert!(full.starts_with("### ❌ capi-conformance: FAIL (exit 1)"));
+    // Full matrix when it fits.
     let small = render(&fixtures::synthetic(), OutputFormat::Markdown);
     assert!(
         small.contains("<details><summary>Inconclusive (1), waived (1), skipped (1)</summary>")
     );
     assert!(small.contains("#### Failures (3)"));
+    assert!(!small.contains("not shown"));
+    // Too long: only rows with something other than pass.
+    let mid = render(&fixtures::large(300), OutputFormat::Markdown);
+    assert!(mid.len() <= 65_536, "{} bytes", mid.len());
+    assert!(
+        mid.contains("rule(s) passing everywhere not shown"),
+        "{mid}"
+    );
+    // Still too long: counts per provider, failures kept.
+    let m = fixtures::large(600);
+    let huge = render(&m, OutputFormat::Markdown);
+    assert!(huge.len() <= 65_536, "{} bytes", huge.len());
+    assert!(huge.starts_with("### ❌ capi-conformance: FAIL (exit 1)"));
+    assert!(huge.contains("too large for a comment"));
+    let fails = m
+        .results
+        .iter()
+        .filter(|r| r.outcome == capi_conformance::report::Outcome::Fail)
+        .count();
+    assert!(
+        huge.contains(&format!(
+            "| `bigcloud` | {} | {fails} |",
+            m.results.len() - fails
+        )),
+        "{huge}"
+    );
+    assert!(huge.contains(&format!("#### Failures ({fails})")));
+    assert!(!huge.contains("Report truncated"));
 }
 
 #[test]

@@ -3,28 +3,40 @@
 //! skipped / inconclusive / waived results collapsed in `<details>`.
 //!
 //! GitHub caps a comment at 65,536 characters: when the full rendering is longer, the matrices
-//! keep only rows with something other than `pass`, and as a last resort the text is cut at a
-//! line boundary with a note.
+//! keep only rows with something other than `pass`; if that is still too long, each provider's
+//! matrix becomes one line of counts; as a last resort the text is cut at a line boundary with a
+//! note.
 
 use super::RenderOptions;
 use super::layout;
 use super::model::{Matrix, Outcome, Verdict};
 use super::text;
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// Largest output we produce (GitHub's comment limit is 65,536).
 pub(crate) const MAX_CHARS: usize = 60_000;
 
+/// How much of the matrix is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Detail {
+    /// Every row.
+    Full,
+    /// Rows with at least one non-pass cell.
+    NonPassRows,
+    /// One line of counts per provider.
+    Counts,
+}
+
 pub(crate) fn render(m: &Matrix, opts: &RenderOptions) -> String {
-    let full = render_with(m, opts, false);
-    if full.len() <= MAX_CHARS {
-        return full;
+    let mut last = String::new();
+    for detail in [Detail::Full, Detail::NonPassRows, Detail::Counts] {
+        last = render_with(m, opts, detail);
+        if last.len() <= MAX_CHARS {
+            return last;
+        }
     }
-    let compact = render_with(m, opts, true);
-    if compact.len() <= MAX_CHARS {
-        return compact;
-    }
-    truncate(&compact)
+    truncate(&last)
 }
 
 fn truncate(s: &str) -> String {
@@ -86,7 +98,7 @@ fn verdict_symbol(v: Verdict) -> &'static str {
     }
 }
 
-fn render_with(m: &Matrix, opts: &RenderOptions, compact: bool) -> String {
+fn render_with(m: &Matrix, opts: &RenderOptions, detail: Detail) -> String {
     let mut out = String::new();
     let v = m.verdict();
     let s = m.summary();
@@ -122,7 +134,11 @@ fn render_with(m: &Matrix, opts: &RenderOptions, compact: bool) -> String {
     let _ = write!(ctx, " · started {}", c.started_at);
     let _ = writeln!(out, "{ctx}");
 
-    matrices(m, opts, compact, &mut out);
+    if detail == Detail::Counts {
+        counts_per_provider(m, &mut out);
+    } else {
+        matrices(m, opts, detail == Detail::NonPassRows, &mut out);
+    }
     failures(m, &mut out);
     problems(m, &mut out);
     reasons(m, &mut out);
@@ -174,6 +190,48 @@ fn matrices(m: &Matrix, opts: &RenderOptions, compact: bool, out: &mut String) {
         let _ = writeln!(
             out,
             "✅ pass · ❌ fail · ⚠️ inconclusive · blank: the rule does not apply · `base`: the mock provider baseline"
+        );
+    }
+}
+
+/// One row of outcome counts per provider (target providers; the baseline apart).
+fn counts_per_provider(m: &Matrix, out: &mut String) {
+    let mut counts: BTreeMap<(bool, &str), [usize; 5]> = BTreeMap::new();
+    for r in &m.results {
+        let c = counts
+            .entry((r.column.baseline, r.column.provider.as_str()))
+            .or_default();
+        let i = match r.outcome {
+            Outcome::Pass => 0,
+            Outcome::Fail => 1,
+            Outcome::Skip => 2,
+            Outcome::Inconclusive => 3,
+            Outcome::Waived => 4,
+        };
+        c[i] += 1;
+    }
+    if counts.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n_The rule matrix is too large for a comment; counts per provider below, every cell in the JSON/HTML report._\n"
+    );
+    let _ = writeln!(
+        out,
+        "| Provider | ✅ pass | ❌ fail | skip | ⚠️ inconcl. | waived |\n| --- | --: | --: | --: | --: | --: |"
+    );
+    for ((baseline, provider), c) in counts {
+        let _ = writeln!(
+            out,
+            "| {}{} | {} | {} | {} | {} | {} |",
+            code(provider),
+            if baseline { " (baseline)" } else { "" },
+            c[0],
+            c[1],
+            c[2],
+            c[3],
+            c[4]
         );
     }
 }
