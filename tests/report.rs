@@ -299,14 +299,14 @@ fn markdown_fits_a_pr_comment_even_for_huge_providers() {
     assert!(small.contains("#### Failures (3)"));
     assert!(!small.contains("not shown"));
     // Too long: only rows with something other than pass.
-    let mid = render(&fixtures::large(300), OutputFormat::Markdown);
+    let mid = render(&fixtures::large(600), OutputFormat::Markdown);
     assert!(mid.len() <= 65_536, "{} bytes", mid.len());
     assert!(
         mid.contains("rule(s) passing everywhere not shown"),
         "{mid}"
     );
     // Still too long: counts per provider, failures kept.
-    let m = fixtures::large(600);
+    let m = fixtures::large(1500);
     let huge = render(&m, OutputFormat::Markdown);
     assert!(huge.len() <= 65_536, "{} bytes", huge.len());
     assert!(huge.starts_with("### ❌ capi-conformance: FAIL (exit 1)"));
@@ -325,6 +325,23 @@ fn markdown_fits_a_pr_comment_even_for_huge_providers() {
     );
     assert!(huge.contains(&format!("#### Failures ({fails})")));
     assert!(!huge.contains("Report truncated"));
+    // Larger still: a few columns per failed rule, no evidence; every failed rule still named.
+    let m = fixtures::large(3000);
+    let brief = render(&m, OutputFormat::Markdown);
+    assert!(brief.len() <= 65_536);
+    assert!(brief.contains("more\n"));
+    for rule in &m.rules {
+        if m.results
+            .iter()
+            .any(|r| r.rule_id == rule.id && r.outcome == capi_conformance::report::Outcome::Fail)
+        {
+            assert!(
+                brief.contains(&format!("**`{}`**", rule.id)),
+                "{} missing",
+                rule.id
+            );
+        }
+    }
 }
 
 #[test]
