@@ -595,6 +595,47 @@ mod tests {
         );
     }
 
+    /// client-go's gogo marshaller writes every non-pointer field, empty or not: empty
+    /// strings, `generation: 0`, an empty `creationTimestamp` message, `immutable` absent.
+    #[test]
+    fn gogo_style_secret_with_zero_fields_decodes() {
+        let meta: Vec<u8> = [
+            &[0x0a, 0x01][..],
+            b"s",
+            &[0x12, 0x00], // generateName ""
+            &[0x1a, 0x07],
+            b"default",
+            &[0x22, 0x00], // selfLink ""
+            &[0x2a, 0x00], // uid ""
+            &[0x32, 0x00], // resourceVersion ""
+            &[0x38, 0x00], // generation 0
+            &[0x42, 0x00], // creationTimestamp {}
+            &[0x50, 0x00], // deletionGracePeriodSeconds 0 (varint, field 10)
+        ]
+        .concat();
+        let secret: Vec<u8> = [
+            &[0x0a, meta.len() as u8][..],
+            &meta,
+            &[0x1a, 0x00], // type ""
+        ]
+        .concat();
+        let tm: Vec<u8> = [&[0x0a, 0x02][..], b"v1", &[0x12, 0x06], b"Secret"].concat();
+        let unknown: Vec<u8> = [
+            &[0x0a, tm.len() as u8][..],
+            &tm,
+            &[0x12, secret.len() as u8],
+            &secret,
+            &[0x1a, 0x00, 0x22, 0x00],
+        ]
+        .concat();
+        let body = [&b"k8s\0"[..], &unknown].concat();
+        assert_eq!(
+            decode(&body).unwrap(),
+            json!({"apiVersion": "v1", "kind": "Secret",
+                "metadata": {"name": "s", "namespace": "default"}})
+        );
+    }
+
     #[test]
     fn prost_encoding_matches_hand_assembly() {
         let s = Secret {

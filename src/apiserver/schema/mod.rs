@@ -16,7 +16,7 @@ pub use default::apply_defaults;
 pub use meta::{TOTAL_ANNOTATION_SIZE_LIMIT, validate_namespace_meta, validate_object_meta};
 pub use prune::{OBJECT_META_FIELDS, coerce_object_meta, prune_resource};
 pub use structural::structural_errors;
-pub use validate::{json_eq, type_name, validate};
+pub use validate::{JUNCTOR_FIELD, json_eq, type_name, validate};
 
 use serde_json::Value;
 

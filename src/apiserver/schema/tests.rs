@@ -572,3 +572,104 @@ fn corpus_crd_schemas_are_structural() {
     }
     eprintln!("checked {checked} corpus schemas");
 }
+
+#[test]
+fn junctors_one_of_any_of_all_of_not() {
+    let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+        "properties": {"a": {"type": "string"}, "b": {"type": "string"}, "n": {"type": "integer"}},
+        "oneOf": [{"required": ["a"]}, {"required": ["b"]}],
+        "not": {"required": ["n"]}
+    }}});
+    let ok = process(
+        json!({"spec": {"a": "x"}}),
+        &schema,
+        &PipelineOptions::default(),
+    );
+    assert!(ok.causes.is_empty(), "{:?}", ok.causes);
+
+    let none = process(json!({"spec": {}}), &schema, &PipelineOptions::default());
+    assert_eq!(
+        none.causes[0].error_string(),
+        "<nil>: Invalid value: \"\": \"spec\" must validate one and only one schema (oneOf). Found none valid"
+    );
+    assert_eq!(none.causes[1].field, "spec.a");
+
+    let both = process(
+        json!({"spec": {"a": "x", "b": "y"}}),
+        &schema,
+        &PipelineOptions::default(),
+    );
+    assert_eq!(both.causes.len(), 1);
+    assert!(
+        both.causes[0]
+            .message
+            .ends_with("Found 2 valid alternatives")
+    );
+
+    let not = process(
+        json!({"spec": {"a": "x", "n": 1}}),
+        &schema,
+        &PipelineOptions::default(),
+    );
+    assert_eq!(not.causes.len(), 1);
+    assert!(
+        not.causes[0]
+            .message
+            .ends_with("\"spec\" must not validate the schema (not)")
+    );
+
+    let any = json!({"type": "object", "properties": {"p": {"type": "string",
+        "anyOf": [{"pattern": "^a"}, {"maxLength": 2}]}}});
+    assert!(
+        process(json!({"p": "abcdef"}), &any, &PipelineOptions::default())
+            .causes
+            .is_empty()
+    );
+    assert!(
+        process(json!({"p": "zz"}), &any, &PipelineOptions::default())
+            .causes
+            .is_empty()
+    );
+    let bad = process(json!({"p": "zzz"}), &any, &PipelineOptions::default());
+    assert_eq!(bad.causes[0].field, JUNCTOR_FIELD);
+    assert!(bad.causes[0].message.contains("(anyOf)"));
+
+    let all = json!({"type": "object", "properties": {"p": {"type": "integer",
+        "allOf": [{"minimum": 1}, {"maximum": 5}]}}});
+    assert!(
+        process(json!({"p": 3}), &all, &PipelineOptions::default())
+            .causes
+            .is_empty()
+    );
+    let bad = process(json!({"p": 9}), &all, &PipelineOptions::default());
+    assert_eq!(
+        fr(&bad.causes),
+        vec![
+            pair(JUNCTOR_FIELD, reason::INVALID),
+            pair("p", reason::INVALID)
+        ]
+    );
+}
+
+#[test]
+fn int_or_string_with_any_of_pattern_reports_type_once() {
+    let schema = json!({"type": "object", "properties": {"p": {"x-kubernetes-int-or-string": true,
+        "anyOf": [{"type": "integer"}, {"type": "string"}]}}});
+    assert!(
+        process(json!({"p": 1}), &schema, &PipelineOptions::default())
+            .causes
+            .is_empty()
+    );
+    assert!(
+        process(json!({"p": "1%"}), &schema, &PipelineOptions::default())
+            .causes
+            .is_empty()
+    );
+    let bad = process(json!({"p": true}), &schema, &PipelineOptions::default());
+    assert_eq!(fr(&bad.causes), vec![pair("p", reason::TYPE_INVALID)]);
+    assert!(
+        bad.causes[0]
+            .message
+            .ends_with("p in body must be of type integer,string: \"boolean\"")
+    );
+}
