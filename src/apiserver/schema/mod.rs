@@ -8,6 +8,7 @@ mod jsonschema;
 mod meta;
 pub mod names;
 mod prune;
+mod ratchet;
 mod structural;
 mod validate;
 
@@ -15,6 +16,7 @@ pub use cause::{Cause, FieldPath, invalid_message, reason, render_value};
 pub use default::apply_defaults;
 pub use meta::{TOTAL_ANNOTATION_SIZE_LIMIT, validate_namespace_meta, validate_object_meta};
 pub use prune::{OBJECT_META_FIELDS, coerce_object_meta, prune_resource};
+pub use ratchet::ratchet;
 pub use structural::structural_errors;
 pub use validate::{JUNCTOR_FIELD, json_eq, type_name, validate};
 
@@ -131,6 +133,19 @@ pub fn process(obj: Value, schema: &Value, opts: &PipelineOptions) -> PipelineRe
         unknown_fields,
         causes,
     }
+}
+
+/// [`process`] for an update: causes raised on parts of the object that are unchanged from
+/// `old` (the stored object) are dropped, as kube's validation ratcheting does.
+pub fn process_update(
+    obj: Value,
+    old: &Value,
+    schema: &Value,
+    opts: &PipelineOptions,
+) -> PipelineResult {
+    let mut result = process(obj, schema, opts);
+    result.causes = ratchet(result.causes, &result.object, old);
+    result
 }
 
 #[cfg(test)]

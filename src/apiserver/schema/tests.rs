@@ -673,3 +673,32 @@ fn int_or_string_with_any_of_pattern_reports_type_once() {
             .ends_with("p in body must be of type integer,string: \"boolean\"")
     );
 }
+
+#[test]
+fn update_ratchets_unchanged_invalid_fields() {
+    // Stored under an older schema without the enum: size "medium" is now invalid.
+    let old = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w1", "namespace": "default"},
+        "spec": {"size": "medium", "mode": "auto", "replicas": 1}});
+    let mut new = old.clone();
+    new["spec"]["replicas"] = json!(2);
+    let r = process_update(
+        new.clone(),
+        &old,
+        &widget_schema(),
+        &PipelineOptions::default(),
+    );
+    assert!(r.causes.is_empty(), "{:?}", r.causes);
+    let plain = process(new, &widget_schema(), &PipelineOptions::default());
+    assert_eq!(
+        fr(&plain.causes),
+        vec![pair("spec.size", reason::NOT_SUPPORTED)]
+    );
+    let mut changed = old.clone();
+    changed["spec"]["size"] = json!("tiny");
+    let r = process_update(changed, &old, &widget_schema(), &PipelineOptions::default());
+    assert_eq!(
+        fr(&r.causes),
+        vec![pair("spec.size", reason::NOT_SUPPORTED)]
+    );
+}
