@@ -834,4 +834,33 @@ mod tests {
         let v = decode_with_default(&body, Some(("v1", "Secret"))).unwrap();
         assert_eq!(v["kind"], "Secret");
     }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_bytes_never_panic(body in proptest::collection::vec(proptest::num::u8::ANY, 0..200)) {
+            let _ = decode(&body);
+            let mut prefixed = MAGIC.to_vec();
+            prefixed.extend(&body);
+            let _ = decode(&prefixed);
+        }
+
+        #[test]
+        fn arbitrary_raw_for_every_kind_never_panics(
+            raw in proptest::collection::vec(proptest::num::u8::ANY, 0..120),
+            idx in 0usize..SUPPORTED.len(),
+        ) {
+            let (av, kind) = SUPPORTED[idx];
+            let env = Unknown {
+                type_meta: Some(TypeMeta { api_version: Some(av.into()), kind: Some(kind.into()) }),
+                raw: Some(raw),
+                content_encoding: None,
+                content_type: None,
+            };
+            let mut body = MAGIC.to_vec();
+            body.extend(env.encode_to_vec());
+            if let Ok(v) = decode(&body) {
+                proptest::prop_assert_eq!(v["kind"].as_str(), Some(kind));
+            }
+        }
+    }
 }

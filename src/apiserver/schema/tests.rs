@@ -702,3 +702,71 @@ fn update_ratchets_unchanged_invalid_fields() {
         vec![pair("spec.size", reason::NOT_SUPPORTED)]
     );
 }
+
+fn arb_json() -> impl proptest::strategy::Strategy<Value = Value> {
+    use proptest::prelude::*;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>()
+            .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+        prop_oneof![
+            Just("object".to_string()),
+            Just("array".to_string()),
+            Just("string".to_string()),
+            Just("integer".to_string()),
+            Just("date-time".to_string()),
+            Just("map".to_string()),
+            "\\PC{0,6}",
+        ]
+        .prop_map(Value::String),
+    ];
+    leaf.prop_recursive(5, 48, 5, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            proptest::collection::btree_map(
+                prop_oneof![
+                    Just("type".to_string()),
+                    Just("properties".to_string()),
+                    Just("items".to_string()),
+                    Just("additionalProperties".to_string()),
+                    Just("required".to_string()),
+                    Just("enum".to_string()),
+                    Just("default".to_string()),
+                    Just("pattern".to_string()),
+                    Just("format".to_string()),
+                    Just("minimum".to_string()),
+                    Just("maxLength".to_string()),
+                    Just("multipleOf".to_string()),
+                    Just("anyOf".to_string()),
+                    Just("oneOf".to_string()),
+                    Just("not".to_string()),
+                    Just("nullable".to_string()),
+                    Just("x-kubernetes-preserve-unknown-fields".to_string()),
+                    Just("x-kubernetes-embedded-resource".to_string()),
+                    Just("x-kubernetes-int-or-string".to_string()),
+                    Just("x-kubernetes-list-type".to_string()),
+                    Just("x-kubernetes-list-map-keys".to_string()),
+                    Just("metadata".to_string()),
+                    Just("spec".to_string()),
+                    "[a-z]{1,3}",
+                ],
+                inner,
+                0..5
+            )
+            .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest::proptest! {
+    #[test]
+    fn arbitrary_objects_and_schemas_never_panic(obj in arb_json(), schema in arb_json()) {
+        let _ = structural_errors(&schema, "s");
+        let r = process(obj.clone(), &schema, &PipelineOptions { validate_metadata: Some(true), ..PipelineOptions::default() });
+        let _ = invalid_message("Widget", "example.com", "w", &r.causes);
+        let _ = process_update(obj.clone(), &obj, &schema, &PipelineOptions::default());
+        let _ = process(obj, &widget_schema(), &PipelineOptions::default());
+    }
+}
