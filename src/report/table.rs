@@ -260,7 +260,7 @@ fn scenarios(m: &Matrix, opts: &RenderOptions, out: &mut String) {
                 .and_then(|b| b.steps.iter().find(|s| s.name == step.name));
             t.add_row(vec![
                 Cell::new(&p.target.scenario),
-                Cell::new(text::column_id(&p.target.column)),
+                Cell::new(p.target.column.id()),
                 Cell::new(&step.name),
                 outcome_cell(Some(step.outcome), opts.color),
                 Cell::new(text::ms(step.duration_ms)).set_alignment(CellAlignment::Right),
