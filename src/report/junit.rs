@@ -1,9 +1,16 @@
 //! JUnit XML through the `junit-report` crate: one `<testsuite>` per provider × phase; one
 //! `<testcase>` per result (`classname` `<provider>.<Kind>[@<contract>]`, `name`
-//! `<rule-id> <title>`); fail → `<failure>`, inconclusive → `<error>`, skip/waived →
-//! `<skipped message=…>`; the run context goes into the suite's `<system-out>` (the crate has no
-//! `<properties>`). Limits of the crate (no `skipped` count attribute on `<testsuite>`, no totals
-//! on `<testsuites>`) are accepted: CI tools count `<skipped>` children.
+//! `<rule-id> <title>`); fail → `<failure>` (message = reason, body = evidence, fix, doc link),
+//! inconclusive → `<error>`, skip/waived → `<skipped message=…>`; suite `timestamp` = the run's
+//! start (whole seconds), `hostname` from [`RenderOptions`].
+//!
+//! What the crate (0.9) cannot express, accepted rather than hand-writing XML:
+//! - no `skipped` count attribute on `<testsuite>` (CI tools we target count `<skipped>` children);
+//! - no totals on `<testsuites>`;
+//! - no `<properties>`: the run context (tool version, command, source, server version, fail-on,
+//!   contracts) goes into the suite's `<system-out>`;
+//! - the timestamp carries a `Z` offset, which the strict Ant JUnit XSD does not allow (Jenkins,
+//!   GitLab and GitHub test reporters accept it).
 
 use super::RenderOptions;
 use super::layout;
