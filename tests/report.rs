@@ -662,6 +662,9 @@ fn migration_lists_what_older_contract_kinds_must_change() {
     );
     assert_eq!(mig.changes(), 2);
     assert_eq!(mig.unchecked(), 1);
+    assert_eq!(m.migration(Contract::V1Beta2), mig);
+    // Nothing is older than v1beta1.
+    assert!(m.migration(Contract::V1Beta1).kinds.is_empty());
 }
 
 #[test]

@@ -65,6 +65,14 @@ impl Migration {
     }
 }
 
+impl Matrix {
+    /// What each target kind on a contract older than `to` must still change (see
+    /// [`migration`]).
+    pub fn migration(&self, to: Contract) -> Migration {
+        migration(self, to)
+    }
+}
+
 type CellKey<'a> = (&'a str, &'a str, &'a str, Contract);
 
 /// The migration of every target kind that has a column under a contract older than `to`,
