@@ -236,7 +236,7 @@ fn kubectl_applies_the_rbac_to_the_embedded_server() {
     let Some(kubectl) = Kubectl::find(test) else {
         return;
     };
-    let served = match serve() {
+    let served = match serve(&[]) {
         Serve::Ready(served) => served,
         Serve::NotBuilt(reason) => {
             eprintln!("skip {test}: {reason}");

@@ -113,11 +113,15 @@ pub enum Serve {
     NotBuilt(String),
 }
 
-pub fn serve() -> Serve {
+pub fn serve(load: &[PathBuf]) -> Serve {
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
     let mut child = Command::new(tool_bin())
         .arg("serve")
+        .args(
+            load.iter()
+                .flat_map(|path| [std::ffi::OsStr::new("--load"), path.as_os_str()]),
+        )
         .arg("--write-kubeconfig")
         .arg(&kubeconfig)
         .stdout(Stdio::piped())
@@ -164,4 +168,31 @@ pub fn current_context(path: &Path) -> Option<String> {
     let text = std::fs::read_to_string(path).ok()?;
     let doc: serde_json::Value = serde_saphyr::from_str(&text).ok()?;
     doc.get("current-context")?.as_str().map(str::to_string)
+}
+
+/// The mock provider's CRDs and ClusterRoles (`mock-provider manifests`, the kinds `serve --load`
+/// installs) written to `dir`; Err(reason) while `mock-provider` is not on main.
+pub fn mock_provider_crds(dir: &Path) -> Result<PathBuf, String> {
+    let output = Command::new(tool_bin())
+        .args(["mock-provider", "manifests"])
+        .output()
+        .unwrap();
+    if not_built(&output) {
+        return Err(stderr(&output).trim().to_string());
+    }
+    assert!(output.status.success(), "{}", stderr(&output));
+    let docs: Vec<serde_json::Value> = serde_saphyr::from_multiple(&stdout(&output)).unwrap();
+    let wanted: Vec<_> = docs
+        .into_iter()
+        .filter(|doc| {
+            matches!(
+                doc.get("kind").and_then(serde_json::Value::as_str),
+                Some("CustomResourceDefinition" | "ClusterRole")
+            )
+        })
+        .collect();
+    assert!(!wanted.is_empty(), "mock-provider manifests has no CRDs");
+    let path = dir.join("mock-provider-crds.yaml");
+    std::fs::write(&path, serde_saphyr::to_string_multiple(&wanted).unwrap()).unwrap();
+    Ok(path)
 }
