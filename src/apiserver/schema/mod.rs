@@ -2,6 +2,8 @@
 //! the prune → default → validate pipeline for custom resources, and ObjectMeta validation.
 
 mod cause;
+pub mod cel;
+mod celcheck;
 mod default;
 mod goregex;
 mod jsonschema;
@@ -13,6 +15,7 @@ mod structural;
 mod validate;
 
 pub use cause::{Cause, FieldPath, invalid_message, reason, render_value};
+pub use celcheck::{RULES_NOT_CHECKED, has_rules};
 pub use default::apply_defaults;
 pub use meta::{TOTAL_ANNOTATION_SIZE_LIMIT, validate_namespace_meta, validate_object_meta};
 pub use prune::{OBJECT_META_FIELDS, coerce_object_meta, prune_resource};
@@ -127,11 +130,31 @@ pub fn process(obj: Value, schema: &Value, opts: &PipelineOptions) -> PipelineRe
     }
     if opts.validate {
         validate(&object, schema, "", &mut causes);
+        run_rules(&object, None, schema, &mut causes);
     }
     PipelineResult {
         object,
         unknown_fields,
         causes,
+    }
+}
+
+/// `x-kubernetes-validations`, skipped (with kube's notice) when type or enum errors exist.
+fn run_rules(object: &Value, old: Option<&Value>, schema: &Value, causes: &mut Vec<Cause>) {
+    if !has_rules(schema) {
+        return;
+    }
+    let blocking = causes
+        .iter()
+        .any(|c| c.reason == reason::TYPE_INVALID || c.reason == reason::NOT_SUPPORTED);
+    if blocking {
+        causes.push(Cause::invalid(
+            JUNCTOR_FIELD,
+            &Value::Null,
+            RULES_NOT_CHECKED,
+        ));
+    } else {
+        celcheck::check(object, old, schema, causes);
     }
 }
 
@@ -143,8 +166,25 @@ pub fn process_update(
     schema: &Value,
     opts: &PipelineOptions,
 ) -> PipelineResult {
-    let mut result = process(obj, schema, opts);
-    result.causes = ratchet(result.causes, &result.object, old);
+    let mut result = process(
+        obj,
+        schema,
+        &PipelineOptions {
+            validate: false,
+            ..opts.clone()
+        },
+    );
+    if opts.validate {
+        let mut schema_causes = Vec::new();
+        validate(&result.object, schema, "", &mut schema_causes);
+        // Ratchet first, so an old invalid value does not block the rules either.
+        let mut causes = ratchet(schema_causes, &result.object, old);
+        let before = causes.len();
+        run_rules(&result.object, Some(old), schema, &mut causes);
+        let rule_causes = causes.split_off(before);
+        causes.extend(ratchet(rule_causes, &result.object, old));
+        result.causes.extend(causes);
+    }
     result
 }
 
