@@ -190,7 +190,7 @@ impl Parser {
 
     fn expr(&mut self) -> R<Expr> {
         self.depth += 1;
-        if self.depth > 100 {
+        if self.depth > MAX_DEPTH {
             return Err(CelError::Syntax("expression too deep".into()));
         }
         let cond = self.or()?;
@@ -266,11 +266,19 @@ impl Parser {
     }
 
     fn unary(&mut self) -> R<Expr> {
-        if self.eat("!") {
-            return Ok(Expr::Unary("!", Box::new(self.unary()?)));
-        }
-        if self.eat("-") {
-            return Ok(Expr::Unary("-", Box::new(self.unary()?)));
+        for op in ["!", "-"] {
+            if self.eat(op) {
+                self.depth += 1;
+                if self.depth > MAX_DEPTH {
+                    return Err(CelError::Syntax("expression too deep".into()));
+                }
+                let inner = self.unary()?;
+                self.depth -= 1;
+                return Ok(Expr::Unary(
+                    if op == "!" { "!" } else { "-" },
+                    Box::new(inner),
+                ));
+            }
         }
         self.postfix()
     }
@@ -364,10 +372,19 @@ impl Parser {
     }
 }
 
+/// Nesting limit for parsing (kube bounds rules by cost; this bounds recursion).
+const MAX_DEPTH: usize = 64;
+/// Token limit per rule.
+const MAX_TOKENS: usize = 2048;
+
 /// Parses a rule.
 pub fn parse(src: &str) -> R<Expr> {
+    let toks = lex(src)?;
+    if toks.len() > MAX_TOKENS {
+        return Err(CelError::Syntax("rule too long".into()));
+    }
     let mut p = Parser {
-        toks: lex(src)?,
+        toks,
         pos: 0,
         depth: 0,
     };
@@ -873,5 +890,22 @@ mod tests {
     fn transition_rules_are_detected() {
         assert!(uses_old_self(&parse("self == oldSelf").unwrap()));
         assert!(!uses_old_self(&parse("self.size() > 0").unwrap()));
+    }
+
+    #[test]
+    fn deep_or_long_rules_are_refused_not_overflowed() {
+        assert!(parse(&"!".repeat(5000)).is_err());
+        assert!(parse(&format!("{}1{}", "(".repeat(500), ")".repeat(500))).is_err());
+        assert!(parse(&format!("self{}", ".a".repeat(3000))).is_err());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_rules_never_panic(src in "[a-z.()\\[\\]{}!=<>&|?:,'\" 0-9+*/%-]{0,60}") {
+            if let Ok(e) = parse(&src) {
+                let env = Env::from([("self".to_string(), json!({"a": [1, "x", {"b": null}]}))]);
+                let _ = eval(&e, &env);
+            }
+        }
     }
 }
