@@ -17,7 +17,10 @@ mod validate;
 pub use cause::{Cause, FieldPath, invalid_message, reason, render_value};
 pub use celcheck::{RULES_NOT_CHECKED, has_rules};
 pub use default::apply_defaults;
-pub use meta::{TOTAL_ANNOTATION_SIZE_LIMIT, validate_namespace_meta, validate_object_meta};
+pub use meta::{
+    NameRule, TOTAL_ANNOTATION_SIZE_LIMIT, validate_namespace_meta, validate_object_meta,
+    validate_object_meta_for_kind, validate_object_meta_with,
+};
 pub use prune::{OBJECT_META_FIELDS, coerce_object_meta, prune_resource};
 pub use ratchet::ratchet;
 pub use structural::structural_errors;
