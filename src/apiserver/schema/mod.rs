@@ -1,6 +1,7 @@
 //! CRD `openAPIV3Schema` handling as apiextensions-apiserver does it: structural-schema checks,
 //! the prune → default → validate pipeline for custom resources, and ObjectMeta validation.
 
+mod builtin;
 mod cause;
 pub mod cel;
 mod celcheck;
@@ -14,6 +15,10 @@ mod ratchet;
 mod structural;
 mod validate;
 
+pub use builtin::{
+    MAX_SECRET_SIZE, config_map_key, default_rbac_subjects, validate_builtin,
+    validate_builtin_update,
+};
 pub use cause::{Cause, FieldPath, invalid_message, reason, render_value};
 pub use celcheck::{RULES_NOT_CHECKED, has_rules};
 pub use default::apply_defaults;
