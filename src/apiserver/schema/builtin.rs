@@ -186,11 +186,9 @@ fn validate_secret(obj: &Value) -> Vec<Cause> {
                 }
             }
         }
-        "kubernetes.io/basic-auth" => {
-            if !has("username") && !has("password") {
-                out.push(required("username"));
-                out.push(required("password"));
-            }
+        "kubernetes.io/basic-auth" if !has("username") && !has("password") => {
+            out.push(required("username"));
+            out.push(required("password"));
         }
         "kubernetes.io/ssh-auth" => {
             let present = data
