@@ -886,3 +886,31 @@ fn corpus_cel_rules_parse() {
     );
     assert!(failed.is_empty(), "{failed:?}");
 }
+
+#[test]
+fn validation_rule_entries_are_checked() {
+    let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+    "x-kubernetes-validations": [
+        {"rule": ""},
+        {"rule": "self.a\n|| self.b"},
+        {"rule": "true", "reason": "Nope"},
+        {"rule": "true", "message": "ok", "reason": "FieldValueForbidden"}
+    ]}}});
+    assert_eq!(
+        fr(&structural_errors(&schema, "s")),
+        vec![
+            pair(
+                "s.properties[spec].x-kubernetes-validations[0].rule",
+                reason::REQUIRED
+            ),
+            pair(
+                "s.properties[spec].x-kubernetes-validations[1].message",
+                reason::REQUIRED
+            ),
+            pair(
+                "s.properties[spec].x-kubernetes-validations[2].reason",
+                reason::NOT_SUPPORTED
+            ),
+        ]
+    );
+}
