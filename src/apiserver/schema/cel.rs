@@ -691,8 +691,8 @@ fn call(target: Option<&Expr>, name: &str, args: &[Expr], env: &Env) -> R<Value>
                 Some(_) => return Err(eval_err("no such overload for matches")),
                 None => (str_arg(0)?, str_arg(1)?),
             };
-            let re = super::goregex::compile(pattern)
-                .map_err(|e| eval_err(format!("invalid regex: {e}")))?;
+            let re = super::goregex::cached(pattern)
+                .ok_or_else(|| eval_err(format!("invalid regex: {pattern}")))?;
             Ok(Value::Bool(re.is_match(subject)))
         }
         (None, "isIP") => Ok(Value::Bool(str_arg(0)?.parse::<std::net::IpAddr>().is_ok())),

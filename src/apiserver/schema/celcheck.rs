@@ -51,10 +51,8 @@ fn walk(value: &Value, old: Option<&Value>, s: Schema<'_>, path: &str, out: &mut
     }
     match value {
         Value::Object(map) => {
-            let props = s.properties();
-            let additional = s.additional_properties();
             for (k, v) in map {
-                let Some(cs) = props.get(k.as_str()).copied().or(additional) else {
+                let Some(cs) = s.child(k) else {
                     continue;
                 };
                 let old_child = old.and_then(|o| o.get(k));

@@ -149,18 +149,18 @@ pub fn process(obj: Value, schema: &Value, opts: &PipelineOptions) -> PipelineRe
 
 /// `x-kubernetes-validations`, skipped (with kube's notice) when type or enum errors exist.
 fn run_rules(object: &Value, old: Option<&Value>, schema: &Value, causes: &mut Vec<Cause>) {
-    if !has_rules(schema) {
-        return;
-    }
     let blocking = causes
         .iter()
         .any(|c| c.reason == reason::TYPE_INVALID || c.reason == reason::NOT_SUPPORTED);
     if blocking {
-        causes.push(Cause::invalid(
-            JUNCTOR_FIELD,
-            &Value::Null,
-            RULES_NOT_CHECKED,
-        ));
+        // Walking the whole schema is only worth it on this (rare) path.
+        if has_rules(schema) {
+            causes.push(Cause::invalid(
+                JUNCTOR_FIELD,
+                &Value::Null,
+                RULES_NOT_CHECKED,
+            ));
+        }
     } else {
         celcheck::check(object, old, schema, causes);
     }

@@ -914,3 +914,37 @@ fn validation_rule_entries_are_checked() {
         ]
     );
 }
+
+#[test]
+#[ignore = "timing probe: cargo test --release --lib pipeline_timing -- --ignored --nocapture"]
+fn pipeline_timing() {
+    let text = std::fs::read_to_string("/work/shared/corpus/capi-core/components.yaml").unwrap();
+    let crd = text
+        .split("\n---")
+        .filter_map(|d| serde_saphyr::from_str::<Value>(d).ok())
+        .find(|v| {
+            v["kind"] == "CustomResourceDefinition" && v["spec"]["names"]["kind"] == "Cluster"
+        })
+        .unwrap();
+    let versions = crd["spec"]["versions"].as_array().unwrap();
+    let schema = versions.last().unwrap()["schema"]["openAPIV3Schema"].clone();
+    let obj = json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+        "metadata": {"name": "c1", "namespace": "default", "labels": {"a": "b"}},
+        "spec": {"clusterNetwork": {"pods": {"cidrBlocks": ["192.168.0.0/16"]}},
+                 "controlPlaneRef": {"apiGroup": "controlplane.cluster.x-k8s.io", "kind": "KubeadmControlPlane", "name": "cp"},
+                 "infrastructureRef": {"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "DockerCluster", "name": "c1"}}});
+    let n = 2000;
+    let start = std::time::Instant::now();
+    for _ in 0..n {
+        let r = process(obj.clone(), &schema, &PipelineOptions::default());
+        assert!(r.causes.is_empty(), "{:?}", r.causes);
+    }
+    let per = start.elapsed() / n;
+    let start = std::time::Instant::now();
+    let s = structural_errors(&schema, "s");
+    eprintln!(
+        "process: {per:?}/object; structural_errors: {:?} ({} causes)",
+        start.elapsed(),
+        s.len()
+    );
+}

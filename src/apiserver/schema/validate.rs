@@ -255,14 +255,14 @@ fn check_string(st: &str, value: &Value, s: &Schema, path: &str, out: &mut Vec<C
         ));
     }
     if let Some(pattern) = s.str("pattern") {
-        match super::goregex::compile(pattern) {
-            Ok(re) if re.is_match(st) => {}
-            Ok(_) => out.push(Cause::invalid(
+        match super::goregex::cached(pattern) {
+            Some(re) if re.is_match(st) => {}
+            Some(_) => out.push(Cause::invalid(
                 path,
                 value,
                 &body(path, &format!("should match '{pattern}'")),
             )),
-            Err(_) => out.push(Cause::invalid(
+            None => out.push(Cause::invalid(
                 path,
                 value,
                 &format!("pattern {pattern:?} is not a valid regular expression"),
@@ -471,7 +471,6 @@ fn check_object(value: &Value, s: &Schema, path: &str, embedded_root: bool, out:
         }
     }
     let required: BTreeSet<&str> = s.required().into_iter().collect();
-    let props = s.properties();
     let mut names: BTreeSet<&str> = required.clone();
     names.extend(obj.keys().map(String::as_str));
     for name in names {
@@ -483,11 +482,11 @@ fn check_object(value: &Value, s: &Schema, path: &str, embedded_root: bool, out:
                 }
             }
             Some(v) => {
-                if let Some(ps) = props.get(name) {
+                if let Some(ps) = s.property(name) {
                     if path.is_empty() && name == "metadata" {
-                        validate_root_metadata(v, ps, &child_path, out);
+                        validate_root_metadata(v, &ps, &child_path, out);
                     } else {
-                        validate_node(v, ps, &child_path, ps.embedded(), out);
+                        validate_node(v, &ps, &child_path, ps.embedded(), out);
                     }
                 } else if let Some(ap) = s.additional_properties() {
                     validate_node(v, &ap, &child_path, ap.embedded(), out);
@@ -499,10 +498,9 @@ fn check_object(value: &Value, s: &Schema, path: &str, embedded_root: bool, out:
 
 /// Root `metadata` may only constrain `name` and `generateName`.
 fn validate_root_metadata(v: &Value, s: &Schema, path: &str, out: &mut Vec<Cause>) {
-    let props = s.properties();
     for key in ["name", "generateName"] {
-        if let (Some(val), Some(ps)) = (v.get(key), props.get(key)) {
-            validate_node(val, ps, &join(path, key), false, out);
+        if let (Some(val), Some(ps)) = (v.get(key), s.property(key)) {
+            validate_node(val, &ps, &join(path, key), false, out);
         }
     }
 }
