@@ -435,6 +435,86 @@ pub fn authorize(store: &RbacSnapshot, user: &UserInfo, attrs: &Attributes) -> D
     }
 }
 
+/// Every rule that applies to `user` in `namespace` (cluster-wide bindings, plus the
+/// namespace's RoleBindings when `namespace` is not empty), as a SelfSubjectRulesReview lists
+/// them: `(resource_rules, non_resource_rules, evaluation_errors)`, each rule in the review's
+/// shape (`verbs`, `apiGroups`, `resources`, `resourceNames` / `verbs`, `nonResourceURLs`).
+pub fn rules_for(
+    store: &RbacSnapshot,
+    user: &UserInfo,
+    namespace: &str,
+) -> (Vec<Value>, Vec<Value>, Vec<String>) {
+    let resolver = Resolver {
+        snapshot: store,
+        aggregated: aggregate_cluster_roles(&store.cluster_roles),
+    };
+    let mut resource_rules = Vec::new();
+    let mut non_resource_rules = Vec::new();
+    let mut errors = Vec::new();
+    let mut add = |rules: Vec<Value>| {
+        for r in rules {
+            let pick = |keys: &[&str]| {
+                let mut m = serde_json::Map::new();
+                for k in keys {
+                    if let Some(v) = r
+                        .get(*k)
+                        .filter(|v| v.as_array().is_some_and(|a| !a.is_empty()))
+                    {
+                        m.insert((*k).to_string(), v.clone());
+                    }
+                }
+                Value::Object(m)
+            };
+            let has_urls = r
+                .get("nonResourceURLs")
+                .and_then(Value::as_array)
+                .is_some_and(|a| !a.is_empty());
+            let entry = if has_urls {
+                pick(&["verbs", "nonResourceURLs"])
+            } else {
+                pick(&["verbs", "apiGroups", "resources", "resourceNames"])
+            };
+            let list = if has_urls {
+                &mut non_resource_rules
+            } else {
+                &mut resource_rules
+            };
+            if !list.contains(&entry) {
+                list.push(entry);
+            }
+        }
+    };
+    let mut crbs: Vec<&Value> = store.cluster_role_bindings.iter().collect();
+    crbs.sort_by(|a, b| name_of(a).cmp(name_of(b)));
+    for b in crbs {
+        if subjects(b).iter().any(|s| applies_to(user, s, "")) {
+            let role_ref = b.get("roleRef").cloned().unwrap_or(Value::Null);
+            match resolver.role_ref_rules(&role_ref, "") {
+                Ok(rules) => add(rules),
+                Err(e) => errors.push(e),
+            }
+        }
+    }
+    if !namespace.is_empty() {
+        let mut rbs: Vec<&Value> = store
+            .role_bindings
+            .iter()
+            .filter(|b| namespace_of(b) == namespace)
+            .collect();
+        rbs.sort_by(|a, b| name_of(a).cmp(name_of(b)));
+        for b in rbs {
+            if subjects(b).iter().any(|s| applies_to(user, s, namespace)) {
+                let role_ref = b.get("roleRef").cloned().unwrap_or(Value::Null);
+                match resolver.role_ref_rules(&role_ref, namespace) {
+                    Ok(rules) => add(rules),
+                    Err(e) => errors.push(e),
+                }
+            }
+        }
+    }
+    (resource_rules, non_resource_rules, errors)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -746,5 +826,46 @@ mod tests {
             d.reason,
             "RBAC: clusterrole.rbac.authorization.k8s.io \"nope\" not found"
         );
+    }
+
+    #[test]
+    fn rules_for_lists_what_a_user_may_do() {
+        let snap = RbacSnapshot::from_objects(&[
+            cluster_role(
+                "health",
+                json!({}),
+                json!([{"verbs": ["get"], "nonResourceURLs": ["/healthz"]}]),
+            ),
+            cluster_role(
+                "read",
+                json!({}),
+                json!([{"verbs": ["get", "list"], "apiGroups": [""], "resources": ["pods"]}]),
+            ),
+            crb(
+                "h",
+                "health",
+                json!([{"kind": "Group", "name": "system:authenticated"}]),
+            ),
+            json!({"kind": "RoleBinding", "metadata": {"name": "r", "namespace": "ns"},
+                "roleRef": {"kind": "ClusterRole", "name": "read"}, "subjects": [{"kind": "ServiceAccount", "name": "sa"}]}),
+            json!({"kind": "RoleBinding", "metadata": {"name": "gone", "namespace": "ns"},
+                "roleRef": {"kind": "Role", "name": "missing"}, "subjects": [{"kind": "ServiceAccount", "name": "sa"}]}),
+        ]);
+        let sa = UserInfo::service_account("ns", "sa");
+        let (res, non_res, errs) = rules_for(&snap, &sa, "ns");
+        assert_eq!(
+            res,
+            vec![json!({"verbs": ["get", "list"], "apiGroups": [""], "resources": ["pods"]})]
+        );
+        assert_eq!(
+            non_res,
+            vec![json!({"verbs": ["get"], "nonResourceURLs": ["/healthz"]})]
+        );
+        assert_eq!(
+            errs,
+            vec!["role.rbac.authorization.k8s.io \"missing\" not found".to_string()]
+        );
+        let (res, _, _) = rules_for(&snap, &sa, "other");
+        assert!(res.is_empty());
     }
 }
