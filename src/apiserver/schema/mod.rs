@@ -12,6 +12,7 @@ mod meta;
 pub mod names;
 mod prune;
 mod ratchet;
+mod scale;
 mod structural;
 mod validate;
 
@@ -28,6 +29,7 @@ pub use meta::{
 };
 pub use prune::{OBJECT_META_FIELDS, coerce_object_meta, prune_resource};
 pub use ratchet::ratchet;
+pub use scale::validate_scale_replicas;
 pub use structural::structural_errors;
 pub use validate::{JUNCTOR_FIELD, json_eq, type_name, validate};
 
