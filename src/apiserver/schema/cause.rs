@@ -34,15 +34,45 @@ fn with_detail(body: String, detail: &str) -> String {
     }
 }
 
-/// How kube prints a bad value inside `Invalid value: …`: strings quoted, scalars bare,
-/// everything else as compact JSON.
+/// How kube prints a bad value inside `Invalid value: …` (`field.Error.ErrorBody`): strings
+/// quoted, numbers and booleans bare, `nil` as `"null"`, maps and lists with Go's `%#v`.
 pub fn render_value(v: &Value) -> String {
     match v {
         Value::String(s) => go_quote(s),
-        Value::Number(n) => n.to_string(),
+        Value::Number(n) => number_text(n),
         Value::Bool(b) => b.to_string(),
-        Value::Null => "null".to_string(),
-        other => other.to_string(),
+        Value::Null => go_quote("null"),
+        other => go_sharp_v(other),
+    }
+}
+
+fn number_text(n: &serde_json::Number) -> String {
+    match (n.as_i64(), n.as_u64(), n.as_f64()) {
+        (Some(i), _, _) => i.to_string(),
+        (None, Some(u), _) => u.to_string(),
+        (_, _, Some(f)) => go_float(f),
+        _ => n.to_string(),
+    }
+}
+
+/// Go's `%#v` of a decoded JSON value (`map[string]interface {}{"a":1}`, `[]interface {}{"x"}`).
+fn go_sharp_v(v: &Value) -> String {
+    match v {
+        Value::Null => "interface {}(nil)".to_string(),
+        Value::String(s) => go_quote(s),
+        Value::Number(n) => number_text(n),
+        Value::Bool(b) => b.to_string(),
+        Value::Array(items) => format!(
+            "[]interface {{}}{{{}}}",
+            items.iter().map(go_sharp_v).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Object(m) => format!(
+            "map[string]interface {{}}{{{}}}",
+            m.iter()
+                .map(|(k, v)| format!("{}:{}", go_quote(k), go_sharp_v(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     }
 }
 
@@ -312,6 +342,11 @@ mod tests {
         );
         assert_eq!(FieldPath::new("").child("a").index(2).as_str(), "a[2]");
         assert_eq!(go_float(0.0), "0");
+        assert_eq!(render_value(&json!(null)), "\"null\"");
+        assert_eq!(
+            render_value(&json!({"a": 1, "b": ["x", 1.5, null]})),
+            "map[string]interface {}{\"a\":1, \"b\":[]interface {}{\"x\", 1.5, interface {}(nil)}}"
+        );
         assert_eq!(go_float(1.5), "1.5");
     }
 }
