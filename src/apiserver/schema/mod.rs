@@ -1,5 +1,14 @@
-//! CRD `openAPIV3Schema` handling as apiextensions-apiserver does it: structural-schema checks,
-//! the prune → default → validate pipeline for custom resources, and ObjectMeta validation.
+//! CRD `openAPIV3Schema` handling as apiextensions-apiserver does it, plus the validation the
+//! emulator needs for built-in kinds.
+//!
+//! - [`structural_errors`]: what makes kube reject a CRD schema (structural rules, unsupported
+//!   keywords, list/map types, `default`s that do not validate, rule entries).
+//! - [`process`] / [`process_update`]: prune (unknown fields recorded) → default → validate
+//!   (kube-openapi order and messages, `allOf`/`anyOf`/`oneOf`/`not`, formats) →
+//!   `x-kubernetes-validations` (a CEL subset, [`cel`]), with validation ratcheting on update.
+//! - [`validate_object_meta_for_kind`], [`validate_builtin`], [`validate_builtin_update`],
+//!   [`validate_scale_replicas`]: ObjectMeta, Secret/ConfigMap/RBAC content, scale replicas.
+//! - [`Cause`] / [`invalid_message`]: `metav1.StatusCause` and the 422 message.
 
 mod builtin;
 mod cause;
