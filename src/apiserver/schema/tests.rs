@@ -1032,3 +1032,45 @@ fn corpus_builtin_objects_are_valid() {
     }
     eprintln!("checked {checked} built-in corpus objects");
 }
+
+#[test]
+#[ignore = "survey: cargo test --lib corpus_minimal_objects_survey -- --ignored --nocapture"]
+fn corpus_minimal_objects_survey() {
+    let dir = std::path::Path::new("/work/shared/corpus");
+    let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let Ok(text) = std::fs::read_to_string(e.path().join("components.yaml")) else {
+            continue;
+        };
+        for doc in text.split("\n---") {
+            let Ok(v) = serde_saphyr::from_str::<Value>(doc) else {
+                continue;
+            };
+            if v["kind"] != "CustomResourceDefinition" {
+                continue;
+            }
+            for ver in v["spec"]["versions"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+            {
+                let schema = &ver["schema"]["openAPIV3Schema"];
+                let obj = json!({"apiVersion": "x/v1", "kind": v["spec"]["names"]["kind"],
+                    "metadata": {"name": "x", "namespace": "default"}, "spec": {}});
+                let r = process(obj, schema, &PipelineOptions::default());
+                for c in r.causes {
+                    if c.reason != reason::REQUIRED {
+                        eprintln!(
+                            "{} {}: {}",
+                            v["metadata"]["name"],
+                            ver["name"],
+                            c.error_string()
+                        );
+                    }
+                    *counts.entry(c.reason).or_default() += 1;
+                }
+            }
+        }
+    }
+    eprintln!("{counts:?}");
+}
