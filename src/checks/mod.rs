@@ -410,3 +410,13 @@ pub fn evaluate_rules(
     matrix.sort();
     Ok(matrix)
 }
+
+/// The public entry shared by `lint` and `check --static-only`: every rule of the catalog
+/// (static ones evaluated, scenario/review ones reported as `skip`) against the documents.
+pub fn evaluate(
+    docs: Vec<Document>,
+    opts: &LintOptions,
+    catalog: &crate::suite::Catalog,
+) -> anyhow::Result<Matrix> {
+    Ok(evaluate_rules(docs, opts, catalog.rules())?)
+}

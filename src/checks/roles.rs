@@ -81,6 +81,9 @@ pub fn cp_status_version(_: &Rule, ctx: &CheckCtx) -> Finding {
     }
 }
 
+/// A schema path with its JSON type.
+type Field = (&'static str, JsonType);
+
 /// `control-plane/machine-template`: conditional on `spec.machineTemplate`.
 pub fn cp_machine_template(_: &Rule, ctx: &CheckCtx) -> Finding {
     let (_, version, schema) = match ctx.schema() {
@@ -94,7 +97,7 @@ pub fn cp_machine_template(_: &Rule, ctx: &CheckCtx) -> Finding {
         ));
     }
     let mut problems = Vec::new();
-    let (required, optional): (Vec<(&str, JsonType)>, Vec<(&str, JsonType)>) = match ctx.contract {
+    let (required, optional): (Vec<Field>, Vec<Field>) = match ctx.contract {
         Some(Contract::V1Beta2) => (
             vec![
                 (
