@@ -1,5 +1,8 @@
 //! One file per subcommand; each returns the process exit code.
 
+pub mod explain;
+pub mod rules;
+
 use crate::cli::{Cli, Command};
 
 pub mod lint;
@@ -9,8 +12,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Lint(args) => lint::run(args),
         Command::Check(_) => not_built("check"),
-        Command::Rules(_) => not_built("rules"),
-        Command::Explain(_) => not_built("explain"),
+        Command::Rules(args) => rules::run(&args),
+        Command::Explain(args) => explain::run(&args),
         Command::Serve(_) => not_built("serve"),
         Command::MockProvider(_) => not_built("mock-provider"),
         Command::Cleanup(_) => not_built("cleanup"),
