@@ -113,7 +113,8 @@ fn rendering_twice_and_from_shuffled_input_is_byte_identical() {
 #[test]
 fn secret_like_values_never_reach_any_output() {
     let m = fixtures::synthetic();
-    let outputs: Vec<String> = FORMATS[..4].iter().map(|f| render(&m, *f)).collect();
+    let mut outputs: Vec<String> = FORMATS.iter().map(|f| render(&m, *f)).collect();
+    outputs.push(html(&m));
     for out in outputs {
         assert!(!out.contains("s3cr3t-value"), "secret leaked:\n{out}");
         assert!(
@@ -180,6 +181,23 @@ fn table_stays_readable_for_fifty_crds_under_two_contracts() {
 }
 
 #[test]
+fn table_keeps_to_a_given_terminal_width() {
+    let opts = RenderOptions {
+        width: Some(100),
+        ..RenderOptions::default()
+    };
+    for m in [fixtures::synthetic(), fixtures::large(20)] {
+        let out = report::render(&m, OutputFormat::Table, &opts).unwrap();
+        for line in out
+            .lines()
+            .filter(|l| l.starts_with(['┌', '│', '└', '╞', '├']))
+        {
+            assert!(line.chars().count() <= 100, "too wide: {line}");
+        }
+    }
+}
+
+#[test]
 fn many_identical_reasons_are_counted_not_listed() {
     let mut m = fixtures::large(30);
     for r in &mut m.results {
@@ -190,6 +208,177 @@ fn many_identical_reasons_are_counted_not_listed() {
     let n = m.results.len();
     assert!(out.contains(&format!("{n} × skip: needs a live provider")));
     assert!(!out.contains("      - "), "cells listed one by one:\n{out}");
+}
+
+#[test]
+fn markdown_fits_a_pr_comment_even_for_huge_providers() {
+    let m = fixtures::large(400);
+    let full = render(&m, OutputFormat::Markdown);
+    assert!(full.len() <= 65_536, "{} bytes", full.len());
+    assert!(full.starts_with("### ❌ capi-conformance: FAIL (exit 1)"));
+    let small = render(&fixtures::synthetic(), OutputFormat::Markdown);
+    assert!(
+        small.contains("<details><summary>Inconclusive (1), waived (1), skipped (1)</summary>")
+    );
+    assert!(small.contains("#### Failures (3)"));
+}
+
+#[test]
+fn html_is_self_contained_and_has_the_ids_browser_tests_use() {
+    let out = html(&fixtures::synthetic());
+    assert!(out.starts_with("<!doctype html>"));
+    for forbidden in ["<link", "src=\"http", "@import", "<script src"] {
+        assert!(!out.contains(forbidden), "external asset: {forbidden}");
+    }
+    assert_eq!(out.matches("id=\"matrix\"").count(), 1);
+    for class in [
+        "cell-pass",
+        "cell-fail",
+        "cell-skip",
+        "cell-inconclusive",
+        "cell-waived",
+    ] {
+        assert!(
+            out.contains(&format!("class=\"cell {class}")),
+            "no {class} cell"
+        );
+    }
+    assert_eq!(out.matches("id=\"timeline-SC-inframachine\"").count(), 1);
+    assert_eq!(out.matches("<svg class=\"timeline\"").count(), 1);
+    // Provider lane and baseline lane, 4 events each.
+    assert_eq!(out.matches("<circle").count(), 8);
+    // Failed cells link to an expandable failure with evidence and remediation.
+    assert_eq!(out.matches("<details class=\"failure\"").count(), 3);
+    assert!(out.contains("<a href=\"#failure-1\">FAIL</a>"));
+    assert!(out.contains("id=\"failure-1\""));
+    assert!(out.contains("<dt>Fix</dt>"));
+    for filter in ["filter-level", "filter-outcome", "filter-role"] {
+        assert!(out.contains(&format!("<select id=\"{filter}\">")));
+    }
+    // Only roles present are offered.
+    assert!(out.contains("<option value=\"infra-machine\">InfraMachine</option>"));
+    assert!(!out.contains("<option value=\"control-plane\">"));
+}
+
+#[test]
+fn html_is_well_formed_with_unique_ids() {
+    use quick_xml::events::Event;
+    for m in [fixtures::synthetic(), fixtures::all_pass()] {
+        let out = html(&m);
+        let mut reader = quick_xml::Reader::from_str(&out);
+        let mut ids = std::collections::BTreeSet::new();
+        let mut depth = 0i64;
+        loop {
+            match reader
+                .read_event()
+                .unwrap_or_else(|e| panic!("malformed HTML: {e}"))
+            {
+                Event::Eof => break,
+                Event::Start(e) => {
+                    depth += 1;
+                    if let Some(id) = attrs(&e).get("id") {
+                        assert!(ids.insert(id.clone()), "duplicate id {id}");
+                    }
+                }
+                Event::Empty(e) => {
+                    if let Some(id) = attrs(&e).get("id") {
+                        assert!(ids.insert(id.clone()), "duplicate id {id}");
+                    }
+                }
+                Event::End(_) => depth -= 1,
+                _ => {}
+            }
+        }
+        assert_eq!(depth, 0, "unbalanced elements");
+        assert!(ids.contains("matrix") && ids.contains("filters"));
+    }
+}
+
+/// Chromium on PATH, if any.
+fn chromium() -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .flat_map(|d| ["chromium", "chromium-browser", "google-chrome"].map(|n| d.join(n)))
+        .find(|p| p.is_file())
+}
+
+/// `chromium --headless --dump-dom` of `file`, killed after 90 s.
+fn dump_dom(bin: &std::path::Path, file: &std::path::Path) -> String {
+    use std::process::{Command, Stdio};
+    let out_path = file.with_extension("dom");
+    let out = std::fs::File::create(&out_path).unwrap();
+    let mut child = Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--virtual-time-budget=2000",
+            "--dump-dom",
+        ])
+        .arg(format!("file://{}", file.display()))
+        .stdout(out)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("chromium did not finish in 90 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::fs::read_to_string(out_path).unwrap()
+}
+
+/// Renders the HTML report in headless Chromium (when installed; set
+/// `CAPI_CONFORMANCE_REQUIRE_BROWSER=1` to make its absence a failure), drives the filters and a
+/// failure link from a script, and checks the resulting DOM.
+#[test]
+fn html_filters_and_failure_links_work_in_a_real_browser() {
+    let Some(bin) = chromium() else {
+        assert!(
+            std::env::var_os("CAPI_CONFORMANCE_REQUIRE_BROWSER").is_none(),
+            "chromium is not on PATH"
+        );
+        eprintln!("skipped: chromium is not on PATH");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let driver = r#"<script>
+      var s = document.getElementById('filter-outcome'); s.value = 'fail'; s.dispatchEvent(new Event('change'));
+      var r = document.getElementById('filter-role'); r.value = 'provider'; r.dispatchEvent(new Event('change'));
+      location.hash = '#failure-2';
+    </script></body>"#;
+    let page = html(&fixtures::synthetic()).replace("</body>", driver);
+    let file = dir.path().join("report.html");
+    std::fs::write(&file, page).unwrap();
+    let dom = dump_dom(&bin, &file);
+    assert!(
+        dom.contains("id=\"matrix\""),
+        "no matrix in the DOM:\n{dom}"
+    );
+    let rows: Vec<(&str, bool)> = dom
+        .split("<tr class=\"rule-row\" data-rule=\"")
+        .skip(1)
+        .map(|rest| {
+            let id = &rest[..rest.find('"').unwrap()];
+            let tag = &rest[..rest.find('>').unwrap()];
+            (id, tag.contains("hidden"))
+        })
+        .collect();
+    let visible: Vec<&str> = rows.iter().filter(|(_, h)| !h).map(|(id, _)| *id).collect();
+    assert_eq!(rows.len(), 6);
+    assert_eq!(visible, ["provider/clusterctl-metadata"]);
+    assert!(dom.contains("<details class=\"failure\" id=\"failure-2\""));
+    let f2 = &dom[dom.find("id=\"failure-2\"").unwrap()..];
+    let f2_tag = &f2[..f2.find('>').unwrap()];
+    assert!(f2_tag.contains("open"), "failure-2 not expanded: {f2_tag}");
+    assert!(dom.contains("id=\"timeline-SC-inframachine\""));
+    assert_eq!(dom.matches("<circle").count(), 8);
 }
 
 // ---------- JUnit structure ----------

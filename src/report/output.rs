@@ -37,6 +37,12 @@ pub fn write_outputs_to(
 ) -> anyhow::Result<()> {
     let opts = RenderOptions {
         color: color_enabled(&args.color, stdout_is_tty),
+        // On a terminal the table wraps to its width; elsewhere output does not depend on it.
+        width: if stdout_is_tty {
+            comfy_table::Table::new().width()
+        } else {
+            None
+        },
         ..RenderOptions::default()
     };
     // Files carry no colour.
