@@ -63,7 +63,7 @@ pub fn contract_label(_: &Rule, ctx: &CheckCtx) -> Finding {
 pub fn contract_label_versions(_: &Rule, ctx: &CheckCtx) -> Finding {
     let c = crd_or_return!(ctx);
     let Ok(selected) = contract_labels::resolve(&c.crd.labels, Contract::V1Beta2) else {
-        return Finding::fail_msg("no contract label to resolve (see all/contract-label)");
+        return Finding::skip("no contract label to resolve (see all/contract-label)");
     };
     let key = selected.contract.label_key();
     match c.crd.version(&selected.version) {
@@ -170,7 +170,7 @@ pub fn contract_label_vs_metadata(_: &Rule, ctx: &CheckCtx) -> Finding {
             );
             Finding::fail(m.clone(), vec![ctx.ev(m)])
         }
-        None => Finding::fail_msg("no contract label (see all/contract-label)"),
+        None => Finding::skip("no contract label (see all/contract-label)"),
     }
 }
 
