@@ -81,17 +81,45 @@ fn label<'a>(doc: &'a Document, key: &str) -> Option<&'a str> {
         .and_then(Value::as_str)
 }
 
+/// `clusterctl/repo-assets`: metadata.yaml and the components YAML are release assets side by
+/// side (one release folder / one set of release assets).
 pub fn repo_assets(_: &Rule, ctx: &CheckCtx) -> Finding {
-    let _ = md_or_return!(ctx);
-    if ctx.inv.crd_count() > 0 && !ctx.inv.deployments.is_empty() {
+    let Some(md) = &ctx.inv.metadata else {
+        return Finding::skip(NO_METADATA);
+    };
+    let dir = |f: &str| {
+        std::path::Path::new(f)
+            .parent()
+            .map(|p| p.to_path_buf())
+            .unwrap_or_default()
+    };
+    let md_dir = dir(&md.origin.file);
+    let files = component_files(ctx.inv);
+    if files.is_empty() {
+        return Finding::fail_msg("metadata.yaml without components YAML (no CRD or Deployment)");
+    }
+    if files.iter().any(|f| f == "-") {
+        return Finding::skip(
+            "components read from stdin: cannot tell where the release assets live",
+        );
+    }
+    let apart: Vec<&str> = files
+        .iter()
+        .filter(|f| dir(f) != md_dir)
+        .map(String::as_str)
+        .collect();
+    if apart.is_empty() {
         Finding::pass(vec![md_ev(
             ctx.inv,
-            "metadata.yaml and components YAML (CRDs + Deployment) present",
+            "metadata.yaml sits beside the components YAML",
         )])
     } else {
-        Finding::fail_msg(
-            "metadata.yaml present but the components YAML (CRDs and a controller Deployment) is incomplete",
-        )
+        let m = format!(
+            "metadata.yaml ({}) is not in the same release folder as the components ({})",
+            md.origin.file,
+            apart.join(", ")
+        );
+        Finding::fail(m.clone(), vec![md_ev(ctx.inv, m)])
     }
 }
 

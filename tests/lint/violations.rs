@@ -7,6 +7,7 @@
 
 use crate::support::*;
 use capi_conformance::checks::LintOptions;
+use capi_conformance::cli::ContractSelection;
 use capi_conformance::contract::Role;
 use capi_conformance::inventory::{Document, Origin};
 use capi_conformance::report::{Matrix, Outcome};
@@ -26,9 +27,22 @@ struct Violation {
     #[serde(default)]
     roles: BTreeMap<String, String>,
     expect: String,
+    /// Rules whose outcome necessarily changes with this violation (the same fact seen by a
+    /// second rule); each listed id must say why in `why`.
     #[serde(default)]
-    #[allow(dead_code)]
+    also: Vec<String>,
+    #[serde(default)]
     why: Option<String>,
+    /// Input file renames (base name → base name), for file-name rules.
+    #[serde(default)]
+    rename: BTreeMap<String, String>,
+    /// Where added documents claim to come from, relative to the base fixture directory
+    /// (default: the components file).
+    #[serde(default)]
+    added_file: Option<String>,
+    /// `--contract` for this violation (and its baseline).
+    #[serde(default)]
+    contract: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -75,10 +89,35 @@ fn violation_docs(v: &Violation) -> Vec<Document> {
         json_patch::patch(&mut docs[idx].value, &ops)
             .unwrap_or_else(|e| panic!("{}: {e}", p.target));
     }
+    for d in &mut docs {
+        let base = std::path::Path::new(&d.origin.file)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("")
+            .to_string();
+        if let Some(new) = v.rename.get(&base) {
+            d.origin.file = std::path::Path::new(&d.origin.file)
+                .with_file_name(new)
+                .display()
+                .to_string();
+        }
+    }
     for (i, value) in v.add.iter().enumerate() {
         docs.push(Document {
             value: value.clone(),
-            origin: Origin::new("violation-added.yaml", i, 1),
+            origin: Origin::new(
+                fixtures()
+                    .join(&v.base)
+                    .join(
+                        v.added_file
+                            .as_deref()
+                            .unwrap_or("infrastructure-components.yaml"),
+                    )
+                    .display()
+                    .to_string(),
+                1000 + i,
+                1,
+            ),
         });
     }
     docs
@@ -121,10 +160,26 @@ fn every_static_rule_has_a_violation_that_breaks_only_that_rule() {
         let v: Violation =
             serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         assert_eq!(v.expect, rule.id, "{}", path.display());
+        let contract = match v.contract.as_deref() {
+            None => ContractSelection::Declared,
+            Some("v1beta1") => ContractSelection::V1beta1,
+            Some("v1beta2") => ContractSelection::V1beta2,
+            Some(other) => panic!("{}: unknown contract {other}", path.display()),
+        };
+        if !v.also.is_empty() {
+            assert!(v.why.is_some(), "{}: `also` needs a `why`", path.display());
+        }
         let base = baselines
-            .entry(v.base.clone())
-            .or_insert_with(|| outcomes(&lint_dir(&fixtures().join(&v.base))));
+            .entry(format!("{}/{:?}", v.base, v.contract))
+            .or_insert_with(|| {
+                let opts = LintOptions {
+                    contract,
+                    ..LintOptions::default()
+                };
+                outcomes(&lint_docs(load(&fixtures().join(&v.base)), &opts))
+            });
         let opts = LintOptions {
+            contract,
             roles: v
                 .roles
                 .iter()
@@ -145,6 +200,7 @@ fn every_static_rule_has_a_violation_that_breaks_only_that_rule() {
             .iter()
             .filter(|((id, col), o)| {
                 *id != rule.id
+                    && !v.also.contains(id)
                     && base
                         .get(&(id.clone(), col.clone()))
                         .is_some_and(|b| b != *o)
