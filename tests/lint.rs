@@ -14,3 +14,5 @@ mod conformant;
 mod corpus;
 #[path = "lint/violations.rs"]
 mod violations;
+#[path = "lint/waivers.rs"]
+mod waivers;

@@ -524,20 +524,25 @@ fn walk_strings<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
     }
 }
 
-/// `None` when every `${…}` in `s` is clusterctl-compatible; else the first bad reference.
+/// `None` when every `${…}` in `s` is clusterctl-compatible (a variable name, optionally
+/// followed by one of drone/envsubst's operators: `:=`, `=`, `:-`, `-`, `#`, `%`, `/`, `^`,
+/// `,`, `:offset`, …, with no nested `$`); else the first bad reference (e.g. `${VAR$FOO}`).
 pub fn bad_variable(s: &str) -> Option<String> {
     static RE: OnceLock<Option<Regex>> = OnceLock::new();
     let re = RE
         .get_or_init(|| {
-            Regex::new(r"^\$\{\s*[A-Za-z_][A-Za-z0-9_]*\s*(?:(?::=|=|:-|-)[^}$]*)?\}").ok()
+            // `}` closes the reference; a scalar may also end inside it when YAML split the
+            // line (e.g. `${ROLE/#arn/x: y}` parses as key `${ROLE/#arn/x` and value `y}`).
+            Regex::new(r"^\$\{\s*#?[A-Za-z_][A-Za-z0-9_]*\s*(?:[^A-Za-z0-9_\s}$][^}$]*)?(?:\}|$)")
+                .ok()
         })
         .as_ref()?;
     let mut rest = s;
     while let Some(i) = rest.find("${") {
         let tail = &rest[i..];
         match re.find(tail) {
-            Some(m) => rest = &tail[m.end()..],
-            None => return Some(tail.chars().take(40).collect()),
+            Some(m) if m.end() > 0 => rest = &tail[m.end()..],
+            _ => return Some(tail.chars().take(40).collect()),
         }
     }
     None
@@ -787,5 +792,30 @@ pub fn clusterclass_files(_: &Rule, ctx: &CheckCtx) -> Finding {
         Finding::pass_msg("ClusterClass files are clusterclass-<name>.yaml without namespaces")
     } else {
         Finding::fail("ClusterClass file layout", bad)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bad_variable;
+
+    #[test]
+    fn envsubst_grammar() {
+        for ok in [
+            "${VAR}",
+            "${ VAR }",
+            "x-${VAR:=default}-y",
+            "${VAR=d}",
+            "${VAR:-d}",
+            "${VAR/#arn/eks}",
+            "${VAR,,}",
+            "${ROLE/#arn/eks.amazonaws.com/role-arn",
+            "no variables",
+        ] {
+            assert_eq!(bad_variable(ok), None, "{ok}");
+        }
+        for bad in ["${VAR$FOO}", "${1VAR}", "${}", "${VAR:=$(x)}"] {
+            assert!(bad_variable(bad).is_some(), "{bad}");
+        }
     }
 }

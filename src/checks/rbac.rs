@@ -123,36 +123,51 @@ fn all_roles<'a>(ctx: &CheckCtx<'a>) -> Vec<&'a Document> {
         .collect()
 }
 
-/// The provider's own roles grant `update` on `<plural>/finalizers` for each non-template
-/// contract kind (the objects it makes owners of Secrets and other objects with
-/// `blockOwnerDeletion: true`).
+/// `all/rbac-owner-finalizers` (COND-MUST: the controller sets ownerRefs with
+/// `blockOwnerDeletion: true` pointing at its objects, which needs `update` on
+/// `<plural>/finalizers` under OwnerReferencesPermissionEnforcement). Statically the condition
+/// shows in the roles: when they grant `<plural>/finalizers` for some contract kinds, every
+/// non-template contract kind needs it; when they grant none, the condition cannot be
+/// established and the rule is skipped (the scenarios verify it on a live server).
 pub fn rbac_owner_finalizers(_: &Rule, ctx: &CheckCtx) -> Finding {
     let roles = all_roles(ctx);
     if roles.is_empty() {
         return Finding::skip("no ClusterRole or Role among the inputs");
     }
     let mut missing = Vec::new();
-    let mut checked = 0;
+    let mut granted = Vec::new();
     for c in &ctx.provider.crds {
         if !c.role.is_contract_kind() || c.role.is_template() {
             continue;
         }
-        checked += 1;
         let res = format!("{}/finalizers", c.crd.plural);
-        if !missing_verbs(&roles, &c.crd.group, &res, &["update"]).is_empty() {
+        if missing_verbs(&roles, &c.crd.group, &res, &["update"]).is_empty() {
+            granted.push(format!("{res}.{}", c.crd.group));
+        } else {
             missing.push(format!("{res}.{}", c.crd.group));
         }
     }
-    if checked == 0 {
+    if granted.is_empty() && missing.is_empty() {
         return Finding::skip("no contract kinds in this provider");
     }
+    if granted.is_empty() {
+        return Finding::skip(
+            "condition not established statically: the roles grant update on no <plural>/finalizers (needed only when ownerRefs with blockOwnerDeletion point at these objects; the scenarios check it)",
+        );
+    }
     if missing.is_empty() {
-        Finding::pass_msg("update on <plural>/finalizers granted for every contract kind")
+        Finding::pass_msg(format!("update granted on {}", granted.join(", ")))
     } else {
-        Finding::fail_msg(format!(
-            "no role grants update on {} (needed when ownerRefs with blockOwnerDeletion point at these objects)",
-            missing.join(", ")
-        ))
+        Finding::fail(
+            format!(
+                "the roles grant update on {} but not on {}",
+                granted.join(", "),
+                missing.join(", ")
+            ),
+            vec![crate::report::Evidence::msg(
+                "ownerRefs with blockOwnerDeletion: true need update on the owner's finalizers subresource under OwnerReferencesPermissionEnforcement",
+            )],
+        )
     }
 }
 

@@ -90,7 +90,8 @@ pub fn cp_machine_template(_: &Rule, ctx: &CheckCtx) -> Finding {
         Ok(x) => x,
         Err(f) => return f,
     };
-    if !matches!(lookup(schema, "spec.machineTemplate"), Lookup::Found(_)) {
+    if !matches!(lookup(schema, "spec.machineTemplate"), Lookup::Found(n) if !super::schema::is_placeholder(n))
+    {
         return Finding::skip(format!(
             "condition does not hold: no `spec.machineTemplate` in the {} schema (instances are not Machines)",
             version.name

@@ -149,6 +149,10 @@ fn managed_control_planes_without_replicas_skip_scale_rules() {
             assert_eq!(x.outcome, Outcome::Skip, "{p} {kind}: {x:?}");
             assert!(x.reason.as_deref().unwrap().contains("spec.replicas"));
         }
+        // Their `spec.machineTemplate` is an empty placeholder: not Machine-based.
+        for x in cell(&m, "control-plane/machine-template", kind) {
+            assert_ne!(x.outcome, Outcome::Fail, "{p} {kind}: {x:?}");
+        }
     }
 }
 
@@ -166,4 +170,14 @@ fn talos_control_plane_labels_resolve_to_v1alpha3() {
             "{x:?}"
         );
     }
+}
+
+#[test]
+fn capa_envsubst_operators_are_accepted_as_variables() {
+    let Some(m) = lint_provider("aws") else {
+        return;
+    };
+    let r = cells(&m, "clusterctl/variables");
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].outcome, Outcome::Pass, "{r:?}");
 }
