@@ -125,6 +125,27 @@ fn secret_like_values_never_reach_any_output() {
 }
 
 #[test]
+fn evidence_about_a_secret_like_field_loses_its_message() {
+    let mut m = fixtures::synthetic();
+    let r = m
+        .results
+        .iter_mut()
+        .find(|r| r.outcome == capi_conformance::report::Outcome::Fail)
+        .unwrap();
+    r.evidence.push(capi_conformance::report::Evidence {
+        message: "value was 'hunter2'".into(),
+        object: Some("Secret/capi-conformance-r1/m-1-bootstrap".into()),
+        path: Some("data.value".into()),
+        resource_version: None,
+        location: None,
+    });
+    for out in every_output(&m) {
+        assert!(!out.contains("hunter2"));
+        assert!(out.contains("value of a secret-like field"));
+    }
+}
+
+#[test]
 fn json_report_round_trips_and_carries_verdict_and_exit_code() {
     let m = fixtures::synthetic();
     let doc: ReportDocument = serde_json::from_str(&render(&m, OutputFormat::Json)).unwrap();
@@ -198,6 +219,64 @@ fn table_keeps_to_a_given_terminal_width() {
 }
 
 #[test]
+fn rules_skipped_in_every_column_of_a_table_are_folded_into_one_line() {
+    use capi_conformance::report::Outcome;
+    let mut m = fixtures::synthetic();
+    for r in m
+        .results
+        .iter_mut()
+        .filter(|r| r.rule_id == "infra-machine/provider-id")
+    {
+        r.outcome = Outcome::Skip;
+        r.reason = Some("needs a live provider".into());
+    }
+    let out = render(&m, OutputFormat::Table);
+    assert!(
+        out.contains("Skipped in every column above (1): infra-machine/provider-id\n"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("│ infra-machine/provider-id"),
+        "folded row still in the table:\n{out}"
+    );
+    assert!(out.contains("3 × skip: needs a live provider"));
+    // A table whose rows all skip keeps them (nothing would be left to show).
+    let mut m = fixtures::all_pass();
+    for r in &mut m.results {
+        r.outcome = Outcome::Skip;
+    }
+    let out = render(&m, OutputFormat::Table);
+    assert!(out.contains("│ all/crd-contract-label"));
+    assert!(!out.contains("Skipped in every column above"));
+}
+
+#[test]
+fn long_failure_text_wraps_to_the_width() {
+    let mut m = fixtures::synthetic();
+    let long = "word ".repeat(80);
+    m.results
+        .iter_mut()
+        .find(|r| {
+            r.rule_id == "infra-machine/provider-id"
+                && r.outcome == capi_conformance::report::Outcome::Fail
+        })
+        .unwrap()
+        .reason = Some(long);
+    let opts = RenderOptions {
+        width: Some(100),
+        ..RenderOptions::default()
+    };
+    let out = report::render(&m, OutputFormat::Table, &opts).unwrap();
+    let why = out
+        .lines()
+        .position(|l| l.starts_with("       why: word"))
+        .unwrap();
+    let lines: Vec<&str> = out.lines().skip(why).take(5).collect();
+    assert!(lines.iter().all(|l| l.chars().count() <= 100), "{lines:#?}");
+    assert!(lines[1].starts_with("         word"));
+}
+
+#[test]
 fn many_identical_reasons_are_counted_not_listed() {
     let mut m = fixtures::large(30);
     for r in &mut m.results {
@@ -212,15 +291,57 @@ fn many_identical_reasons_are_counted_not_listed() {
 
 #[test]
 fn markdown_fits_a_pr_comment_even_for_huge_providers() {
-    let m = fixtures::large(400);
-    let full = render(&m, OutputFormat::Markdown);
-    assert!(full.len() <= 65_536, "{} bytes", full.len());
-    assert!(full.starts_with("### ❌ capi-conformance: FAIL (exit 1)"));
+    // Full matrix when it fits.
     let small = render(&fixtures::synthetic(), OutputFormat::Markdown);
     assert!(
         small.contains("<details><summary>Inconclusive (1), waived (1), skipped (1)</summary>")
     );
     assert!(small.contains("#### Failures (3)"));
+    assert!(!small.contains("not shown"));
+    // Too long: only rows with something other than pass.
+    let mid = render(&fixtures::large(600), OutputFormat::Markdown);
+    assert!(mid.len() <= 65_536, "{} bytes", mid.len());
+    assert!(
+        mid.contains("rule(s) passing everywhere not shown"),
+        "{mid}"
+    );
+    // Still too long: counts per provider, failures kept.
+    let m = fixtures::large(1500);
+    let huge = render(&m, OutputFormat::Markdown);
+    assert!(huge.len() <= 65_536, "{} bytes", huge.len());
+    assert!(huge.starts_with("### ❌ capi-conformance: FAIL (exit 1)"));
+    assert!(huge.contains("too large for a comment"));
+    let fails = m
+        .results
+        .iter()
+        .filter(|r| r.outcome == capi_conformance::report::Outcome::Fail)
+        .count();
+    assert!(
+        huge.contains(&format!(
+            "| `bigcloud` | {} | {fails} |",
+            m.results.len() - fails
+        )),
+        "{huge}"
+    );
+    assert!(huge.contains(&format!("#### Failures ({fails})")));
+    assert!(!huge.contains("Report truncated"));
+    // Larger still: a few columns per failed rule, no evidence; every failed rule still named.
+    let m = fixtures::large(3000);
+    let brief = render(&m, OutputFormat::Markdown);
+    assert!(brief.len() <= 65_536);
+    assert!(brief.contains("more\n"));
+    for rule in &m.rules {
+        if m.results
+            .iter()
+            .any(|r| r.rule_id == rule.id && r.outcome == capi_conformance::report::Outcome::Fail)
+        {
+            assert!(
+                brief.contains(&format!("**`{}`**", rule.id)),
+                "{} missing",
+                rule.id
+            );
+        }
+    }
 }
 
 #[test]
@@ -379,6 +500,116 @@ fn html_filters_and_failure_links_work_in_a_real_browser() {
     assert!(f2_tag.contains("open"), "failure-2 not expanded: {f2_tag}");
     assert!(dom.contains("id=\"timeline-SC-inframachine\""));
     assert_eq!(dom.matches("<circle").count(), 8);
+}
+
+// ---------- odd matrices ----------
+
+fn every_output(m: &Matrix) -> Vec<String> {
+    let mut outs: Vec<String> = FORMATS.iter().map(|f| render(m, *f)).collect();
+    outs.push(html(m));
+    outs
+}
+
+#[test]
+fn empty_matrix_renders_in_every_format() {
+    let mut m = fixtures::all_pass();
+    m.rules.clear();
+    m.columns.clear();
+    m.results.clear();
+    let outs = every_output(&m);
+    assert!(outs[0].contains("Summary: 0 pass, 0 fail"));
+    let doc: ReportDocument = serde_json::from_str(&outs[1]).unwrap();
+    assert!(doc.results.is_empty());
+    assert!(outs[3].contains("<testsuites"));
+}
+
+#[test]
+fn baseline_only_matrix_shows_the_baseline_as_its_own_provider() {
+    let mut m = fixtures::synthetic();
+    m.results.retain(|r| r.column.baseline);
+    m.columns.retain(|c| c.baseline);
+    m.scenarios.retain(|s| s.column.baseline);
+    let table = render(&m, OutputFormat::Table);
+    assert!(table.contains("Provider mock (baseline)"), "{table}");
+    assert!(table.contains("SC-inframachine"));
+    let page = html(&m);
+    assert!(page.contains("id=\"timeline-SC-inframachine\""));
+}
+
+#[test]
+fn results_of_rules_missing_from_the_catalog_still_render() {
+    let mut m = fixtures::synthetic();
+    m.rules.retain(|r| r.id != "all/crd-contract-label");
+    for out in every_output(&m) {
+        assert!(out.contains("all/crd-contract-label"));
+    }
+    // Columns only named by results are added.
+    let mut m = fixtures::synthetic();
+    m.columns.clear();
+    assert_eq!(
+        render(&m, OutputFormat::Table),
+        render(&fixtures::synthetic(), OutputFormat::Table)
+    );
+}
+
+mod random {
+    use super::*;
+    use capi_conformance::contract::Level;
+    use capi_conformance::report::{Outcome, Phase};
+    use proptest::prelude::*;
+
+    fn outcome() -> impl Strategy<Value = Outcome> {
+        prop_oneof![
+            Just(Outcome::Pass),
+            Just(Outcome::Fail),
+            Just(Outcome::Skip),
+            Just(Outcome::Inconclusive),
+            Just(Outcome::Waived),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Any subset of the synthetic cells, with any outcomes, phases and reasons: every
+        /// writer succeeds, output is independent of input order, and JSON counts match.
+        #[test]
+        fn any_matrix_renders_deterministically(
+            cells in proptest::collection::vec(
+                (0usize..6, 0usize..6, any::<bool>(), outcome(), proptest::option::of("[a-z <>&|*`:=]{0,20}")),
+                0..30,
+            )
+        ) {
+            let base = fixtures::synthetic();
+            let mut m = base.clone();
+            m.results = cells
+                .iter()
+                .map(|(r, c, lifecycle, o, reason)| {
+                    let mut res = fixtures::result(
+                        &base.rules[*r].id,
+                        &base.columns[*c],
+                        Level::Must,
+                        if *lifecycle { Phase::Lifecycle } else { Phase::Static },
+                        *o,
+                    );
+                    res.reason = reason.clone();
+                    res
+                })
+                .collect();
+            let outs = every_output(&m);
+            prop_assert_eq!(&outs, &every_output(&shuffled(&m)));
+            let doc: ReportDocument = serde_json::from_str(&outs[1]).unwrap();
+            prop_assert_eq!(doc.summary, m.summary());
+            prop_assert_eq!(doc.exit_code, m.verdict().exit_code());
+            let table_summary = format!("verdict {}", match m.verdict() {
+                capi_conformance::report::Verdict::Pass => "PASS",
+                capi_conformance::report::Verdict::Fail => "FAIL",
+                capi_conformance::report::Verdict::InputError => "INPUT ERROR",
+                capi_conformance::report::Verdict::Inconclusive => "INCONCLUSIVE",
+            });
+            prop_assert!(outs[0].contains(&table_summary));
+        }
+    }
 }
 
 // ---------- JUnit structure ----------
@@ -586,9 +817,17 @@ fn junit_hostname_comes_from_the_options() {
         hostname: "ci-runner".into(),
         ..RenderOptions::default()
     };
-    let xml = report::render(&fixtures::all_pass(), OutputFormat::Junit, &opts).unwrap();
+    let mut m = fixtures::all_pass();
+    m.context.started_at = "2026-01-02T03:04:05.123456789Z".parse().unwrap();
+    let xml = report::render(&m, OutputFormat::Junit, &opts).unwrap();
     let suites = parse_junit(&xml);
     assert!(suites.iter().all(|s| s.attrs["hostname"] == "ci-runner"));
+    // Whole seconds only: strict readers reject fractions.
+    assert!(
+        suites
+            .iter()
+            .all(|s| s.attrs["timestamp"] == "2026-01-02T03:04:05Z")
+    );
 }
 
 // ---------- write_outputs ----------

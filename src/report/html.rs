@@ -25,6 +25,10 @@ th,td{border:1px solid #d1d9e0;padding:.25rem .5rem;text-align:left;vertical-ali
 th.col{text-align:center;white-space:nowrap}
 th.baseline,td.baseline{border-left:2px dashed #8c959f}
 td.cell{text-align:center;white-space:nowrap}
+.matrix-table td:first-child{white-space:nowrap}
+.matrix-table th:first-child,.matrix-table td:first-child{position:sticky;left:0;background:#fff;z-index:1}
+.matrix-table thead th{position:sticky;top:0;background:#fff;z-index:2}
+.table-wrap{max-height:85vh;overflow:auto}
 .cell-pass{background:#dafbe1;color:#116329}
 .cell-fail{background:#ffebe9;color:#a40e26;font-weight:700}
 .cell-skip{background:#f6f8fa;color:#59636e}

@@ -14,7 +14,8 @@ use junit_report::{Duration, OffsetDateTime, Report, TestCase, TestResult, TestS
 use std::collections::{BTreeMap, BTreeSet};
 
 pub(crate) fn render(m: &Matrix, opts: &RenderOptions) -> anyhow::Result<String> {
-    let timestamp = OffsetDateTime::from_unix_timestamp_nanos(m.context.started_at.as_nanosecond())
+    // Whole seconds: strict JUnit readers reject fractional timestamps.
+    let timestamp = OffsetDateTime::from_unix_timestamp(m.context.started_at.as_second())
         .context("the run start time does not fit a JUnit timestamp")?;
     // (baseline, provider, phase) → results, in the matrix's sorted order.
     let mut suites: BTreeMap<(bool, &str, Phase), Vec<&RuleResult>> = BTreeMap::new();

@@ -42,11 +42,20 @@ pub(crate) fn render(m: &Matrix, opts: &RenderOptions) -> String {
                 let _ = write!(out, ", table {} of {n}", i + 1);
             }
             out.push('\n');
-            out.push_str(&matrix_table(chunk, opts).to_string());
+            let (table, folded) = matrix_table(chunk, opts);
+            out.push_str(&table.to_string());
             out.push('\n');
+            if !folded.is_empty() {
+                out.push_str(&text::wrap(
+                    &format!("Skipped in every column above ({}): ", folded.len()),
+                    "  ",
+                    &folded.join(", "),
+                    total,
+                ));
+            }
         }
     }
-    failures(m, &mut out);
+    failures(m, total, &mut out);
     reasons(m, &mut out);
     problems(m, &mut out);
     scenarios(m, opts, &mut out);
@@ -97,7 +106,13 @@ fn fixed_width(m: &Matrix, idx: &layout::CellIndex<'_>, cols: &[&Column]) -> usi
     id_w + usize::from(LEVEL_MAX) + title_w + 6 + 4
 }
 
-fn matrix_table(chunk: &Chunk<'_>, opts: &RenderOptions) -> Table {
+/// The matrix table of a chunk, and the ids of the rules folded out of it because every cell
+/// they have is `skip` (only when some other row remains; their reasons are listed below the
+/// tables).
+fn matrix_table<'a>(chunk: &Chunk<'a>, opts: &RenderOptions) -> (Table, Vec<&'a str>) {
+    let all_skip = |cells: &[Option<Outcome>]| cells.iter().flatten().all(|o| *o == Outcome::Skip);
+    let fold = chunk.rows.iter().any(|r| !all_skip(&r.cells));
+    let mut folded = Vec::new();
     let mut t = new_table(opts);
     let mut header = vec![Cell::new("Rule"), Cell::new("Level"), Cell::new("Title")];
     header.extend(chunk.columns.iter().map(|c| {
@@ -112,6 +127,10 @@ fn matrix_table(chunk: &Chunk<'_>, opts: &RenderOptions) -> Table {
         col.set_constraint(ColumnConstraint::UpperBoundary(Width::Fixed(TITLE_MAX)));
     }
     for row in &chunk.rows {
+        if fold && all_skip(&row.cells) {
+            folded.push(row.rule_id);
+            continue;
+        }
         let mut cells = vec![
             Cell::new(row.rule_id),
             Cell::new(&row.level),
@@ -120,7 +139,7 @@ fn matrix_table(chunk: &Chunk<'_>, opts: &RenderOptions) -> Table {
         cells.extend(row.cells.iter().map(|o| outcome_cell(*o, opts.color)));
         t.add_row(cells);
     }
-    t
+    (t, folded)
 }
 
 fn outcome_cell(o: Option<Outcome>, color: bool) -> Cell {
@@ -140,7 +159,7 @@ fn outcome_cell(o: Option<Outcome>, color: bool) -> Cell {
     }
 }
 
-fn failures(m: &Matrix, out: &mut String) {
+fn failures(m: &Matrix, width: usize, out: &mut String) {
     let fails: Vec<_> = m
         .results
         .iter()
@@ -167,14 +186,25 @@ fn failures(m: &Matrix, out: &mut String) {
             rule.map_or("", |r| r.title.as_str())
         );
         let _ = writeln!(out, "       on {} ({})", r.column.id(), r.phase.as_str());
+        const INDENT: &str = "         ";
         if let Some(reason) = &r.reason {
-            let _ = writeln!(out, "       why: {reason}");
+            out.push_str(&text::wrap("       why: ", INDENT, reason, width));
         }
         for e in &r.evidence {
-            let _ = writeln!(out, "       evidence: {}", text::evidence_line(e));
+            out.push_str(&text::wrap(
+                "       evidence: ",
+                INDENT,
+                &text::evidence_line(e),
+                width,
+            ));
         }
         if let Some(rule) = rule {
-            let _ = writeln!(out, "       fix: {}", rule.remediation.trim());
+            out.push_str(&text::wrap(
+                "       fix: ",
+                INDENT,
+                rule.remediation.trim(),
+                width,
+            ));
             let _ = writeln!(out, "       doc: {}", rule.doc);
         }
     }
