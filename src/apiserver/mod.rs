@@ -1,1 +1,7 @@
 //! See design.md.
+
+pub mod protobuf;
+pub mod rbac;
+pub mod schema;
+pub mod selector;
+pub mod smp;
