@@ -133,6 +133,8 @@ pub struct CheckCtx<'a> {
     /// Name of the version the contract label maps to (even if the CRD lacks it).
     pub version_name: Option<String>,
     pub opts: &'a LintOptions,
+    /// RBAC of the inputs, indexed once per evaluation.
+    pub rbac: &'a rbac::RbacIndexes,
 }
 
 impl<'a> CheckCtx<'a> {
@@ -286,7 +288,24 @@ fn plan<'a>(inv: &'a Inventory, rules: &[&Rule], opts: &LintOptions) -> Vec<Plan
     out
 }
 
-fn evaluate_cell(rule: &Rule, ctx: &CheckCtx) -> Finding {
+/// A rule with its `check.fields` parsed once per evaluation.
+struct PreparedRule<'r> {
+    rule: &'r Rule,
+    field_check: Result<Option<FieldCheck>, String>,
+}
+
+impl<'r> PreparedRule<'r> {
+    fn new(rule: &'r Rule) -> Self {
+        let field_check = match rule.check.as_ref() {
+            Some(v) => FieldCheck::from_value(v).map_err(|e| e.to_string()),
+            None => Ok(None),
+        };
+        PreparedRule { rule, field_check }
+    }
+}
+
+fn evaluate_cell(prepared: &PreparedRule, ctx: &CheckCtx) -> Finding {
+    let rule = prepared.rule;
     match rule.kind {
         RuleKind::Scenario => return Finding::skip("needs a live provider (run `check`)"),
         RuleKind::Review => return Finding::skip("review only"),
@@ -297,12 +316,10 @@ fn evaluate_cell(rule: &Rule, ctx: &CheckCtx) -> Finding {
             "no contract label on the CRD: cannot tell which contract and version apply (pass --contract to check against one)",
         );
     }
-    if let Some(check) = rule.check.as_ref() {
-        match FieldCheck::from_value(check) {
-            Ok(Some(fc)) => return schema::run_field_check(&fc, ctx),
-            Ok(None) => {}
-            Err(e) => return Finding::skip(format!("the rule's check block is invalid: {e}")),
-        }
+    match &prepared.field_check {
+        Ok(Some(fc)) => return schema::run_field_check(fc, ctx),
+        Ok(None) => {}
+        Err(e) => return Finding::skip(format!("the rule's check block is invalid: {e}")),
     }
     match registry::get(&rule.id) {
         Some(f) => f(rule, ctx),
@@ -343,8 +360,13 @@ pub fn evaluate_rules(
         });
     }
     let rule_refs: Vec<&Rule> = rules.iter().collect();
-    let columns = plan(&inv, &rule_refs, opts);
-    let mut results = Vec::new();
+    let mut columns = plan(&inv, &rule_refs, opts);
+    // Evaluate in the matrix's final order (rules in catalog order, columns sorted), so that
+    // `Matrix::sort` only confirms it.
+    columns.sort_by(|a, b| a.column.cmp(&b.column));
+    let prepared: Vec<PreparedRule> = rules.iter().map(PreparedRule::new).collect();
+    let rbac_index = rbac::RbacIndexes::build(&inv);
+    let mut by_rule: Vec<Vec<RuleResult>> = vec![Vec::new(); prepared.len()];
     for pc in &columns {
         let version = pc
             .crd
@@ -359,8 +381,10 @@ pub fn evaluate_rules(
             version,
             version_name: pc.version_name.clone(),
             opts,
+            rbac: &rbac_index,
         };
-        for rule in rules {
+        for (index, p) in prepared.iter().enumerate() {
+            let rule = p.rule;
             if !rule.applies_to_role(pc.column.role) {
                 continue;
             }
@@ -369,11 +393,11 @@ pub fn evaluate_rules(
             {
                 continue;
             }
-            let mut finding = evaluate_cell(rule, &ctx);
+            let mut finding = evaluate_cell(p, &ctx);
             if !opts.no_waivers {
                 waivers::apply(rule, &ctx, &pc.column, &mut finding);
             }
-            results.push(RuleResult {
+            by_rule[index].push(RuleResult {
                 rule_id: rule.id.clone(),
                 column: pc.column.clone(),
                 level: rule.level_for(pc.column.contract),
@@ -385,6 +409,7 @@ pub fn evaluate_rules(
             });
         }
     }
+    let results: Vec<RuleResult> = by_rule.into_iter().flatten().collect();
     let used: std::collections::BTreeSet<&str> =
         results.iter().map(|r| r.rule_id.as_str()).collect();
     let mut matrix = Matrix {

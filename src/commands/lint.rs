@@ -53,7 +53,7 @@ pub fn lint_matrix(args: &LintArgs, rules: &[Rule]) -> anyhow::Result<Matrix> {
 
 /// Runs `lint` with the embedded catalog and the report writers.
 pub fn run(args: LintArgs) -> anyhow::Result<i32> {
-    let catalog = Catalog::embedded()?;
+    let catalog = Catalog::shared()?;
     let matrix = lint_matrix(&args, catalog.rules())?;
     let tty = std::io::stdout().is_terminal();
     report::write_outputs(&matrix, &args.report, tty)?;

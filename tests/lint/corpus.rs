@@ -36,7 +36,7 @@ fn every_provider_lints_without_tool_error() {
             continue;
         }
         let docs = load(&dir);
-        let m = capi_conformance::checks::evaluate(docs, &Default::default(), &catalog());
+        let m = capi_conformance::checks::evaluate(docs, &Default::default(), catalog());
         assert!(m.is_ok(), "{p}: {:?}", m.err());
     }
 }

@@ -19,8 +19,8 @@ pub fn corpus() -> PathBuf {
     root().join("..").join("shared").join("corpus")
 }
 
-pub fn catalog() -> Catalog {
-    Catalog::embedded().unwrap()
+pub fn catalog() -> &'static Catalog {
+    Catalog::shared().unwrap()
 }
 
 pub fn load(path: &Path) -> Vec<Document> {
@@ -28,7 +28,7 @@ pub fn load(path: &Path) -> Vec<Document> {
 }
 
 pub fn lint_docs(docs: Vec<Document>, opts: &LintOptions) -> Matrix {
-    evaluate(docs, opts, &catalog()).unwrap()
+    evaluate(docs, opts, catalog()).unwrap()
 }
 
 pub fn lint_dir(path: &Path) -> Matrix {
