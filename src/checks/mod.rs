@@ -31,6 +31,9 @@ pub mod subresources;
 pub mod templates;
 pub mod waivers;
 
+#[cfg(test)]
+mod tests;
+
 use crate::cli::ContractSelection;
 use crate::contract::{Contract, FailOn, Role, labels as contract_labels};
 use crate::inventory::{ClassifiedCrd, CrdVersion, Document, InputError, Inventory, Provider};

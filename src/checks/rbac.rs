@@ -327,4 +327,31 @@ mod tests {
         let r = json!({"apiGroups": ["*"], "resources": ["*"], "verbs": ["get"], "resourceNames": ["x"]});
         assert!(!rule_grants(&r, "g", "foos", "get"));
     }
+
+    #[test]
+    fn index_unions_rules_across_roles() {
+        let doc = |name: &str, rules: serde_json::Value| Document {
+            value: json!({"kind": "ClusterRole", "metadata": {"name": name}, "rules": rules}),
+            origin: crate::inventory::Origin::new("r.yaml", 0, 1),
+        };
+        let a = doc(
+            "a",
+            json!([{"apiGroups": ["g"], "resources": ["foos"], "verbs": ["get", "list"]}]),
+        );
+        let b = doc(
+            "b",
+            json!([{"apiGroups": ["g"], "resources": ["foos", "bars/*"], "verbs": ["watch"]},
+            {"apiGroups": ["*"], "resources": ["bazs"], "verbs": ["*"]},
+            {"apiGroups": ["g"], "resources": ["quxs"], "verbs": ["*"], "resourceNames": ["only-one"]}]),
+        );
+        let idx = RbacIndex::build([&a, &b]);
+        assert_eq!(
+            idx.missing("g", "foos", &["get", "list", "watch", "create"]),
+            ["create"]
+        );
+        assert!(idx.missing("g", "bars/finalizers", &["watch"]).is_empty());
+        assert!(idx.missing("other", "bazs", &ALL_VERBS).is_empty());
+        assert_eq!(idx.missing("g", "quxs", &["get"]), ["get"]);
+        assert_eq!(idx.sources("g", "foos"), ["ClusterRole/a", "ClusterRole/b"]);
+    }
 }
