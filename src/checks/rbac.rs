@@ -218,22 +218,31 @@ pub fn rbac_aggregation(_: &Rule, ctx: &CheckCtx) -> Finding {
 }
 
 /// `all/rbac-owner-finalizers` (COND-MUST: the controller sets ownerRefs with
-/// `blockOwnerDeletion: true` pointing at its objects, which needs `update` on
-/// `<plural>/finalizers` under OwnerReferencesPermissionEnforcement). Statically the condition
-/// shows in the roles: when they grant `<plural>/finalizers` for some contract kinds, every
-/// non-template contract kind needs it; when they grant none, the condition cannot be
-/// established and the rule is skipped (the scenarios verify it on a live server).
+/// `blockOwnerDeletion: true`, which under OwnerReferencesPermissionEnforcement needs `update`
+/// on the owner's `<plural>/finalizers`). Statically the condition is known to hold for
+/// BootstrapConfig and ControlPlane kinds: the contract makes their Secrets (bootstrap data,
+/// kubeconfig) carry a controller ownerRef to them, which controller-runtime creates with
+/// `blockOwnerDeletion: true`. Other kinds are left to the scenarios; a provider without such
+/// kinds is skipped.
 pub fn rbac_owner_finalizers(_: &Rule, ctx: &CheckCtx) -> Finding {
     let roles = &ctx.rbac.all;
+    let owners: Vec<_> = ctx
+        .provider
+        .crds
+        .iter()
+        .filter(|c| matches!(c.role, Role::BootstrapConfig | Role::ControlPlane))
+        .collect();
+    if owners.is_empty() {
+        return Finding::skip(
+            "condition not established statically: no BootstrapConfig or ControlPlane kind (whose Secrets carry blockOwnerDeletion ownerRefs); the scenarios check the others",
+        );
+    }
     if roles.roles == 0 {
         return Finding::skip("no ClusterRole or Role among the inputs");
     }
     let mut missing = Vec::new();
     let mut granted = Vec::new();
-    for c in &ctx.provider.crds {
-        if !c.role.is_contract_kind() || c.role.is_template() {
-            continue;
-        }
+    for c in owners {
         let res = format!("{}/finalizers", c.crd.plural);
         if roles.missing(&c.crd.group, &res, &["update"]).is_empty() {
             granted.push(format!("{res}.{}", c.crd.group));
@@ -241,25 +250,13 @@ pub fn rbac_owner_finalizers(_: &Rule, ctx: &CheckCtx) -> Finding {
             missing.push(format!("{res}.{}", c.crd.group));
         }
     }
-    if granted.is_empty() && missing.is_empty() {
-        return Finding::skip("no contract kinds in this provider");
-    }
-    if granted.is_empty() {
-        return Finding::skip(
-            "condition not established statically: the roles grant update on no <plural>/finalizers (needed only when ownerRefs with blockOwnerDeletion point at these objects; the scenarios check it)",
-        );
-    }
     if missing.is_empty() {
         Finding::pass_msg(format!("update granted on {}", granted.join(", ")))
     } else {
         Finding::fail(
-            format!(
-                "the roles grant update on {} but not on {}",
-                granted.join(", "),
-                missing.join(", ")
-            ),
-            vec![crate::report::Evidence::msg(
-                "ownerRefs with blockOwnerDeletion: true need update on the owner's finalizers subresource under OwnerReferencesPermissionEnforcement",
+            format!("no role grants update on {}", missing.join(", ")),
+            vec![Evidence::msg(
+                "the contract's Secrets carry a controller ownerRef (blockOwnerDeletion: true) to these objects; under OwnerReferencesPermissionEnforcement that needs update on <plural>/finalizers",
             )],
         )
     }
