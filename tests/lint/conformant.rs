@@ -120,3 +120,66 @@ fn contract_all_adds_columns_for_both_contracts() {
         .unwrap();
     assert_eq!(r.outcome, Outcome::Fail);
 }
+
+#[test]
+fn lint_writes_every_report_file_in_one_run() {
+    let d = tempfile::tempdir().unwrap();
+    let junit = d.path().join("out/junit.xml");
+    let json = d.path().join("out/result.json");
+    let md = d.path().join("out/summary.md");
+    let dir = fixtures().join("conformant-v1beta1");
+    let (code, stdout, err) = run_bin(
+        &[
+            "lint",
+            dir.to_str().unwrap(),
+            "-o",
+            "table",
+            "--junit",
+            junit.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+            "--markdown",
+            md.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("FooControlPlane"));
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("<testsuite") && xml.contains("all/crd-name"));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(v.is_object());
+    assert!(
+        std::fs::read_to_string(&md)
+            .unwrap()
+            .contains("infrastructure-foo")
+    );
+}
+
+#[test]
+fn a_must_failure_exits_one_and_fail_on_never_exits_zero() {
+    let d = tempfile::tempdir().unwrap();
+    let src = std::fs::read_to_string(
+        fixtures().join("conformant-v1beta2/infrastructure-components.yaml"),
+    )
+    .unwrap();
+    let broken = src.replacen("scope: Namespaced", "scope: Cluster", 1);
+    assert_ne!(src, broken);
+    let f = d.path().join("infrastructure-components.yaml");
+    std::fs::write(&f, broken).unwrap();
+    let (code, _, _) = run_bin(&["lint", f.to_str().unwrap(), "-o", "json"], None);
+    assert_eq!(code, 1);
+    let (code, _, _) = run_bin(
+        &[
+            "lint",
+            f.to_str().unwrap(),
+            "-o",
+            "json",
+            "--fail-on",
+            "never",
+        ],
+        None,
+    );
+    assert_eq!(code, 0);
+}
