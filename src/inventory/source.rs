@@ -194,10 +194,15 @@ fn split_documents(text: &str) -> Vec<(usize, &str)> {
     let mut offset = 0usize;
     for (i, line) in text.split_inclusive('\n').enumerate() {
         let trimmed = line.trim_end();
-        if trimmed == "---" || trimmed.starts_with("--- ") || trimmed == "..." {
+        if trimmed == "---" || trimmed == "..." {
             docs.push((start_line, &text[start..offset]));
             start = offset + line.len();
             start_line = i + 2;
+        } else if trimmed.starts_with("--- ") {
+            // `--- <content>`: the document starts on this line, after the marker.
+            docs.push((start_line, &text[start..offset]));
+            start = offset + 4;
+            start_line = i + 1;
         }
         offset += line.len();
     }
@@ -243,9 +248,36 @@ fn parse_json(text: &str, origin: Origin) -> Result<Document, InputError> {
 fn parse_yaml_doc(doc: &str, origin: Origin) -> Result<Document, InputError> {
     let value: Value = serde_saphyr::from_str(doc).map_err(|e| InputError::InvalidSyntax {
         origin: origin.clone(),
-        message: format!("invalid YAML: {}", one_line(&e.to_string())),
+        message: yaml_error(&e, origin.line),
     })?;
     document(value, origin)
+}
+
+/// One-line YAML error with the position made absolute (file line, not document line).
+fn yaml_error(e: &serde_saphyr::Error, doc_line: usize) -> String {
+    let text = one_line(&e.without_snippet().to_string());
+    let text = text.strip_prefix("error: ").unwrap_or(&text);
+    match e.location() {
+        Some(loc) if loc.line() > 0 => {
+            let line = doc_line as u64 + loc.line() - 1;
+            // Drop the document-relative "line N column M: " prefix the parser adds.
+            let detail = text
+                .split_once(": ")
+                .filter(|(head, _)| head.starts_with("line "))
+                .map(|(_, rest)| rest)
+                .unwrap_or(text);
+            // …and the relative " at line N, column M" suffix.
+            let detail = match detail.rsplit_once(" at line ") {
+                Some((head, tail)) if tail.contains(", column ") => head,
+                _ => detail,
+            };
+            format!(
+                "invalid YAML at line {line}, column {}: {detail}",
+                loc.column()
+            )
+        }
+        _ => format!("invalid YAML: {text}"),
+    }
 }
 
 fn document(value: Value, origin: Origin) -> Result<Document, InputError> {
@@ -312,6 +344,16 @@ mod tests {
         assert_eq!(second.origin.index, 2);
         assert_eq!(second.origin.line, 5);
         assert_eq!(second.value["b"], 2);
+    }
+
+    #[test]
+    fn content_after_the_document_marker_is_kept() {
+        let docs = parse_text("x.yaml", "--- # first\na: 1\n--- {b: 2}\n");
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[0].as_ref().unwrap().value["a"], 1);
+        let second = docs[1].as_ref().unwrap();
+        assert_eq!(second.value["b"], 2);
+        assert_eq!(second.origin.line, 3);
     }
 
     #[test]

@@ -52,7 +52,7 @@ fn invalid_yaml_names_file_document_and_line() {
     let f = write(&d, "a.yaml", &format!("{GOOD_CRD}---\nkind: [unclosed\n"));
     expect_error(
         &["lint", &f],
-        &format!("{f}: document 1 (line 20): invalid YAML"),
+        &format!("{f}: document 1 (line 20): invalid YAML at line 20, column 7: unclosed bracket"),
     );
 }
 
