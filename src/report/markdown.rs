@@ -10,6 +10,7 @@
 
 use super::RenderOptions;
 use super::layout;
+use super::migration::Migration;
 use super::model::{Matrix, Outcome, RuleResult, Verdict};
 use super::text;
 use std::collections::BTreeMap;
@@ -148,6 +149,13 @@ fn render_with(m: &Matrix, opts: &RenderOptions, detail: Detail) -> String {
         matrices(m, opts, detail == Detail::NonPassRows, &mut out);
     }
     failures(m, detail == Detail::Brief, &mut out);
+    if let Some(to) = opts.migration {
+        migration(
+            &super::migration::migration(m, to),
+            detail == Detail::Brief,
+            &mut out,
+        );
+    }
     problems(m, &mut out);
     reasons(m, &mut out);
     scenarios(m, &mut out);
@@ -308,6 +316,57 @@ fn failures(m: &Matrix, brief: bool, out: &mut String) {
                 "  - Contract: <{}>",
                 rule.doc.replace(['<', '>', ' '], "")
             );
+        }
+    }
+}
+
+fn migration(mig: &Migration, brief: bool, out: &mut String) {
+    let _ = writeln!(
+        out,
+        "\n#### Migration to {} ({} change(s) in {} kind(s))\n",
+        code(mig.to.as_str()),
+        mig.changes(),
+        mig.kinds.len()
+    );
+    if mig.kinds.is_empty() {
+        let _ = writeln!(out, "No kind is on an older contract.");
+    }
+    for k in &mig.kinds {
+        let from: Vec<&str> = k.from.iter().map(|c| c.as_str()).collect();
+        let head = format!(
+            "- **{}** (from {})",
+            code(&format!("{}/{}", k.provider, k.kind)),
+            esc(&from.join(", "))
+        );
+        if !k.checked {
+            let _ = writeln!(
+                out,
+                "{head}: not checked under {} (run with `--contract all`)",
+                code(mig.to.as_str())
+            );
+            continue;
+        }
+        if k.items.is_empty() {
+            let _ = writeln!(out, "{head}: nothing to change");
+            continue;
+        }
+        let _ = writeln!(out, "{head}: {} change(s)", k.items.len());
+        for i in &k.items {
+            let before = i.from_outcome.map_or("not checked", |o| o.as_str());
+            let _ = writeln!(
+                out,
+                "  - {} {} ({}) {} — before: {before}{}",
+                symbol(i.to_outcome),
+                code(&i.rule_id),
+                esc(&i.level),
+                esc(&i.title),
+                i.reason
+                    .as_deref()
+                    .map_or_else(String::new, |r| format!("; now: {}", esc(r)))
+            );
+            if !brief && !i.remediation.is_empty() {
+                let _ = writeln!(out, "    - Fix: {}", esc(&i.remediation));
+            }
         }
     }
 }

@@ -4,6 +4,7 @@
 
 use super::RenderOptions;
 use super::layout::{self, Chunk};
+use super::migration::Migration;
 use super::model::{Column, Matrix, Outcome};
 use super::text;
 use comfy_table::{
@@ -59,6 +60,9 @@ pub(crate) fn render(m: &Matrix, opts: &RenderOptions) -> String {
     reasons(m, &mut out);
     problems(m, &mut out);
     scenarios(m, opts, &mut out);
+    if let Some(to) = opts.migration {
+        migration(&super::migration::migration(m, to), total, &mut out);
+    }
     let _ = writeln!(out, "\nSummary: {}", text::summary_line(m));
     out
 }
@@ -260,7 +264,7 @@ fn scenarios(m: &Matrix, opts: &RenderOptions, out: &mut String) {
                 .and_then(|b| b.steps.iter().find(|s| s.name == step.name));
             t.add_row(vec![
                 Cell::new(&p.target.scenario),
-                Cell::new(text::column_id(&p.target.column)),
+                Cell::new(p.target.column.id()),
                 Cell::new(&step.name),
                 outcome_cell(Some(step.outcome), opts.color),
                 Cell::new(text::ms(step.duration_ms)).set_alignment(CellAlignment::Right),
@@ -271,4 +275,54 @@ fn scenarios(m: &Matrix, opts: &RenderOptions, out: &mut String) {
     }
     out.push_str(&t.to_string());
     out.push('\n');
+}
+
+fn migration(mig: &Migration, width: usize, out: &mut String) {
+    let _ = writeln!(
+        out,
+        "\nMigration to {} ({} change(s) in {} kind(s))",
+        mig.to,
+        mig.changes(),
+        mig.kinds.len()
+    );
+    if mig.kinds.is_empty() {
+        let _ = writeln!(out, "  no kind is on an older contract");
+    }
+    for k in &mig.kinds {
+        let from: Vec<&str> = k.from.iter().map(|c| c.as_str()).collect();
+        let head = format!("  {}/{} (from {})", k.provider, k.kind, from.join(", "));
+        if !k.checked {
+            let _ = writeln!(
+                out,
+                "{head}: not checked under {} (run with --contract all)",
+                mig.to
+            );
+            continue;
+        }
+        if k.items.is_empty() {
+            let _ = writeln!(out, "{head}: nothing to change");
+            continue;
+        }
+        let _ = writeln!(out, "{head}: {} change(s)", k.items.len());
+        for i in &k.items {
+            let before = i
+                .from_outcome
+                .map_or_else(|| "not checked".to_string(), |o| o.as_str().to_string());
+            let _ = writeln!(
+                out,
+                "    {} {} [{}] {} (before: {before})",
+                text::cell_label(i.to_outcome),
+                i.rule_id,
+                i.level,
+                i.title
+            );
+            const INDENT: &str = "           ";
+            if let Some(reason) = &i.reason {
+                out.push_str(&text::wrap("         why: ", INDENT, reason, width));
+            }
+            if !i.remediation.is_empty() {
+                out.push_str(&text::wrap("         fix: ", INDENT, &i.remediation, width));
+            }
+        }
+    }
 }

@@ -1,7 +1,7 @@
 //! Wording shared by the human-readable writers: cell labels, evidence lines, grouped reasons,
 //! the summary line and the pairing of provider and baseline scenario records.
 
-use super::model::{Column, Evidence, Matrix, Outcome, RuleResult, ScenarioRecord, Verdict};
+use super::model::{Evidence, Matrix, Outcome, RuleResult, ScenarioRecord, Verdict};
 use std::collections::BTreeMap;
 
 /// Cell text in the table and Markdown matrices.
@@ -172,11 +172,6 @@ pub(crate) fn scenario_pairs(m: &Matrix) -> Vec<ScenarioPair<'_>> {
 /// `12 ms`, or `-` when not measured.
 pub(crate) fn ms(d: Option<u64>) -> String {
     d.map_or_else(|| "-".to_string(), |d| format!("{d} ms"))
-}
-
-/// Column id as shown in lists.
-pub(crate) fn column_id(c: &Column) -> String {
-    c.id()
 }
 
 /// Word-wraps `text` to `width` characters: the first line starts with `first`, the others
