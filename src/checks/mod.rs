@@ -48,6 +48,9 @@ pub use waivers::{ConfigFile, ConfigWaiver};
 #[derive(Debug, Clone)]
 pub struct LintOptions {
     pub contract: ContractSelection,
+    /// With `--migration <contract>`: also check every CRD under this contract (beside what
+    /// its labels declare), so the migration report has the target columns.
+    pub also_contract: Option<Contract>,
     pub fail_on: FailOn,
     /// `--role Kind=Role` and config overrides (command line wins).
     pub roles: BTreeMap<String, Role>,
@@ -69,6 +72,7 @@ impl Default for LintOptions {
     fn default() -> Self {
         LintOptions {
             contract: ContractSelection::Declared,
+            also_contract: None,
             fail_on: FailOn::default(),
             roles: BTreeMap::new(),
             waivers: Vec::new(),
@@ -268,6 +272,16 @@ fn plan<'a>(inv: &'a Inventory, rules: &[&Rule], opts: &LintOptions) -> Vec<Plan
                             provider,
                             crd: Some(crd),
                             version_name: Some(d.version.clone()),
+                        });
+                    }
+                    if let Some(extra) = opts.also_contract
+                        && !crd.declared.iter().any(|d| d.contract == extra)
+                    {
+                        out.push(PlannedColumn {
+                            column: column(Some(extra)),
+                            provider,
+                            crd: Some(crd),
+                            version_name: forced_version(crd, extra),
                         });
                     }
                 }

@@ -29,6 +29,12 @@ pub fn options(args: &LintArgs) -> anyhow::Result<LintOptions> {
         started_at: jiff::Timestamp::now(),
         ..LintOptions::default()
     };
+    if let Some(m) = &r.migration {
+        opts.also_contract = Some(
+            crate::contract::Contract::parse(m)
+                .with_context(|| format!("--migration {m}: expected v1beta1 or v1beta2"))?,
+        );
+    }
     if let Some(path) = &r.config {
         let cfg = ConfigFile::load(path)?;
         opts.roles = cfg.role_overrides()?;

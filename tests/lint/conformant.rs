@@ -183,3 +183,43 @@ fn a_must_failure_exits_one_and_fail_on_never_exits_zero() {
     );
     assert_eq!(code, 0);
 }
+
+#[test]
+fn migration_adds_the_target_contract_columns() {
+    let dir = fixtures().join("conformant-v1beta1");
+    let (code, out, err) = run_bin(
+        &[
+            "lint",
+            dir.to_str().unwrap(),
+            "--migration",
+            "v1beta2",
+            "-o",
+            "json",
+        ],
+        None,
+    );
+    // The v1beta1 provider does not meet v1beta2 (e.g. status.initialization.provisioned).
+    assert_eq!(code, 1, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let cell = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| {
+            r["rule_id"] == "infra-machine/provisioned"
+                && r["column"] == "infrastructure-foo/FooMachine@v1beta2"
+        })
+        .expect("a v1beta2 column for the v1beta1 kind");
+    assert_eq!(cell["outcome"], "fail");
+    // The declared contract still passes.
+    let b1 = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| {
+            r["rule_id"] == "infra-machine/provisioned"
+                && r["column"] == "infrastructure-foo/FooMachine@v1beta1"
+        })
+        .unwrap();
+    assert_eq!(b1["outcome"], "pass");
+}
