@@ -220,21 +220,46 @@ fn is_blank(doc: &str) -> bool {
 /// Parses one file's text (JSON or multi-document YAML) into documents. Empty documents
 /// (only comments or whitespace) are dropped but still count for the index.
 pub fn parse_text(file: &str, text: &str) -> Vec<Result<Document, InputError>> {
-    let trimmed = text.trim_start();
-    if file.ends_with(".json") || trimmed.starts_with('{') {
+    if file.ends_with(".json") {
         let origin = Origin::new(file, 0, 1);
         return vec![parse_json(text, origin)];
     }
-    let mut out = Vec::new();
-    for (index, (line, doc)) in split_documents(text).into_iter().enumerate() {
-        if is_blank(doc) {
-            continue;
-        }
-        let origin = Origin::new(file, index, line);
-        out.push(parse_yaml_doc(doc, origin));
+    // YAML (a superset of JSON, so `-` and extension-less JSON work too).
+    let docs: Vec<(usize, usize, &str)> = split_documents(text)
+        .into_iter()
+        .enumerate()
+        .filter(|(_, (_, doc))| !is_blank(doc))
+        .map(|(index, (line, doc))| (index, line, doc))
+        .collect();
+    let parse = |&(index, line, doc): &(usize, usize, &str)| {
+        parse_yaml_doc(doc, Origin::new(file, index, line))
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if threads < 2 || docs.len() < 16 || text.len() < PARALLEL_BYTES {
+        return docs.iter().map(parse).collect();
     }
-    out
+    // Large streams: parse documents on every core, keeping their order.
+    let chunk = docs.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = docs
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(parse).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| match h.join() {
+                Ok(v) => v,
+                Err(_) => vec![Err(InputError::Unreadable {
+                    file: file.to_string(),
+                    message: "internal error while parsing".into(),
+                })],
+            })
+            .collect()
+    })
 }
+
+/// Streams at least this large are parsed on several threads.
+const PARALLEL_BYTES: usize = 512 * 1024;
 
 fn parse_json(text: &str, origin: Origin) -> Result<Document, InputError> {
     let value: Value = serde_json::from_str(text).map_err(|e| InputError::InvalidSyntax {
