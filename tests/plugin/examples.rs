@@ -380,3 +380,96 @@ fn command_extraction_finds_commands_and_rejects_unknown_flags() {
         assert!(commands[0].matches().is_err(), "{bad} must not parse");
     }
 }
+
+/// A provider repository for the recipes' `lint config/`: the conformant fixture as `config/`
+/// (optionally broken by `edit`), with `reports/` made as the recipes' `mkdir -p reports` does.
+fn provider_repo(edit: impl Fn(&str) -> String) -> Option<tempfile::TempDir> {
+    let fixture = repo_root().join("fixtures/conformant-v1beta2");
+    let entries = std::fs::read_dir(&fixture).ok()?;
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(repo.path().join("config")).unwrap();
+    std::fs::create_dir_all(repo.path().join("reports")).unwrap();
+    for entry in entries.flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        let target = repo.path().join("config").join(entry.file_name());
+        std::fs::write(target, edit(&text)).unwrap();
+    }
+    Some(repo)
+}
+
+/// Every `lint` command of both recipes, as argv.
+fn recipe_lint_commands() -> Vec<ToolCommand> {
+    let mut commands = Vec::new();
+    let github = load("github-actions.yml");
+    for job in github["jobs"].as_object().unwrap().values() {
+        for step in github_steps(job) {
+            commands.extend(str_of(step, "run").map(tool_commands).unwrap_or_default());
+        }
+    }
+    let gitlab = load("gitlab-ci.yml");
+    for job in gitlab.as_object().unwrap().values() {
+        if let Some(lines) = job.get("script").and_then(Value::as_array) {
+            commands.extend(
+                lines
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .flat_map(tool_commands),
+            );
+        }
+    }
+    commands.retain(|c| c.subcommand() == "lint");
+    assert_eq!(commands.len(), 2, "one lint per recipe");
+    commands
+}
+
+fn run_in(repo: &std::path::Path, command: &ToolCommand) -> std::process::Output {
+    std::process::Command::new(crate::support::tool_bin())
+        .args(&command.argv[1..])
+        .current_dir(repo)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn recipe_lint_gates_a_provider_repository() {
+    let test = "recipe_lint_gates_a_provider_repository";
+    for command in recipe_lint_commands() {
+        let Some(good) = provider_repo(str::to_string) else {
+            eprintln!("skip {test}: no fixtures/conformant-v1beta2 yet");
+            return;
+        };
+        let output = run_in(good.path(), &command);
+        if crate::support::not_built(&output) {
+            eprintln!("skip {test}: `lint` is not on main yet");
+            return;
+        }
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{:?}: {}",
+            command.argv,
+            crate::support::stderr(&output)
+        );
+        let junit = good.path().join(command.path_arg("junit").unwrap());
+        let junit = std::fs::read_to_string(junit).unwrap();
+        assert!(junit.contains("<testsuite"), "{junit}");
+        assert!(!junit.contains("<failure"));
+        let summary = good.path().join(command.path_arg("markdown").unwrap());
+        assert!(std::fs::read_to_string(summary).unwrap().contains("PASS"));
+
+        // One MUST broken (a namespaced kind made cluster-scoped): the job must fail.
+        let bad =
+            provider_repo(|text| text.replacen("scope: Namespaced", "scope: Cluster", 1)).unwrap();
+        let output = run_in(bad.path(), &command);
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{:?} must fail the job",
+            command.argv
+        );
+        let junit = bad.path().join(command.path_arg("junit").unwrap());
+        assert!(std::fs::read_to_string(junit).unwrap().contains("<failure"));
+        let summary = bad.path().join(command.path_arg("markdown").unwrap());
+        assert!(std::fs::read_to_string(summary).unwrap().contains("FAIL"));
+    }
+}
