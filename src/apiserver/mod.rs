@@ -39,31 +39,20 @@ pub use server::{EmbeddedServer, Listener, ServerOptions};
 
 use serde_json::{Value, json};
 
-/// Protobuf request bodies (kubectl ≥1.32): the seam for [`protobuf`].
-fn protobuf_body(body: &[u8], kind: &str) -> Result<Value, ApiError> {
-    let _ = body;
-    Err(ApiError::unsupported_media_type(
-        "application/vnd.kubernetes.protobuf",
-        &["application/json", "application/yaml"],
-    )
-    .with_details(json!({"kind": kind})))
+/// Protobuf request bodies (kubectl ≥1.32), decoded by [`protobuf`].
+fn protobuf_body(body: &[u8], api_version: &str, kind: &str) -> Result<Value, ApiError> {
+    protobuf::decode_with_default(body, Some((api_version, kind))).map_err(|e| match e {
+        protobuf::ProtoError::UnsupportedKind { .. } => ApiError::unsupported_media_type(
+            "application/vnd.kubernetes.protobuf",
+            &["application/json", "application/yaml"],
+        ),
+        other => ApiError::bad_request(format!("couldn't decode protobuf body: {other}")),
+    })
 }
 
-/// Strategic merge patch for built-ins: the seam for [`smp`].
+/// Strategic merge patch for built-ins, by [`smp`].
 fn smp_patch(original: &Value, patch: &Value, kind: &str) -> Result<Value, ApiError> {
-    let _ = kind;
-    fn strip(v: &Value) -> Value {
-        match v {
-            Value::Object(m) => Value::Object(
-                m.iter()
-                    .filter(|(k, _)| !k.starts_with('$'))
-                    .map(|(k, v)| (k.clone(), strip(v)))
-                    .collect(),
-            ),
-            other => other.clone(),
-        }
-    }
-    patch::merge(original, &strip(patch))
+    smp::apply(original, patch, kind).map_err(|e| ApiError::bad_request(e.to_string()))
 }
 
 /// SubjectAccessReview status: the seam for [`rbac`].

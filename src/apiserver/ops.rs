@@ -178,20 +178,20 @@ fn admit(
     validation: FieldValidation,
 ) -> Result<(Value, Vec<String>), ApiError> {
     if !t.rt.custom {
+        let is_ns = t.rt.group.is_empty() && t.rt.resource == "namespaces";
+        let causes = admission::validate_builtin_meta(&obj, t.rt.namespaced, is_ns);
+        if !causes.is_empty() {
+            return Err(invalid(t, name, causes));
+        }
         return Ok((obj, Vec::new()));
     }
     let schema = t.rt.version(&t.version).and_then(|v| v.schema.as_ref());
-    match admission::admit_custom(obj, schema, validation) {
+    match admission::admit_custom(obj, schema, t.rt.namespaced, validation) {
         Ok(a) => Ok((a.object, a.warnings)),
         Err(AdmitError::Invalid(causes)) => Err(invalid(t, name, causes)),
-        Err(AdmitError::Strict(fields)) => Err(ApiError::bad_request(format!(
-            "strict decoding error: {}",
-            fields
-                .iter()
-                .map(|f| format!("unknown field \"{f}\""))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))),
+        Err(AdmitError::Strict(fields)) => Err(ApiError::bad_request(
+            super::schema::strict_error_message(&fields).unwrap_or_default(),
+        )),
     }
 }
 
