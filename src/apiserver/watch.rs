@@ -145,7 +145,9 @@ pub fn start(
         .map(Duration::from_secs)
         .unwrap_or(DEFAULT_TIMEOUT);
     let drop_after = server.faults().drop_watch_after();
+    let dropping = drop_after.is_some_and(|d| d < timeout);
     let deadline = tokio::time::Instant::now() + drop_after.map_or(timeout, |d| d.min(timeout));
+    let faults_server = server.clone();
     let bookmark_every = server.options().bookmark_interval;
 
     // Snapshot + subscription under one lock: no gap, no duplicate.
@@ -168,7 +170,7 @@ pub fn start(
                 }
             }
             Some(from) => {
-                let expired = server.faults().expire_watch() && from < current;
+                let expired = server.faults().take_watch_expiry();
                 match store.events_since(from) {
                     Ok(events) if !expired => {
                         for ev in events {
@@ -200,7 +202,12 @@ pub fn start(
         ticker.tick().await;
         loop {
             tokio::select! {
-                _ = tokio::time::sleep_until(deadline) => break,
+                _ = tokio::time::sleep_until(deadline) => {
+                    if dropping {
+                        faults_server.faults().record_drop();
+                    }
+                    break;
+                }
                 _ = ticker.tick(), if bookmarks => {
                     yield Ok(render.bookmark(last_rv, false));
                 }
