@@ -25,6 +25,7 @@ pub mod server;
 pub mod ssa;
 pub mod store;
 pub mod table;
+pub mod tls;
 pub mod watch;
 
 pub mod protobuf;

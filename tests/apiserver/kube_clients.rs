@@ -131,7 +131,7 @@ async fn tcp_listener_requires_the_token_and_loopback() {
     let server = EmbeddedServer::new(ServerOptions::default());
     assert!(server.listen("0.0.0.0:0".parse().unwrap()).await.is_err());
     let listener = server.listen("127.0.0.1:0".parse().unwrap()).await.unwrap();
-    let mut config = kube::Config::new(listener.url.parse().unwrap());
+    let mut config = listener.config().unwrap();
     config.auth_info.token = Some("wrong".to_string().into());
     let bad = Client::try_from(config).unwrap();
     let nss: Api<Namespace> = Api::all(bad);
