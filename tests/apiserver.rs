@@ -14,6 +14,8 @@ mod discovery;
 mod kube_clients;
 #[path = "apiserver/patches.rs"]
 mod patches;
+#[path = "apiserver/rbac.rs"]
+mod rbac;
 #[path = "apiserver/schema.rs"]
 mod schema;
 #[path = "apiserver/status.rs"]

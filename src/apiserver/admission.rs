@@ -47,6 +47,7 @@ pub struct Admitted {
 /// validation). `Err(Invalid)` is a 422, `Err(Strict)` a 400 for unknown fields.
 pub fn admit_custom(
     object: Value,
+    old: Option<&Value>,
     schema: Option<&Value>,
     namespaced: bool,
     validation: FieldValidation,
@@ -57,14 +58,14 @@ pub fn admit_custom(
             warnings: Vec::new(),
         });
     };
-    let result = schema::process(
-        object,
-        schema,
-        &PipelineOptions {
-            validate_metadata: Some(namespaced),
-            ..PipelineOptions::default()
-        },
-    );
+    let opts = PipelineOptions {
+        validate_metadata: Some(namespaced),
+        ..PipelineOptions::default()
+    };
+    let result = match old {
+        Some(old) => schema::process_update(object, old, schema, &opts),
+        None => schema::process(object, schema, &opts),
+    };
     if validation == FieldValidation::Strict && !result.unknown_fields.is_empty() {
         return Err(AdmitError::Strict(result.unknown_fields));
     }
@@ -84,18 +85,22 @@ pub fn admit_custom(
     })
 }
 
-/// ObjectMeta validation for built-in kinds.
-pub fn validate_builtin_meta(
-    obj: &Value,
+/// ObjectMeta and content validation for built-in kinds (create when `old` is `None`).
+pub fn validate_builtin(
+    obj: &mut Value,
+    old: Option<&Value>,
+    kind: &str,
     namespaced: bool,
-    is_namespace: bool,
 ) -> Vec<StatusCause> {
+    if matches!(kind, "RoleBinding" | "ClusterRoleBinding") {
+        schema::default_rbac_subjects(obj);
+    }
     let meta = obj.get("metadata").cloned().unwrap_or(Value::Null);
-    let causes = if is_namespace {
-        schema::validate_namespace_meta(&meta)
-    } else {
-        schema::validate_object_meta(&meta, namespaced)
-    };
+    let mut causes = schema::validate_object_meta_for_kind(&meta, namespaced, kind);
+    causes.extend(match old {
+        Some(old) => schema::validate_builtin_update(kind, obj, old),
+        None => schema::validate_builtin(kind, obj),
+    });
     causes.into_iter().map(StatusCause::from).collect()
 }
 

@@ -58,6 +58,29 @@ fn smp_patch(original: &Value, patch: &Value, kind: &str) -> Result<Value, ApiEr
 
 /// SubjectAccessReview status: the seam for [`rbac`].
 fn authorize_review(store: &store::Store, spec: &Value) -> Value {
-    let _ = (store, spec);
-    json!({"allowed": false, "reason": "RBAC authorizer not available"})
+    let rbac_objects = [
+        "roles",
+        "clusterroles",
+        "rolebindings",
+        "clusterrolebindings",
+    ]
+    .into_iter()
+    .flat_map(|r| store.objects_of("rbac.authorization.k8s.io", r, None));
+    let snapshot = rbac::RbacSnapshot::from_objects(rbac_objects);
+    let user = spec.get("user").and_then(Value::as_str).unwrap_or_default();
+    let groups: Vec<&str> = spec
+        .get("groups")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let decision = rbac::authorize(
+        &snapshot,
+        &rbac::UserInfo::from_name(user, &groups),
+        &rbac::Attributes::from_review_spec(spec),
+    );
+    let mut status = json!({"allowed": decision.allowed});
+    if !decision.reason.is_empty() {
+        status["reason"] = json!(decision.reason);
+    }
+    status
 }
