@@ -10,6 +10,8 @@ mod crd;
 mod deletion;
 #[path = "apiserver/discovery.rs"]
 mod discovery;
+#[path = "apiserver/extras.rs"]
+mod extras;
 #[path = "apiserver/kube_clients.rs"]
 mod kube_clients;
 #[path = "apiserver/patches.rs"]

@@ -418,6 +418,8 @@ fn resource(
             drop(store);
             if table::wants_table(accept) {
                 json_response(200, &table::list_table(&t, &list))
+            } else if table::wants_metadata(accept) {
+                json_response(200, &table::partial_list(&list))
             } else {
                 json_response(200, &list)
             }
@@ -433,6 +435,8 @@ fn resource(
             };
             if table::wants_table(accept) && t.subresource.is_none() {
                 json_response(200, &table::object_table(&t, &out))
+            } else if table::wants_metadata(accept) && t.subresource.is_none() {
+                json_response(200, &table::partial(&out))
             } else {
                 json_response(200, &out)
             }

@@ -120,6 +120,11 @@ impl EmbeddedServer {
         self.lock().rv
     }
 
+    /// Live event subscribers (open watch streams plus the controllers).
+    pub fn subscribers(&self) -> usize {
+        self.lock().subscribers()
+    }
+
     /// Number of stored objects.
     pub fn object_count(&self) -> usize {
         self.lock().objects.len()

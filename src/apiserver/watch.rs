@@ -28,6 +28,7 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
 struct Render {
     target: Target,
     table: bool,
+    metadata: bool,
 }
 
 impl Render {
@@ -38,6 +39,8 @@ impl Render {
             let presented = ops::present(&self.target.rt, &self.target.version, obj);
             if self.table {
                 table::object_table(&self.target, &presented)
+            } else if self.metadata {
+                table::partial(&presented)
             } else {
                 presented
             }
@@ -126,6 +129,7 @@ pub fn start(
     let render = Render {
         target: t.clone(),
         table: table::wants_table(accept),
+        metadata: table::wants_metadata(accept),
     };
     let rv = match parse_rv(q.get("resourceVersion")) {
         Ok(rv) => rv,

@@ -92,6 +92,8 @@ async fn dynamic_crud(client: Client) {
     let list = api.list(&ListParams::default()).await.unwrap();
     assert_eq!(list.items.len(), 1);
     assert!(list.metadata.resource_version.is_some());
+    let metas = api.list_metadata(&ListParams::default()).await.unwrap();
+    assert_eq!(metas.items[0].metadata.name.as_deref(), Some("d1"));
     let deleted = api.delete("d1", &DeleteParams::default()).await.unwrap();
     assert!(deleted.is_right(), "immediate delete returns a Status");
     // Typed built-ins and discovery.
