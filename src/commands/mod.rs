@@ -2,7 +2,8 @@
 
 use crate::cli::{Cli, Command};
 
-mod mock_provider;
+pub mod mock_provider;
+pub mod serve;
 
 /// Runs the parsed command line and returns the exit code (errors are mapped by `main`).
 pub async fn run(cli: Cli) -> anyhow::Result<i32> {
@@ -11,7 +12,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Check(_) => not_built("check"),
         Command::Rules(_) => not_built("rules"),
         Command::Explain(_) => not_built("explain"),
-        Command::Serve(_) => not_built("serve"),
+        Command::Serve(args) => serve::run(args).await,
         Command::MockProvider(cmd) => mock_provider::run(cmd).await,
         Command::Cleanup(_) => not_built("cleanup"),
         Command::Rbac(_) => not_built("rbac"),
