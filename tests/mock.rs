@@ -2,5 +2,7 @@
 //! reconcilers per role × contract and per fault.
 
 mod mock {
+    pub mod harness;
+    pub mod infra_cluster;
     pub mod manifests;
 }
