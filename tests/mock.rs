@@ -4,5 +4,6 @@
 mod mock {
     pub mod harness;
     pub mod infra_cluster;
+    pub mod infra_machine;
     pub mod manifests;
 }

@@ -224,3 +224,38 @@ pub fn provisioned_path(contract: Contract) -> &'static str {
         Contract::V1Beta2 => "status.initialization.provisioned",
     }
 }
+
+/// all/pause: with the Cluster paused (then with the object's annotation), a wiped status is not
+/// restored (b2: Paused=True is written); after unpausing it is.
+pub async fn assert_pause_honoured(
+    env: &Env,
+    kind: MockKind,
+    contract: Contract,
+    name: &str,
+    cluster: &str,
+    wipe: Value,
+    restored: impl Fn(&DynamicObject) -> bool,
+) {
+    let api = env.mock_api(kind, contract);
+    for trigger in ["cluster", "annotation"] {
+        match trigger {
+            "cluster" => env.patch_core("Cluster", cluster, json!({"spec": {"paused": true}})).await,
+            _ => env.patch_mock(kind, contract, name, json!({"metadata": {"annotations": {"cluster.x-k8s.io/paused": ""}}})).await,
+        }
+        if contract == Contract::V1Beta2 {
+            wait_for(&api, name, "Paused=True", |o| condition(o, "Paused").is_some_and(|c| c["status"] == "True" && c["reason"] == "Paused")).await;
+        } else {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        api.patch_status(name, &PatchParams::default(), &Patch::Merge(&json!({"status": wipe}))).await.unwrap();
+        stays(&api, name, &format!("no progress while paused by {trigger}"), |o| !restored(o)).await;
+        match trigger {
+            "cluster" => env.patch_core("Cluster", cluster, json!({"spec": {"paused": false}})).await,
+            _ => env.patch_mock(kind, contract, name, json!({"metadata": {"annotations": {"cluster.x-k8s.io/paused": null}}})).await,
+        }
+        wait_for(&api, name, &format!("progress after unpausing ({trigger})"), &restored).await;
+        if contract == Contract::V1Beta2 {
+            wait_for(&api, name, "Paused=False", |o| condition(o, "Paused").is_some_and(|c| c["status"] == "False" && c["reason"] == "NotPaused")).await;
+        }
+    }
+}

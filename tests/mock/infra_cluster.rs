@@ -34,10 +34,28 @@ async fn healthy(contract: Contract) {
             assert!(at(&ready, "status.ready").is_none());
         }
     }
-    // 3. delete: finalizer removed, object gone, infrastructure released.
+    // 3. pause by Cluster.spec.paused, then by annotation.
+    let wipe = match contract {
+        Contract::V1Beta1 => json!({"ready": false}),
+        Contract::V1Beta2 => json!({"initialization": {"provisioned": false}}),
+    };
+    let path = provisioned_path(contract);
+    assert_pause_honoured(&env, MOCK_CLUSTER, contract, "ic", "c1", wipe, |o| flag(o, path)).await;
+    // 4. delete: finalizer removed, object gone, infrastructure released.
     env.delete_mock(MOCK_CLUSTER, contract, "ic").await;
     wait_gone(&api, "ic").await;
     assert!(env.mock.as_ref().unwrap().infra().is_empty());
+    env.stop().await;
+}
+
+#[tokio::test]
+async fn infra_cluster_externally_managed_is_left_alone() {
+    let env = with_mock("").await;
+    let cluster = env.cluster("c1", false).await;
+    let api = env.mock_api(MOCK_CLUSTER, Contract::V1Beta2);
+    env.create_mock(MOCK_CLUSTER, Contract::V1Beta2, "ic2", json!({"cluster.x-k8s.io/managed-by": "ext"}), json!({})).await;
+    env.own(MOCK_CLUSTER, Contract::V1Beta2, "ic2", &cluster, "c1").await;
+    stays(&api, "ic2", "untouched", |o| !has_finalizer(o) && at(o, "status").is_none()).await;
     env.stop().await;
 }
 
