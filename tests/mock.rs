@@ -2,8 +2,12 @@
 //! reconcilers per role × contract and per fault.
 
 mod mock {
+    pub mod bootstrap;
+    pub mod control_plane;
     pub mod harness;
     pub mod infra_cluster;
     pub mod infra_machine;
+    pub mod machine_pool;
     pub mod manifests;
+    pub mod process;
 }

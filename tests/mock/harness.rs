@@ -33,7 +33,11 @@ pub async fn server_only() -> Env {
     docs.push(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}));
     server.apply_documents(docs).await.unwrap();
     let client = server.client();
-    Env { server, client, mock: None }
+    Env {
+        server,
+        client,
+        mock: None,
+    }
 }
 
 /// A server with the mock running in-process (provider-wide faults from `faults`).
@@ -57,7 +61,11 @@ impl Env {
     pub fn core(&self, kind: &str) -> Api<DynamicObject> {
         let plural = format!("{}s", kind.to_lowercase());
         let gvk = GroupVersionKind::gvk("cluster.x-k8s.io", "v1beta2", kind);
-        Api::namespaced_with(self.client.clone(), NS, &ApiResource::from_gvk_with_plural(&gvk, &plural))
+        Api::namespaced_with(
+            self.client.clone(),
+            NS,
+            &ApiResource::from_gvk_with_plural(&gvk, &plural),
+        )
     }
 
     pub fn mock_api(&self, kind: MockKind, contract: Contract) -> Api<DynamicObject> {
@@ -69,7 +77,13 @@ impl Env {
     }
 
     /// Creates a core object from its body (`spec`, optional labels/annotations).
-    pub async fn create_core(&self, kind: &str, name: &str, labels: Value, spec: Value) -> DynamicObject {
+    pub async fn create_core(
+        &self,
+        kind: &str,
+        name: &str,
+        labels: Value,
+        spec: Value,
+    ) -> DynamicObject {
         let obj: DynamicObject = serde_json::from_value(json!({
             "apiVersion": "cluster.x-k8s.io/v1beta2",
             "kind": kind,
@@ -77,12 +91,17 @@ impl Env {
             "spec": spec,
         }))
         .unwrap();
-        self.core(kind).create(&PostParams::default(), &obj).await.unwrap()
+        self.core(kind)
+            .create(&PostParams::default(), &obj)
+            .await
+            .unwrap()
     }
 
     /// A Cluster `name` (infrastructure provisioned per `infra_ready`).
     pub async fn cluster(&self, name: &str, infra_ready: bool) -> DynamicObject {
-        let c = self.create_core("Cluster", name, json!({}), json!({"clusterName": name})).await;
+        let c = self
+            .create_core("Cluster", name, json!({}), json!({"clusterName": name}))
+            .await;
         self.set_cluster_infra(name, infra_ready).await;
         c
     }
@@ -96,7 +115,10 @@ impl Env {
     }
 
     pub async fn patch_core(&self, kind: &str, name: &str, body: Value) {
-        self.core(kind).patch(name, &PatchParams::default(), &Patch::Merge(&body)).await.unwrap();
+        self.core(kind)
+            .patch(name, &PatchParams::default(), &Patch::Merge(&body))
+            .await
+            .unwrap();
     }
 
     /// Creates a mock object at `contract`'s version (with the contract annotation).
@@ -110,7 +132,10 @@ impl Env {
     ) -> DynamicObject {
         let ar = kind.api_resource(contract);
         let mut ann = annotations.as_object().cloned().unwrap_or_default();
-        ann.insert("mock.capi-conformance.io/contract".into(), json!(contract.as_str()));
+        ann.insert(
+            "mock.capi-conformance.io/contract".into(),
+            json!(contract.as_str()),
+        );
         let obj: DynamicObject = serde_json::from_value(json!({
             "apiVersion": ar.api_version,
             "kind": ar.kind,
@@ -118,11 +143,21 @@ impl Env {
             "spec": spec,
         }))
         .unwrap();
-        self.mock_api(kind, contract).create(&PostParams::default(), &obj).await.unwrap()
+        self.mock_api(kind, contract)
+            .create(&PostParams::default(), &obj)
+            .await
+            .unwrap()
     }
 
     /// What CAPI core does: owner reference (controller for Machine/MachinePool) + cluster-name label.
-    pub async fn own(&self, kind: MockKind, contract: Contract, name: &str, owner: &DynamicObject, cluster: &str) {
+    pub async fn own(
+        &self,
+        kind: MockKind,
+        contract: Contract,
+        name: &str,
+        owner: &DynamicObject,
+        cluster: &str,
+    ) {
         let controller = owner.types.as_ref().is_some_and(|t| t.kind != "Cluster");
         let mut reference = json!({
             "apiVersion": "cluster.x-k8s.io/v1beta2",
@@ -152,7 +187,10 @@ impl Env {
     }
 
     pub async fn delete_mock(&self, kind: MockKind, contract: Contract, name: &str) {
-        self.mock_api(kind, contract).delete(name, &DeleteParams::default()).await.unwrap();
+        self.mock_api(kind, contract)
+            .delete(name, &DeleteParams::default())
+            .await
+            .unwrap();
     }
 }
 
@@ -172,7 +210,10 @@ pub async fn wait_for(
             return obj.clone();
         }
         if start.elapsed() > DEADLINE {
-            panic!("timed out waiting for {name}: {what}; last state: {}", serde_json::to_string_pretty(&current).unwrap());
+            panic!(
+                "timed out waiting for {name}: {what}; last state: {}",
+                serde_json::to_string_pretty(&current).unwrap()
+            );
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
@@ -188,11 +229,20 @@ pub async fn wait_gone(api: &Api<DynamicObject>, name: &str) {
 }
 
 /// Asserts that `pred` stays false for the quiet window.
-pub async fn stays(api: &Api<DynamicObject>, name: &str, what: &str, pred: impl Fn(&DynamicObject) -> bool) -> DynamicObject {
+pub async fn stays(
+    api: &Api<DynamicObject>,
+    name: &str,
+    what: &str,
+    pred: impl Fn(&DynamicObject) -> bool,
+) -> DynamicObject {
     let start = Instant::now();
     loop {
         let obj = api.get(name).await.unwrap();
-        assert!(pred(&obj), "{name}: expected {what} during the quiet window, got {}", serde_json::to_string_pretty(&obj).unwrap());
+        assert!(
+            pred(&obj),
+            "{name}: expected {what} during the quiet window, got {}",
+            serde_json::to_string_pretty(&obj).unwrap()
+        );
         if start.elapsed() > QUIET {
             return obj;
         }
@@ -210,7 +260,10 @@ pub fn flag(obj: &DynamicObject, path: &str) -> bool {
 }
 
 pub fn condition<'a>(obj: &'a DynamicObject, type_: &str) -> Option<&'a Value> {
-    at(obj, "status.conditions")?.as_array()?.iter().find(|c| c["type"] == type_)
+    at(obj, "status.conditions")?
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == type_)
 }
 
 pub fn has_finalizer(obj: &DynamicObject) -> bool {
@@ -239,23 +292,71 @@ pub async fn assert_pause_honoured(
     let api = env.mock_api(kind, contract);
     for trigger in ["cluster", "annotation"] {
         match trigger {
-            "cluster" => env.patch_core("Cluster", cluster, json!({"spec": {"paused": true}})).await,
-            _ => env.patch_mock(kind, contract, name, json!({"metadata": {"annotations": {"cluster.x-k8s.io/paused": ""}}})).await,
+            "cluster" => {
+                env.patch_core("Cluster", cluster, json!({"spec": {"paused": true}}))
+                    .await
+            }
+            _ => {
+                env.patch_mock(
+                    kind,
+                    contract,
+                    name,
+                    json!({"metadata": {"annotations": {"cluster.x-k8s.io/paused": ""}}}),
+                )
+                .await
+            }
         }
         if contract == Contract::V1Beta2 {
-            wait_for(&api, name, "Paused=True", |o| condition(o, "Paused").is_some_and(|c| c["status"] == "True" && c["reason"] == "Paused")).await;
+            wait_for(&api, name, "Paused=True", |o| {
+                condition(o, "Paused")
+                    .is_some_and(|c| c["status"] == "True" && c["reason"] == "Paused")
+            })
+            .await;
         } else {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        api.patch_status(name, &PatchParams::default(), &Patch::Merge(&json!({"status": wipe}))).await.unwrap();
-        stays(&api, name, &format!("no progress while paused by {trigger}"), |o| !restored(o)).await;
+        api.patch_status(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"status": wipe})),
+        )
+        .await
+        .unwrap();
+        stays(
+            &api,
+            name,
+            &format!("no progress while paused by {trigger}"),
+            |o| !restored(o),
+        )
+        .await;
         match trigger {
-            "cluster" => env.patch_core("Cluster", cluster, json!({"spec": {"paused": false}})).await,
-            _ => env.patch_mock(kind, contract, name, json!({"metadata": {"annotations": {"cluster.x-k8s.io/paused": null}}})).await,
+            "cluster" => {
+                env.patch_core("Cluster", cluster, json!({"spec": {"paused": false}}))
+                    .await
+            }
+            _ => {
+                env.patch_mock(
+                    kind,
+                    contract,
+                    name,
+                    json!({"metadata": {"annotations": {"cluster.x-k8s.io/paused": null}}}),
+                )
+                .await
+            }
         }
-        wait_for(&api, name, &format!("progress after unpausing ({trigger})"), &restored).await;
+        wait_for(
+            &api,
+            name,
+            &format!("progress after unpausing ({trigger})"),
+            &restored,
+        )
+        .await;
         if contract == Contract::V1Beta2 {
-            wait_for(&api, name, "Paused=False", |o| condition(o, "Paused").is_some_and(|c| c["status"] == "False" && c["reason"] == "NotPaused")).await;
+            wait_for(&api, name, "Paused=False", |o| {
+                condition(o, "Paused")
+                    .is_some_and(|c| c["status"] == "False" && c["reason"] == "NotPaused")
+            })
+            .await;
         }
     }
 }
