@@ -3,6 +3,7 @@
 
 mod mock {
     pub mod bootstrap;
+    pub mod catalog;
     pub mod control_plane;
     pub mod harness;
     pub mod infra_cluster;

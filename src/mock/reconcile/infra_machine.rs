@@ -68,10 +68,7 @@ async fn apply(s: &Subject, ctx: &Ctx, cluster: Option<&DynamicObject>) -> Resul
         )
         .await;
     }
-    if s.is_b1()
-        && (object::string_field(&s.obj, "status.failureReason").is_some()
-            || object::string_field(&s.obj, "status.failureMessage").is_some())
-    {
+    if s.is_b1() && super::has_failure(&s.obj) && !s.fault("failure-gate") {
         return Ok(Action::await_change());
     }
     ctx.infra.provision(&s.infra_id()).await;
@@ -170,6 +167,7 @@ async fn waiting(s: &Subject, reason: &str, message: &str) -> Result<Action> {
 }
 
 async fn cleanup(s: &Subject, ctx: &Ctx) -> Result<Action> {
+    super::drop_ready_on_delete(s, ctx).await?;
     ctx.infra.release(&s.infra_id());
     Ok(Action::await_change())
 }
