@@ -5,6 +5,8 @@ mod mock {
     pub mod bootstrap;
     pub mod catalog;
     pub mod control_plane;
+    pub mod faults_infra_cluster;
+    pub mod faults_infra_machine;
     pub mod harness;
     pub mod infra_cluster;
     pub mod infra_machine;

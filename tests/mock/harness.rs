@@ -360,3 +360,58 @@ pub async fn assert_pause_honoured(
         }
     }
 }
+
+/// Every state of one object seen through a watch (the scenario timeline, simplified).
+pub struct Recorder {
+    states: std::sync::Arc<std::sync::Mutex<Vec<DynamicObject>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Recorder {
+    pub fn start(api: &Api<DynamicObject>, name: &str) -> Recorder {
+        use futures::StreamExt;
+        use kube::runtime::{WatchStreamExt, watcher};
+        let states = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = states.clone();
+        let cfg = watcher::Config::default().fields(&format!("metadata.name={name}"));
+        let stream = watcher(api.clone(), cfg).applied_objects();
+        let task = tokio::spawn(async move {
+            let mut stream = std::pin::pin!(stream);
+            while let Some(Ok(obj)) = stream.next().await {
+                sink.lock().unwrap().push(obj);
+            }
+        });
+        Recorder { states, task }
+    }
+
+    pub fn states(&self) -> Vec<DynamicObject> {
+        self.states.lock().unwrap().clone()
+    }
+
+    /// Waits until some recorded state satisfies `pred`.
+    pub async fn wait_any(
+        &self,
+        what: &str,
+        pred: impl Fn(&DynamicObject) -> bool,
+    ) -> DynamicObject {
+        let start = Instant::now();
+        loop {
+            if let Some(s) = self.states().into_iter().find(|s| pred(s)) {
+                return s;
+            }
+            assert!(start.elapsed() < DEADLINE, "no recorded state: {what}");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// The annotation that switches faults on for one object.
+pub fn fault(name: &str) -> Value {
+    json!({"mock.capi-conformance.io/fault": name})
+}

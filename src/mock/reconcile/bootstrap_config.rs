@@ -53,12 +53,7 @@ pub async fn reconcile(obj: Arc<DynamicObject>, ctx: Arc<Ctx>) -> Result<Action>
     };
     if s.fault("status-after-secret") {
         s.patch_status_if_changed(status(&s, &secret_name)).await?;
-        tokio::time::sleep(
-            ctx.opts
-                .provision_delay
-                .max(std::time::Duration::from_millis(20)),
-        )
-        .await;
+        tokio::time::sleep(super::observable_gap(&ctx)).await;
         secrets::ensure(&ctx.client, &s, spec).await?;
         return Ok(Action::await_change());
     }
@@ -72,12 +67,7 @@ pub async fn reconcile(obj: Arc<DynamicObject>, ctx: Arc<Ctx>) -> Result<Action>
             map.remove("conditions");
         }
         s.patch_status_if_changed(early).await?;
-        tokio::time::sleep(
-            ctx.opts
-                .provision_delay
-                .max(std::time::Duration::from_millis(20)),
-        )
-        .await;
+        tokio::time::sleep(super::observable_gap(&ctx)).await;
     }
     s.patch_status_if_changed(status(&s, &secret_name)).await?;
     Ok(Action::await_change())

@@ -82,12 +82,7 @@ async fn apply(s: &Subject, ctx: &Ctx, cluster: Option<&DynamicObject>) -> Resul
     let status = status(s, ctx, machine.as_ref());
     s.patch_status_if_changed(status).await?;
     if !has_id && late_id {
-        tokio::time::sleep(
-            ctx.opts
-                .provision_delay
-                .max(std::time::Duration::from_millis(20)),
-        )
-        .await;
+        tokio::time::sleep(super::observable_gap(ctx)).await;
         s.patch(json!({ "spec": { "providerID": provider_id } }))
             .await?;
     }

@@ -234,8 +234,14 @@ pub async fn drop_ready_on_delete(s: &Subject, ctx: &Ctx) -> Result<()> {
     }
     let conds = s.conditions(&[], &["Ready"]);
     s.patch_status(json!({ "conditions": conds })).await?;
-    tokio::time::sleep(ctx.opts.provision_delay.max(Duration::from_millis(50))).await;
+    tokio::time::sleep(observable_gap(ctx)).await;
     Ok(())
+}
+
+/// How long faults that reorder writes keep the wrong intermediate state (long enough for a
+/// watch or a poll to see it).
+pub fn observable_gap(ctx: &Ctx) -> Duration {
+    ctx.opts.provision_delay.max(Duration::from_millis(100))
 }
 
 /// The rule-id prefix of a role (`infra-cluster`, `bootstrap`, …).
