@@ -55,3 +55,21 @@ fn fault_names_are_unique() {
     ids.dedup();
     assert_eq!(ids.len(), before);
 }
+
+#[test]
+fn every_fault_is_exercised_by_a_fault_test() {
+    let sources = [
+        include_str!("faults_infra_cluster.rs"),
+        include_str!("faults_infra_machine.rs"),
+        include_str!("faults_machine_pool.rs"),
+        include_str!("faults_bootstrap.rs"),
+        include_str!("faults_control_plane.rs"),
+    ]
+    .concat();
+    let untested: Vec<&str> = FAULTS
+        .iter()
+        .map(|(id, _)| *id)
+        .filter(|id| !sources.contains(&format!("\"{id}\"")))
+        .collect();
+    assert!(untested.is_empty(), "faults without a test: {untested:?}");
+}
