@@ -18,7 +18,8 @@ pub const DEADLINE: Duration = Duration::from_secs(10);
 pub const QUIET: Duration = Duration::from_millis(300);
 
 pub struct Env {
-    pub server: EmbeddedServer,
+    /// The in-process server (`None` when talking to another process).
+    pub server: Option<EmbeddedServer>,
     pub client: Client,
     pub mock: Option<MockHandle>,
 }
@@ -34,7 +35,7 @@ pub async fn server_only() -> Env {
     server.apply_documents(docs).await.unwrap();
     let client = server.client();
     Env {
-        server,
+        server: Some(server),
         client,
         mock: None,
     }

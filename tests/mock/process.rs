@@ -15,6 +15,8 @@ type Spawned = (Child, tempfile::TempDir, Listener);
 async fn spawn_mock(env: &Env, extra: &[&str]) -> Spawned {
     let listener = env
         .server
+        .as_ref()
+        .unwrap()
         .listen("127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
@@ -143,4 +145,111 @@ async fn manifests_command_prints_the_yaml_stream() {
             .count(),
         10
     );
+}
+
+/// `serve --load` with the mock's CRDs and RBAC (the embedded server serves no Deployments) and our
+/// core CRDs, then `mock-provider run` against it: two processes, no in-process server.
+#[tokio::test]
+async fn mock_crds_load_into_serve_and_the_mock_runs_against_it() {
+    use capi_conformance::mock::core_crds::core_crd_documents;
+    use capi_conformance::mock::manifests::{ManifestOptions, manifests};
+    use tokio::io::{AsyncBufReadExt, BufReader};
+
+    let dir = tempfile::tempdir().unwrap();
+    let manifest_file = dir.path().join("mock.yaml");
+    let docs: Vec<serde_json::Value> = manifests(&ManifestOptions::default())
+        .unwrap()
+        .into_iter()
+        .filter(|d| d["kind"] != "Deployment")
+        .collect();
+    std::fs::write(
+        &manifest_file,
+        serde_saphyr::to_string_multiple(&docs).unwrap(),
+    )
+    .unwrap();
+    let core = dir.path().join("core.yaml");
+    std::fs::write(
+        &core,
+        serde_saphyr::to_string_multiple(&core_crd_documents()).unwrap(),
+    )
+    .unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_capi-conformance"))
+        .args(["serve", "--load"])
+        .arg(&core)
+        .arg("--load")
+        .arg(&manifest_file)
+        .arg("--write-kubeconfig")
+        .arg(&kubeconfig)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(serve.stdout.take().unwrap()).lines();
+    let ready = tokio::time::timeout(DEADLINE, lines.next_line())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(ready.starts_with("serving "), "{ready}");
+    let mut mock = Command::new(env!("CARGO_BIN_EXE_capi-conformance"))
+        .args(["mock-provider", "run", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let kc = kube::config::Kubeconfig::read_from(&kubeconfig).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .unwrap();
+    let client = kube::Client::try_from(config).unwrap();
+    let crds: kube::Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
+        kube::Api::all(client.clone());
+    let names: Vec<String> = crds
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|c| c.metadata.name)
+        .collect();
+    assert!(
+        names
+            .iter()
+            .any(|n| n == "mockcontrolplanes.controlplane.mock.capi-conformance.io"),
+        "{names:?}"
+    );
+    let env = Env {
+        server: None,
+        client,
+        mock: None,
+    };
+    let ns: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(env.client.clone());
+    ns.create(
+        &Default::default(),
+        &serde_json::from_value(json!({"metadata": {"name": NS}})).unwrap(),
+    )
+    .await
+    .unwrap();
+    env.create_core("Cluster", "c", json!({}), json!({"clusterName": "c"}))
+        .await;
+    env.create_mock(MOCK_CONFIG, Contract::V1Beta1, "bc", json!({}), json!({}))
+        .await;
+    let machine = env
+        .create_core(
+            "Machine",
+            "m",
+            json!({"cluster.x-k8s.io/cluster-name": "c"}),
+            json!({"clusterName": "c"}),
+        )
+        .await;
+    env.own(MOCK_CONFIG, Contract::V1Beta1, "bc", &machine, "c")
+        .await;
+    let api = env.mock_api(MOCK_CONFIG, Contract::V1Beta1);
+    wait_for(&api, "bc", "ready", |o| flag(o, "status.ready")).await;
+    mock.kill().await.unwrap();
+    serve.kill().await.unwrap();
 }
