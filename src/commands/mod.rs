@@ -5,13 +5,14 @@ pub mod rules;
 
 use crate::cli::{Cli, Command};
 
+pub mod lint;
 pub mod mock_provider;
 pub mod serve;
 
 /// Runs the parsed command line and returns the exit code (errors are mapped by `main`).
 pub async fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
-        Command::Lint(_) => not_built("lint"),
+        Command::Lint(args) => lint::run(args),
         Command::Check(_) => not_built("check"),
         Command::Rules(args) => rules::run(&args),
         Command::Explain(args) => explain::run(&args),

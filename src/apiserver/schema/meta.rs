@@ -8,31 +8,87 @@ use serde_json::Value;
 /// Total size of all annotation keys and values (`TotalAnnotationSizeLimitB`).
 pub const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
 
+/// Which rule a kind's `metadata.name` follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameRule {
+    /// `NameIsDNSSubdomain`: custom resources and most built-ins.
+    Dns1123Subdomain,
+    /// `NameIsDNSLabel` / `ValidateNamespaceName`: Namespaces.
+    Dns1123Label,
+    /// `ValidatePathSegmentName`: RBAC roles and bindings (`system:controller:x` is valid).
+    PathSegment,
+}
+
+impl NameRule {
+    /// The rule kube applies to objects of `kind`.
+    pub fn for_kind(kind: &str) -> NameRule {
+        match kind {
+            "Namespace" => NameRule::Dns1123Label,
+            "Role" | "ClusterRole" | "RoleBinding" | "ClusterRoleBinding" => NameRule::PathSegment,
+            _ => NameRule::Dns1123Subdomain,
+        }
+    }
+
+    fn check(self, name: &str) -> Vec<String> {
+        match self {
+            NameRule::Dns1123Subdomain => names::dns1123_subdomain(name),
+            NameRule::Dns1123Label => names::dns1123_label(name),
+            NameRule::PathSegment => path_segment(name),
+        }
+    }
+}
+
+/// `ValidatePathSegmentName`.
+fn path_segment(name: &str) -> Vec<String> {
+    if name == "." || name == ".." {
+        return vec![format!("may not be '{name}'")];
+    }
+    ["/", "%"]
+        .iter()
+        .filter(|bad| name.contains(*bad))
+        .map(|bad| format!("may not contain '{bad}'"))
+        .collect()
+}
+
+/// kube's `maskTrailingDash`, applied to a `generateName` before validating it as a name.
+fn mask_trailing_dash(name: &str) -> String {
+    if name.len() > 1 && name.ends_with('-') {
+        let cut = name.len() - 2;
+        match name.get(..cut) {
+            Some(head) => format!("{head}a"),
+            None => name.to_string(),
+        }
+    } else {
+        name.to_string()
+    }
+}
+
 /// Validates a JSON `metadata` object of a create/update. `namespaced` decides whether
 /// `namespace` is required or forbidden. Names use DNS-1123 subdomain rules (what CRs and most
-/// built-ins use); use [`validate_namespace_meta`] for Namespace objects.
+/// built-ins use); see [`validate_object_meta_for_kind`] for the per-kind rules.
 pub fn validate_object_meta(meta: &Value, namespaced: bool) -> Vec<Cause> {
-    validate_meta_with(meta, namespaced, names::dns1123_subdomain)
+    validate_object_meta_with(meta, namespaced, NameRule::Dns1123Subdomain)
 }
 
 /// Like [`validate_object_meta`] for a Namespace object (name must be a DNS-1123 label).
 pub fn validate_namespace_meta(meta: &Value) -> Vec<Cause> {
-    validate_meta_with(meta, false, names::dns1123_label)
+    validate_object_meta_with(meta, false, NameRule::Dns1123Label)
 }
 
-fn validate_meta_with(
-    meta: &Value,
-    namespaced: bool,
-    name_fn: fn(&str) -> Vec<String>,
-) -> Vec<Cause> {
-    let mut out = Vec::new();
+/// [`validate_object_meta`] with the name rule of `kind` ([`NameRule::for_kind`]).
+pub fn validate_object_meta_for_kind(meta: &Value, namespaced: bool, kind: &str) -> Vec<Cause> {
+    validate_object_meta_with(meta, namespaced, NameRule::for_kind(kind))
+}
+
+/// ObjectMeta validation with an explicit name rule.
+pub fn validate_object_meta_with(meta: &Value, namespaced: bool, rule: NameRule) -> Vec<Cause> {
+    let mut out = type_errors(meta);
     let str_of = |k: &str| meta.get(k).and_then(Value::as_str).unwrap_or_default();
     let name = str_of("name");
     let generate_name = str_of("generateName");
 
     if !generate_name.is_empty() {
-        let prefix = generate_name.strip_suffix('-').unwrap_or(generate_name);
-        for msg in name_fn(prefix) {
+        for msg in rule.check(&mask_trailing_dash(generate_name)) {
             out.push(Cause::invalid(
                 "metadata.generateName",
                 &Value::String(generate_name.to_string()),
@@ -48,7 +104,7 @@ fn validate_meta_with(
             ));
         }
     } else {
-        for msg in name_fn(name) {
+        for msg in rule.check(name) {
             out.push(Cause::invalid(
                 "metadata.name",
                 &Value::String(name.to_string()),
@@ -153,6 +209,82 @@ fn validate_meta_with(
                 "finalizer orphan and foregroundDeletion cannot be both set",
             ));
         }
+    }
+    out
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Fields whose JSON type cannot decode into ObjectMeta (kube fails the decode with Go's
+/// unmarshal message; reported here on `metadata`).
+fn type_errors(meta: &Value) -> Vec<Cause> {
+    let mut out = Vec::new();
+    let Some(m) = meta.as_object() else {
+        if !meta.is_null() {
+            out.push(Cause::invalid(
+                "metadata",
+                meta,
+                &format!(
+                    "json: cannot unmarshal {} into Go value of type v1.ObjectMeta",
+                    json_kind(meta)
+                ),
+            ));
+        }
+        return out;
+    };
+    let mut bad = |field: &str, got: &Value, want: &str| {
+        out.push(Cause::invalid(
+            "metadata",
+            got,
+            &format!(
+                "json: cannot unmarshal {} into Go struct field ObjectMeta.metadata.{field} of type {want}",
+                json_kind(got)
+            ),
+        ));
+    };
+    for f in [
+        "name",
+        "generateName",
+        "namespace",
+        "uid",
+        "resourceVersion",
+    ] {
+        if let Some(v) = m.get(f).filter(|v| !v.is_null() && !v.is_string()) {
+            bad(f, v, "string");
+        }
+    }
+    for f in ["labels", "annotations"] {
+        match m.get(f) {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(entries)) => {
+                if let Some(v) = entries.values().find(|v| !v.is_string()) {
+                    bad(f, v, "string");
+                }
+            }
+            Some(other) => bad(f, other, "map[string]string"),
+        }
+    }
+    match m.get("finalizers") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            if let Some(v) = items.iter().find(|v| !v.is_string()) {
+                bad("finalizers", v, "string");
+            }
+        }
+        Some(other) => bad("finalizers", other, "[]string"),
+    }
+    match m.get("ownerReferences") {
+        None | Some(Value::Null) | Some(Value::Array(_)) => {}
+        Some(other) => bad("ownerReferences", other, "[]v1.OwnerReference"),
     }
     out
 }
@@ -266,6 +398,31 @@ mod tests {
     }
 
     #[test]
+    fn per_kind_name_rules() {
+        let m = json!({"name": "system:controller:x"});
+        assert!(validate_object_meta_for_kind(&m, false, "ClusterRole").is_empty());
+        assert_eq!(
+            fields(&validate_object_meta_for_kind(&m, false, "ConfigMap")),
+            vec![("metadata.name", "FieldValueInvalid")]
+        );
+        let bad = validate_object_meta_for_kind(&json!({"name": "a/b"}), false, "ClusterRole");
+        assert_eq!(
+            bad[0].message,
+            "Invalid value: \"a/b\": may not contain '/'"
+        );
+        assert_eq!(
+            validate_object_meta_for_kind(&json!({"name": ".."}), false, "Role")[0].message,
+            "Invalid value: \"..\": may not be '..'"
+        );
+        // generateName: kube masks the trailing dash (and the character before it).
+        assert!(validate_object_meta(&json!({"generateName": "A-"}), false).is_empty());
+        assert_eq!(
+            validate_object_meta(&json!({"generateName": "Ab-"}), false).len(),
+            1
+        );
+    }
+
+    #[test]
     fn labels_annotations_finalizers() {
         let m = json!({"name": "a", "labels": {"bad key": "v", "ok": "bad value"},
             "annotations": {"/x": "y"}, "finalizers": ["a/b/c"]});
@@ -283,6 +440,31 @@ mod tests {
         assert_eq!(
             fields(&validate_object_meta(&m, false)),
             vec![("metadata.annotations", "FieldValueTooLong")]
+        );
+    }
+
+    #[test]
+    fn wrongly_typed_fields_are_reported() {
+        let m = json!({"name": "a", "labels": {"k": 1}, "finalizers": "x"});
+        let c = validate_object_meta(&m, false);
+        assert_eq!(
+            fields(&c)[..2],
+            [
+                ("metadata", "FieldValueInvalid"),
+                ("metadata", "FieldValueInvalid")
+            ]
+        );
+        assert!(
+            c[0].message
+                .contains("ObjectMeta.metadata.labels of type string")
+        );
+        assert!(
+            c[1].message
+                .contains("ObjectMeta.metadata.finalizers of type []string")
+        );
+        assert_eq!(
+            validate_object_meta(&json!("x"), false)[0].field,
+            "metadata"
         );
     }
 
