@@ -1,5 +1,9 @@
 //! Mock provider reconcile latency: owner reference set → the contract's ready state, in-process
 //! on the embedded API server (goal ≤ 10 ms with the default 5 ms provisioning delay).
+//!
+//! Measured 2026-11-22 on the shared 2-core build machine (load average 5–8): InfraCluster
+//! 13.8 ms, InfraMachine 12.3 ms, BootstrapConfig 3.8 ms (median; the infrastructure kinds include
+//! the 5 ms simulated provisioning delay and the finalizer round trip).
 
 use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
 use capi_conformance::contract::Contract;
