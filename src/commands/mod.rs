@@ -7,6 +7,7 @@ pub mod rules;
 use crate::cli::{Cli, Command};
 
 pub mod lint;
+pub mod mock_provider;
 pub mod serve;
 
 /// Runs the parsed command line and returns the exit code (errors are mapped by `main`).
@@ -17,7 +18,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Rules(args) => rules::run(&args),
         Command::Explain(args) => explain::run(&args),
         Command::Serve(args) => serve::run(args).await,
-        Command::MockProvider(_) => not_built("mock-provider"),
+        Command::MockProvider(cmd) => mock_provider::run(cmd).await,
         Command::Cleanup(_) => not_built("cleanup"),
         Command::Rbac(args) => rbac::run(&args),
     }
