@@ -9,9 +9,13 @@ pub enum Role {
     InfraClusterTemplate,
     InfraMachine,
     InfraMachineTemplate,
+    #[serde(rename = "infra-machinepool")]
     InfraMachinePool,
+    #[serde(rename = "infra-machinepool-template")]
     InfraMachinePoolTemplate,
+    #[serde(rename = "bootstrap")]
     BootstrapConfig,
+    #[serde(rename = "bootstrap-template")]
     BootstrapConfigTemplate,
     ControlPlane,
     ControlPlaneTemplate,
@@ -145,6 +149,17 @@ mod tests {
                 assert_eq!(t.template_base(), Some(r));
                 assert!(t.is_template());
             }
+        }
+    }
+
+    /// Suites and reports use `as_str()` names; serde must agree with them.
+    #[test]
+    fn serde_names_are_the_kebab_names() {
+        for r in Role::ALL {
+            let json = serde_json::to_value(r).unwrap();
+            assert_eq!(json, serde_json::Value::String(r.as_str().to_string()));
+            let back: Role = serde_json::from_value(json).unwrap();
+            assert_eq!(back, r);
         }
     }
 }

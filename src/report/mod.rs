@@ -1,9 +1,74 @@
 //! The one result model every writer formats ([`Matrix`]), and the writers themselves
 //! (table, JSON, YAML, JUnit, Markdown, HTML).
+//!
+//! Every writer goes through [`prepare::prepared`] first: a sorted clone whose free text is
+//! redacted, so output is byte-identical across runs and never shows a secret-like value.
 
+mod document;
+mod html;
+mod junit;
+mod layout;
+mod markdown;
 pub mod model;
+mod output;
+mod prepare;
+pub mod redact;
+mod table;
+mod text;
+mod timeline;
 
+pub use document::{REPORT_SCHEMA_VERSION, ReportDocument};
 pub use model::{
     Column, Evidence, Matrix, Outcome, Phase, Problem, RuleResult, RunContext, ScenarioRecord,
     StepRecord, Summary, TimelineEntry, Verdict,
 };
+pub use output::{color_enabled, write_outputs, write_outputs_to};
+
+use crate::cli::OutputFormat;
+
+/// How a report is rendered. Nothing here depends on the clock or the environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderOptions {
+    /// ANSI colour in the table (the other formats ignore it).
+    pub color: bool,
+    /// Host name written into JUnit suites (fixed, so output does not depend on the machine).
+    pub hostname: String,
+    /// Table width in characters; `None` lets cells keep their natural width.
+    pub width: Option<u16>,
+    /// Most target columns in one table (the table and Markdown matrices are split into
+    /// chunks, grouped by role, so 50 CRDs × 2 contracts stay readable).
+    pub max_columns: usize,
+}
+
+impl Default for RenderOptions {
+    fn default() -> Self {
+        RenderOptions {
+            color: false,
+            hostname: "capi-conformance".to_string(),
+            width: None,
+            max_columns: 8,
+        }
+    }
+}
+
+/// Renders `matrix` in `format`. Output is sorted and byte-identical for the same matrix.
+pub fn render(
+    matrix: &Matrix,
+    format: OutputFormat,
+    opts: &RenderOptions,
+) -> anyhow::Result<String> {
+    let m = prepare::prepared(matrix);
+    match format {
+        OutputFormat::Table => Ok(table::render(&m, opts)),
+        OutputFormat::Json => document::to_json(&m),
+        OutputFormat::Yaml => document::to_yaml(&m),
+        OutputFormat::Junit => junit::render(&m, opts),
+        OutputFormat::Markdown => Ok(markdown::render(&m, opts)),
+    }
+}
+
+/// Renders the self-contained HTML report (`--html`; not an `-o` format).
+pub fn render_html(matrix: &Matrix, opts: &RenderOptions) -> String {
+    let m = prepare::prepared(matrix);
+    html::render(&m, opts)
+}

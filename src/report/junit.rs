@@ -1,0 +1,157 @@
+//! JUnit XML through the `junit-report` crate: one `<testsuite>` per provider × phase; one
+//! `<testcase>` per result (`classname` `<provider>.<Kind>[@<contract>]`, `name`
+//! `<rule-id> <title>`); fail → `<failure>`, inconclusive → `<error>`, skip/waived →
+//! `<skipped message=…>`; the run context goes into the suite's `<system-out>` (the crate has no
+//! `<properties>`). Limits of the crate (no `skipped` count attribute on `<testsuite>`, no totals
+//! on `<testsuites>`) are accepted: CI tools count `<skipped>` children.
+
+use super::RenderOptions;
+use super::layout;
+use super::model::{Column, Matrix, Outcome, Phase, RuleResult};
+use super::text;
+use anyhow::Context as _;
+use junit_report::{Duration, OffsetDateTime, Report, TestCase, TestResult, TestSuite};
+use std::collections::{BTreeMap, BTreeSet};
+
+pub(crate) fn render(m: &Matrix, opts: &RenderOptions) -> anyhow::Result<String> {
+    let timestamp = OffsetDateTime::from_unix_timestamp_nanos(m.context.started_at.as_nanosecond())
+        .context("the run start time does not fit a JUnit timestamp")?;
+    // (baseline, provider, phase) → results, in the matrix's sorted order.
+    let mut suites: BTreeMap<(bool, &str, Phase), Vec<&RuleResult>> = BTreeMap::new();
+    for r in &m.results {
+        suites
+            .entry((r.column.baseline, r.column.provider.as_str(), r.phase))
+            .or_default()
+            .push(r);
+    }
+    let mut report = Report::new();
+    for ((baseline, provider, phase), results) in suites {
+        let name = format!(
+            "{provider}{}/{}",
+            if baseline { " (baseline)" } else { "" },
+            phase.as_str()
+        );
+        let mut suite = TestSuite::new(&name);
+        suite.set_timestamp(timestamp);
+        suite.hostname = opts.hostname.clone();
+        suite.add_testcases(results.iter().map(|r| testcase(m, r)));
+        suite.set_system_out(&system_out(m, &results));
+        report.add_testsuite(suite);
+    }
+    let mut buf = Vec::new();
+    report
+        .write_xml(&mut buf)
+        .context("writing the JUnit report")?;
+    let mut s = String::from_utf8(buf).context("the JUnit report is not UTF-8")?;
+    s.push('\n');
+    Ok(s)
+}
+
+/// `aws.AWSMachine@v1beta2`; provider-wide columns (`*`) are `aws.Provider`.
+pub(crate) fn classname(c: &Column) -> String {
+    let kind = if c.kind == "*" {
+        "Provider"
+    } else {
+        c.kind.as_str()
+    };
+    let mut s = format!("{}.{kind}", c.provider);
+    if let Some(ct) = c.contract {
+        s.push('@');
+        s.push_str(ct.as_str());
+    }
+    s
+}
+
+fn testcase(m: &Matrix, r: &RuleResult) -> TestCase {
+    let rule = m.rule(&r.rule_id);
+    let name = match rule {
+        Some(rule) => format!("{} {}", r.rule_id, rule.title),
+        None => r.rule_id.clone(),
+    };
+    let time =
+        Duration::milliseconds(i64::try_from(r.duration_ms.unwrap_or(0)).unwrap_or(i64::MAX));
+    let level = layout::result_level_label(m, r);
+    let reason = text::reason_of(r);
+    let mut tc = match r.outcome {
+        Outcome::Pass => TestCase::success(&name, time),
+        Outcome::Fail => {
+            let mut tc = TestCase::failure(&name, time, &level, &reason);
+            set_cause(&mut tc, failure_text(m, r));
+            tc
+        }
+        Outcome::Inconclusive => {
+            let mut tc = TestCase::error(&name, time, "inconclusive", &reason);
+            let ev = evidence_text(r);
+            if !ev.is_empty() {
+                set_cause(&mut tc, ev);
+            }
+            tc
+        }
+        Outcome::Skip => TestCase::skipped_with_cause(&name, "skip", &reason),
+        Outcome::Waived => {
+            TestCase::skipped_with_cause(&name, "waived", &format!("waived: {reason}"))
+        }
+    };
+    tc.set_classname(&classname(&r.column));
+    tc
+}
+
+fn set_cause(tc: &mut TestCase, text: String) {
+    match &mut tc.result {
+        TestResult::Failure { cause, .. }
+        | TestResult::Error { cause, .. }
+        | TestResult::SkippedWithCause { cause, .. } => *cause = Some(text),
+        TestResult::Success | TestResult::Skipped => {}
+    }
+}
+
+fn evidence_text(r: &RuleResult) -> String {
+    r.evidence
+        .iter()
+        .map(|e| format!("evidence: {}\n", text::evidence_line(e)))
+        .collect()
+}
+
+/// Evidence, remediation and doc link of a failure (the `<failure>` body).
+fn failure_text(m: &Matrix, r: &RuleResult) -> String {
+    let mut s = String::new();
+    if let Some(reason) = &r.reason {
+        s.push_str(&format!("why: {reason}\n"));
+    }
+    s.push_str(&evidence_text(r));
+    if let Some(rule) = m.rule(&r.rule_id) {
+        s.push_str(&format!("fix: {}\n", rule.remediation.trim()));
+        s.push_str(&format!("doc: {}\n", rule.doc));
+    }
+    s
+}
+
+fn system_out(m: &Matrix, results: &[&RuleResult]) -> String {
+    let c = &m.context;
+    let contracts: BTreeSet<&str> = results
+        .iter()
+        .filter_map(|r| r.column.contract.map(|c| c.as_str()))
+        .collect();
+    let mut s = format!(
+        "tool: capi-conformance {}\ncommand: {}\nsource: {}\n",
+        c.tool_version, c.command, c.source
+    );
+    if let Some(v) = &c.server_version {
+        s.push_str(&format!("server version: {v}\n"));
+    }
+    s.push_str(&format!("fail-on: {}\n", c.fail_on.as_str()));
+    s.push_str(&format!(
+        "contract: {}\n",
+        if contracts.is_empty() {
+            "-".to_string()
+        } else {
+            contracts.into_iter().collect::<Vec<_>>().join(", ")
+        }
+    ));
+    if let Some(id) = &c.run_id {
+        s.push_str(&format!("run: {id}\n"));
+    }
+    s.push_str(&format!("started: {}\n", c.started_at));
+    s.push_str(&format!("summary: {}\n", text::summary_line(m)));
+    s
+}

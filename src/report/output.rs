@@ -1,0 +1,72 @@
+//! `write_outputs`: the `-o` format to stdout plus every `--junit/--json/--markdown/--html` file
+//! of one run.
+
+use super::{Matrix, RenderOptions, render, render_html};
+use crate::cli::{OutputFormat, ReportArgs};
+use anyhow::Context as _;
+use std::io::Write;
+use std::path::Path;
+
+/// Whether the table is coloured: `--color always|never`, or `auto` = stdout is a terminal and
+/// `NO_COLOR` is unset.
+pub fn color_enabled(color: &str, stdout_is_tty: bool) -> bool {
+    match color {
+        "always" => true,
+        "never" => false,
+        _ => stdout_is_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+    }
+}
+
+/// Prints the `-o` format to stdout and writes every requested report file.
+pub fn write_outputs(
+    matrix: &Matrix,
+    args: &ReportArgs,
+    stdout_is_tty: bool,
+) -> anyhow::Result<()> {
+    let stdout = std::io::stdout();
+    let mut lock = stdout.lock();
+    write_outputs_to(matrix, args, stdout_is_tty, &mut lock)
+}
+
+/// [`write_outputs`] with the stdout stream injected (tests).
+pub fn write_outputs_to(
+    matrix: &Matrix,
+    args: &ReportArgs,
+    stdout_is_tty: bool,
+    stdout: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let opts = RenderOptions {
+        color: color_enabled(&args.color, stdout_is_tty),
+        ..RenderOptions::default()
+    };
+    // Files carry no colour.
+    let file_opts = RenderOptions::default();
+    let files: [(Option<&Path>, Option<OutputFormat>); 4] = [
+        (args.junit.as_deref(), Some(OutputFormat::Junit)),
+        (args.json.as_deref(), Some(OutputFormat::Json)),
+        (args.markdown.as_deref(), Some(OutputFormat::Markdown)),
+        (args.html.as_deref(), None),
+    ];
+    for (path, format) in files {
+        let Some(path) = path else { continue };
+        let body = match format {
+            Some(f) => render(matrix, f, &file_opts)?,
+            None => render_html(matrix, &file_opts),
+        };
+        write_file(path, &body)?;
+    }
+    let body = render(matrix, args.output, &opts)?;
+    stdout
+        .write_all(body.as_bytes())
+        .and_then(|()| stdout.flush())
+        .context("writing the report to stdout")?;
+    Ok(())
+}
+
+fn write_file(path: &Path, body: &str) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("creating the directory of {}", path.display()))?;
+    }
+    std::fs::write(path, body).with_context(|| format!("writing {}", path.display()))
+}

@@ -1,0 +1,103 @@
+//! Last line of defence against printing secret payloads: producers already redact evidence,
+//! but every writer also masks the value of any `key: value` / `key=value` / `"key": "value"`
+//! pair whose key is named like a secret (password, token, private key, `stringData`, …).
+
+use regex::Regex;
+use std::sync::LazyLock;
+
+/// What a masked value is replaced with.
+pub const MASK: &str = "<redacted>";
+
+static SECRET_PAIR: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r#"(?i)(?P<key>"?\b(?:[a-z0-9_-]*(?:password|passwd|token|secret[-_]?key|private[-_]?key|client[-_]?key|api[-_]?key|bearer|credentials?)|stringdata)\b"?)(?P<sep>\s*[:=]\s*)(?P<value>"[^"]*"|'[^']*'|[^\s,;}\]]+)"#,
+    )
+    .ok()
+});
+
+/// True when a field name looks like it holds a secret payload.
+pub fn is_secret_field(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    let n = n.trim_matches('"');
+    n == "stringdata"
+        || [
+            "password",
+            "passwd",
+            "token",
+            "secretkey",
+            "secret_key",
+            "secret-key",
+            "privatekey",
+            "private_key",
+            "private-key",
+            "clientkey",
+            "client_key",
+            "client-key",
+            "apikey",
+            "api_key",
+            "api-key",
+            "bearer",
+            "credential",
+            "credentials",
+        ]
+        .iter()
+        .any(|s| n.ends_with(s))
+}
+
+/// Masks the values of secret-like pairs in free text. Text without such pairs is returned as is.
+pub fn redact_text(text: &str) -> String {
+    let Some(re) = SECRET_PAIR.as_ref() else {
+        return text.to_string();
+    };
+    re.replace_all(text, |c: &regex::Captures<'_>| {
+        let key = c.name("key").map_or("", |m| m.as_str());
+        let sep = c.name("sep").map_or("", |m| m.as_str());
+        let value = c.name("value").map_or("", |m| m.as_str());
+        if value == MASK || value == format!("\"{MASK}\"") {
+            format!("{key}{sep}{value}")
+        } else if value.starts_with('"') {
+            format!("{key}{sep}\"{MASK}\"")
+        } else {
+            format!("{key}{sep}{MASK}")
+        }
+    })
+    .into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masks_secret_like_pairs_in_every_syntax() {
+        assert_eq!(redact_text("password: hunter2"), "password: <redacted>");
+        assert_eq!(
+            redact_text("bootstrapToken=abc.def"),
+            "bootstrapToken=<redacted>"
+        );
+        assert_eq!(
+            redact_text(r#"{"stringData": "x", "name": "a"}"#),
+            r#"{"stringData": "<redacted>", "name": "a"}"#
+        );
+        assert_eq!(redact_text("Bearer: xyz, next"), "Bearer: <redacted>, next");
+    }
+
+    #[test]
+    fn leaves_ordinary_text_alone() {
+        let t = "status.initialization.provisioned is missing (path: spec.versions[v1beta2])";
+        assert_eq!(redact_text(t), t);
+        assert_eq!(
+            redact_text("token rotation is unsupported"),
+            "token rotation is unsupported"
+        );
+    }
+
+    #[test]
+    fn recognises_secret_field_names() {
+        assert!(is_secret_field("password"));
+        assert!(is_secret_field("\"stringData\""));
+        assert!(is_secret_field("bootstrapToken"));
+        assert!(!is_secret_field("providerID"));
+        assert!(!is_secret_field("data"));
+    }
+}

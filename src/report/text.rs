@@ -1,0 +1,180 @@
+//! Wording shared by the human-readable writers: cell labels, evidence lines, grouped reasons,
+//! the summary line and the pairing of provider and baseline scenario records.
+
+use super::model::{Column, Evidence, Matrix, Outcome, RuleResult, ScenarioRecord, Verdict};
+use std::collections::BTreeMap;
+
+/// Cell text in the table and Markdown matrices.
+pub(crate) fn cell_label(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Pass => "pass",
+        Outcome::Fail => "FAIL",
+        Outcome::Skip => "skip",
+        Outcome::Inconclusive => "inconcl.",
+        Outcome::Waived => "waived",
+    }
+}
+
+pub(crate) fn verdict_label(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Pass => "PASS",
+        Verdict::Fail => "FAIL",
+        Verdict::InputError => "INPUT ERROR",
+        Verdict::Inconclusive => "INCONCLUSIVE",
+    }
+}
+
+/// `message (object X, path Y, resourceVersion Z, at file.yaml#2)`.
+pub(crate) fn evidence_line(e: &Evidence) -> String {
+    let mut parts = Vec::new();
+    if let Some(o) = &e.object {
+        parts.push(format!("object {o}"));
+    }
+    if let Some(p) = &e.path {
+        parts.push(format!("path {p}"));
+    }
+    if let Some(rv) = &e.resource_version {
+        parts.push(format!("resourceVersion {rv}"));
+    }
+    if let Some(l) = &e.location {
+        parts.push(format!("at {l}"));
+    }
+    if parts.is_empty() {
+        e.message.clone()
+    } else {
+        format!("{} ({})", e.message, parts.join(", "))
+    }
+}
+
+/// The one-line reason of a result: its reason, else its first evidence message, else `-`.
+pub(crate) fn reason_of(r: &RuleResult) -> String {
+    r.reason
+        .clone()
+        .or_else(|| r.evidence.first().map(|e| e.message.clone()))
+        .unwrap_or_else(|| "-".to_string())
+}
+
+/// Results of one outcome that share a reason.
+pub(crate) struct ReasonGroup<'a> {
+    pub outcome: Outcome,
+    pub reason: String,
+    pub results: Vec<&'a RuleResult>,
+}
+
+/// Skip, inconclusive and waived results grouped by (outcome, reason), in that outcome order,
+/// reasons sorted.
+pub(crate) fn reason_groups(m: &Matrix) -> Vec<ReasonGroup<'_>> {
+    let mut groups: BTreeMap<(u8, String), Vec<&RuleResult>> = BTreeMap::new();
+    for r in &m.results {
+        let rank = match r.outcome {
+            Outcome::Inconclusive => 0,
+            Outcome::Waived => 1,
+            Outcome::Skip => 2,
+            Outcome::Pass | Outcome::Fail => continue,
+        };
+        groups.entry((rank, reason_of(r))).or_default().push(r);
+    }
+    groups
+        .into_iter()
+        .filter_map(|((_, reason), results)| {
+            let outcome = results.first()?.outcome;
+            Some(ReasonGroup {
+                outcome,
+                reason,
+                results,
+            })
+        })
+        .collect()
+}
+
+/// `rule-id on aws/AWSMachine@v1beta2`.
+pub(crate) fn cell_ref(r: &RuleResult) -> String {
+    format!("{} on {}", r.rule_id, r.column.id())
+}
+
+/// Counts, verdict and exit code in one line.
+pub(crate) fn summary_line(m: &Matrix) -> String {
+    let s = m.summary();
+    let v = m.verdict();
+    let mut line = format!(
+        "{} pass, {} fail ({} gating), {} skip, {} inconclusive ({} gating), {} waived",
+        s.pass, s.fail, s.gating_failures, s.skip, s.inconclusive, s.gating_inconclusive, s.waived
+    );
+    if !m.problems.is_empty() {
+        line.push_str(&format!(", {} input problem(s)", m.problems.len()));
+    }
+    line.push_str(&format!(
+        "; fail-on {}; verdict {} (exit {})",
+        m.context.fail_on.as_str(),
+        verdict_label(v),
+        v.exit_code()
+    ));
+    line
+}
+
+/// `capi-conformance 0.1.0 · lint · source … · server … · started …`.
+pub(crate) fn context_line(m: &Matrix) -> String {
+    let c = &m.context;
+    let mut s = format!(
+        "capi-conformance {} · {} · source {}",
+        c.tool_version, c.command, c.source
+    );
+    if let Some(v) = &c.server_version {
+        s.push_str(&format!(" · server {v}"));
+    }
+    if let Some(id) = &c.run_id {
+        s.push_str(&format!(" · run {id}"));
+    }
+    s.push_str(&format!(" · started {}", c.started_at));
+    s
+}
+
+/// A provider scenario record and the baseline's record of the same scenario and role.
+pub(crate) struct ScenarioPair<'a> {
+    pub target: &'a ScenarioRecord,
+    pub baseline: Option<&'a ScenarioRecord>,
+}
+
+/// Pairs every target scenario record with the baseline record of the same scenario and role
+/// (same contract preferred). Baseline records without a target are returned on their own.
+pub(crate) fn scenario_pairs(m: &Matrix) -> Vec<ScenarioPair<'_>> {
+    let baselines: Vec<&ScenarioRecord> =
+        m.scenarios.iter().filter(|s| s.column.baseline).collect();
+    let targets: Vec<&ScenarioRecord> = m.scenarios.iter().filter(|s| !s.column.baseline).collect();
+    if targets.is_empty() {
+        return baselines
+            .into_iter()
+            .map(|b| ScenarioPair {
+                target: b,
+                baseline: None,
+            })
+            .collect();
+    }
+    targets
+        .into_iter()
+        .map(|t| {
+            let same =
+                |b: &&&ScenarioRecord| b.scenario == t.scenario && b.column.role == t.column.role;
+            let baseline = baselines
+                .iter()
+                .filter(same)
+                .find(|b| b.column.contract == t.column.contract)
+                .or_else(|| baselines.iter().find(same))
+                .copied();
+            ScenarioPair {
+                target: t,
+                baseline,
+            }
+        })
+        .collect()
+}
+
+/// `12 ms`, or `-` when not measured.
+pub(crate) fn ms(d: Option<u64>) -> String {
+    d.map_or_else(|| "-".to_string(), |d| format!("{d} ms"))
+}
+
+/// Column id as shown in lists.
+pub(crate) fn column_id(c: &Column) -> String {
+    c.id()
+}

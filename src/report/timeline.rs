@@ -1,0 +1,1 @@
+//! Inline SVG timelines of scenario transitions.
