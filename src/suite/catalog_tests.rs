@@ -224,3 +224,135 @@ fn levenshtein_basics() {
     assert_eq!(levenshtein("kitten", "sitting"), 3);
     assert_eq!(levenshtein("same", "same"), 0);
 }
+
+/// Counts of the embedded catalog. §19 of contract-rules.md counts 168 rules (MUST 68,
+/// COND-MUST 30, SHOULD incl. COND-SHOULD 56, MAY 14); the catalog adds one SHOULD,
+/// infra-machinepool/initialization-provisioned (§20 item 1), for 169.
+#[test]
+fn embedded_catalog_counts() {
+    let c = Catalog::embedded().unwrap();
+    let mut by_kind: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut by_level: BTreeMap<String, usize> = BTreeMap::new();
+    for r in c.rules() {
+        *by_kind.entry(r.kind.as_str()).or_default() += 1;
+        *by_level.entry(r.level_label(None)).or_default() += 1;
+    }
+    println!("rules: {}", c.len());
+    println!("by kind: {by_kind:?}");
+    println!("by level: {by_level:?}");
+    assert_eq!(c.len(), 169);
+    assert_eq!(by_kind["static"], 93);
+    assert_eq!(by_kind["scenario"], 68);
+    assert_eq!(by_kind["review"], 8);
+    assert_eq!(by_level["MUST"], 68);
+    assert_eq!(by_level["COND-MUST"], 30);
+    assert_eq!(by_level["SHOULD"], 52);
+    assert_eq!(by_level["COND-SHOULD"], 5);
+    assert_eq!(by_level["MAY"], 14);
+    assert_eq!(c.static_rules().len(), 93);
+    // 68 scenario-only rules plus 22 static rules with a dynamic part.
+    assert_eq!(c.scenario_rules().len(), 90);
+    assert_eq!(c.review_rules().len(), 8);
+    let with_check = c.rules().iter().filter(|r| r.check.is_some()).count();
+    assert_eq!(with_check, 38);
+}
+
+#[test]
+fn embedded_catalog_per_area_counts() {
+    let c = Catalog::embedded().unwrap();
+    let mut by_file: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in c.rules() {
+        *by_file.entry(c.file_of(&r.id).unwrap()).or_default() += 1;
+    }
+    let expected: BTreeMap<&str, usize> = [
+        ("all.yaml", 22),
+        ("templates.yaml", 7),
+        ("infra-cluster.yaml", 13),
+        ("infra-machine.yaml", 23),
+        ("infra-machinepool.yaml", 17),
+        ("bootstrap.yaml", 21),
+        ("control-plane.yaml", 30),
+        ("ipam.yaml", 12),
+        ("clusterctl.yaml", 24),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(by_file, expected);
+}
+
+#[test]
+fn embedded_catalog_follows_the_decisions() {
+    let c = Catalog::embedded().unwrap();
+    // §20 item 1: status.ready is the MUST, initialization.provisioned a separate v1beta2 SHOULD.
+    let ready = c.field_check("infra-machinepool/ready").unwrap();
+    assert_eq!(ready.fields_for(Contract::V1Beta2)[0].path, "status.ready");
+    let init = c
+        .get("infra-machinepool/initialization-provisioned")
+        .unwrap();
+    assert_eq!(init.level, Level::Should);
+    assert_eq!(init.contracts, vec![Contract::V1Beta2]);
+    // Versioned levels.
+    let tf = c.get("all/terminal-failures").unwrap();
+    assert_eq!(tf.level_for(Some(Contract::V1Beta1)), Level::Should);
+    assert_eq!(tf.level_for(Some(Contract::V1Beta2)), Level::May);
+    // Contract-specific paths.
+    let prov = c.field_check("infra-cluster/provisioned").unwrap();
+    let b1: Vec<_> = prov
+        .fields_for(Contract::V1Beta1)
+        .iter()
+        .map(|f| f.path.as_str())
+        .collect();
+    let b2: Vec<_> = prov
+        .fields_for(Contract::V1Beta2)
+        .iter()
+        .map(|f| f.path.as_str())
+        .collect();
+    assert_eq!(b1, vec!["status.ready"]);
+    assert_eq!(b2, vec!["status.initialization.provisioned"]);
+    let replicas = c.field_check("control-plane/status-replicas").unwrap();
+    assert_eq!(replicas.condition_path.as_deref(), Some("spec.replicas"));
+    assert_eq!(replicas.fields_for(Contract::V1Beta1).len(), 5);
+    assert_eq!(replicas.fields_for(Contract::V1Beta2).len(), 5);
+    // Managed-by is an annotation.
+    assert!(
+        c.get("infra-cluster/externally-managed")
+            .unwrap()
+            .description
+            .contains("annotation")
+    );
+    // Template rules apply to exactly the five template roles.
+    for r in c.rules().iter().filter(|r| r.id.starts_with("template/")) {
+        assert_eq!(r.roles.len(), 5, "{}", r.id);
+        assert!(r.roles.iter().all(|role| role.is_template()), "{}", r.id);
+    }
+    // clusterctl rules are provider-wide.
+    for r in c.rules().iter().filter(|r| r.id.starts_with("clusterctl/")) {
+        assert_eq!(r.roles, vec![Role::Provider], "{}", r.id);
+    }
+    // Every doc link points into the contract pages.
+    for r in c.rules() {
+        assert!(
+            r.doc
+                .starts_with("https://cluster-api.sigs.k8s.io/developer/providers/contracts/")
+                && r.doc.contains(".html#"),
+            "{}: {}",
+            r.id,
+            r.doc
+        );
+    }
+}
+
+#[test]
+fn for_role_includes_inherited_rules() {
+    let c = Catalog::embedded().unwrap();
+    let imt: Vec<&str> = c
+        .for_role(Role::InfraMachineTemplate)
+        .iter()
+        .map(|r| r.id.as_str())
+        .collect();
+    assert!(imt.contains(&"all/crd-name"));
+    assert!(imt.contains(&"template/spec-template"));
+    assert!(imt.contains(&"infra-machine-template/defined"));
+    assert!(!imt.contains(&"all/status-subresource"));
+    assert!(!imt.contains(&"infra-machine/provider-id"));
+}
