@@ -113,7 +113,8 @@ fn rendering_twice_and_from_shuffled_input_is_byte_identical() {
 #[test]
 fn secret_like_values_never_reach_any_output() {
     let m = fixtures::synthetic();
-    let outputs: Vec<String> = FORMATS[..4].iter().map(|f| render(&m, *f)).collect();
+    let mut outputs: Vec<String> = FORMATS.iter().map(|f| render(&m, *f)).collect();
+    outputs.push(html(&m));
     for out in outputs {
         assert!(!out.contains("s3cr3t-value"), "secret leaked:\n{out}");
         assert!(
@@ -190,6 +191,90 @@ fn many_identical_reasons_are_counted_not_listed() {
     let n = m.results.len();
     assert!(out.contains(&format!("{n} × skip: needs a live provider")));
     assert!(!out.contains("      - "), "cells listed one by one:\n{out}");
+}
+
+#[test]
+fn markdown_fits_a_pr_comment_even_for_huge_providers() {
+    let m = fixtures::large(400);
+    let full = render(&m, OutputFormat::Markdown);
+    assert!(full.len() <= 65_536, "{} bytes", full.len());
+    assert!(full.starts_with("### ❌ capi-conformance: FAIL (exit 1)"));
+    let small = render(&fixtures::synthetic(), OutputFormat::Markdown);
+    assert!(
+        small.contains("<details><summary>Inconclusive (1), waived (1), skipped (1)</summary>")
+    );
+    assert!(small.contains("#### Failures (3)"));
+}
+
+#[test]
+fn html_is_self_contained_and_has_the_ids_browser_tests_use() {
+    let out = html(&fixtures::synthetic());
+    assert!(out.starts_with("<!doctype html>"));
+    for forbidden in ["<link", "src=\"http", "@import", "<script src"] {
+        assert!(!out.contains(forbidden), "external asset: {forbidden}");
+    }
+    assert_eq!(out.matches("id=\"matrix\"").count(), 1);
+    for class in [
+        "cell-pass",
+        "cell-fail",
+        "cell-skip",
+        "cell-inconclusive",
+        "cell-waived",
+    ] {
+        assert!(
+            out.contains(&format!("class=\"cell {class}")),
+            "no {class} cell"
+        );
+    }
+    assert_eq!(out.matches("id=\"timeline-SC-inframachine\"").count(), 1);
+    assert_eq!(out.matches("<svg class=\"timeline\"").count(), 1);
+    // Provider lane and baseline lane, 4 events each.
+    assert_eq!(out.matches("<circle").count(), 8);
+    // Failed cells link to an expandable failure with evidence and remediation.
+    assert_eq!(out.matches("<details class=\"failure\"").count(), 3);
+    assert!(out.contains("<a href=\"#failure-1\">FAIL</a>"));
+    assert!(out.contains("id=\"failure-1\""));
+    assert!(out.contains("<dt>Fix</dt>"));
+    for filter in ["filter-level", "filter-outcome", "filter-role"] {
+        assert!(out.contains(&format!("<select id=\"{filter}\">")));
+    }
+    // Only roles present are offered.
+    assert!(out.contains("<option value=\"infra-machine\">InfraMachine</option>"));
+    assert!(!out.contains("<option value=\"control-plane\">"));
+}
+
+#[test]
+fn html_is_well_formed_with_unique_ids() {
+    use quick_xml::events::Event;
+    for m in [fixtures::synthetic(), fixtures::all_pass()] {
+        let out = html(&m);
+        let mut reader = quick_xml::Reader::from_str(&out);
+        let mut ids = std::collections::BTreeSet::new();
+        let mut depth = 0i64;
+        loop {
+            match reader
+                .read_event()
+                .unwrap_or_else(|e| panic!("malformed HTML: {e}"))
+            {
+                Event::Eof => break,
+                Event::Start(e) => {
+                    depth += 1;
+                    if let Some(id) = attrs(&e).get("id") {
+                        assert!(ids.insert(id.clone()), "duplicate id {id}");
+                    }
+                }
+                Event::Empty(e) => {
+                    if let Some(id) = attrs(&e).get("id") {
+                        assert!(ids.insert(id.clone()), "duplicate id {id}");
+                    }
+                }
+                Event::End(_) => depth -= 1,
+                _ => {}
+            }
+        }
+        assert_eq!(depth, 0, "unbalanced elements");
+        assert!(ids.contains("matrix") && ids.contains("filters"));
+    }
 }
 
 // ---------- JUnit structure ----------

@@ -1,9 +1,464 @@
-//! The self-contained HTML report (`--html`).
+//! The self-contained HTML report (`--html`): inline CSS and JS, no external assets. The
+//! matrix (`#matrix`, cells `cell-<outcome>`), filters by level, outcome and role, each failure
+//! expandable to its evidence and remediation, and per scenario (`#timeline-<scenario>`) an SVG
+//! timeline of the provider's transitions beside the baseline's.
 
 use super::RenderOptions;
-use super::model::Matrix;
+use super::layout;
+use super::model::{Column, Matrix, Outcome, RuleResult};
 use super::text;
+use super::timeline::{self, Lane, xml_escape as esc};
+use crate::contract::{Level, Role};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+const STYLE: &str = r#"
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:1.5rem;color:#1f2328;background:#fff}
+h1{font-size:1.4rem;margin:0 0 .4rem} h2{font-size:1.15rem;margin-top:1.6rem} h3{font-size:1rem}
+code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85em}
+.verdict-pass{color:#1a7f37}.verdict-fail,.verdict-input-error{color:#cf222e}.verdict-inconclusive{color:#9a6700}
+.context{color:#59636e;font-size:.9rem}
+#filters{display:flex;gap:1rem;margin:1rem 0;padding:.5rem;background:#f6f8fa;border-radius:6px}
+.table-wrap{overflow-x:auto}
+table{border-collapse:collapse;font-size:.85rem}
+th,td{border:1px solid #d1d9e0;padding:.25rem .5rem;text-align:left;vertical-align:top}
+th.col{text-align:center;white-space:nowrap}
+th.baseline,td.baseline{border-left:2px dashed #8c959f}
+td.cell{text-align:center;white-space:nowrap}
+.cell-pass{background:#dafbe1;color:#116329}
+.cell-fail{background:#ffebe9;color:#a40e26;font-weight:700}
+.cell-skip{background:#f6f8fa;color:#59636e}
+.cell-inconclusive{background:#fff8c5;color:#7d4e00}
+.cell-waived{background:#ddf4ff;color:#0550ae}
+.cell-fail a{color:inherit}
+details.failure{border:1px solid #ffcecb;border-radius:6px;margin:.5rem 0;padding:.4rem .6rem}
+details.failure summary{cursor:pointer}
+dl{margin:.4rem 0 0}dt{font-weight:600;margin-top:.3rem}dd{margin-left:1rem}
+.note{color:#59636e;font-style:italic}
+svg.timeline{display:block;margin:.4rem 0 1rem;font-size:11px;font-family:ui-monospace,monospace}
+svg .lane-line,svg .axis line{stroke:#8c959f;stroke-width:1}
+svg .event circle{stroke:#1f2328;stroke-width:1}
+svg .ev-added circle{fill:#2da44e} svg .ev-modified circle{fill:#0969da}
+svg .ev-deleted circle{fill:#cf222e} svg .ev-tool circle{fill:#bf8700} svg .ev-other circle{fill:#8c959f}
+svg .event-label{text-anchor:middle;fill:#424a53}
+"#;
+
+/// Kept free of `&` and `<` so the document stays well-formed XML too (tests parse it).
+const SCRIPT: &str = r#"
+(function () {
+  var byId = function (id) { return document.getElementById(id); };
+  function apply() {
+    var level = byId('filter-level').value;
+    var outcome = byId('filter-outcome').value;
+    var role = byId('filter-role').value;
+    document.querySelectorAll('#matrix [data-role]').forEach(function (el) {
+      el.hidden = role !== '' ? el.getAttribute('data-role') !== role : false;
+    });
+    document.querySelectorAll('#matrix tr.rule-row').forEach(function (row) {
+      var cells = Array.prototype.filter.call(row.querySelectorAll('td.cell'), function (c) {
+        return c.hidden ? false : c.hasAttribute('data-outcome');
+      });
+      var show = cells.length > 0;
+      if (level !== '' ? row.getAttribute('data-levels').split(' ').indexOf(level) === -1 : false) {
+        show = false;
+      }
+      if (outcome !== '' ? !cells.some(function (c) { return c.getAttribute('data-outcome') === outcome; }) : false) {
+        show = false;
+      }
+      row.hidden = !show;
+    });
+  }
+  ['filter-level', 'filter-outcome', 'filter-role'].forEach(function (id) {
+    byId(id).addEventListener('change', apply);
+  });
+  function openTarget() {
+    var el = location.hash ? byId(location.hash.slice(1)) : null;
+    if (el ? el.tagName === 'DETAILS' : false) { el.open = true; }
+  }
+  window.addEventListener('hashchange', openTarget);
+  openTarget();
+})();
+"#;
+
+/// `SC-inframachine` → usable in an id (letters, digits, `-`, `_`; anything else → `-`).
+pub(crate) fn id_part(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+fn verdict_class(m: &Matrix) -> &'static str {
+    match m.verdict() {
+        super::Verdict::Pass => "verdict-pass",
+        super::Verdict::Fail => "verdict-fail",
+        super::Verdict::InputError => "verdict-input-error",
+        super::Verdict::Inconclusive => "verdict-inconclusive",
+    }
+}
 
 pub(crate) fn render(m: &Matrix, _opts: &RenderOptions) -> String {
-    format!("<!doctype html><p>{}</p>\n", text::summary_line(m))
+    let mut out = String::new();
+    let v = m.verdict();
+    let _ = write!(
+        out,
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n<title>capi-conformance: {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
+        text::verdict_label(v)
+    );
+    let _ = writeln!(
+        out,
+        "<header>\n<h1 id=\"verdict\" class=\"{}\" data-exit-code=\"{}\">capi-conformance: {} (exit {})</h1>\n<p id=\"summary\">{}</p>\n<p class=\"context\">{}</p>\n</header>",
+        verdict_class(m),
+        v.exit_code(),
+        text::verdict_label(v),
+        v.exit_code(),
+        esc(&text::summary_line(m)),
+        esc(&text::context_line(m))
+    );
+    let failure_ids = failure_ids(m);
+    filters(m, &mut out);
+    matrix(m, &failure_ids, &mut out);
+    failures(m, &failure_ids, &mut out);
+    problems(m, &mut out);
+    reasons(m, &mut out);
+    scenarios(m, &mut out);
+    let _ = write!(out, "<script>{SCRIPT}</script>\n</body>\n</html>\n");
+    out
+}
+
+/// Anchor id of every failed result, keyed by (rule id, column): `failure-<n>` in result order.
+fn failure_ids(m: &Matrix) -> BTreeMap<(&str, &Column), String> {
+    let mut ids = BTreeMap::new();
+    for (n, r) in m
+        .results
+        .iter()
+        .filter(|r| r.outcome == Outcome::Fail)
+        .enumerate()
+    {
+        ids.entry((r.rule_id.as_str(), &r.column))
+            .or_insert_with(|| format!("failure-{}", n + 1));
+    }
+    ids
+}
+
+fn filters(m: &Matrix, out: &mut String) {
+    let roles: BTreeSet<Role> = m.columns.iter().map(|c| c.role).collect();
+    out.push_str("<section id=\"filters\">\n<label>Level <select id=\"filter-level\"><option value=\"\">all</option>");
+    for l in [Level::Must, Level::Should, Level::May] {
+        let _ = write!(out, "<option value=\"{0}\">{0}</option>", l.as_str());
+    }
+    out.push_str("</select></label>\n<label>Outcome <select id=\"filter-outcome\"><option value=\"\">all</option>");
+    for o in [
+        Outcome::Pass,
+        Outcome::Fail,
+        Outcome::Skip,
+        Outcome::Inconclusive,
+        Outcome::Waived,
+    ] {
+        let _ = write!(out, "<option value=\"{0}\">{0}</option>", o.as_str());
+    }
+    out.push_str(
+        "</select></label>\n<label>Role <select id=\"filter-role\"><option value=\"\">all</option>",
+    );
+    for r in roles {
+        let _ = write!(
+            out,
+            "<option value=\"{}\">{}</option>",
+            r.as_str(),
+            r.display_name()
+        );
+    }
+    out.push_str("</select></label>\n</section>\n");
+}
+
+/// Plain levels (`MUST`, `SHOULD`, `MAY`) a rule has across the columns it applies to.
+fn row_levels(m: &Matrix, rule_id: &str, cols: &[&Column], cells: &[Option<Outcome>]) -> String {
+    let levels: BTreeSet<Level> = cols
+        .iter()
+        .zip(cells)
+        .filter(|(_, o)| o.is_some())
+        .map(|(c, _)| {
+            m.rule(rule_id).map_or_else(
+                || {
+                    m.results
+                        .iter()
+                        .find(|r| r.rule_id == rule_id)
+                        .map_or(Level::May, |r| r.level)
+                },
+                |r| r.level_for(c.contract),
+            )
+        })
+        .collect();
+    levels
+        .into_iter()
+        .map(Level::as_str)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn matrix(m: &Matrix, failure_ids: &BTreeMap<(&str, &Column), String>, out: &mut String) {
+    out.push_str("<section id=\"matrix\">\n<h2>Rule matrix</h2>\n");
+    let idx = layout::cell_index(m);
+    for p in layout::provider_tables(m, &idx, usize::MAX, None) {
+        let _ = writeln!(
+            out,
+            "<h3>{}{}</h3>",
+            esc(p.provider),
+            if p.baseline { " (baseline)" } else { "" }
+        );
+        for chunk in &p.chunks {
+            let _ = write!(
+                out,
+                "<div class=\"table-wrap\"><table class=\"matrix-table\" data-provider=\"{}\">\n<thead><tr><th>Rule</th><th>Level</th><th>Title</th>",
+                esc(p.provider)
+            );
+            for c in &chunk.columns {
+                let (kind, tag) = layout::column_header(c);
+                let _ = write!(
+                    out,
+                    "<th class=\"col{}\" data-role=\"{}\" title=\"{}\">{}<br/>{}</th>",
+                    if c.baseline { " baseline" } else { "" },
+                    c.role.as_str(),
+                    esc(&c.id()),
+                    esc(&kind),
+                    esc(&tag)
+                );
+            }
+            out.push_str("</tr></thead>\n<tbody>\n");
+            for row in &chunk.rows {
+                let outcomes: BTreeSet<&str> =
+                    row.cells.iter().flatten().map(|o| o.as_str()).collect();
+                let roles: BTreeSet<&str> = chunk
+                    .columns
+                    .iter()
+                    .zip(&row.cells)
+                    .filter(|(_, o)| o.is_some())
+                    .map(|(c, _)| c.role.as_str())
+                    .collect();
+                let _ = write!(
+                    out,
+                    "<tr class=\"rule-row\" data-rule=\"{}\" data-levels=\"{}\" data-outcomes=\"{}\" data-roles=\"{}\"><td><code>{}</code></td><td>{}</td><td>{}</td>",
+                    esc(row.rule_id),
+                    row_levels(m, row.rule_id, &chunk.columns, &row.cells),
+                    outcomes.into_iter().collect::<Vec<_>>().join(" "),
+                    roles.into_iter().collect::<Vec<_>>().join(" "),
+                    esc(row.rule_id),
+                    esc(&row.level),
+                    esc(row.title)
+                );
+                for (c, cell) in chunk.columns.iter().zip(&row.cells) {
+                    let base = if c.baseline { " baseline" } else { "" };
+                    match cell {
+                        None => {
+                            let _ = write!(
+                                out,
+                                "<td class=\"cell cell-none{base}\" data-role=\"{}\"></td>",
+                                c.role.as_str()
+                            );
+                        }
+                        Some(o) => {
+                            let label = text::cell_label(*o);
+                            let content = match failure_ids.get(&(row.rule_id, *c)) {
+                                Some(id) if *o == Outcome::Fail => {
+                                    format!("<a href=\"#{id}\">{label}</a>")
+                                }
+                                _ => label.to_string(),
+                            };
+                            let _ = write!(
+                                out,
+                                "<td class=\"cell cell-{0}{base}\" data-outcome=\"{0}\" data-role=\"{1}\" title=\"{2}\">{content}</td>",
+                                o.as_str(),
+                                c.role.as_str(),
+                                esc(&format!("{}: {}", c.id(), o.as_str()))
+                            );
+                        }
+                    }
+                }
+                out.push_str("</tr>\n");
+            }
+            out.push_str("</tbody></table></div>\n");
+        }
+    }
+    out.push_str("</section>\n");
+}
+
+fn failures(m: &Matrix, failure_ids: &BTreeMap<(&str, &Column), String>, out: &mut String) {
+    let fails: Vec<&RuleResult> = m
+        .results
+        .iter()
+        .filter(|r| r.outcome == Outcome::Fail)
+        .collect();
+    if fails.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "<section id=\"failures\">\n<h2>Failures ({})</h2>",
+        fails.len()
+    );
+    let mut seen = BTreeSet::new();
+    for (n, r) in fails.iter().enumerate() {
+        let key = (r.rule_id.as_str(), &r.column);
+        // The first result of a (rule, column) owns the anchor the matrix links to.
+        let id = match failure_ids.get(&key) {
+            Some(id) if seen.insert(key) => id.clone(),
+            _ => format!("failure-{}", n + 1),
+        };
+        let rule = m.rule(&r.rule_id);
+        let note = if r.column.baseline {
+            " <span class=\"note\">(baseline; does not gate)</span>"
+        } else if r.level.gates(m.context.fail_on) {
+            ""
+        } else {
+            " <span class=\"note\">(below fail-on; does not gate)</span>"
+        };
+        let _ = write!(
+            out,
+            "<details class=\"failure\" id=\"{id}\" data-rule=\"{}\" data-column=\"{}\"><summary><code>{}</code> [{}] {} — <code>{}</code> ({}){note}</summary><dl>",
+            esc(&r.rule_id),
+            esc(&r.column.id()),
+            esc(&r.rule_id),
+            esc(&layout::result_level_label(m, r)),
+            esc(rule.map_or("", |r| r.title.as_str())),
+            esc(&r.column.id()),
+            r.phase.as_str()
+        );
+        if let Some(reason) = &r.reason {
+            let _ = write!(out, "<dt>Why</dt><dd>{}</dd>", esc(reason));
+        }
+        if !r.evidence.is_empty() {
+            out.push_str("<dt>Evidence</dt><dd><ul class=\"evidence\">");
+            for e in &r.evidence {
+                let _ = write!(out, "<li>{}</li>", esc(&text::evidence_line(e)));
+            }
+            out.push_str("</ul></dd>");
+        }
+        if let Some(rule) = rule {
+            let _ = write!(
+                out,
+                "<dt>Fix</dt><dd class=\"remediation\">{}</dd><dt>Contract</dt><dd><a href=\"{}\">{}</a></dd>",
+                esc(rule.remediation.trim()),
+                esc(&rule.doc),
+                esc(&rule.doc)
+            );
+        }
+        out.push_str("</dl></details>\n");
+    }
+    out.push_str("</section>\n");
+}
+
+fn problems(m: &Matrix, out: &mut String) {
+    if m.problems.is_empty() {
+        return;
+    }
+    let _ = write!(
+        out,
+        "<section id=\"problems\">\n<h2>Input problems ({})</h2>\n<ul>",
+        m.problems.len()
+    );
+    for p in &m.problems {
+        let _ = write!(
+            out,
+            "<li><code>{}</code>: {}</li>",
+            esc(&p.source),
+            esc(&p.message)
+        );
+    }
+    out.push_str("</ul>\n</section>\n");
+}
+
+fn reasons(m: &Matrix, out: &mut String) {
+    let groups = text::reason_groups(m);
+    if groups.is_empty() {
+        return;
+    }
+    out.push_str("<section id=\"reasons\">\n<h2>Inconclusive, waived and skipped</h2>\n");
+    for g in &groups {
+        let _ = write!(
+            out,
+            "<details class=\"reason reason-{}\"><summary><span class=\"cell-{}\">{}</span> × {}: {}</summary><ul>",
+            g.outcome.as_str(),
+            g.outcome.as_str(),
+            g.outcome.as_str(),
+            g.results.len(),
+            esc(&g.reason)
+        );
+        for r in &g.results {
+            let _ = write!(out, "<li>{}</li>", esc(&text::cell_ref(r)));
+        }
+        out.push_str("</ul></details>\n");
+    }
+    out.push_str("</section>\n");
+}
+
+fn scenarios(m: &Matrix, out: &mut String) {
+    let pairs = text::scenario_pairs(m);
+    if pairs.is_empty() {
+        return;
+    }
+    out.push_str("<section id=\"scenarios\">\n<h2>Scenarios</h2>\n");
+    let mut by_scenario: BTreeMap<&str, Vec<&text::ScenarioPair<'_>>> = BTreeMap::new();
+    for p in &pairs {
+        by_scenario
+            .entry(p.target.scenario.as_str())
+            .or_default()
+            .push(p);
+    }
+    for (scenario, pairs) in by_scenario {
+        let _ = writeln!(
+            out,
+            "<section class=\"scenario\" id=\"timeline-{}\" data-scenario=\"{}\">\n<h3>{}</h3>",
+            id_part(scenario),
+            esc(scenario),
+            esc(scenario)
+        );
+        for p in pairs {
+            let base_id = p.baseline.map(|b| b.column.id());
+            let _ = writeln!(
+                out,
+                "<h4><code>{}</code>{}</h4>",
+                esc(&p.target.column.id()),
+                base_id
+                    .as_deref()
+                    .map_or_else(String::new, |b| format!(" vs <code>{}</code>", esc(b)))
+            );
+            out.push_str("<table class=\"steps\"><thead><tr><th>Step</th><th>Outcome</th><th>Provider</th><th>Baseline</th></tr></thead><tbody>");
+            for step in &p.target.steps {
+                let base = p
+                    .baseline
+                    .and_then(|b| b.steps.iter().find(|s| s.name == step.name));
+                let _ = write!(
+                    out,
+                    "<tr><td>{}</td><td class=\"cell cell-{1}\">{1}</td><td>{2}</td><td>{3}</td></tr>",
+                    esc(&step.name),
+                    step.outcome.as_str(),
+                    text::ms(step.duration_ms),
+                    base.map_or_else(|| "-".to_string(), |b| text::ms(b.duration_ms))
+                );
+            }
+            out.push_str("</tbody></table>\n");
+            let mut lanes = vec![Lane {
+                label: p.target.column.id(),
+                entries: &p.target.timeline,
+            }];
+            if let Some(b) = p.baseline {
+                lanes.push(Lane {
+                    label: b.column.id(),
+                    entries: &b.timeline,
+                });
+            }
+            if lanes.iter().any(|l| !l.entries.is_empty()) {
+                let attr = format!("data-column=\"{}\"", esc(&p.target.column.id()));
+                out.push_str(&timeline::svg(&attr, &lanes));
+                out.push('\n');
+            }
+        }
+        out.push_str("</section>\n");
+    }
+    out.push_str("</section>\n");
 }
