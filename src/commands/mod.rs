@@ -2,13 +2,14 @@
 
 use crate::cli::{Cli, Command};
 
+pub mod check;
 pub mod lint;
 
 /// Runs the parsed command line and returns the exit code (errors are mapped by `main`).
 pub async fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Lint(args) => lint::run(args, &[]),
-        Command::Check(_) => not_built("check"),
+        Command::Check(args) => check::run(*args).await,
         Command::Rules(_) => not_built("rules"),
         Command::Explain(_) => not_built("explain"),
         Command::Serve(_) => not_built("serve"),

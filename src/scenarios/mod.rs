@@ -8,6 +8,7 @@
 //! - [`cleanup`]: the guard that removes what a run created.
 //! - [`runner`]: baseline (mock) first, then the target; verdicts → matrix cells.
 
+pub mod baseline;
 pub mod bootstrap;
 pub mod cleanup;
 pub mod control_plane;
@@ -18,6 +19,7 @@ pub mod infra_machine;
 pub mod json;
 pub mod machine_pool;
 pub mod observer;
+pub mod plan;
 pub mod runner;
 pub mod script;
 pub mod template;

@@ -55,6 +55,8 @@ pub struct SubjectRun {
     pub timeline: Vec<TimelineEntry>,
     pub environment_error: Option<String>,
     pub duration_ms: u64,
+    /// Last observed state of every watched object (for `--report-dir`).
+    pub final_objects: Vec<serde_json::Value>,
 }
 
 impl SubjectRun {
@@ -91,6 +93,7 @@ pub async fn run_subject(side: &Side, subject: &Subject) -> SubjectRun {
         timeline: Vec::new(),
         environment_error: None,
         duration_ms: 0,
+        final_objects: Vec::new(),
     };
     if script.is_none() || subject.sample.is_none() {
         return out;
@@ -132,6 +135,7 @@ pub async fn run_subject(side: &Side, subject: &Subject) -> SubjectRun {
     out.environment_error = run.environment_error.take();
     drop(run);
     out.timeline = env.recorder.entries();
+    out.final_objects = env.recorder.last_states();
     out.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     out
 }
@@ -234,6 +238,105 @@ fn decide(
     }
 }
 
+/// Everything one `check` asks of the scenario engine.
+pub struct RunPlan {
+    pub baseline: Side,
+    pub target: Side,
+    pub targets: Vec<Subject>,
+    /// Run the mock baseline first (off only when the caller has no mock to run).
+    pub with_baseline: bool,
+    pub parallel: usize,
+    pub rules: Vec<Rule>,
+    /// Called with one line per finished subject (progress display).
+    pub progress: Option<std::sync::Arc<dyn Fn(String) + Send + Sync>>,
+}
+
+/// What the scenario engine contributes to the matrix.
+#[derive(Debug, Default)]
+pub struct RunOutput {
+    pub results: Vec<RuleResult>,
+    pub columns: Vec<crate::report::Column>,
+    pub records: Vec<ScenarioRecord>,
+    pub runs: Vec<SubjectRun>,
+}
+
+async fn run_many(side: &Side, subjects: Vec<Subject>, plan: &RunPlan) -> Vec<SubjectRun> {
+    use futures::StreamExt;
+    futures::stream::iter(subjects)
+        .map(|s| async move {
+            let run = run_subject(side, &s).await;
+            if let Some(p) = &plan.progress {
+                let verdict = if run.environment_error.is_some() {
+                    "inconclusive"
+                } else if run.verdicts.failed() {
+                    "FAIL"
+                } else {
+                    "ok"
+                };
+                p(format!(
+                    "{} {} {verdict} ({} ms)",
+                    run.script.unwrap_or("-"),
+                    s.column.id(),
+                    run.duration_ms
+                ));
+            }
+            run
+        })
+        .buffer_unordered(plan.parallel.max(1))
+        .collect()
+        .await
+}
+
+/// Runs the baseline (mock) subjects first, then the targets; builds the cells.
+pub async fn run_all(plan: &RunPlan) -> RunOutput {
+    let mut wanted: Vec<(Role, crate::contract::Contract)> = plan
+        .targets
+        .iter()
+        .filter_map(|s| s.column.contract.map(|c| (s.role(), c)))
+        .collect();
+    wanted.sort();
+    wanted.dedup();
+    let baseline_subjects: Vec<Subject> = if plan.with_baseline {
+        wanted
+            .iter()
+            .filter_map(|(r, c)| {
+                super::baseline::mock_subject(*r, *c, super::baseline::BASELINE_PROVIDER, true)
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let baseline_runs = run_many(&plan.baseline, baseline_subjects, plan).await;
+    let target_runs = run_many(&plan.target, plan.targets.clone(), plan).await;
+    let mut out = RunOutput::default();
+    for b in &baseline_runs {
+        out.results.extend(cells(&plan.rules, b, None));
+        out.columns.push(b.subject.column.clone());
+        out.records.extend(b.record());
+    }
+    for t in &target_runs {
+        let base = baseline_runs.iter().find(|b| {
+            b.subject.role() == t.subject.role()
+                && b.subject.column.contract == t.subject.column.contract
+        });
+        let mut c = cells(&plan.rules, t, base);
+        if plan.with_baseline && base.is_none() {
+            for cell in &mut c {
+                if matches!(cell.outcome, Outcome::Pass | Outcome::Fail) {
+                    cell.outcome = Outcome::Inconclusive;
+                    cell.reason =
+                        Some("environment: no baseline run for this role and contract".into());
+                }
+            }
+        }
+        out.results.extend(c);
+        out.columns.push(t.subject.column.clone());
+        out.records.extend(t.record());
+    }
+    out.runs = baseline_runs.into_iter().chain(target_runs).collect();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -286,6 +389,7 @@ mod tests {
             timeline: vec![],
             environment_error: None,
             duration_ms: 1,
+            final_objects: vec![],
         }
     }
 

@@ -155,6 +155,11 @@ impl Recorder {
         self.lock().gone.contains(object)
     }
 
+    /// The last observed state of every object (deleted ones included), by key.
+    pub fn last_states(&self) -> Vec<Value> {
+        self.lock().latest.values().cloned().collect()
+    }
+
     /// Every observed version of `object`, oldest first.
     pub fn history(&self, object: &str) -> Vec<Snapshot> {
         self.lock()
