@@ -4,6 +4,7 @@ use crate::cli::{Cli, Command};
 
 pub mod check;
 pub mod lint;
+pub mod serve;
 
 /// Runs the parsed command line and returns the exit code (errors are mapped by `main`).
 pub async fn run(cli: Cli) -> anyhow::Result<i32> {
@@ -12,7 +13,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Check(args) => check::run(*args).await,
         Command::Rules(_) => not_built("rules"),
         Command::Explain(_) => not_built("explain"),
-        Command::Serve(_) => not_built("serve"),
+        Command::Serve(args) => serve::run(args).await,
         Command::MockProvider(_) => not_built("mock-provider"),
         Command::Cleanup(_) => not_built("cleanup"),
         Command::Rbac(_) => not_built("rbac"),

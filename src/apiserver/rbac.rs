@@ -1,0 +1,1 @@
+//! Placeholder, filled in by a later commit.

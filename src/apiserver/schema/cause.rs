@@ -1,0 +1,317 @@
+//! Field errors as kube-apiserver reports them (`field.Error` → `metav1.StatusCause`), and the
+//! `Kind.group "name" is invalid: …` message of a 422.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One `metav1.StatusCause`: `reason` is the field error type (`FieldValueRequired`, …),
+/// `message` the error body (`Required value`, `Invalid value: …`), `field` the path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Cause {
+    pub reason: String,
+    pub message: String,
+    pub field: String,
+}
+
+/// `field.ErrorType` reasons.
+pub mod reason {
+    pub const REQUIRED: &str = "FieldValueRequired";
+    pub const INVALID: &str = "FieldValueInvalid";
+    pub const FORBIDDEN: &str = "FieldValueForbidden";
+    pub const NOT_SUPPORTED: &str = "FieldValueNotSupported";
+    pub const TYPE_INVALID: &str = "FieldValueTypeInvalid";
+    pub const DUPLICATE: &str = "FieldValueDuplicate";
+    pub const TOO_LONG: &str = "FieldValueTooLong";
+    pub const TOO_MANY: &str = "FieldValueTooMany";
+}
+
+fn with_detail(body: String, detail: &str) -> String {
+    if detail.is_empty() {
+        body
+    } else {
+        format!("{body}: {detail}")
+    }
+}
+
+/// How kube prints a bad value inside `Invalid value: …`: strings quoted, scalars bare,
+/// everything else as compact JSON.
+pub fn render_value(v: &Value) -> String {
+    match v {
+        Value::String(s) => go_quote(s),
+        Value::Number(n) => n.to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Null => "null".to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// Go's `%q` for the common cases (JSON string escaping is the same for printable text).
+pub fn go_quote(s: &str) -> String {
+    Value::String(s.to_string()).to_string()
+}
+
+/// Go's `%v` for a float64 (`0`, `1.5`, `1e+21`).
+pub fn go_float(f: f64) -> String {
+    if f.fract() == 0.0 && f.abs() < 1e21 {
+        format!("{}", f as i64)
+    } else {
+        format!("{f}")
+    }
+}
+
+impl Cause {
+    fn new(reason: &str, message: String, field: &str) -> Self {
+        Cause {
+            reason: reason.to_string(),
+            message,
+            field: field.to_string(),
+        }
+    }
+
+    /// `field.Required`.
+    pub fn required(field: &str, detail: &str) -> Self {
+        Self::new(
+            reason::REQUIRED,
+            with_detail("Required value".into(), detail),
+            field,
+        )
+    }
+
+    /// `field.Invalid`.
+    pub fn invalid(field: &str, value: &Value, detail: &str) -> Self {
+        Self::new(
+            reason::INVALID,
+            with_detail(format!("Invalid value: {}", render_value(value)), detail),
+            field,
+        )
+    }
+
+    /// `field.TypeInvalid`.
+    pub fn type_invalid(field: &str, value: &Value, detail: &str) -> Self {
+        Self::new(
+            reason::TYPE_INVALID,
+            with_detail(format!("Invalid value: {}", render_value(value)), detail),
+            field,
+        )
+    }
+
+    /// `field.Forbidden`.
+    pub fn forbidden(field: &str, detail: &str) -> Self {
+        Self::new(
+            reason::FORBIDDEN,
+            with_detail("Forbidden".into(), detail),
+            field,
+        )
+    }
+
+    /// `field.NotSupported` with the list of supported values.
+    pub fn not_supported(field: &str, value: &Value, supported: &[String]) -> Self {
+        let detail = if supported.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "supported values: {}",
+                supported
+                    .iter()
+                    .map(|s| go_quote(s))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        Self::new(
+            reason::NOT_SUPPORTED,
+            with_detail(
+                format!("Unsupported value: {}", render_value(value)),
+                &detail,
+            ),
+            field,
+        )
+    }
+
+    /// `field.Duplicate`.
+    pub fn duplicate(field: &str, value: &Value) -> Self {
+        Self::new(
+            reason::DUPLICATE,
+            format!("Duplicate value: {}", render_value(value)),
+            field,
+        )
+    }
+
+    /// `field.TooLong` (value omitted, like kube).
+    pub fn too_long(field: &str, max: usize, unit: &str) -> Self {
+        Self::new(
+            reason::TOO_LONG,
+            format!("Too long: may not be more than {max} {unit}"),
+            field,
+        )
+    }
+
+    /// `field.TooLong` for a byte budget (`Too long: must have at most N bytes`).
+    pub fn new_too_long_bytes(field: &str, max: usize) -> Self {
+        Self::new(
+            reason::TOO_LONG,
+            format!("Too long: must have at most {max} bytes"),
+            field,
+        )
+    }
+
+    /// `field.TooMany`.
+    pub fn too_many(field: &str, actual: usize, max: usize) -> Self {
+        Self::new(
+            reason::TOO_MANY,
+            format!("Too many: {actual}: must have at most {max} items"),
+            field,
+        )
+    }
+
+    /// `field.Error.Error()`: `field: body` (just the body when the field is empty).
+    pub fn error_string(&self) -> String {
+        if self.field.is_empty() {
+            self.message.clone()
+        } else {
+            format!("{}: {}", self.field, self.message)
+        }
+    }
+}
+
+/// kube's 422 message: `Widget.example.com "w1" is invalid: [a: …, b: …]` (no brackets for a
+/// single cause; duplicate messages collapse like `ToAggregate`). An empty group gives `Kind`.
+pub fn invalid_message(kind: &str, group: &str, name: &str, causes: &[Cause]) -> String {
+    let qualified = if group.is_empty() {
+        kind.to_string()
+    } else {
+        format!("{kind}.{group}")
+    };
+    let mut msgs: Vec<String> = Vec::new();
+    for c in causes {
+        let s = c.error_string();
+        if !msgs.contains(&s) {
+            msgs.push(s);
+        }
+    }
+    let agg = match msgs.as_slice() {
+        [one] => one.clone(),
+        many => format!("[{}]", many.join(", ")),
+    };
+    format!("{qualified} {} is invalid: {agg}", go_quote(name))
+}
+
+/// Builds kube `field.Path` strings: `.child`, `[key]`, `[index]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FieldPath(String);
+
+impl FieldPath {
+    /// A path starting at `root` (may be empty).
+    pub fn new(root: &str) -> Self {
+        FieldPath(root.to_string())
+    }
+
+    /// `.name` (no dot at the start).
+    pub fn child(&self, name: &str) -> Self {
+        if self.0.is_empty() {
+            FieldPath(name.to_string())
+        } else {
+            FieldPath(format!("{}.{name}", self.0))
+        }
+    }
+
+    /// `[key]`.
+    pub fn key(&self, key: &str) -> Self {
+        FieldPath(format!("{}[{key}]", self.0))
+    }
+
+    /// `[i]`.
+    pub fn index(&self, i: usize) -> Self {
+        FieldPath(format!("{}[{i}]", self.0))
+    }
+
+    /// The rendered path.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn bodies_match_kube() {
+        assert_eq!(
+            Cause::required("spec.size", "").error_string(),
+            "spec.size: Required value"
+        );
+        assert_eq!(
+            Cause::type_invalid(
+                "spec.replicas",
+                &json!("string"),
+                "spec.replicas in body must be of type integer: \"string\""
+            )
+            .error_string(),
+            "spec.replicas: Invalid value: \"string\": spec.replicas in body must be of type integer: \"string\""
+        );
+        assert_eq!(
+            Cause::not_supported(
+                "spec.size",
+                &json!("huge"),
+                &["small".into(), "large".into()]
+            )
+            .message,
+            "Unsupported value: \"huge\": supported values: \"small\", \"large\""
+        );
+        assert_eq!(
+            Cause::invalid("x", &json!(-1), "d").message,
+            "Invalid value: -1: d"
+        );
+        assert_eq!(Cause::forbidden("x", "").message, "Forbidden");
+        assert_eq!(
+            Cause::too_many("x", 5, 3).message,
+            "Too many: 5: must have at most 3 items"
+        );
+    }
+
+    #[test]
+    fn cause_serialises_like_status_cause() {
+        let v = serde_json::to_value(Cause::required("spec.size", "")).unwrap();
+        assert_eq!(
+            v,
+            json!({"reason": "FieldValueRequired", "message": "Required value", "field": "spec.size"})
+        );
+    }
+
+    #[test]
+    fn invalid_message_brackets_only_for_many() {
+        let a = Cause::type_invalid(
+            "spec.replicas",
+            &json!("string"),
+            "spec.replicas in body must be of type integer: \"string\"",
+        );
+        let b = Cause::required("spec.size", "");
+        assert_eq!(
+            invalid_message("Widget", "example.com", "w1", &[a.clone(), b.clone()]),
+            "Widget.example.com \"w1\" is invalid: [spec.replicas: Invalid value: \"string\": spec.replicas in body must be of type integer: \"string\", spec.size: Required value]"
+        );
+        assert_eq!(
+            invalid_message("Widget", "example.com", "w1", &[b.clone(), b.clone()]),
+            "Widget.example.com \"w1\" is invalid: spec.size: Required value"
+        );
+        assert_eq!(
+            invalid_message("ConfigMap", "", "c", &[b]),
+            "ConfigMap \"c\" is invalid: spec.size: Required value"
+        );
+    }
+
+    #[test]
+    fn paths_and_floats() {
+        let p = FieldPath::new("spec.versions[0].schema.openAPIV3Schema");
+        assert_eq!(
+            p.child("properties").key("spec").child("type").as_str(),
+            "spec.versions[0].schema.openAPIV3Schema.properties[spec].type"
+        );
+        assert_eq!(FieldPath::new("").child("a").index(2).as_str(), "a[2]");
+        assert_eq!(go_float(0.0), "0");
+        assert_eq!(go_float(1.5), "1.5");
+    }
+}

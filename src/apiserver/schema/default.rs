@@ -1,0 +1,64 @@
+//! Structural defaulting (apiextensions `structuraldefaulting.Default` and
+//! `PruneNonNullableNullsWithoutDefaults`).
+
+use super::jsonschema::Schema;
+use serde_json::Value;
+
+/// Applies `default`s where a property is absent (or a non-nullable `null`), recursing into
+/// values including freshly defaulted ones, then drops non-nullable `null`s without default.
+pub fn apply_defaults(v: &mut Value, schema: &Value) {
+    default_node(v, Schema(schema));
+}
+
+fn default_node(v: &mut Value, s: Schema<'_>) {
+    match v {
+        Value::Object(map) => {
+            let props = s.properties();
+            for (name, ps) in &props {
+                let Some(default) = ps.default() else {
+                    continue;
+                };
+                let absent_or_null = match map.get(*name) {
+                    None => true,
+                    Some(Value::Null) => !ps.nullable(),
+                    Some(_) => false,
+                };
+                if absent_or_null {
+                    map.insert((*name).to_string(), default.clone());
+                }
+            }
+            let additional = s.additional_properties();
+            let keys: Vec<String> = map.keys().cloned().collect();
+            for k in keys {
+                let child_schema = props.get(k.as_str()).copied().or(additional);
+                let Some(cs) = child_schema else {
+                    continue;
+                };
+                let is_bad_null = map
+                    .get(&k)
+                    .is_some_and(|c| c.is_null() && !cs.nullable() && cs.default().is_none());
+                if is_bad_null {
+                    map.remove(&k);
+                    continue;
+                }
+                if let Some(child) = map.get_mut(&k) {
+                    default_node(child, cs);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(is) = s.items() {
+                for item in items.iter_mut() {
+                    if item.is_null()
+                        && !is.nullable()
+                        && let Some(d) = is.default()
+                    {
+                        *item = d.clone();
+                    }
+                    default_node(item, is);
+                }
+            }
+        }
+        _ => {}
+    }
+}

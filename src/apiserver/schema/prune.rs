@@ -1,0 +1,153 @@
+//! Structural pruning (apiextensions `pruning.PruneWithOptions` + `objectmeta.Coerce`): drops
+//! fields the schema does not specify and records each dropped path (`spec.bogus`,
+//! `spec.items[0].x`, `metadata.foo`).
+
+use super::jsonschema::Schema;
+use serde_json::{Map, Value};
+
+/// The JSON fields of `metav1.ObjectMeta`.
+pub const OBJECT_META_FIELDS: &[&str] = &[
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+];
+
+const OWNER_REFERENCE_FIELDS: &[&str] = &[
+    "apiVersion",
+    "kind",
+    "name",
+    "uid",
+    "controller",
+    "blockOwnerDeletion",
+];
+
+const MANAGED_FIELDS_ENTRY_FIELDS: &[&str] = &[
+    "manager",
+    "operation",
+    "apiVersion",
+    "time",
+    "fieldsType",
+    "fieldsV1",
+    "subresource",
+];
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// Prunes a whole resource (root: keeps `apiVersion`, `kind`, `metadata`, coerces metadata to
+/// ObjectMeta). Returns the pruned paths in traversal order (sorted keys).
+pub fn prune_resource(obj: &mut Value, schema: &Value) -> Vec<String> {
+    let mut pruned = Vec::new();
+    prune_node(obj, Some(Schema(schema)), "", true, &mut pruned);
+    pruned
+}
+
+/// Prunes a value that is not a resource root.
+pub fn prune_value(v: &mut Value, schema: &Value) -> Vec<String> {
+    let mut pruned = Vec::new();
+    prune_node(v, Some(Schema(schema)), "", false, &mut pruned);
+    pruned
+}
+
+fn prune_node(
+    v: &mut Value,
+    s: Option<Schema<'_>>,
+    path: &str,
+    resource_root: bool,
+    pruned: &mut Vec<String>,
+) {
+    match v {
+        Value::Object(map) => {
+            let Some(s) = s else {
+                // Under preserve-unknown-fields without a schema: keep everything, but embedded
+                // resources below still get nothing pruned (kube: s == nil keeps all).
+                return;
+            };
+            let is_resource = resource_root || s.embedded();
+            let props = s.properties();
+            let additional = s.additional_properties();
+            let keys: Vec<String> = map.keys().cloned().collect();
+            for k in keys {
+                let child_path = join(path, &k);
+                if is_resource && (k == "apiVersion" || k == "kind") {
+                    continue;
+                }
+                if is_resource && k == "metadata" {
+                    if let Some(meta) = map.get_mut("metadata") {
+                        coerce_object_meta(meta, &child_path, pruned);
+                    }
+                    continue;
+                }
+                if let Some(ps) = props.get(k.as_str()) {
+                    if let Some(child) = map.get_mut(&k) {
+                        prune_node(child, Some(*ps), &child_path, false, pruned);
+                    }
+                } else if let Some(ap) = additional {
+                    if let Some(child) = map.get_mut(&k) {
+                        prune_node(child, Some(ap), &child_path, false, pruned);
+                    }
+                } else if s.preserve_unknown() {
+                    // kept verbatim
+                } else {
+                    map.remove(&k);
+                    pruned.push(child_path);
+                }
+            }
+        }
+        Value::Array(items) => {
+            let item_schema = s.and_then(|s| s.items());
+            for (i, item) in items.iter_mut().enumerate() {
+                prune_node(item, item_schema, &format!("{path}[{i}]"), false, pruned);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn keep_only(map: &mut Map<String, Value>, allowed: &[&str], path: &str, pruned: &mut Vec<String>) {
+    let keys: Vec<String> = map.keys().cloned().collect();
+    for k in keys {
+        if !allowed.contains(&k.as_str()) {
+            map.remove(&k);
+            pruned.push(join(path, &k));
+        }
+    }
+}
+
+/// Drops unknown ObjectMeta fields (and unknown fields of ownerReferences and managedFields
+/// entries).
+pub fn coerce_object_meta(meta: &mut Value, path: &str, pruned: &mut Vec<String>) {
+    let Some(map) = meta.as_object_mut() else {
+        return;
+    };
+    keep_only(map, OBJECT_META_FIELDS, path, pruned);
+    for (list, allowed) in [
+        ("ownerReferences", OWNER_REFERENCE_FIELDS),
+        ("managedFields", MANAGED_FIELDS_ENTRY_FIELDS),
+    ] {
+        if let Some(Value::Array(items)) = map.get_mut(list) {
+            for (i, item) in items.iter_mut().enumerate() {
+                if let Some(m) = item.as_object_mut() {
+                    keep_only(m, allowed, &format!("{}[{i}]", join(path, list)), pruned);
+                }
+            }
+        }
+    }
+}

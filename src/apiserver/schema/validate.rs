@@ -1,0 +1,420 @@
+//! Value validation of a custom resource against its structural schema, with kube-openapi's
+//! messages and apiextensions' mapping of them to field errors.
+
+use super::cause::{Cause, go_float, render_value};
+use super::jsonschema::Schema;
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+/// The JSON type name kube-openapi reports for a value (`integer` vs `number` like Go's decoder).
+pub fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_f64() => "number",
+        Value::Number(_) => "integer",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn as_f64(v: &Value) -> Option<f64> {
+    v.as_f64()
+}
+
+fn is_integral(v: &Value) -> bool {
+    match v {
+        Value::Number(n) => {
+            n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
+        }
+        _ => false,
+    }
+}
+
+/// JSON equality with numbers compared by value (`1` equals `1.0`), like Go's reflect on
+/// decoded numbers after kube's normalisation.
+pub fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
+            (Some(i), Some(j)) => i == j,
+            _ => x.as_f64() == y.as_f64(),
+        },
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_eq(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// Validates `value` against `schema`, appending causes with paths under `path` (kube-openapi
+/// joins with `.` and indexes with `[i]`; an empty `path` means the value is the root).
+pub fn validate(value: &Value, schema: &Value, path: &str, causes: &mut Vec<Cause>) {
+    validate_node(value, &Schema(schema), path, false, causes);
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+fn name_of(path: &str) -> &str {
+    if path.is_empty() { "." } else { path }
+}
+
+fn body(path: &str, rest: &str) -> String {
+    format!("{} in body {rest}", name_of(path))
+}
+
+fn type_ok(value: &Value, s: &Schema) -> Option<String> {
+    if s.int_or_string() {
+        return match value {
+            Value::String(_) => None,
+            v if is_integral(v) => None,
+            Value::Null if s.nullable() => None,
+            _ => Some("integer,string".into()),
+        };
+    }
+    let ty = s.ty()?;
+    let ok = match (ty, value) {
+        (_, Value::Null) => s.nullable(),
+        ("integer", v) => is_integral(v),
+        ("number", Value::Number(_)) => true,
+        ("string", Value::String(_)) => true,
+        ("boolean", Value::Bool(_)) => true,
+        ("object", Value::Object(_)) => true,
+        ("array", Value::Array(_)) => true,
+        _ => false,
+    };
+    if ok { None } else { Some(ty.to_string()) }
+}
+
+fn validate_node(value: &Value, s: &Schema, path: &str, embedded_root: bool, out: &mut Vec<Cause>) {
+    let field = path;
+    if let Some(want) = type_ok(value, s) {
+        let got = type_name(value);
+        out.push(Cause::type_invalid(
+            field,
+            &Value::String(got.to_string()),
+            &body(
+                path,
+                &format!(
+                    "must be of type {want}: {}",
+                    render_value(&Value::String(got.into()))
+                ),
+            ),
+        ));
+        check_enum(value, s, field, out);
+        return;
+    }
+    if value.is_null() {
+        return;
+    }
+    check_enum(value, s, field, out);
+    match value {
+        Value::String(st) => check_string(st, value, s, path, out),
+        Value::Number(_) => check_number(value, s, path, out),
+        Value::Array(items) => check_array(items, value, s, path, out),
+        Value::Object(_) => check_object(value, s, path, embedded_root, out),
+        _ => {}
+    }
+}
+
+fn check_enum(value: &Value, s: &Schema, field: &str, out: &mut Vec<Cause>) {
+    let Some(options) = s.get("enum").and_then(Value::as_array) else {
+        return;
+    };
+    if options.iter().any(|o| json_eq(o, value)) {
+        return;
+    }
+    let supported: Vec<String> = options
+        .iter()
+        .map(|o| match o {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .collect();
+    out.push(Cause::not_supported(field, value, &supported));
+}
+
+fn check_string(st: &str, value: &Value, s: &Schema, path: &str, out: &mut Vec<Cause>) {
+    let len = st.chars().count();
+    if let Some(max) = s.u64("maxLength")
+        && len as u64 > max
+    {
+        out.push(Cause::too_long(path, max as usize, "bytes"));
+    }
+    if let Some(min) = s.u64("minLength")
+        && (len as u64) < min
+    {
+        out.push(Cause::invalid(
+            path,
+            value,
+            &body(path, &format!("should be at least {min} chars long")),
+        ));
+    }
+    if let Some(pattern) = s.str("pattern") {
+        match super::goregex::compile(pattern) {
+            Ok(re) if re.is_match(st) => {}
+            Ok(_) => out.push(Cause::invalid(
+                path,
+                value,
+                &body(path, &format!("should match '{pattern}'")),
+            )),
+            Err(_) => out.push(Cause::invalid(
+                path,
+                value,
+                &format!("pattern {pattern:?} is not a valid regular expression"),
+            )),
+        }
+    }
+    if let Some(format) = s.str("format")
+        && !format_ok(format, st)
+    {
+        out.push(Cause::type_invalid(
+            path,
+            value,
+            &body(
+                path,
+                &format!("must be of type {format}: {}", render_value(value)),
+            ),
+        ));
+    }
+}
+
+fn format_ok(format: &str, s: &str) -> bool {
+    match format {
+        "date-time" | "datetime" => s.parse::<jiff::Timestamp>().is_ok(),
+        "date" => s.parse::<jiff::civil::Date>().is_ok() && s.len() == 10,
+        "int32" => s.parse::<i32>().is_ok(),
+        "int64" => s.parse::<i64>().is_ok(),
+        "byte" => {
+            use base64::Engine;
+            base64::engine::general_purpose::STANDARD.decode(s).is_ok()
+        }
+        "uuid" => uuid::Uuid::parse_str(s).is_ok() && s.len() == 36,
+        _ => true,
+    }
+}
+
+fn check_number(value: &Value, s: &Schema, path: &str, out: &mut Vec<Cause>) {
+    let Some(x) = as_f64(value) else {
+        return;
+    };
+    if let Some(min) = s.f64("minimum") {
+        let excl = s.bool("exclusiveMinimum");
+        if (excl && x <= min) || (!excl && x < min) {
+            let rel = if excl {
+                "greater than"
+            } else {
+                "greater than or equal to"
+            };
+            out.push(Cause::invalid(
+                path,
+                value,
+                &body(path, &format!("should be {rel} {}", go_float(min))),
+            ));
+        }
+    }
+    if let Some(max) = s.f64("maximum") {
+        let excl = s.bool("exclusiveMaximum");
+        if (excl && x >= max) || (!excl && x > max) {
+            let rel = if excl {
+                "less than"
+            } else {
+                "less than or equal to"
+            };
+            out.push(Cause::invalid(
+                path,
+                value,
+                &body(path, &format!("should be {rel} {}", go_float(max))),
+            ));
+        }
+    }
+    if let Some(m) = s.f64("multipleOf")
+        && m > 0.0
+    {
+        let q = x / m;
+        if (q - q.round()).abs() > 1e-9 {
+            out.push(Cause::invalid(
+                path,
+                value,
+                &body(path, &format!("should be a multiple of {}", go_float(m))),
+            ));
+        }
+    }
+    let (lo, hi) = match s.str("format") {
+        Some("int32") => (i32::MIN as f64, i32::MAX as f64),
+        _ => (f64::MIN, f64::MAX),
+    };
+    if x < lo {
+        out.push(Cause::invalid(
+            path,
+            value,
+            &body(
+                path,
+                &format!("should be greater than or equal to {}", go_float(lo)),
+            ),
+        ));
+    } else if x > hi {
+        out.push(Cause::invalid(
+            path,
+            value,
+            &body(
+                path,
+                &format!("should be less than or equal to {}", go_float(hi)),
+            ),
+        ));
+    }
+}
+
+fn check_array(items: &[Value], value: &Value, s: &Schema, path: &str, out: &mut Vec<Cause>) {
+    if let Some(max) = s.u64("maxItems")
+        && items.len() as u64 > max
+    {
+        out.push(Cause::too_many(path, items.len(), max as usize));
+    }
+    if let Some(min) = s.u64("minItems")
+        && (items.len() as u64) < min
+    {
+        out.push(Cause::invalid(
+            path,
+            value,
+            &body(path, &format!("should have at least {min} items")),
+        ));
+    }
+    if s.bool("uniqueItems") {
+        for (i, a) in items.iter().enumerate() {
+            if items[..i].iter().any(|b| json_eq(a, b)) {
+                out.push(Cause::duplicate(&format!("{path}[{i}]"), a));
+                break;
+            }
+        }
+    }
+    if s.list_type() == Some("set") {
+        for (i, a) in items.iter().enumerate() {
+            if items[..i].iter().any(|b| json_eq(a, b)) {
+                out.push(Cause::duplicate(&format!("{path}[{i}]"), a));
+            }
+        }
+    }
+    if s.list_type() == Some("map") {
+        let keys = s.list_map_keys();
+        let mut seen: Vec<Vec<Value>> = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let k: Vec<Value> = keys
+                .iter()
+                .map(|k| item.get(k.as_str()).cloned().unwrap_or(Value::Null))
+                .collect();
+            if seen
+                .iter()
+                .any(|o| o.iter().zip(&k).all(|(a, b)| json_eq(a, b)))
+            {
+                let dup = if keys.len() == 1 {
+                    k.into_iter().next().unwrap_or(Value::Null)
+                } else {
+                    Value::Object(
+                        keys.iter()
+                            .cloned()
+                            .zip(k)
+                            .collect::<serde_json::Map<_, _>>(),
+                    )
+                };
+                out.push(Cause::duplicate(&format!("{path}[{i}]"), &dup));
+            } else {
+                seen.push(k);
+            }
+        }
+    }
+    if let Some(item_schema) = s.items() {
+        for (i, item) in items.iter().enumerate() {
+            validate_node(
+                item,
+                &item_schema,
+                &format!("{path}[{i}]"),
+                item_schema.embedded(),
+                out,
+            );
+        }
+    }
+}
+
+fn check_object(value: &Value, s: &Schema, path: &str, embedded_root: bool, out: &mut Vec<Cause>) {
+    let Some(obj) = value.as_object() else {
+        return;
+    };
+    let n = obj.len() as u64;
+    if let Some(max) = s.u64("maxProperties")
+        && n > max
+    {
+        out.push(Cause::too_many(path, obj.len(), max as usize));
+    }
+    if let Some(min) = s.u64("minProperties")
+        && n < min
+    {
+        out.push(Cause::invalid(
+            path,
+            value,
+            &body(path, &format!("should have at least {min} properties")),
+        ));
+    }
+    if embedded_root {
+        for key in ["apiVersion", "kind"] {
+            if obj
+                .get(key)
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            {
+                out.push(Cause::required(&join(path, key), "must not be empty"));
+            }
+        }
+    }
+    let required: BTreeSet<&str> = s.required().into_iter().collect();
+    let props = s.properties();
+    let mut names: BTreeSet<&str> = required.clone();
+    names.extend(obj.keys().map(String::as_str));
+    for name in names {
+        let child_path = join(path, name);
+        match obj.get(name) {
+            None => {
+                if required.contains(name) {
+                    out.push(Cause::required(&child_path, ""));
+                }
+            }
+            Some(v) => {
+                if let Some(ps) = props.get(name) {
+                    if path.is_empty() && name == "metadata" {
+                        validate_root_metadata(v, ps, &child_path, out);
+                    } else {
+                        validate_node(v, ps, &child_path, ps.embedded(), out);
+                    }
+                } else if let Some(ap) = s.additional_properties() {
+                    validate_node(v, &ap, &child_path, ap.embedded(), out);
+                }
+            }
+        }
+    }
+}
+
+/// Root `metadata` may only constrain `name` and `generateName`.
+fn validate_root_metadata(v: &Value, s: &Schema, path: &str, out: &mut Vec<Cause>) {
+    let props = s.properties();
+    for key in ["name", "generateName"] {
+        if let (Some(val), Some(ps)) = (v.get(key), props.get(key)) {
+            validate_node(val, ps, &join(path, key), false, out);
+        }
+    }
+}
+
+/// Re-exported for the structural checks (they validate `default` values).
+pub(super) fn validate_schema_node(value: &Value, s: &Schema, path: &str, out: &mut Vec<Cause>) {
+    validate_node(value, s, path, s.embedded(), out);
+}
