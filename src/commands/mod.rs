@@ -4,6 +4,7 @@ use crate::cli::{Cli, Command};
 
 pub mod check;
 pub mod lint;
+pub mod mock_provider;
 pub mod serve;
 
 /// Runs the parsed command line and returns the exit code (errors are mapped by `main`).
@@ -14,7 +15,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Rules(_) => not_built("rules"),
         Command::Explain(_) => not_built("explain"),
         Command::Serve(args) => serve::run(args).await,
-        Command::MockProvider(_) => not_built("mock-provider"),
+        Command::MockProvider(cmd) => mock_provider::run(cmd).await,
         Command::Cleanup(_) => not_built("cleanup"),
         Command::Rbac(_) => not_built("rbac"),
     }
