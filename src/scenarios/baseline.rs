@@ -65,12 +65,19 @@ fn base_spec(role: Role) -> Value {
     }
 }
 
-/// The mock's default sample for a role: `{spec: …}` (templates wrap the base spec).
-pub fn mock_sample(role: Role) -> Value {
+/// Annotation telling the mock which contract's shapes an object uses (its objects are served
+/// at both versions from one storage, so the apiVersion alone does not say).
+pub const MOCK_CONTRACT_ANNOTATION: &str = "mock.capi-conformance.io/contract";
+
+/// The mock's default sample for a role and contract: `{metadata, spec}` (templates wrap the
+/// base spec and carry the contract annotation for the clones too).
+pub fn mock_sample(role: Role, contract: Contract) -> Value {
+    let annotations = json!({MOCK_CONTRACT_ANNOTATION: contract.as_str()});
     if role.is_template() {
-        json!({"spec": {"template": {"spec": base_spec(role)}}})
+        json!({"metadata": {"annotations": annotations.clone()},
+               "spec": {"template": {"metadata": {"annotations": annotations}, "spec": base_spec(role)}}})
     } else {
-        json!({"spec": base_spec(role)})
+        json!({"metadata": {"annotations": annotations}, "spec": base_spec(role)})
     }
 }
 
@@ -98,7 +105,7 @@ pub fn mock_subject(
         },
         resource: resource(group, version, kind),
         base,
-        sample: Some(mock_sample(role)),
+        sample: Some(mock_sample(role, contract)),
     })
 }
 

@@ -105,7 +105,7 @@ pub fn subjects(inv: &Inventory, opts: &PlanOptions) -> Vec<Subject> {
                         c.crd
                             .group
                             .ends_with(MOCK_GROUP_SUFFIX)
-                            .then(|| mock_sample(c.role))
+                            .then(|| mock_sample(c.role, contract))
                     });
                 out.push(Subject {
                     column: Column {
