@@ -103,6 +103,7 @@ impl Env {
             })?;
         self.guard.track(resource, Some(&self.namespace), &name);
         self.record(resource, &name, &created, "create");
+        self.settle(resource, &name, &created).await;
         to_value(created)
     }
 
@@ -124,6 +125,7 @@ impl Env {
                 source,
             })?;
         self.record(resource, name, &out, action);
+        self.settle(resource, name, &out).await;
         to_value(out)
     }
 
@@ -145,6 +147,7 @@ impl Env {
                 source,
             })?;
         self.record(resource, name, &out, action);
+        self.settle(resource, name, &out).await;
         to_value(out)
     }
 
@@ -172,6 +175,18 @@ impl Env {
     fn record(&self, resource: &ApiResource, name: &str, obj: &DynamicObject, action: &str) {
         let rv = obj.metadata.resource_version.clone().unwrap_or_default();
         self.recorder.tool_write(&key(resource, name), &rv, action);
+    }
+
+    /// After a tool write on a watched object: wait until the watch has delivered it.
+    async fn settle(&self, resource: &ApiResource, name: &str, obj: &DynamicObject) {
+        let k = key(resource, name);
+        if let Some(rv) = &obj.metadata.resource_version
+            && self.recorder.is_watched(&k)
+        {
+            self.recorder
+                .wait_seen(&k, rv, self.settings.step_timeout)
+                .await;
+        }
     }
 }
 

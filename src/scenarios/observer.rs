@@ -39,6 +39,7 @@ pub fn watch_object(
     name: &str,
     recorder: Recorder,
 ) -> Observer {
+    recorder.register(&format!("{}/{name}", resource.kind));
     let api: Api<DynamicObject> = Api::namespaced_with(client, namespace, resource);
     let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
     spawn(api, config, resource.kind.clone(), recorder)

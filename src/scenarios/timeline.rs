@@ -31,6 +31,7 @@ struct State {
     gone: BTreeSet<String>,
     tool_rvs: BTreeSet<(String, String)>,
     actions: Vec<TimelineEntry>,
+    watched: BTreeSet<String>,
 }
 
 /// Shared, cheaply cloned recorder of one scenario run.
@@ -135,6 +136,41 @@ impl Recorder {
             event: format!("tool: {action}"),
             changed: Vec::new(),
         });
+    }
+
+    /// Marks `object` as watched (its writes can be awaited with [`Recorder::wait_seen`]).
+    pub fn register(&self, object: &str) {
+        self.lock().watched.insert(object.to_string());
+    }
+
+    pub fn is_watched(&self, object: &str) -> bool {
+        self.lock().watched.contains(object)
+    }
+
+    /// Read-your-writes barrier: waits until the watch has delivered `resource_version` of
+    /// `object` (or a later one, or its deletion), so later waits never judge a stale state.
+    pub async fn wait_seen(&self, object: &str, resource_version: &str, timeout: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let st = self.lock();
+                let seen = st.gone.contains(object)
+                    || st.snapshots.iter().any(|s| {
+                        s.object == object
+                            && (s.resource_version == resource_version
+                                || rv_before(resource_version, &s.resource_version) == Some(true))
+                    });
+                if seen {
+                    return true;
+                }
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return false;
+            }
+        }
     }
 
     /// A position: later queries can look only at what happened after it.
@@ -264,7 +300,9 @@ impl Recorder {
 
     /// Watches `object` for `window`; returns the first provider write after `mark` that changed
     /// the object as seen through `normalize` (evidence that the provider acted), or None if it
-    /// stayed quiet.
+    /// stayed quiet. Judged at the end of the window: a watch event can arrive before the
+    /// response of the tool's own write that caused it, so earlier judgement could blame the
+    /// provider for the tool's write.
     pub async fn quiet(
         &self,
         object: &str,
@@ -272,25 +310,10 @@ impl Recorder {
         window: Duration,
         normalize: impl Fn(&Value) -> Value,
     ) -> Option<Snapshot> {
-        let deadline = tokio::time::Instant::now() + window;
-        loop {
-            let notified = self.notify.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            if let Some(s) = self
-                .provider_changes_since(object, mark, &normalize)
-                .into_iter()
-                .next()
-            {
-                return Some(s);
-            }
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                return self
-                    .provider_changes_since(object, mark, &normalize)
-                    .into_iter()
-                    .next();
-            }
-        }
+        tokio::time::sleep(window).await;
+        self.provider_changes_since(object, mark, &normalize)
+            .into_iter()
+            .next()
     }
 
     /// The timeline for reports: observed transitions and tool actions, in time order.
