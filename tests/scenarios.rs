@@ -4,5 +4,7 @@
 mod common;
 #[path = "scenarios/embedded.rs"]
 mod embedded;
+#[path = "scenarios/faults.rs"]
+mod faults;
 #[path = "scenarios/static_only.rs"]
 mod static_only;

@@ -271,6 +271,7 @@ async fn scenarios_on_cluster(
         // The mock baseline needs the mock running in-process; on a real cluster this needs the
         // mock's CRDs, which `check --embedded` installs. Without them the targets run alone.
         with_baseline: false,
+        baseline_subjects: Vec::new(),
         parallel: args.parallel,
         rules: rules.to_vec(),
         progress: progress(&args.progress),

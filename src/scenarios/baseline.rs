@@ -60,7 +60,9 @@ fn base_spec(role: Role) -> Value {
         Role::ControlPlane | Role::ControlPlaneTemplate => {
             json!({"replicas": 1, "version": "v1.33.0"})
         }
-        Role::InfraMachinePool | Role::InfraMachinePoolTemplate => json!({}),
+        Role::InfraMachinePool | Role::InfraMachinePoolTemplate => {
+            json!({"machinePoolMachines": true})
+        }
         _ => json!({}),
     }
 }
@@ -106,6 +108,7 @@ pub fn mock_subject(
         resource: resource(group, version, kind),
         base,
         sample: Some(mock_sample(role, contract)),
+        schema: None,
     })
 }
 

@@ -71,9 +71,12 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
             None,
         )
         .await?;
-    r.create_unowned_and_expect_quiet(&bc, "bootstrap/owner-gate")
+    // Owner gate on a throwaway config, so a provider acting early cannot spoil the main one.
+    let bc0 = format!("{p}-bc0");
+    r.create_unowned_and_expect_quiet(&bc0, "bootstrap/owner-gate")
         .await?;
-    r.adopt_while_paused(&bc, &cluster, controller_owner_ref(&m), None)
+    r.env.delete(&res, &bc0).await?;
+    r.owned_while_paused(&bc, &cluster, controller_owner_ref(&m), None, true)
         .await?;
 
     r.step("generate bootstrap data");
@@ -141,29 +144,85 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         .patch_status(&res, &bc, json!({"status": null}), "clear status")
         .await?;
     let again = r
-        .wait(&bc, |v| {
-            get_bool(v, created) == Some(true) && json::has_text(v, "status.dataSecretName")
-        })
+        .wait(&bc, |v| json::has_text(v, "status.dataSecretName"))
         .await;
-    let same_name = again
+    let name_after = again
         .as_ref()
         .ok()
         .and_then(|v| json::get_str(v, "status.dataSecretName"))
-        == Some(secret_name.as_str());
+        .unwrap_or_default()
+        .to_string();
     let uid_after = r
         .env
         .recorder
         .latest(&secret_key)
         .and_then(|s| s.pointer("/metadata/uid").cloned());
+    // The Secret's reuse is judged only when it existed (a missing one is secret-name's failure).
+    let reused = uid_before.is_none() || uid_before == uid_after;
     r.verdicts.check(
         "bootstrap/deterministic-name",
-        same_name && uid_before.is_some() && uid_before == uid_after,
-        "after the status was wiped the provider did not report the same Secret (same name and UID)",
+        name_after == secret_name && reused,
+        format!(
+            "after the status was wiped the provider reported {name_after:?} (was {secret_name:?}){}",
+            if reused { "" } else { " and recreated the Secret" }
+        ),
         r.evidence(&bc, "bootstrap data Secret not reused", Some("status.dataSecretName")),
     );
+    cluster_lookup(r, &p, &res).await?;
 
     r.pause_by_annotation(&bc, None).await?;
     r.delete_and_expect_gone(&bc, "bootstrap/delete").await?;
+    Ok(())
+}
+
+/// A config owned by a Machine of a Cluster that does not exist: no bootstrap data.
+async fn cluster_lookup(r: &mut ScriptRun<'_>, p: &str, res: &ApiResource) -> Result<(), EnvError> {
+    r.step("cluster-name label names a missing Cluster");
+    let missing = format!("{p}-missing");
+    let machine = format!("{p}-m3");
+    let bc = format!("{p}-bc3");
+    let created = created_path(r.contract());
+    let placeholder_infra = ApiResource {
+        group: "infrastructure.cluster.x-k8s.io".into(),
+        version: "v1beta2".into(),
+        api_version: "infrastructure.cluster.x-k8s.io/v1beta2".into(),
+        kind: "PlaceholderMachine".into(),
+        plural: "placeholdermachines".into(),
+    };
+    let m = r
+        .env
+        .create_machine(
+            &machine,
+            &missing,
+            (&placeholder_infra, &machine),
+            Some((res, &bc)),
+            None,
+            None,
+        )
+        .await?;
+    r.watch(res, &bc).await;
+    let mut obj = r.provider_object(&bc, &[]);
+    obj["metadata"]["ownerReferences"] = json!([controller_owner_ref(&m)]);
+    obj["metadata"]["labels"][CLUSTER_NAME_LABEL] = json!(missing);
+    r.env.create(res, obj).await?;
+    let acted = r
+        .env
+        .recorder
+        .wait_for(&r.key(&bc), r.env.settings.quiet_window, |v| {
+            json::has_text(v, "status.dataSecretName") || get_bool(v, created) == Some(true)
+        })
+        .await
+        .is_ok();
+    r.verdicts.check(
+        "bootstrap/cluster-lookup",
+        !acted,
+        "generated bootstrap data although the Cluster does not exist",
+        r.evidence(
+            &bc,
+            "acted without its Cluster",
+            Some("status.dataSecretName"),
+        ),
+    );
     Ok(())
 }
 

@@ -142,10 +142,12 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         r.evidence(&cp, "kubeconfig Secret missing or malformed", None),
     );
     match get(&v, "spec.controlPlaneEndpoint") {
-        None => r.verdicts.skip(
+        None if r.subject.schema_has("spec.controlPlaneEndpoint") => r.verdicts.fail(
             "control-plane/endpoint",
-            "the provider does not create the endpoint",
+            "initialized without spec.controlPlaneEndpoint while the Cluster has no endpoint from elsewhere",
+            r.evidence(&cp, "endpoint missing", Some("spec.controlPlaneEndpoint")),
         ),
+        None => r.verdicts.skip("control-plane/endpoint", "the provider does not create the endpoint"),
         Some(e) => {
             let host = e.get("host").and_then(Value::as_str).unwrap_or_default();
             let port = e.get("port").and_then(Value::as_i64).unwrap_or(0);
@@ -157,17 +159,20 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
             );
         }
     }
-    if contract == Contract::V1Beta1 {
-        r.verdicts.check(
-            "control-plane/ready",
-            get_bool(&v, "status.ready") == Some(true)
-                || r.wait(&cp, |v| get_bool(v, "status.ready") == Some(true))
-                    .await
-                    .is_ok(),
-            "status.ready never true",
-            r.evidence(&cp, "not ready", Some("status.ready")),
-        );
-    }
+    let (cond, cond_path) = match contract {
+        Contract::V1Beta1 => ("Ready", "status.conditions[Ready]"),
+        Contract::V1Beta2 => ("Available", "status.conditions[Available]"),
+    };
+    let has_cond = r
+        .wait(&cp, |v| json::condition(v, cond).is_some())
+        .await
+        .is_ok();
+    r.verdicts.check(
+        "control-plane/conditions",
+        has_cond,
+        format!("no {cond} condition once initialized"),
+        r.evidence(&cp, "summary condition missing", Some(cond_path)),
+    );
     judge_versions(r, &cp, contract).await;
 
     r.step("replicas converge");
@@ -182,6 +187,24 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
             Some("status.replicas"),
         ),
     );
+    if contract == Contract::V1Beta1 {
+        if conv.is_ok() {
+            let ready = r
+                .wait(&cp, |v| get_bool(v, "status.ready") == Some(true))
+                .await;
+            r.verdicts.check(
+                "control-plane/ready",
+                ready.is_ok(),
+                "status.ready never true although the replicas converged",
+                r.evidence(&cp, "not ready", Some("status.ready")),
+            );
+        } else {
+            r.verdicts.skip(
+                "control-plane/ready",
+                "the control plane never converged (see control-plane/status-replicas)",
+            );
+        }
+    }
 
     r.step("scale subresource to 3");
     let scaled = r
@@ -206,16 +229,16 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
                 "the scale subresource did not change spec.replicas",
                 r.evidence(&cp, "scale had no effect", Some("spec.replicas")),
             );
-            let conv = r.wait(&cp, converged(contract, 3)).await;
+            let scaled = r
+                .wait(&cp, |v| {
+                    get(v, "status.replicas").and_then(Value::as_i64) == Some(3)
+                })
+                .await;
             r.verdicts.check(
-                "control-plane/status-replicas",
-                conv.is_ok(),
-                "status counters did not converge to 3 after scaling",
-                r.evidence(
-                    &cp,
-                    "replica counters did not converge after scale",
-                    Some("status.replicas"),
-                ),
+                "control-plane/scale-subresource",
+                scaled.is_ok(),
+                "status.replicas did not follow the scale subresource to 3",
+                r.evidence(&cp, "scale did not converge", Some("status.replicas")),
             );
         }
         Err(e) => r.verdicts.fail(

@@ -70,11 +70,28 @@ pub struct Subject {
     /// The object body to create (`spec`, optional `metadata.annotations/labels`), from
     /// `--sample`, an existing template, or the mock's defaults. `None`: skip "no sample object".
     pub sample: Option<Value>,
+    /// The `openAPIV3Schema` of the kind at that version, when known (decides conditional
+    /// rules: a provider whose schema declares `status.addresses` surfaces addresses).
+    pub schema: Option<Value>,
 }
 
 impl Subject {
     pub fn role(&self) -> Role {
         self.column.role
+    }
+
+    /// Whether the schema declares the dotted `path` (e.g. `status.addresses`).
+    pub fn schema_has(&self, path: &str) -> bool {
+        let Some(mut cur) = self.schema.as_ref() else {
+            return false;
+        };
+        for key in path.split('.') {
+            match cur.get("properties").and_then(|p| p.get(key)) {
+                Some(next) => cur = next,
+                None => return false,
+            }
+        }
+        true
     }
 }
 

@@ -80,6 +80,23 @@ pub fn sample_from_docs(samples: &[Value], group: &str, kind: &str) -> Option<Va
         .and_then(|t| t.pointer("/spec/template").cloned())
 }
 
+/// The baseline subjects: the inventory's mock kinds as `mock` baseline columns.
+pub fn baseline_subjects(inv: &Inventory) -> Vec<Subject> {
+    let opts = PlanOptions {
+        contract: ContractSelection::Declared,
+        ..PlanOptions::default()
+    };
+    subjects(inv, &opts)
+        .into_iter()
+        .filter(|s| s.resource.group.ends_with(MOCK_GROUP_SUFFIX))
+        .map(|mut s| {
+            s.column.provider = super::baseline::BASELINE_PROVIDER.into();
+            s.column.baseline = true;
+            s
+        })
+        .collect()
+}
+
 /// The subjects of the inventory (target columns; samples resolved from documents and mock
 /// defaults; the cluster lookup is [`fill_samples_from_cluster`]).
 pub fn subjects(inv: &Inventory, opts: &PlanOptions) -> Vec<Subject> {
@@ -107,7 +124,9 @@ pub fn subjects(inv: &Inventory, opts: &PlanOptions) -> Vec<Subject> {
                             .ends_with(MOCK_GROUP_SUFFIX)
                             .then(|| mock_sample(c.role, contract))
                     });
+                let schema = c.crd.version(&version).and_then(|v| v.schema.clone());
                 out.push(Subject {
+                    schema,
                     column: Column {
                         provider: p.name.clone(),
                         kind: c.crd.kind.clone(),

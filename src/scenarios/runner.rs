@@ -245,6 +245,9 @@ pub struct RunPlan {
     pub targets: Vec<Subject>,
     /// Run the mock baseline first (off only when the caller has no mock to run).
     pub with_baseline: bool,
+    /// The mock's subjects (from the installed mock CRDs); missing roles fall back to
+    /// [`super::baseline::mock_subject`].
+    pub baseline_subjects: Vec<Subject>,
     pub parallel: usize,
     pub rules: Vec<Rule>,
     /// Called with one line per finished subject (progress display).
@@ -300,7 +303,18 @@ pub async fn run_all(plan: &RunPlan) -> RunOutput {
         wanted
             .iter()
             .filter_map(|(r, c)| {
-                super::baseline::mock_subject(*r, *c, super::baseline::BASELINE_PROVIDER, true)
+                plan.baseline_subjects
+                    .iter()
+                    .find(|s| s.role() == *r && s.column.contract == Some(*c))
+                    .cloned()
+                    .or_else(|| {
+                        super::baseline::mock_subject(
+                            *r,
+                            *c,
+                            super::baseline::BASELINE_PROVIDER,
+                            true,
+                        )
+                    })
             })
             .collect()
     } else {
@@ -382,6 +396,7 @@ mod tests {
                 },
                 base: None,
                 sample: Some(serde_json::json!({})),
+                schema: None,
             },
             script: Some("SC-inframachine"),
             verdicts,

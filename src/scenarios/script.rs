@@ -174,11 +174,39 @@ impl<'a> ScriptRun<'a> {
         owner_ref: Value,
         role_pause_rule: Option<&str>,
     ) -> Result<(), EnvError> {
+        self.owned_while_paused(name, cluster, owner_ref, role_pause_rule, false)
+            .await
+    }
+
+    /// [`Self::adopt_while_paused`], or with `create` the object is created already owned
+    /// (watch started here) while the Cluster is paused.
+    pub async fn owned_while_paused(
+        &mut self,
+        name: &str,
+        cluster: &str,
+        owner_ref: Value,
+        role_pause_rule: Option<&str>,
+        create: bool,
+    ) -> Result<(), EnvError> {
         let resource = self.subject.resource.clone();
-        self.step("pause: adopt while Cluster.spec.paused");
+        self.step(if create {
+            "pause: create owned while Cluster.spec.paused"
+        } else {
+            "pause: adopt while Cluster.spec.paused"
+        });
         self.env.set_cluster_paused(cluster, true).await?;
+        if create {
+            self.watch(&resource, name).await;
+        }
         let mark = self.env.recorder.mark();
-        self.env.adopt(&resource, name, owner_ref, cluster).await?;
+        if create {
+            let mut obj = self.provider_object(name, &[]);
+            obj["metadata"]["ownerReferences"] = json!([owner_ref]);
+            obj["metadata"]["labels"][super::core_sim::CLUSTER_NAME_LABEL] = json!(cluster);
+            self.env.create(&resource, obj).await?;
+        } else {
+            self.env.adopt(&resource, name, owner_ref, cluster).await?;
+        }
         let acted = self.stays_quiet(name, mark).await;
         let pause_ok = acted.is_none();
         let reason = format!(

@@ -154,6 +154,7 @@ pub async fn embedded_matrix(args: &CheckArgs, extra: &EmbeddedOptions) -> anyho
     matrix.context.run_id = Some(run_id.clone());
     let mock_is_target = args.crds.is_empty();
     let (inv, _) = Inventory::build(docs, &opts.roles, true)?;
+    let baseline_subjects = plan::baseline_subjects(&inv);
     let mut subjects: Vec<Subject> = plan::subjects(
         &inv,
         &PlanOptions {
@@ -251,6 +252,7 @@ pub async fn embedded_matrix(args: &CheckArgs, extra: &EmbeddedOptions) -> anyho
                 target,
                 targets: subjects,
                 with_baseline: true,
+                baseline_subjects,
                 parallel: args.parallel,
                 rules: rules.clone(),
                 progress: progress(&args.progress),
