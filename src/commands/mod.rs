@@ -3,6 +3,7 @@
 use crate::cli::{Cli, Command};
 
 pub mod check;
+pub mod cleanup;
 pub mod lint;
 pub mod mock_provider;
 pub mod serve;
@@ -16,7 +17,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Explain(_) => not_built("explain"),
         Command::Serve(args) => serve::run(args).await,
         Command::MockProvider(cmd) => mock_provider::run(cmd).await,
-        Command::Cleanup(_) => not_built("cleanup"),
+        Command::Cleanup(args) => cleanup::run(args).await,
         Command::Rbac(_) => not_built("rbac"),
     }
 }

@@ -50,13 +50,17 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         .env
         .create_machine_pool(&pool, &cluster, 2, (&res, &imp), &boot)
         .await?;
-    r.create_unowned_and_expect_quiet(&imp, "infra-machinepool/owner-gate")
+    // Owner gate on a throwaway object, so a provider acting early cannot spoil the main one.
+    let imp0 = format!("{p}-imp0");
+    r.create_unowned_and_expect_quiet(&imp0, "infra-machinepool/owner-gate")
         .await?;
-    r.adopt_while_paused(
+    r.env.delete(&res, &imp0).await?;
+    r.owned_while_paused(
         &imp,
         &cluster,
         controller_owner_ref(&mp),
         Some("infra-machinepool/pause"),
+        true,
     )
     .await?;
 

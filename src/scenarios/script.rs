@@ -263,6 +263,7 @@ impl<'a> ScriptRun<'a> {
     ) -> Result<(), EnvError> {
         let resource = self.subject.resource.clone();
         self.step("pause: paused annotation");
+        self.settle(name).await;
         self.env
             .set_paused_annotation(&resource, name, true)
             .await?;
@@ -320,6 +321,25 @@ impl<'a> ScriptRun<'a> {
             );
         }
         Ok(())
+    }
+
+    /// Waits until the provider has stopped changing the object (no change for half the quiet
+    /// window), bounded by the step timeout, so a pause check starts from a settled state.
+    pub async fn settle(&self, name: &str) {
+        let calm = (self.env.settings.quiet_window / 2).max(std::time::Duration::from_millis(50));
+        let deadline = tokio::time::Instant::now() + self.env.settings.step_timeout;
+        let key = self.key(name);
+        while tokio::time::Instant::now() < deadline {
+            let mark = self.env.recorder.mark();
+            let changed = self
+                .env
+                .recorder
+                .quiet(&key, mark, calm, without_bookkeeping)
+                .await;
+            if changed.is_none() {
+                return;
+            }
+        }
     }
 
     /// Deletes the object and expects it gone before the deadline.
