@@ -10,8 +10,14 @@ mod crd;
 mod deletion;
 #[path = "apiserver/discovery.rs"]
 mod discovery;
+#[path = "apiserver/extras.rs"]
+mod extras;
+#[path = "apiserver/kube_clients.rs"]
+mod kube_clients;
 #[path = "apiserver/patches.rs"]
 mod patches;
+#[path = "apiserver/rbac.rs"]
+mod rbac;
 #[path = "apiserver/schema.rs"]
 mod schema;
 #[path = "apiserver/status.rs"]

@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use super::error::{ApiError, StatusCause};
+use super::schema::{self, PipelineOptions};
 
 /// `fieldValidation` query parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -29,39 +30,10 @@ impl FieldValidation {
 
 /// Structural-schema causes of one CRD version schema.
 pub fn structural_errors(schema: &Value, prefix: &str) -> Vec<StatusCause> {
-    let mut causes = Vec::new();
-    walk_types(schema, prefix, true, &mut causes);
-    causes
-}
-
-fn walk_types(schema: &Value, path: &str, root: bool, causes: &mut Vec<StatusCause>) {
-    let open = schema
-        .get("x-kubernetes-int-or-string")
-        .and_then(Value::as_bool)
-        .unwrap_or(false)
-        || schema
-            .get("x-kubernetes-preserve-unknown-fields")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-    if schema.get("type").is_none() && !open {
-        causes.push(StatusCause::new(
-            "FieldValueRequired",
-            &format!("{path}.type"),
-            "Required value: must not be empty for specified object fields",
-        ));
-    }
-    let _ = root;
-    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
-        for (k, v) in props {
-            walk_types(v, &format!("{path}.properties[{k}]"), false, causes);
-        }
-    }
-    if let Some(items) = schema.get("items").filter(|i| i.is_object()) {
-        walk_types(items, &format!("{path}.items"), false, causes);
-    }
-    if let Some(ap) = schema.get("additionalProperties").filter(|i| i.is_object()) {
-        walk_types(ap, &format!("{path}.additionalProperties"), false, causes);
-    }
+    schema::structural_errors(schema, prefix)
+        .into_iter()
+        .map(StatusCause::from)
+        .collect()
 }
 
 /// What the schema pipeline did to a custom resource.
@@ -71,18 +43,65 @@ pub struct Admitted {
     pub warnings: Vec<String>,
 }
 
-/// Prune, default and validate a custom resource against its version schema.
-/// Returns `Err(causes)` for a 422, or a 400 for Strict unknown fields.
+/// Prune, default and validate a custom resource against its version schema (plus ObjectMeta
+/// validation). `Err(Invalid)` is a 422, `Err(Strict)` a 400 for unknown fields.
 pub fn admit_custom(
     object: Value,
+    old: Option<&Value>,
     schema: Option<&Value>,
+    namespaced: bool,
     validation: FieldValidation,
 ) -> Result<Admitted, AdmitError> {
-    let _ = (schema, validation);
+    let Some(schema) = schema else {
+        return Ok(Admitted {
+            object,
+            warnings: Vec::new(),
+        });
+    };
+    let opts = PipelineOptions {
+        validate_metadata: Some(namespaced),
+        ..PipelineOptions::default()
+    };
+    let result = match old {
+        Some(old) => schema::process_update(object, old, schema, &opts),
+        None => schema::process(object, schema, &opts),
+    };
+    if validation == FieldValidation::Strict && !result.unknown_fields.is_empty() {
+        return Err(AdmitError::Strict(result.unknown_fields));
+    }
+    if !result.causes.is_empty() {
+        return Err(AdmitError::Invalid(
+            result.causes.into_iter().map(StatusCause::from).collect(),
+        ));
+    }
+    let warnings = if validation == FieldValidation::Warn {
+        result.warnings()
+    } else {
+        Vec::new()
+    };
     Ok(Admitted {
-        object,
-        warnings: Vec::new(),
+        object: result.object,
+        warnings,
     })
+}
+
+/// ObjectMeta and content validation for built-in kinds (create when `old` is `None`).
+pub fn validate_builtin(
+    obj: &mut Value,
+    old: Option<&Value>,
+    kind: &str,
+    namespaced: bool,
+) -> Vec<StatusCause> {
+    if matches!(kind, "RoleBinding" | "ClusterRoleBinding") {
+        schema::default_rbac_subjects(obj);
+    }
+    let meta = obj.get("metadata").cloned().unwrap_or(Value::Null);
+    let mut causes = schema::validate_object_meta_for_kind(&meta, namespaced, kind);
+    causes.extend(match old {
+        Some(old) => schema::validate_builtin_update(kind, obj, old),
+        None => schema::validate_builtin(kind, obj),
+    });
+    causes.into_iter().map(StatusCause::from).collect()
 }
 
 /// Why admission refused an object.

@@ -10,7 +10,6 @@ use tokio::sync::broadcast::error::RecvError;
 use super::crd;
 use super::meta;
 use super::ops::{self, DeleteOpts, Target, UpdateKind, WriteOpts};
-use super::selector::LabelSelector;
 use super::server::{EmbeddedServer, Inner};
 use super::store::{EventType, Store, StoreEvent};
 
@@ -454,49 +453,15 @@ fn aggregate(server: &EmbeddedServer) {
         .objects_of(RBAC_GROUP, "clusterroles", None)
         .cloned()
         .collect();
-    for role in &roles {
-        let Some(selectors) = role
-            .pointer("/aggregationRule/clusterRoleSelectors")
-            .and_then(Value::as_array)
-        else {
+    for (name, rules) in super::rbac::aggregate_cluster_roles(&roles) {
+        let Some(role) = roles.iter().find(|r| meta::name(r) == name) else {
             continue;
         };
-        let parsed: Vec<LabelSelector> = selectors
-            .iter()
-            .filter_map(|s| LabelSelector::from_label_selector(s).ok())
-            .collect();
-        let mut rules: Vec<Value> = Vec::new();
-        let mut sources: Vec<&Value> = roles
-            .iter()
-            .filter(|other| meta::name(other) != meta::name(role))
-            .filter(|other| {
-                parsed
-                    .iter()
-                    .any(|sel| sel.matches_json(other.pointer("/metadata/labels")))
-            })
-            .collect();
-        sources.sort_by_key(|o| meta::name(o).to_string());
-        for src in sources {
-            for rule in src
-                .get("rules")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if !rules.contains(rule) {
-                    rules.push(rule.clone());
-                }
-            }
-        }
         let new_rules = Value::Array(rules);
-        let current_rules = role
-            .get("rules")
-            .cloned()
-            .unwrap_or(Value::Array(Vec::new()));
-        if current_rules == new_rules {
+        if role.get("rules").unwrap_or(&Value::Array(Vec::new())) == &new_rules {
             continue;
         }
-        let Some(t) = target(&store, RBAC_GROUP, "clusterroles", "", meta::name(role)) else {
+        let Some(t) = target(&store, RBAC_GROUP, "clusterroles", "", &name) else {
             continue;
         };
         let mut new = role.clone();

@@ -11,6 +11,16 @@ pub struct StatusCause {
     pub field: String,
 }
 
+impl From<super::schema::Cause> for StatusCause {
+    fn from(c: super::schema::Cause) -> Self {
+        Self {
+            reason: c.reason,
+            message: c.message,
+            field: c.field,
+        }
+    }
+}
+
 impl StatusCause {
     pub fn new(reason: &str, field: &str, message: impl Into<String>) -> Self {
         Self {

@@ -1,8 +1,8 @@
-//! Runtime fault injection (emulator-spec S8): force 410 on watch resume, drop watch streams,
+//! Runtime fault injection (emulator-spec S8): force 410 on the next watch resumes, drop watch streams,
 //! 429/500 at a rate, added latency, slow CRD establishment.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use rand::Rng;
@@ -11,7 +11,9 @@ use thiserror::Error;
 /// Fault settings, changeable while the server runs.
 #[derive(Debug, Default)]
 pub struct Faults {
-    expire_watch: AtomicBool,
+    expire_watches: AtomicU64,
+    expired_served: AtomicU64,
+    dropped_served: AtomicU64,
     drop_watch_after_ms: AtomicU64,
     rate_429: Mutex<f64>,
     rate_500: Mutex<f64>,
@@ -42,13 +44,17 @@ fn parse_rate(s: &str) -> Option<f64> {
 }
 
 impl Faults {
-    /// Applies a spec like `drop-watch=5s,expire-watch,429=0.05,500=0.05,latency=200ms,crd-delay=2s`.
+    /// Applies a spec like `drop-watch=5s,expire-watch[=N],429=0.05,500=0.05,latency=200ms,crd-delay=2s`.
     pub fn apply_spec(&self, spec: &str) -> Result<(), FaultSpecError> {
         for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let (k, v) = item.split_once('=').unwrap_or((item, ""));
             let bad = |why: &str| FaultSpecError(item.to_string(), why.to_string());
             match k {
-                "expire-watch" => self.set_expire_watch(v != "false"),
+                "expire-watch" => self.expire_next_watches(if v.is_empty() {
+                    1
+                } else {
+                    v.parse().map_err(|_| bad("expected a count"))?
+                }),
                 "drop-watch" => self.set_drop_watch_after(Some(
                     parse_duration(v).ok_or_else(|| bad("expected a duration like 5s or 200ms"))?,
                 )),
@@ -74,13 +80,34 @@ impl Faults {
         Ok(())
     }
 
-    /// Every watch that resumes from a resourceVersion gets a 410 ERROR event.
-    pub fn set_expire_watch(&self, on: bool) {
-        self.expire_watch.store(on, Ordering::Relaxed);
+    /// The next `n` watches that resume from a resourceVersion get a 410 ERROR event.
+    pub fn expire_next_watches(&self, n: u64) {
+        self.expire_watches.store(n, Ordering::Relaxed);
     }
 
-    pub fn expire_watch(&self) -> bool {
-        self.expire_watch.load(Ordering::Relaxed)
+    /// Consumes one pending forced expiry; true when this resume must get 410.
+    pub fn take_watch_expiry(&self) -> bool {
+        let hit = self
+            .expire_watches
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+            .is_ok();
+        if hit {
+            self.expired_served.fetch_add(1, Ordering::Relaxed);
+        }
+        hit
+    }
+
+    /// Records a watch stream ended by the drop-watch fault.
+    pub fn record_drop(&self) {
+        self.dropped_served.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// `(forced 410s served, watch streams dropped)` so far.
+    pub fn stats(&self) -> (u64, u64) {
+        (
+            self.expired_served.load(Ordering::Relaxed),
+            self.dropped_served.load(Ordering::Relaxed),
+        )
     }
 
     /// Watch streams end after this long (`None`: never).
@@ -156,7 +183,11 @@ mod tests {
         f.apply_spec("drop-watch=5s,expire-watch,429=1,latency=200ms,crd-delay=1.5s")
             .unwrap();
         assert_eq!(f.drop_watch_after(), Some(Duration::from_secs(5)));
-        assert!(f.expire_watch());
+        assert!(f.take_watch_expiry());
+        assert!(!f.take_watch_expiry());
+        f.apply_spec("expire-watch=2").unwrap();
+        assert!(f.take_watch_expiry() && f.take_watch_expiry() && !f.take_watch_expiry());
+        assert_eq!(f.stats().0, 3);
         assert_eq!(f.latency(), Duration::from_millis(200));
         assert_eq!(f.crd_delay(), Duration::from_millis(1500));
         assert_eq!(f.roll_error(), Some(429));

@@ -285,11 +285,16 @@ fn aggregated_response(doc: &Value) -> Response {
 }
 
 /// Decodes a request body by Content-Type.
-fn decode_body(headers: &HeaderMap, body: &Bytes, kind_hint: &str) -> Result<Value, ApiError> {
+fn decode_body(
+    headers: &HeaderMap,
+    body: &Bytes,
+    api_version: &str,
+    kind_hint: &str,
+) -> Result<Value, ApiError> {
     let ct = header_str(headers, header::CONTENT_TYPE);
     let base = ct.split(';').next().unwrap_or_default().trim();
     match base {
-        "application/vnd.kubernetes.protobuf" => super::protobuf_body(body, kind_hint),
+        "application/vnd.kubernetes.protobuf" => super::protobuf_body(body, api_version, kind_hint),
         "application/yaml" | "application/apply-patch+yaml" => decode_yaml_or_json(body),
         "" | "application/json" | "*/*" => serde_json::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("couldn't decode request body: {e}"))),
@@ -371,7 +376,7 @@ fn resource(
     let accept = header_str(headers, header::ACCEPT);
     if !rt.is_crud() {
         return if *method == Method::POST && p.name.is_none() {
-            let obj = decode_body(headers, &body, &rt.kind)?;
+            let obj = decode_body(headers, &body, &rt.api_version(&p.version), &rt.kind)?;
             let store = server.lock();
             reviews::review(&store, &t, obj).map(|v| json_response(201, &v))
         } else {
@@ -413,6 +418,8 @@ fn resource(
             drop(store);
             if table::wants_table(accept) {
                 json_response(200, &table::list_table(&t, &list))
+            } else if table::wants_metadata(accept) {
+                json_response(200, &table::partial_list(&list))
             } else {
                 json_response(200, &list)
             }
@@ -428,12 +435,14 @@ fn resource(
             };
             if table::wants_table(accept) && t.subresource.is_none() {
                 json_response(200, &table::object_table(&t, &out))
+            } else if table::wants_metadata(accept) && t.subresource.is_none() {
+                json_response(200, &table::partial(&out))
             } else {
                 json_response(200, &out)
             }
         }
         (Method::POST, false) => {
-            let obj = decode_body(headers, &body, &rt.kind)?;
+            let obj = decode_body(headers, &body, &rt.api_version(&p.version), &rt.kind)?;
             let opts = write_opts(q)?;
             let mut store = server.lock();
             let w = ops::create(&mut store, &t, obj, &opts)?;
@@ -442,7 +451,7 @@ fn resource(
             json_response(201, &ops::present(&rt, &p.version, w.object))
         }
         (Method::PUT, true) => {
-            let obj = decode_body(headers, &body, &rt.kind)?;
+            let obj = decode_body(headers, &body, &rt.api_version(&p.version), &rt.kind)?;
             let opts = write_opts(q)?;
             let mut store = server.lock();
             let w = if t.subresource.as_deref() == Some("scale") {

@@ -25,6 +25,7 @@ pub mod server;
 pub mod ssa;
 pub mod store;
 pub mod table;
+pub mod tls;
 pub mod watch;
 
 pub mod protobuf;
@@ -39,35 +40,47 @@ pub use server::{EmbeddedServer, Listener, ServerOptions};
 
 use serde_json::{Value, json};
 
-/// Protobuf request bodies (kubectl ≥1.32): the seam for [`protobuf`].
-fn protobuf_body(body: &[u8], kind: &str) -> Result<Value, ApiError> {
-    let _ = body;
-    Err(ApiError::unsupported_media_type(
-        "application/vnd.kubernetes.protobuf",
-        &["application/json", "application/yaml"],
-    )
-    .with_details(json!({"kind": kind})))
+/// Protobuf request bodies (kubectl ≥1.32), decoded by [`protobuf`].
+fn protobuf_body(body: &[u8], api_version: &str, kind: &str) -> Result<Value, ApiError> {
+    protobuf::decode_with_default(body, Some((api_version, kind))).map_err(|e| match e {
+        protobuf::ProtoError::UnsupportedKind { .. } => ApiError::unsupported_media_type(
+            "application/vnd.kubernetes.protobuf",
+            &["application/json", "application/yaml"],
+        ),
+        other => ApiError::bad_request(format!("couldn't decode protobuf body: {other}")),
+    })
 }
 
-/// Strategic merge patch for built-ins: the seam for [`smp`].
+/// Strategic merge patch for built-ins, by [`smp`].
 fn smp_patch(original: &Value, patch: &Value, kind: &str) -> Result<Value, ApiError> {
-    let _ = kind;
-    fn strip(v: &Value) -> Value {
-        match v {
-            Value::Object(m) => Value::Object(
-                m.iter()
-                    .filter(|(k, _)| !k.starts_with('$'))
-                    .map(|(k, v)| (k.clone(), strip(v)))
-                    .collect(),
-            ),
-            other => other.clone(),
-        }
-    }
-    patch::merge(original, &strip(patch))
+    smp::apply(original, patch, kind).map_err(|e| ApiError::bad_request(e.to_string()))
 }
 
 /// SubjectAccessReview status: the seam for [`rbac`].
 fn authorize_review(store: &store::Store, spec: &Value) -> Value {
-    let _ = (store, spec);
-    json!({"allowed": false, "reason": "RBAC authorizer not available"})
+    let rbac_objects = [
+        "roles",
+        "clusterroles",
+        "rolebindings",
+        "clusterrolebindings",
+    ]
+    .into_iter()
+    .flat_map(|r| store.objects_of("rbac.authorization.k8s.io", r, None));
+    let snapshot = rbac::RbacSnapshot::from_objects(rbac_objects);
+    let user = spec.get("user").and_then(Value::as_str).unwrap_or_default();
+    let groups: Vec<&str> = spec
+        .get("groups")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let decision = rbac::authorize(
+        &snapshot,
+        &rbac::UserInfo::from_name(user, &groups),
+        &rbac::Attributes::from_review_spec(spec),
+    );
+    let mut status = json!({"allowed": decision.allowed});
+    if !decision.reason.is_empty() {
+        status["reason"] = json!(decision.reason);
+    }
+    status
 }

@@ -173,25 +173,25 @@ fn prepare_builtin(t: &Target, obj: &mut Value) {
 
 fn admit(
     t: &Target,
-    obj: Value,
+    mut obj: Value,
+    old: Option<&Value>,
     name: &str,
     validation: FieldValidation,
 ) -> Result<(Value, Vec<String>), ApiError> {
     if !t.rt.custom {
+        let causes = admission::validate_builtin(&mut obj, old, &t.rt.kind, t.rt.namespaced);
+        if !causes.is_empty() {
+            return Err(invalid(t, name, causes));
+        }
         return Ok((obj, Vec::new()));
     }
     let schema = t.rt.version(&t.version).and_then(|v| v.schema.as_ref());
-    match admission::admit_custom(obj, schema, validation) {
+    match admission::admit_custom(obj, old, schema, t.rt.namespaced, validation) {
         Ok(a) => Ok((a.object, a.warnings)),
         Err(AdmitError::Invalid(causes)) => Err(invalid(t, name, causes)),
-        Err(AdmitError::Strict(fields)) => Err(ApiError::bad_request(format!(
-            "strict decoding error: {}",
-            fields
-                .iter()
-                .map(|f| format!("unknown field \"{f}\""))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))),
+        Err(AdmitError::Strict(fields)) => Err(ApiError::bad_request(
+            super::schema::strict_error_message(&fields).unwrap_or_default(),
+        )),
     }
 }
 
@@ -349,7 +349,7 @@ pub fn create(
         }
         obj["status"] = crd::initial_status(&obj);
     }
-    let (mut obj, warnings) = admit(t, obj, &name, o.validation)?;
+    let (mut obj, warnings) = admit(t, obj, None, &name, o.validation)?;
     let key = t.key_for(&name);
     if store.objects.contains_key(&key) {
         return Err(ApiError::already_exists(&t.rt.group, &t.rt.resource, &name));
@@ -528,25 +528,6 @@ pub fn update(
         }
     }
     prepare_builtin(t, &mut new);
-    if t.rt.group.is_empty()
-        && (t.rt.resource == "secrets" || t.rt.resource == "configmaps")
-        && old.get("immutable").and_then(Value::as_bool) == Some(true)
-    {
-        let changed = ["data", "binaryData", "immutable"]
-            .iter()
-            .any(|f| old.get(*f) != new.get(*f));
-        if changed {
-            return Err(invalid(
-                t,
-                &t.name,
-                vec![StatusCause::new(
-                    "FieldValueForbidden",
-                    "data",
-                    "Forbidden: field is immutable when `immutable` is set",
-                )],
-            ));
-        }
-    }
     if is_crd(&t.rt) && !t.status_sub() {
         let causes = crd::validate(&new);
         if !causes.is_empty() {
@@ -556,7 +537,7 @@ pub fn update(
     let (mut new, warnings) = if t.status_sub() {
         (new, Vec::new())
     } else {
-        admit(t, new, &t.name, o.validation)?
+        admit(t, new, Some(&old), &t.name, o.validation)?
     };
     let mut new_present = present(&t.rt, storage_name(&t.rt, &t.version), new.clone());
     // Generation.

@@ -595,6 +595,47 @@ mod tests {
         );
     }
 
+    /// client-go's gogo marshaller writes every non-pointer field, empty or not: empty
+    /// strings, `generation: 0`, an empty `creationTimestamp` message, `immutable` absent.
+    #[test]
+    fn gogo_style_secret_with_zero_fields_decodes() {
+        let meta: Vec<u8> = [
+            &[0x0a, 0x01][..],
+            b"s",
+            &[0x12, 0x00], // generateName ""
+            &[0x1a, 0x07],
+            b"default",
+            &[0x22, 0x00], // selfLink ""
+            &[0x2a, 0x00], // uid ""
+            &[0x32, 0x00], // resourceVersion ""
+            &[0x38, 0x00], // generation 0
+            &[0x42, 0x00], // creationTimestamp {}
+            &[0x50, 0x00], // deletionGracePeriodSeconds 0 (varint, field 10)
+        ]
+        .concat();
+        let secret: Vec<u8> = [
+            &[0x0a, meta.len() as u8][..],
+            &meta,
+            &[0x1a, 0x00], // type ""
+        ]
+        .concat();
+        let tm: Vec<u8> = [&[0x0a, 0x02][..], b"v1", &[0x12, 0x06], b"Secret"].concat();
+        let unknown: Vec<u8> = [
+            &[0x0a, tm.len() as u8][..],
+            &tm,
+            &[0x12, secret.len() as u8],
+            &secret,
+            &[0x1a, 0x00, 0x22, 0x00],
+        ]
+        .concat();
+        let body = [&b"k8s\0"[..], &unknown].concat();
+        assert_eq!(
+            decode(&body).unwrap(),
+            json!({"apiVersion": "v1", "kind": "Secret",
+                "metadata": {"name": "s", "namespace": "default"}})
+        );
+    }
+
     #[test]
     fn prost_encoding_matches_hand_assembly() {
         let s = Secret {
@@ -792,5 +833,34 @@ mod tests {
         assert!(decode(&body).is_err());
         let v = decode_with_default(&body, Some(("v1", "Secret"))).unwrap();
         assert_eq!(v["kind"], "Secret");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_bytes_never_panic(body in proptest::collection::vec(proptest::num::u8::ANY, 0..200)) {
+            let _ = decode(&body);
+            let mut prefixed = MAGIC.to_vec();
+            prefixed.extend(&body);
+            let _ = decode(&prefixed);
+        }
+
+        #[test]
+        fn arbitrary_raw_for_every_kind_never_panics(
+            raw in proptest::collection::vec(proptest::num::u8::ANY, 0..120),
+            idx in 0usize..SUPPORTED.len(),
+        ) {
+            let (av, kind) = SUPPORTED[idx];
+            let env = Unknown {
+                type_meta: Some(TypeMeta { api_version: Some(av.into()), kind: Some(kind.into()) }),
+                raw: Some(raw),
+                content_encoding: None,
+                content_type: None,
+            };
+            let mut body = MAGIC.to_vec();
+            body.extend(env.encode_to_vec());
+            if let Ok(v) = decode(&body) {
+                proptest::prop_assert_eq!(v["kind"].as_str(), Some(kind));
+            }
+        }
     }
 }

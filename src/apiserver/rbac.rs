@@ -1,1 +1,750 @@
-//! Placeholder, filled in by a later commit.
+//! The RBAC authorizer (kube `plugin/pkg/auth/authorizer/rbac`): which Roles and ClusterRoles
+//! reach a user through bindings, whether a rule covers a request, the reason text kube puts in
+//! a SubjectAccessReview, and ClusterRole aggregation (`aggregationRule`) as the
+//! clusterrole-aggregation controller computes it.
+
+use super::selector::LabelSelector;
+use serde_json::Value;
+
+/// The users and groups a request is made as.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct UserInfo {
+    pub name: String,
+    pub groups: Vec<String>,
+}
+
+impl UserInfo {
+    /// A user with exactly these groups (what a SubjectAccessReview spec states).
+    pub fn new(name: &str, groups: &[&str]) -> Self {
+        UserInfo {
+            name: name.to_string(),
+            groups: groups.iter().map(|g| g.to_string()).collect(),
+        }
+    }
+
+    /// A ServiceAccount as the token authenticator presents it:
+    /// `system:serviceaccount:<ns>:<name>` in `system:serviceaccounts`,
+    /// `system:serviceaccounts:<ns>` and `system:authenticated`.
+    pub fn service_account(namespace: &str, name: &str) -> Self {
+        UserInfo {
+            name: format!("system:serviceaccount:{namespace}:{name}"),
+            groups: vec![
+                "system:serviceaccounts".to_string(),
+                format!("system:serviceaccounts:{namespace}"),
+                "system:authenticated".to_string(),
+            ],
+        }
+    }
+
+    /// Like [`UserInfo::new`], but a ServiceAccount user name with no groups gets the
+    /// ServiceAccount groups (the question "may this ServiceAccount do X?").
+    pub fn from_name(name: &str, groups: &[&str]) -> Self {
+        match (parse_service_account(name), groups.is_empty()) {
+            (Some((ns, sa)), true) => Self::service_account(ns, sa),
+            _ => Self::new(name, groups),
+        }
+    }
+}
+
+/// `(namespace, name)` of a `system:serviceaccount:<ns>:<name>` user name.
+pub fn parse_service_account(user: &str) -> Option<(&str, &str)> {
+    let rest = user.strip_prefix("system:serviceaccount:")?;
+    let (ns, name) = rest.split_once(':')?;
+    if ns.is_empty() || name.is_empty() || name.contains(':') {
+        return None;
+    }
+    Some((ns, name))
+}
+
+/// What is being asked (`authorizer.Attributes`). A request with `non_resource_path` is a
+/// non-resource request (only `verb` and the path count).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Attributes {
+    pub verb: String,
+    pub group: String,
+    pub resource: String,
+    pub subresource: String,
+    pub name: String,
+    pub namespace: String,
+    pub non_resource_path: Option<String>,
+}
+
+impl Attributes {
+    /// A resource request.
+    pub fn resource(verb: &str, group: &str, resource: &str, namespace: &str) -> Self {
+        Attributes {
+            verb: verb.into(),
+            group: group.into(),
+            resource: resource.into(),
+            namespace: namespace.into(),
+            ..Default::default()
+        }
+    }
+
+    /// A non-resource request (`/healthz`, `/apis`, …).
+    pub fn non_resource(verb: &str, path: &str) -> Self {
+        Attributes {
+            verb: verb.into(),
+            non_resource_path: Some(path.into()),
+            ..Default::default()
+        }
+    }
+
+    /// From a SubjectAccessReview-style `spec` (`resourceAttributes` / `nonResourceAttributes`).
+    pub fn from_review_spec(spec: &Value) -> Self {
+        let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        if let Some(nra) = spec.get("nonResourceAttributes").filter(|v| v.is_object()) {
+            return Attributes::non_resource(&s(nra, "verb"), &s(nra, "path"));
+        }
+        let ra = spec
+            .get("resourceAttributes")
+            .cloned()
+            .unwrap_or(Value::Null);
+        Attributes {
+            verb: s(&ra, "verb"),
+            group: s(&ra, "group"),
+            resource: s(&ra, "resource"),
+            subresource: s(&ra, "subresource"),
+            name: s(&ra, "name"),
+            namespace: s(&ra, "namespace"),
+            non_resource_path: None,
+        }
+    }
+}
+
+/// The authorizer's answer. `reason` is kube's: `RBAC: allowed by …` when allowed; when not,
+/// empty or `RBAC: <errors met on the way>` (a missing role, …).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    pub allowed: bool,
+    pub reason: String,
+}
+
+/// The RBAC objects (as JSON, the way the store holds them).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RbacSnapshot {
+    pub roles: Vec<Value>,
+    pub cluster_roles: Vec<Value>,
+    pub role_bindings: Vec<Value>,
+    pub cluster_role_bindings: Vec<Value>,
+}
+
+impl RbacSnapshot {
+    /// Sorts a mixed list of RBAC objects by `kind` (others are ignored).
+    pub fn from_objects<'a>(objects: impl IntoIterator<Item = &'a Value>) -> Self {
+        let mut s = RbacSnapshot::default();
+        for o in objects {
+            let list = match o.get("kind").and_then(Value::as_str) {
+                Some("Role") => &mut s.roles,
+                Some("ClusterRole") => &mut s.cluster_roles,
+                Some("RoleBinding") => &mut s.role_bindings,
+                Some("ClusterRoleBinding") => &mut s.cluster_role_bindings,
+                _ => continue,
+            };
+            list.push(o.clone());
+        }
+        s
+    }
+}
+
+fn str_at<'a>(v: &'a Value, path: &[&str]) -> &'a str {
+    let mut cur = v;
+    for p in path {
+        match cur.get(p) {
+            Some(n) => cur = n,
+            None => return "",
+        }
+    }
+    cur.as_str().unwrap_or("")
+}
+
+fn name_of(v: &Value) -> &str {
+    str_at(v, &["metadata", "name"])
+}
+
+fn namespace_of(v: &Value) -> &str {
+    str_at(v, &["metadata", "namespace"])
+}
+
+fn rules_of(v: &Value) -> Vec<Value> {
+    v.get("rules")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn strings(v: &Value, key: &str) -> Vec<String> {
+    v.get(key)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn labels_of(v: &Value) -> Option<&Value> {
+    v.get("metadata").and_then(|m| m.get("labels"))
+}
+
+/// The rules each aggregated ClusterRole (one with `aggregationRule`) should carry: the
+/// rules of every other ClusterRole matching any of its `clusterRoleSelectors`, in selector
+/// order then by role name, without duplicates. Chains (aggregating an aggregated role) are
+/// followed to a fixed point, as the controller converges to.
+pub fn aggregate_cluster_roles(roles: &[Value]) -> Vec<(String, Vec<Value>)> {
+    let mut current: Vec<Value> = roles.to_vec();
+    let mut result = Vec::new();
+    for _ in 0..=roles.len().min(16) {
+        result = aggregate_once(&current);
+        let mut changed = false;
+        for (name, rules) in &result {
+            if let Some(role) = current.iter_mut().find(|r| name_of(r) == name)
+                && role.get("rules") != Some(&Value::from(rules.clone()))
+            {
+                role["rules"] = Value::from(rules.clone());
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    result
+}
+
+fn aggregate_once(roles: &[Value]) -> Vec<(String, Vec<Value>)> {
+    let mut sorted: Vec<&Value> = roles.iter().collect();
+    sorted.sort_by(|a, b| name_of(a).cmp(name_of(b)));
+    let mut out = Vec::new();
+    for role in roles {
+        let Some(selectors) = role
+            .get("aggregationRule")
+            .and_then(|a| a.get("clusterRoleSelectors"))
+            .and_then(Value::as_array)
+        else {
+            continue;
+        };
+        let mut rules: Vec<Value> = Vec::new();
+        for sel in selectors {
+            let Ok(sel) = LabelSelector::from_label_selector(sel) else {
+                continue;
+            };
+            for other in &sorted {
+                if name_of(other) == name_of(role) || !sel.matches_json(labels_of(other)) {
+                    continue;
+                }
+                for r in rules_of(other) {
+                    if !rules.contains(&r) {
+                        rules.push(r);
+                    }
+                }
+            }
+        }
+        out.push((name_of(role).to_string(), rules));
+    }
+    out
+}
+
+/// `rbacv1helpers` rule matching.
+pub fn rule_allows(attrs: &Attributes, rule: &Value) -> bool {
+    let verbs = strings(rule, "verbs");
+    let verb_ok = verbs.iter().any(|v| v == "*" || *v == attrs.verb);
+    if !verb_ok {
+        return false;
+    }
+    if let Some(path) = &attrs.non_resource_path {
+        return strings(rule, "nonResourceURLs").iter().any(|u| {
+            u == "*" || u == path || (u.ends_with('*') && path.starts_with(u.trim_end_matches('*')))
+        });
+    }
+    let groups = strings(rule, "apiGroups");
+    if !groups.iter().any(|g| g == "*" || *g == attrs.group) {
+        return false;
+    }
+    let combined = if attrs.subresource.is_empty() {
+        attrs.resource.clone()
+    } else {
+        format!("{}/{}", attrs.resource, attrs.subresource)
+    };
+    let resource_ok = strings(rule, "resources").iter().any(|r| {
+        r == "*"
+            || *r == combined
+            || (!attrs.subresource.is_empty()
+                && r.len() == attrs.subresource.len() + 2
+                && r.starts_with("*/")
+                && r.ends_with(&attrs.subresource))
+    });
+    if !resource_ok {
+        return false;
+    }
+    let names = strings(rule, "resourceNames");
+    names.is_empty() || names.contains(&attrs.name)
+}
+
+fn applies_to(user: &UserInfo, subject: &Value, binding_namespace: &str) -> bool {
+    let kind = str_at(subject, &["kind"]);
+    let name = str_at(subject, &["name"]);
+    match kind {
+        "User" => user.name == name,
+        "Group" => user.groups.iter().any(|g| g == name),
+        "ServiceAccount" => {
+            let ns = match str_at(subject, &["namespace"]) {
+                "" => binding_namespace,
+                ns => ns,
+            };
+            !ns.is_empty() && user.name == format!("system:serviceaccount:{ns}:{name}")
+        }
+        _ => false,
+    }
+}
+
+fn describe_subject(subject: &Value, binding_namespace: &str) -> String {
+    let kind = str_at(subject, &["kind"]);
+    let name = str_at(subject, &["name"]);
+    if kind == "ServiceAccount" {
+        let ns = match str_at(subject, &["namespace"]) {
+            "" => binding_namespace,
+            ns => ns,
+        };
+        format!("{kind} {:?}", format!("{name}/{ns}"))
+    } else {
+        format!("{kind} {name:?}")
+    }
+}
+
+struct Resolver<'a> {
+    snapshot: &'a RbacSnapshot,
+    aggregated: Vec<(String, Vec<Value>)>,
+}
+
+impl Resolver<'_> {
+    fn cluster_role_rules(&self, name: &str) -> Result<Vec<Value>, String> {
+        if let Some((_, rules)) = self.aggregated.iter().find(|(n, _)| n == name) {
+            return Ok(rules.clone());
+        }
+        self.snapshot
+            .cluster_roles
+            .iter()
+            .find(|r| name_of(r) == name)
+            .map(rules_of)
+            .ok_or_else(|| format!("clusterrole.rbac.authorization.k8s.io {name:?} not found"))
+    }
+
+    fn role_ref_rules(&self, role_ref: &Value, namespace: &str) -> Result<Vec<Value>, String> {
+        let kind = str_at(role_ref, &["kind"]);
+        let name = str_at(role_ref, &["name"]);
+        match kind {
+            "ClusterRole" => self.cluster_role_rules(name),
+            "Role" if !namespace.is_empty() => self
+                .snapshot
+                .roles
+                .iter()
+                .find(|r| name_of(r) == name && namespace_of(r) == namespace)
+                .map(rules_of)
+                .ok_or_else(|| format!("role.rbac.authorization.k8s.io {name:?} not found")),
+            other => Err(format!("unsupported role reference kind: {other:?}")),
+        }
+    }
+}
+
+fn subjects(binding: &Value) -> Vec<Value> {
+    binding
+        .get("subjects")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Decides `attrs` for `user` like kube's RBAC authorizer: ClusterRoleBindings first, then
+/// RoleBindings of the request's namespace; the first rule that allows wins.
+pub fn authorize(store: &RbacSnapshot, user: &UserInfo, attrs: &Attributes) -> Decision {
+    let resolver = Resolver {
+        snapshot: store,
+        aggregated: aggregate_cluster_roles(&store.cluster_roles),
+    };
+    let mut errors: Vec<String> = Vec::new();
+
+    let mut crbs: Vec<&Value> = store.cluster_role_bindings.iter().collect();
+    crbs.sort_by(|a, b| name_of(a).cmp(name_of(b)));
+    for b in crbs {
+        let Some(subject) = subjects(b).into_iter().find(|s| applies_to(user, s, "")) else {
+            continue;
+        };
+        let role_ref = b.get("roleRef").cloned().unwrap_or(Value::Null);
+        match resolver.role_ref_rules(&role_ref, "") {
+            Ok(rules) => {
+                if rules.iter().any(|r| rule_allows(attrs, r)) {
+                    return Decision {
+                        allowed: true,
+                        reason: format!(
+                            "RBAC: allowed by ClusterRoleBinding {:?} of {} {:?} to {}",
+                            name_of(b),
+                            str_at(&role_ref, &["kind"]),
+                            str_at(&role_ref, &["name"]),
+                            describe_subject(&subject, "")
+                        ),
+                    };
+                }
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+
+    if !attrs.namespace.is_empty() {
+        let mut rbs: Vec<&Value> = store
+            .role_bindings
+            .iter()
+            .filter(|b| namespace_of(b) == attrs.namespace)
+            .collect();
+        rbs.sort_by(|a, b| name_of(a).cmp(name_of(b)));
+        for b in rbs {
+            let ns = namespace_of(b);
+            let Some(subject) = subjects(b).into_iter().find(|s| applies_to(user, s, ns)) else {
+                continue;
+            };
+            let role_ref = b.get("roleRef").cloned().unwrap_or(Value::Null);
+            match resolver.role_ref_rules(&role_ref, ns) {
+                Ok(rules) => {
+                    if rules.iter().any(|r| rule_allows(attrs, r)) {
+                        return Decision {
+                            allowed: true,
+                            reason: format!(
+                                "RBAC: allowed by RoleBinding {:?} of {} {:?} to {}",
+                                format!("{}/{ns}", name_of(b)),
+                                str_at(&role_ref, &["kind"]),
+                                str_at(&role_ref, &["name"]),
+                                describe_subject(&subject, ns)
+                            ),
+                        };
+                    }
+                }
+                Err(e) => errors.push(e),
+            }
+        }
+    }
+
+    let reason = match errors.as_slice() {
+        [] => String::new(),
+        [one] => format!("RBAC: {one}"),
+        many => format!("RBAC: [{}]", many.join(", ")),
+    };
+    Decision {
+        allowed: false,
+        reason,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn cluster_role(name: &str, labels: Value, rules: Value) -> Value {
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": name, "labels": labels}, "rules": rules})
+    }
+
+    fn crb(name: &str, role: &str, subjects: Value) -> Value {
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+            "subjects": subjects})
+    }
+
+    fn capi_snapshot(with_provider_role: bool) -> RbacSnapshot {
+        let mut objs = vec![
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                "metadata": {"name": "capi-aggregated-manager-role"},
+                "aggregationRule": {"clusterRoleSelectors": [
+                    {"matchLabels": {"cluster.x-k8s.io/aggregate-to-manager": "true"}}]},
+                "rules": []}),
+            crb(
+                "capi-manager-rolebinding",
+                "capi-aggregated-manager-role",
+                json!([{"kind": "ServiceAccount", "name": "capi-manager", "namespace": "capi-system"}]),
+            ),
+            cluster_role(
+                "unrelated",
+                json!({}),
+                json!([{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]),
+            ),
+        ];
+        if with_provider_role {
+            objs.push(cluster_role(
+                "capd-provider-aggregate",
+                json!({"cluster.x-k8s.io/aggregate-to-manager": "true"}),
+                json!([{"apiGroups": ["infrastructure.cluster.x-k8s.io"],
+                        "resources": ["dockerclusters", "dockerclusters/status"],
+                        "verbs": ["get", "list", "watch", "patch", "update"]}]),
+            ));
+        }
+        RbacSnapshot::from_objects(&objs)
+    }
+
+    #[test]
+    fn aggregation_by_label_grants_and_removal_revokes() {
+        let sa = UserInfo::service_account("capi-system", "capi-manager");
+        let attrs = Attributes::resource(
+            "patch",
+            "infrastructure.cluster.x-k8s.io",
+            "dockerclusters",
+            "default",
+        );
+        let d = authorize(&capi_snapshot(true), &sa, &attrs);
+        assert!(d.allowed);
+        assert_eq!(
+            d.reason,
+            "RBAC: allowed by ClusterRoleBinding \"capi-manager-rolebinding\" of ClusterRole \"capi-aggregated-manager-role\" to ServiceAccount \"capi-manager/capi-system\""
+        );
+        let d = authorize(&capi_snapshot(false), &sa, &attrs);
+        assert_eq!(
+            d,
+            Decision {
+                allowed: false,
+                reason: String::new()
+            }
+        );
+    }
+
+    #[test]
+    fn aggregate_cluster_roles_lists_rules_in_order_without_duplicates() {
+        let roles = vec![
+            json!({"kind": "ClusterRole", "metadata": {"name": "agg"},
+                "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"a": "1"}}, {"matchLabels": {"b": "1"}}]}}),
+            cluster_role(
+                "z",
+                json!({"a": "1"}),
+                json!([{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}]),
+            ),
+            cluster_role(
+                "y",
+                json!({"a": "1", "b": "1"}),
+                json!([{"verbs": ["list"], "apiGroups": [""], "resources": ["pods"]}]),
+            ),
+            cluster_role(
+                "x",
+                json!({"b": "1"}),
+                json!([{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}]),
+            ),
+        ];
+        let agg = aggregate_cluster_roles(&roles);
+        assert_eq!(agg.len(), 1);
+        assert_eq!(agg[0].0, "agg");
+        assert_eq!(
+            agg[0].1,
+            vec![
+                json!({"verbs": ["list"], "apiGroups": [""], "resources": ["pods"]}),
+                json!({"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}),
+            ]
+        );
+    }
+
+    #[test]
+    fn chained_aggregation_reaches_a_fixed_point() {
+        let roles = vec![
+            json!({"kind": "ClusterRole", "metadata": {"name": "top"},
+                "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"to-top": "true"}}]}}),
+            json!({"kind": "ClusterRole", "metadata": {"name": "mid", "labels": {"to-top": "true"}},
+                "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"to-mid": "true"}}]}}),
+            cluster_role(
+                "leaf",
+                json!({"to-mid": "true"}),
+                json!([{"verbs": ["get"], "apiGroups": [""], "resources": ["secrets"]}]),
+            ),
+        ];
+        let agg = aggregate_cluster_roles(&roles);
+        let top = agg.iter().find(|(n, _)| n == "top").unwrap();
+        assert_eq!(top.1.len(), 1);
+    }
+
+    #[test]
+    fn service_account_groups_match_group_subjects() {
+        let snap = RbacSnapshot::from_objects(&[
+            cluster_role(
+                "view-cm",
+                json!({}),
+                json!([{"verbs": ["get"], "apiGroups": [""], "resources": ["configmaps"]}]),
+            ),
+            crb(
+                "all-sas",
+                "view-cm",
+                json!([{"kind": "Group", "name": "system:serviceaccounts:team"}]),
+            ),
+        ]);
+        let attrs = Attributes::resource("get", "", "configmaps", "team");
+        let d = authorize(&snap, &UserInfo::service_account("team", "bot"), &attrs);
+        assert!(d.allowed);
+        assert!(
+            d.reason
+                .ends_with("to Group \"system:serviceaccounts:team\""),
+            "{}",
+            d.reason
+        );
+        assert!(!authorize(&snap, &UserInfo::service_account("other", "bot"), &attrs).allowed);
+        assert!(
+            !authorize(
+                &snap,
+                &UserInfo::new("system:serviceaccount:team:bot", &[]),
+                &attrs
+            )
+            .allowed
+        );
+        assert!(
+            authorize(
+                &snap,
+                &UserInfo::from_name("system:serviceaccount:team:bot", &[]),
+                &attrs
+            )
+            .allowed
+        );
+    }
+
+    #[test]
+    fn namespaced_role_binding_to_cluster_role() {
+        let snap = RbacSnapshot::from_objects(&[
+            cluster_role(
+                "edit-secrets",
+                json!({}),
+                json!([{"verbs": ["create", "update"], "apiGroups": [""], "resources": ["secrets"]}]),
+            ),
+            json!({"kind": "RoleBinding", "metadata": {"name": "rb", "namespace": "ns1"},
+                "roleRef": {"kind": "ClusterRole", "name": "edit-secrets"},
+                "subjects": [{"kind": "ServiceAccount", "name": "sa"}]}),
+        ]);
+        let sa = UserInfo::service_account("ns1", "sa");
+        let d = authorize(
+            &snap,
+            &sa,
+            &Attributes::resource("create", "", "secrets", "ns1"),
+        );
+        assert_eq!(
+            d.reason,
+            "RBAC: allowed by RoleBinding \"rb/ns1\" of ClusterRole \"edit-secrets\" to ServiceAccount \"sa/ns1\""
+        );
+        assert!(
+            !authorize(
+                &snap,
+                &sa,
+                &Attributes::resource("create", "", "secrets", "ns2")
+            )
+            .allowed
+        );
+        assert!(
+            !authorize(
+                &snap,
+                &sa,
+                &Attributes::resource("create", "", "secrets", "")
+            )
+            .allowed
+        );
+        assert!(
+            !authorize(
+                &snap,
+                &sa,
+                &Attributes::resource("delete", "", "secrets", "ns1")
+            )
+            .allowed
+        );
+    }
+
+    #[test]
+    fn role_binding_to_role_and_missing_roles() {
+        let snap = RbacSnapshot::from_objects(&[
+            json!({"kind": "Role", "metadata": {"name": "r", "namespace": "ns"},
+                "rules": [{"verbs": ["get"], "apiGroups": ["example.com"], "resources": ["widgets"], "resourceNames": ["w1"]}]}),
+            json!({"kind": "RoleBinding", "metadata": {"name": "rb", "namespace": "ns"},
+                "roleRef": {"kind": "Role", "name": "r"}, "subjects": [{"kind": "User", "name": "alice"}]}),
+            json!({"kind": "RoleBinding", "metadata": {"name": "rb2", "namespace": "ns"},
+                "roleRef": {"kind": "Role", "name": "gone"}, "subjects": [{"kind": "User", "name": "alice"}]}),
+        ]);
+        let alice = UserInfo::new("alice", &[]);
+        let mut attrs = Attributes::resource("get", "example.com", "widgets", "ns");
+        attrs.name = "w1".into();
+        let d = authorize(&snap, &alice, &attrs);
+        assert!(d.allowed);
+        assert_eq!(
+            d.reason,
+            "RBAC: allowed by RoleBinding \"rb/ns\" of Role \"r\" to User \"alice\""
+        );
+        attrs.name = "w2".into();
+        let d = authorize(&snap, &alice, &attrs);
+        assert_eq!(
+            d,
+            Decision {
+                allowed: false,
+                reason: "RBAC: role.rbac.authorization.k8s.io \"gone\" not found".into()
+            }
+        );
+        assert!(!authorize(&snap, &UserInfo::new("bob", &[]), &attrs).allowed);
+    }
+
+    #[test]
+    fn rule_matching_wildcards_subresources_and_urls() {
+        let rule = json!({"verbs": ["get"], "apiGroups": ["*"], "resources": ["*/status"]});
+        let mut a = Attributes::resource("get", "example.com", "widgets", "ns");
+        assert!(!rule_allows(&a, &rule));
+        a.subresource = "status".into();
+        assert!(rule_allows(&a, &rule));
+        a.subresource = "scale".into();
+        assert!(!rule_allows(&a, &rule));
+        let exact =
+            json!({"verbs": ["*"], "apiGroups": ["example.com"], "resources": ["widgets/scale"]});
+        assert!(rule_allows(&a, &exact));
+        let urls = json!({"verbs": ["get"], "nonResourceURLs": ["/healthz", "/apis/*"]});
+        assert!(rule_allows(
+            &Attributes::non_resource("get", "/healthz"),
+            &urls
+        ));
+        assert!(rule_allows(
+            &Attributes::non_resource("get", "/apis/example.com"),
+            &urls
+        ));
+        assert!(!rule_allows(
+            &Attributes::non_resource("get", "/api"),
+            &urls
+        ));
+        assert!(!rule_allows(
+            &Attributes::non_resource("post", "/healthz"),
+            &urls
+        ));
+        // A resource rule never grants a non-resource URL.
+        assert!(!rule_allows(
+            &Attributes::non_resource("get", "/healthz"),
+            &exact
+        ));
+    }
+
+    #[test]
+    fn review_spec_attributes() {
+        let a = Attributes::from_review_spec(&json!({"resourceAttributes": {"verb": "list",
+            "group": "cluster.x-k8s.io", "resource": "machines", "subresource": "status", "namespace": "n"}}));
+        assert_eq!(a.resource, "machines");
+        assert_eq!(a.subresource, "status");
+        let n = Attributes::from_review_spec(
+            &json!({"nonResourceAttributes": {"verb": "get", "path": "/version"}}),
+        );
+        assert_eq!(n.non_resource_path.as_deref(), Some("/version"));
+        assert_eq!(
+            parse_service_account("system:serviceaccount:a:b"),
+            Some(("a", "b"))
+        );
+        assert_eq!(parse_service_account("system:serviceaccount:a"), None);
+        assert_eq!(parse_service_account("alice"), None);
+    }
+
+    #[test]
+    fn missing_cluster_role_is_reported() {
+        let snap =
+            RbacSnapshot::from_objects(&[crb("b", "nope", json!([{"kind": "User", "name": "u"}]))]);
+        let d = authorize(
+            &snap,
+            &UserInfo::new("u", &[]),
+            &Attributes::resource("get", "", "pods", ""),
+        );
+        assert_eq!(
+            d.reason,
+            "RBAC: clusterrole.rbac.authorization.k8s.io \"nope\" not found"
+        );
+    }
+}

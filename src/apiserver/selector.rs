@@ -750,8 +750,10 @@ fn split_field_term(term: &str) -> Option<(&str, FieldOp, &str)> {
             ("==", FieldOp::DoubleEquals),
             ("=", FieldOp::Equals),
         ] {
-            if term[i..].starts_with(lit) {
-                return Some((&term[..i], op, &term[i + lit.len()..]));
+            // Operators are ASCII, so a match is always on a char boundary; `get` keeps
+            // positions inside multi-byte characters from panicking.
+            if term.get(i..).is_some_and(|rest| rest.starts_with(lit)) {
+                return Some((term.get(..i)?, op, term.get(i + lit.len()..)?));
             }
         }
         i += 1;
@@ -1003,6 +1005,30 @@ mod tests {
         assert_eq!(sel.requirements[1].op, FieldOp::NotEquals);
         assert!(sel.matches(&field_getter("w1")));
         assert!("".parse::<FieldSelector>().unwrap().is_empty());
+    }
+
+    #[test]
+    fn non_ascii_input_never_panics() {
+        let sel: FieldSelector = "metadata.name=wé\\,x".parse().unwrap();
+        assert_eq!(sel.requirements[0].value, "wé,x");
+        let sel: FieldSelector = "é\\é=1".parse().unwrap();
+        assert_eq!(sel.requirements[0].field, "é\\é");
+        assert!("ключ=значение".parse::<LabelSelector>().is_err());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn selectors_never_panic(s in "\\PC{0,40}") {
+            let _ = s.parse::<LabelSelector>();
+            let _ = s.parse::<FieldSelector>();
+        }
+
+        #[test]
+        fn parsed_label_selectors_round_trip(s in "[a-z]{1,5}(=|!=|==)[a-z0-9]{0,5}(,[a-z]{1,5} (in|notin) \\([a-z]{1,3}(,[a-z]{1,3}){0,2}\\))?") {
+            let sel: LabelSelector = s.parse().unwrap();
+            let again: LabelSelector = sel.to_string().parse().unwrap();
+            proptest::prop_assert_eq!(sel, again);
+        }
     }
 
     #[test]

@@ -120,6 +120,11 @@ impl EmbeddedServer {
         self.lock().rv
     }
 
+    /// Live event subscribers (open watch streams plus the controllers).
+    pub fn subscribers(&self) -> usize {
+        self.lock().subscribers()
+    }
+
     /// Number of stored objects.
     pub fn object_count(&self) -> usize {
         self.lock().objects.len()
@@ -146,20 +151,25 @@ impl EmbeddedServer {
             .await
             .with_context(|| format!("binding {addr}"))?;
         let local = listener.local_addr()?;
+        let tls = super::tls::generate(local.ip())?;
         let token = uuid::Uuid::new_v4().simple().to_string();
         let app = super::http::authenticated_router(self.clone(), token.clone());
         let (tx, rx) = oneshot::channel::<()>();
-        let handle = tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = rx.await;
-                })
-                .await;
-        });
+        let acceptor = tls.acceptor.clone();
+        let handle = tokio::spawn(serve_tls(listener, acceptor, app, rx));
+        let host = if local.ip().is_unspecified() {
+            "127.0.0.1".to_string()
+        } else if local.is_ipv6() {
+            format!("[{}]", local.ip())
+        } else {
+            local.ip().to_string()
+        };
         Ok(Listener {
-            url: format!("http://{local}"),
+            url: format!("https://{host}:{}", local.port()),
             token,
             addr: local,
+            ca_pem: tls.ca_pem,
+            ca_der: tls.ca_der,
             shutdown: Some(tx),
             handle: Some(handle),
         })
@@ -270,11 +280,47 @@ impl EmbeddedServer {
     }
 }
 
-/// A running TCP listener.
+/// Accepts TLS connections until `stop` fires, then drops every open connection.
+async fn serve_tls(
+    listener: tokio::net::TcpListener,
+    acceptor: tokio_rustls::TlsAcceptor,
+    app: axum::Router,
+    mut stop: oneshot::Receiver<()>,
+) {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    use hyper_util::server::conn::auto;
+    use hyper_util::service::TowerToHyperService;
+
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        tokio::select! {
+            _ = &mut stop => break,
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                let acceptor = acceptor.clone();
+                let app = app.clone();
+                connections.spawn(async move {
+                    let Ok(tls) = acceptor.accept(stream).await else { return };
+                    let service = TowerToHyperService::new(app);
+                    let _ = auto::Builder::new(TokioExecutor::new())
+                        .serve_connection_with_upgrades(TokioIo::new(tls), service)
+                        .await;
+                });
+            }
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+    connections.abort_all();
+}
+
+/// A running TCP listener (https, bearer token).
 pub struct Listener {
     pub url: String,
     pub token: String,
     pub addr: SocketAddr,
+    /// PEM of the CA that signed the serving certificate.
+    pub ca_pem: String,
+    ca_der: Vec<u8>,
     shutdown: Option<oneshot::Sender<()>>,
     handle: Option<tokio::task::JoinHandle<()>>,
 }
@@ -283,9 +329,10 @@ impl Listener {
     /// A kubeconfig pointing at this listener with its bearer token.
     pub fn kubeconfig_yaml(&self) -> String {
         format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: capi-conformance\n  cluster:\n    server: {url}\ncontexts:\n- name: capi-conformance\n  context:\n    cluster: capi-conformance\n    user: capi-conformance\n    namespace: default\ncurrent-context: capi-conformance\nusers:\n- name: capi-conformance\n  user:\n    token: {token}\n",
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: capi-conformance\n  cluster:\n    server: {url}\n    certificate-authority-data: {ca}\ncontexts:\n- name: capi-conformance\n  context:\n    cluster: capi-conformance\n    user: capi-conformance\n    namespace: default\ncurrent-context: capi-conformance\nusers:\n- name: capi-conformance\n  user:\n    token: {token}\n",
             url = self.url,
-            token = self.token
+            token = self.token,
+            ca = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &self.ca_pem),
         )
     }
 
@@ -294,12 +341,18 @@ impl Listener {
             .with_context(|| format!("writing kubeconfig {}", path.display()))
     }
 
-    /// A kube client for this listener.
-    pub fn client(&self) -> anyhow::Result<kube::Client> {
+    /// kube client configuration for this listener (URL, CA, token, namespace `default`).
+    pub fn config(&self) -> anyhow::Result<kube::Config> {
         let mut config = kube::Config::new(self.url.parse()?);
         config.auth_info.token = Some(self.token.clone().into());
+        config.root_cert = Some(vec![self.ca_der.clone()]);
         config.default_namespace = "default".into();
-        Ok(kube::Client::try_from(config)?)
+        Ok(config)
+    }
+
+    /// A kube client for this listener.
+    pub fn client(&self) -> anyhow::Result<kube::Client> {
+        Ok(kube::Client::try_from(self.config()?)?)
     }
 
     /// Stops accepting connections and waits for the server task.

@@ -234,8 +234,14 @@ fn merge_list(
         ListStrategy::MergePrimitive => {
             let mut out = original;
             for v in patch {
-                if !out.contains(v) {
-                    out.push(v.clone());
+                let v = match v {
+                    Value::Object(p) => {
+                        Value::Object(merge_map(Map::new(), p, kind, path)?.unwrap_or_default())
+                    }
+                    other => other.clone(),
+                };
+                if !out.contains(&v) {
+                    out.push(v);
                 }
             }
             Ok(out)
@@ -492,5 +498,54 @@ mod tests {
             apply(&json!({}), &json!([1]), "Secret"),
             Err(SmpError::NotAnObject)
         );
+    }
+
+    fn arb_json() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i32>().prop_map(Value::from),
+            "[a-z$/]{0,6}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 32, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::btree_map(
+                    prop_oneof![
+                        Just("$patch".to_string()),
+                        Just("$retainKeys".to_string()),
+                        Just("$setElementOrder/finalizers".to_string()),
+                        Just("$deleteFromPrimitiveList/finalizers".to_string()),
+                        Just("finalizers".to_string()),
+                        Just("conditions".to_string()),
+                        Just("metadata".to_string()),
+                        "[a-z]{1,4}",
+                    ],
+                    inner,
+                    0..4
+                )
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_patches_never_panic(original in arb_json(), patch in arb_json()) {
+            if let Ok(v) = apply(&original, &patch, "ConfigMap") {
+                // Directives never survive into the result's keys.
+                fn no_directive_keys(v: &Value) -> bool {
+                    match v {
+                        Value::Object(m) => m.iter().all(|(k, v)| !k.starts_with('$') && no_directive_keys(v)),
+                        Value::Array(a) => a.iter().all(no_directive_keys),
+                        _ => true,
+                    }
+                }
+                // Directives from the patch are never stored (unless the original already had
+                // such keys, which a real object cannot).
+                proptest::prop_assert!(no_directive_keys(&v) || !no_directive_keys(&original));
+            }
+        }
     }
 }

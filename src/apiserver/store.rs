@@ -97,6 +97,11 @@ impl Store {
         let _ = self.tx.send(event);
     }
 
+    /// Live subscribers (watch streams plus the controllers).
+    pub fn subscribers(&self) -> usize {
+        self.tx.receiver_count()
+    }
+
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<StoreEvent>> {
         self.tx.subscribe()
     }

@@ -14,6 +14,32 @@ pub fn wants_table(accept: &str) -> bool {
         .any(|p| p.split(';').map(str::trim).any(|x| x == "as=Table"))
 }
 
+/// Whether the Accept header asks for `PartialObjectMetadata` / `PartialObjectMetadataList`.
+pub fn wants_metadata(accept: &str) -> bool {
+    accept.split(',').any(|p| {
+        p.split(';')
+            .map(str::trim)
+            .any(|x| x == "as=PartialObjectMetadata" || x == "as=PartialObjectMetadataList")
+    })
+}
+
+/// An object reduced to `meta.k8s.io/v1 PartialObjectMetadata`.
+pub fn partial(obj: &Value) -> Value {
+    json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+           "metadata": obj.get("metadata").cloned().unwrap_or_else(|| json!({}))})
+}
+
+/// A list reduced to `PartialObjectMetadataList`.
+pub fn partial_list(list: &Value) -> Value {
+    let items: Vec<Value> = list
+        .get("items")
+        .and_then(Value::as_array)
+        .map(|items| items.iter().map(partial).collect())
+        .unwrap_or_default();
+    json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+           "metadata": list.get("metadata").cloned().unwrap_or_else(|| json!({})), "items": items})
+}
+
 /// kube's `duration.HumanDuration`.
 pub fn human_duration(secs: i64) -> String {
     if secs < -1 {

@@ -28,6 +28,7 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
 struct Render {
     target: Target,
     table: bool,
+    metadata: bool,
 }
 
 impl Render {
@@ -38,6 +39,8 @@ impl Render {
             let presented = ops::present(&self.target.rt, &self.target.version, obj);
             if self.table {
                 table::object_table(&self.target, &presented)
+            } else if self.metadata {
+                table::partial(&presented)
             } else {
                 presented
             }
@@ -126,6 +129,7 @@ pub fn start(
     let render = Render {
         target: t.clone(),
         table: table::wants_table(accept),
+        metadata: table::wants_metadata(accept),
     };
     let rv = match parse_rv(q.get("resourceVersion")) {
         Ok(rv) => rv,
@@ -145,7 +149,9 @@ pub fn start(
         .map(Duration::from_secs)
         .unwrap_or(DEFAULT_TIMEOUT);
     let drop_after = server.faults().drop_watch_after();
+    let dropping = drop_after.is_some_and(|d| d < timeout);
     let deadline = tokio::time::Instant::now() + drop_after.map_or(timeout, |d| d.min(timeout));
+    let faults_server = server.clone();
     let bookmark_every = server.options().bookmark_interval;
 
     // Snapshot + subscription under one lock: no gap, no duplicate.
@@ -168,7 +174,7 @@ pub fn start(
                 }
             }
             Some(from) => {
-                let expired = server.faults().expire_watch() && from < current;
+                let expired = server.faults().take_watch_expiry();
                 match store.events_since(from) {
                     Ok(events) if !expired => {
                         for ev in events {
@@ -200,7 +206,12 @@ pub fn start(
         ticker.tick().await;
         loop {
             tokio::select! {
-                _ = tokio::time::sleep_until(deadline) => break,
+                _ = tokio::time::sleep_until(deadline) => {
+                    if dropping {
+                        faults_server.faults().record_drop();
+                    }
+                    break;
+                }
                 _ = ticker.tick(), if bookmarks => {
                     yield Ok(render.bookmark(last_rv, false));
                 }

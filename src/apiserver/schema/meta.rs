@@ -8,31 +8,87 @@ use serde_json::Value;
 /// Total size of all annotation keys and values (`TotalAnnotationSizeLimitB`).
 pub const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
 
+/// Which rule a kind's `metadata.name` follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameRule {
+    /// `NameIsDNSSubdomain`: custom resources and most built-ins.
+    Dns1123Subdomain,
+    /// `NameIsDNSLabel` / `ValidateNamespaceName`: Namespaces.
+    Dns1123Label,
+    /// `ValidatePathSegmentName`: RBAC roles and bindings (`system:controller:x` is valid).
+    PathSegment,
+}
+
+impl NameRule {
+    /// The rule kube applies to objects of `kind`.
+    pub fn for_kind(kind: &str) -> NameRule {
+        match kind {
+            "Namespace" => NameRule::Dns1123Label,
+            "Role" | "ClusterRole" | "RoleBinding" | "ClusterRoleBinding" => NameRule::PathSegment,
+            _ => NameRule::Dns1123Subdomain,
+        }
+    }
+
+    fn check(self, name: &str) -> Vec<String> {
+        match self {
+            NameRule::Dns1123Subdomain => names::dns1123_subdomain(name),
+            NameRule::Dns1123Label => names::dns1123_label(name),
+            NameRule::PathSegment => path_segment(name),
+        }
+    }
+}
+
+/// `ValidatePathSegmentName`.
+fn path_segment(name: &str) -> Vec<String> {
+    if name == "." || name == ".." {
+        return vec![format!("may not be '{name}'")];
+    }
+    ["/", "%"]
+        .iter()
+        .filter(|bad| name.contains(*bad))
+        .map(|bad| format!("may not contain '{bad}'"))
+        .collect()
+}
+
+/// kube's `maskTrailingDash`, applied to a `generateName` before validating it as a name.
+fn mask_trailing_dash(name: &str) -> String {
+    if name.len() > 1 && name.ends_with('-') {
+        let cut = name.len() - 2;
+        match name.get(..cut) {
+            Some(head) => format!("{head}a"),
+            None => name.to_string(),
+        }
+    } else {
+        name.to_string()
+    }
+}
+
 /// Validates a JSON `metadata` object of a create/update. `namespaced` decides whether
 /// `namespace` is required or forbidden. Names use DNS-1123 subdomain rules (what CRs and most
-/// built-ins use); use [`validate_namespace_meta`] for Namespace objects.
+/// built-ins use); see [`validate_object_meta_for_kind`] for the per-kind rules.
 pub fn validate_object_meta(meta: &Value, namespaced: bool) -> Vec<Cause> {
-    validate_meta_with(meta, namespaced, names::dns1123_subdomain)
+    validate_object_meta_with(meta, namespaced, NameRule::Dns1123Subdomain)
 }
 
 /// Like [`validate_object_meta`] for a Namespace object (name must be a DNS-1123 label).
 pub fn validate_namespace_meta(meta: &Value) -> Vec<Cause> {
-    validate_meta_with(meta, false, names::dns1123_label)
+    validate_object_meta_with(meta, false, NameRule::Dns1123Label)
 }
 
-fn validate_meta_with(
-    meta: &Value,
-    namespaced: bool,
-    name_fn: fn(&str) -> Vec<String>,
-) -> Vec<Cause> {
+/// [`validate_object_meta`] with the name rule of `kind` ([`NameRule::for_kind`]).
+pub fn validate_object_meta_for_kind(meta: &Value, namespaced: bool, kind: &str) -> Vec<Cause> {
+    validate_object_meta_with(meta, namespaced, NameRule::for_kind(kind))
+}
+
+/// ObjectMeta validation with an explicit name rule.
+pub fn validate_object_meta_with(meta: &Value, namespaced: bool, rule: NameRule) -> Vec<Cause> {
     let mut out = Vec::new();
     let str_of = |k: &str| meta.get(k).and_then(Value::as_str).unwrap_or_default();
     let name = str_of("name");
     let generate_name = str_of("generateName");
 
     if !generate_name.is_empty() {
-        let prefix = generate_name.strip_suffix('-').unwrap_or(generate_name);
-        for msg in name_fn(prefix) {
+        for msg in rule.check(&mask_trailing_dash(generate_name)) {
             out.push(Cause::invalid(
                 "metadata.generateName",
                 &Value::String(generate_name.to_string()),
@@ -48,7 +104,7 @@ fn validate_meta_with(
             ));
         }
     } else {
-        for msg in name_fn(name) {
+        for msg in rule.check(name) {
             out.push(Cause::invalid(
                 "metadata.name",
                 &Value::String(name.to_string()),
@@ -262,6 +318,31 @@ mod tests {
         assert_eq!(
             fields(&validate_namespace_meta(&json!({"name": "a.b"}))),
             vec![("metadata.name", "FieldValueInvalid")]
+        );
+    }
+
+    #[test]
+    fn per_kind_name_rules() {
+        let m = json!({"name": "system:controller:x"});
+        assert!(validate_object_meta_for_kind(&m, false, "ClusterRole").is_empty());
+        assert_eq!(
+            fields(&validate_object_meta_for_kind(&m, false, "ConfigMap")),
+            vec![("metadata.name", "FieldValueInvalid")]
+        );
+        let bad = validate_object_meta_for_kind(&json!({"name": "a/b"}), false, "ClusterRole");
+        assert_eq!(
+            bad[0].message,
+            "Invalid value: \"a/b\": may not contain '/'"
+        );
+        assert_eq!(
+            validate_object_meta_for_kind(&json!({"name": ".."}), false, "Role")[0].message,
+            "Invalid value: \"..\": may not be '..'"
+        );
+        // generateName: kube masks the trailing dash (and the character before it).
+        assert!(validate_object_meta(&json!({"generateName": "A-"}), false).is_empty());
+        assert_eq!(
+            validate_object_meta(&json!({"generateName": "Ab-"}), false).len(),
+            1
         );
     }
 

@@ -1,22 +1,35 @@
 //! CRD `openAPIV3Schema` handling as apiextensions-apiserver does it: structural-schema checks,
 //! the prune → default → validate pipeline for custom resources, and ObjectMeta validation.
 
+mod builtin;
 mod cause;
+pub mod cel;
+mod celcheck;
 mod default;
 mod goregex;
 mod jsonschema;
 mod meta;
 pub mod names;
 mod prune;
+mod ratchet;
 mod structural;
 mod validate;
 
+pub use builtin::{
+    MAX_SECRET_SIZE, config_map_key, default_rbac_subjects, validate_builtin,
+    validate_builtin_update,
+};
 pub use cause::{Cause, FieldPath, invalid_message, reason, render_value};
+pub use celcheck::{RULES_NOT_CHECKED, has_rules};
 pub use default::apply_defaults;
-pub use meta::{TOTAL_ANNOTATION_SIZE_LIMIT, validate_namespace_meta, validate_object_meta};
+pub use meta::{
+    NameRule, TOTAL_ANNOTATION_SIZE_LIMIT, validate_namespace_meta, validate_object_meta,
+    validate_object_meta_for_kind, validate_object_meta_with,
+};
 pub use prune::{OBJECT_META_FIELDS, coerce_object_meta, prune_resource};
+pub use ratchet::ratchet;
 pub use structural::structural_errors;
-pub use validate::{json_eq, type_name, validate};
+pub use validate::{JUNCTOR_FIELD, json_eq, type_name, validate};
 
 use serde_json::Value;
 
@@ -125,12 +138,62 @@ pub fn process(obj: Value, schema: &Value, opts: &PipelineOptions) -> PipelineRe
     }
     if opts.validate {
         validate(&object, schema, "", &mut causes);
+        run_rules(&object, None, schema, &mut causes);
     }
     PipelineResult {
         object,
         unknown_fields,
         causes,
     }
+}
+
+/// `x-kubernetes-validations`, skipped (with kube's notice) when type or enum errors exist.
+fn run_rules(object: &Value, old: Option<&Value>, schema: &Value, causes: &mut Vec<Cause>) {
+    if !has_rules(schema) {
+        return;
+    }
+    let blocking = causes
+        .iter()
+        .any(|c| c.reason == reason::TYPE_INVALID || c.reason == reason::NOT_SUPPORTED);
+    if blocking {
+        causes.push(Cause::invalid(
+            JUNCTOR_FIELD,
+            &Value::Null,
+            RULES_NOT_CHECKED,
+        ));
+    } else {
+        celcheck::check(object, old, schema, causes);
+    }
+}
+
+/// [`process`] for an update: causes raised on parts of the object that are unchanged from
+/// `old` (the stored object) are dropped, as kube's validation ratcheting does.
+pub fn process_update(
+    obj: Value,
+    old: &Value,
+    schema: &Value,
+    opts: &PipelineOptions,
+) -> PipelineResult {
+    let mut result = process(
+        obj,
+        schema,
+        &PipelineOptions {
+            validate: false,
+            ..opts.clone()
+        },
+    );
+    if opts.validate {
+        let mut schema_causes = Vec::new();
+        validate(&result.object, schema, "", &mut schema_causes);
+        // Ratchet first, so an old invalid value does not block the rules either.
+        let mut causes = ratchet(schema_causes, &result.object, old);
+        let before = causes.len();
+        run_rules(&result.object, Some(old), schema, &mut causes);
+        let rule_causes = causes.split_off(before);
+        causes.extend(ratchet(rule_causes, &result.object, old));
+        result.causes.extend(causes);
+    }
+    result
 }
 
 #[cfg(test)]

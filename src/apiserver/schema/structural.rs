@@ -205,6 +205,66 @@ fn openapi_checks(
         ));
     }
     list_and_map_type_checks(s, path, out);
+    validation_rule_checks(s, path, out);
+}
+
+/// Static checks of `x-kubernetes-validations` entries (compilation is not checked: the
+/// interpreter covers a subset of CEL, and a false rejection would be worse than none).
+fn validation_rule_checks(s: Schema<'_>, path: &FieldPath, out: &mut Vec<Cause>) {
+    let Some(rules) = s.get("x-kubernetes-validations").and_then(Value::as_array) else {
+        return;
+    };
+    let has_newline = |t: &str| t.contains(['\n', '\r']);
+    for (i, rule) in rules.iter().enumerate() {
+        let p = path.child("x-kubernetes-validations").index(i);
+        let text = |k: &str| rule.get(k).and_then(Value::as_str).unwrap_or("");
+        let (src, msg) = (text("rule").trim(), text("message"));
+        if src.is_empty() {
+            out.push(Cause::required(
+                p.child("rule").as_str(),
+                "rule is not specified",
+            ));
+        } else if !msg.is_empty() && msg.trim().is_empty() {
+            out.push(Cause::invalid(
+                p.child("message").as_str(),
+                &Value::String(msg.to_string()),
+                "message must be non-empty if specified",
+            ));
+        } else if has_newline(msg.trim()) {
+            out.push(Cause::invalid(
+                p.child("message").as_str(),
+                &Value::String(msg.to_string()),
+                "message must not contain line breaks",
+            ));
+        } else if has_newline(src) && msg.trim().is_empty() {
+            out.push(Cause::required(
+                p.child("message").as_str(),
+                "message must be specified if rule contains line breaks",
+            ));
+        }
+        let me = text("messageExpression");
+        if rule.get("messageExpression").is_some() && !me.is_empty() && me.trim().is_empty() {
+            out.push(Cause::required(
+                p.child("messageExpression").as_str(),
+                "messageExpression must be non-empty if specified",
+            ));
+        }
+        if let Some(reason) = rule.get("reason").and_then(Value::as_str) {
+            let ok = [
+                "FieldValueDuplicate",
+                "FieldValueForbidden",
+                "FieldValueInvalid",
+                "FieldValueRequired",
+            ];
+            if !ok.contains(&reason) {
+                out.push(Cause::not_supported(
+                    p.child("reason").as_str(),
+                    &Value::String(reason.to_string()),
+                    &ok.map(String::from),
+                ));
+            }
+        }
+    }
 }
 
 fn list_and_map_type_checks(s: Schema<'_>, path: &FieldPath, out: &mut Vec<Cause>) {

@@ -572,3 +572,345 @@ fn corpus_crd_schemas_are_structural() {
     }
     eprintln!("checked {checked} corpus schemas");
 }
+
+#[test]
+fn junctors_one_of_any_of_all_of_not() {
+    let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+        "properties": {"a": {"type": "string"}, "b": {"type": "string"}, "n": {"type": "integer"}},
+        "oneOf": [{"required": ["a"]}, {"required": ["b"]}],
+        "not": {"required": ["n"]}
+    }}});
+    let ok = process(
+        json!({"spec": {"a": "x"}}),
+        &schema,
+        &PipelineOptions::default(),
+    );
+    assert!(ok.causes.is_empty(), "{:?}", ok.causes);
+
+    let none = process(json!({"spec": {}}), &schema, &PipelineOptions::default());
+    assert_eq!(
+        none.causes[0].error_string(),
+        "<nil>: Invalid value: \"\": \"spec\" must validate one and only one schema (oneOf). Found none valid"
+    );
+    assert_eq!(none.causes[1].field, "spec.a");
+
+    let both = process(
+        json!({"spec": {"a": "x", "b": "y"}}),
+        &schema,
+        &PipelineOptions::default(),
+    );
+    assert_eq!(both.causes.len(), 1);
+    assert!(
+        both.causes[0]
+            .message
+            .ends_with("Found 2 valid alternatives")
+    );
+
+    let not = process(
+        json!({"spec": {"a": "x", "n": 1}}),
+        &schema,
+        &PipelineOptions::default(),
+    );
+    assert_eq!(not.causes.len(), 1);
+    assert!(
+        not.causes[0]
+            .message
+            .ends_with("\"spec\" must not validate the schema (not)")
+    );
+
+    let any = json!({"type": "object", "properties": {"p": {"type": "string",
+        "anyOf": [{"pattern": "^a"}, {"maxLength": 2}]}}});
+    assert!(
+        process(json!({"p": "abcdef"}), &any, &PipelineOptions::default())
+            .causes
+            .is_empty()
+    );
+    assert!(
+        process(json!({"p": "zz"}), &any, &PipelineOptions::default())
+            .causes
+            .is_empty()
+    );
+    let bad = process(json!({"p": "zzz"}), &any, &PipelineOptions::default());
+    assert_eq!(bad.causes[0].field, JUNCTOR_FIELD);
+    assert!(bad.causes[0].message.contains("(anyOf)"));
+
+    let all = json!({"type": "object", "properties": {"p": {"type": "integer",
+        "allOf": [{"minimum": 1}, {"maximum": 5}]}}});
+    assert!(
+        process(json!({"p": 3}), &all, &PipelineOptions::default())
+            .causes
+            .is_empty()
+    );
+    let bad = process(json!({"p": 9}), &all, &PipelineOptions::default());
+    assert_eq!(
+        fr(&bad.causes),
+        vec![
+            pair(JUNCTOR_FIELD, reason::INVALID),
+            pair("p", reason::INVALID)
+        ]
+    );
+}
+
+#[test]
+fn int_or_string_with_any_of_pattern_reports_type_once() {
+    let schema = json!({"type": "object", "properties": {"p": {"x-kubernetes-int-or-string": true,
+        "anyOf": [{"type": "integer"}, {"type": "string"}]}}});
+    assert!(
+        process(json!({"p": 1}), &schema, &PipelineOptions::default())
+            .causes
+            .is_empty()
+    );
+    assert!(
+        process(json!({"p": "1%"}), &schema, &PipelineOptions::default())
+            .causes
+            .is_empty()
+    );
+    let bad = process(json!({"p": true}), &schema, &PipelineOptions::default());
+    assert_eq!(fr(&bad.causes), vec![pair("p", reason::TYPE_INVALID)]);
+    assert!(
+        bad.causes[0]
+            .message
+            .ends_with("p in body must be of type integer,string: \"boolean\"")
+    );
+}
+
+#[test]
+fn update_ratchets_unchanged_invalid_fields() {
+    // Stored under an older schema without the enum: size "medium" is now invalid.
+    let old = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w1", "namespace": "default"},
+        "spec": {"size": "medium", "mode": "auto", "replicas": 1}});
+    let mut new = old.clone();
+    new["spec"]["replicas"] = json!(2);
+    let r = process_update(
+        new.clone(),
+        &old,
+        &widget_schema(),
+        &PipelineOptions::default(),
+    );
+    assert!(r.causes.is_empty(), "{:?}", r.causes);
+    let plain = process(new, &widget_schema(), &PipelineOptions::default());
+    assert_eq!(
+        fr(&plain.causes),
+        vec![pair("spec.size", reason::NOT_SUPPORTED)]
+    );
+    let mut changed = old.clone();
+    changed["spec"]["size"] = json!("tiny");
+    let r = process_update(changed, &old, &widget_schema(), &PipelineOptions::default());
+    assert_eq!(
+        fr(&r.causes),
+        vec![pair("spec.size", reason::NOT_SUPPORTED)]
+    );
+}
+
+fn arb_json() -> impl proptest::strategy::Strategy<Value = Value> {
+    use proptest::prelude::*;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>()
+            .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+        prop_oneof![
+            Just("object".to_string()),
+            Just("array".to_string()),
+            Just("string".to_string()),
+            Just("integer".to_string()),
+            Just("date-time".to_string()),
+            Just("map".to_string()),
+            "\\PC{0,6}",
+        ]
+        .prop_map(Value::String),
+    ];
+    leaf.prop_recursive(5, 48, 5, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            proptest::collection::btree_map(
+                prop_oneof![
+                    Just("type".to_string()),
+                    Just("properties".to_string()),
+                    Just("items".to_string()),
+                    Just("additionalProperties".to_string()),
+                    Just("required".to_string()),
+                    Just("enum".to_string()),
+                    Just("default".to_string()),
+                    Just("pattern".to_string()),
+                    Just("format".to_string()),
+                    Just("minimum".to_string()),
+                    Just("maxLength".to_string()),
+                    Just("multipleOf".to_string()),
+                    Just("anyOf".to_string()),
+                    Just("oneOf".to_string()),
+                    Just("not".to_string()),
+                    Just("nullable".to_string()),
+                    Just("x-kubernetes-preserve-unknown-fields".to_string()),
+                    Just("x-kubernetes-embedded-resource".to_string()),
+                    Just("x-kubernetes-int-or-string".to_string()),
+                    Just("x-kubernetes-list-type".to_string()),
+                    Just("x-kubernetes-list-map-keys".to_string()),
+                    Just("metadata".to_string()),
+                    Just("spec".to_string()),
+                    "[a-z]{1,3}",
+                ],
+                inner,
+                0..5
+            )
+            .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest::proptest! {
+    #[test]
+    fn arbitrary_objects_and_schemas_never_panic(obj in arb_json(), schema in arb_json()) {
+        let _ = structural_errors(&schema, "s");
+        let r = process(obj.clone(), &schema, &PipelineOptions { validate_metadata: Some(true), ..PipelineOptions::default() });
+        let _ = invalid_message("Widget", "example.com", "w", &r.causes);
+        let _ = process_update(obj.clone(), &obj, &schema, &PipelineOptions::default());
+        let _ = process(obj, &widget_schema(), &PipelineOptions::default());
+    }
+}
+
+fn schema_with_rules() -> Value {
+    let mut s = widget_schema();
+    s["properties"]["spec"]["x-kubernetes-validations"] = json!([
+        {"rule": "!has(self.replicas) || self.replicas <= 10", "message": "at most 10 replicas"}
+    ]);
+    s["properties"]["spec"]["properties"]["size"]["x-kubernetes-validations"] =
+        json!([{"rule": "self == oldSelf", "message": "size is immutable"}]);
+    s
+}
+
+#[test]
+fn cel_rules_run_after_schema_validation() {
+    let r = process(
+        widget(json!({"size": "small", "replicas": 11})),
+        &schema_with_rules(),
+        &PipelineOptions::default(),
+    );
+    assert_eq!(
+        r.causes.iter().map(Cause::error_string).collect::<Vec<_>>(),
+        vec!["spec: Invalid value: \"object\": at most 10 replicas"]
+    );
+    // Type errors block the rules, with kube's notice.
+    let r = process(
+        widget(json!({"size": "small", "replicas": "x"})),
+        &schema_with_rules(),
+        &PipelineOptions::default(),
+    );
+    assert_eq!(
+        fr(&r.causes),
+        vec![
+            pair("spec.replicas", reason::TYPE_INVALID),
+            pair(JUNCTOR_FIELD, reason::INVALID)
+        ]
+    );
+    assert!(r.causes[1].message.ends_with(RULES_NOT_CHECKED));
+}
+
+#[test]
+fn transition_rules_and_ratcheting_on_update() {
+    let old = process(
+        widget(json!({"size": "small", "replicas": 1})),
+        &schema_with_rules(),
+        &PipelineOptions::default(),
+    )
+    .object;
+    let mut changed = old.clone();
+    changed["spec"]["size"] = json!("large");
+    let r = process_update(
+        changed,
+        &old,
+        &schema_with_rules(),
+        &PipelineOptions::default(),
+    );
+    assert_eq!(
+        r.causes.iter().map(Cause::error_string).collect::<Vec<_>>(),
+        vec!["spec.size: Invalid value: \"string\": size is immutable"]
+    );
+    // An object stored before the replicas rule existed may keep its value.
+    let mut stored = old.clone();
+    stored["spec"]["replicas"] = json!(50);
+    let mut relabelled = stored.clone();
+    relabelled["metadata"]["labels"] = json!({"a": "b"});
+    let r = process_update(
+        relabelled,
+        &stored,
+        &schema_with_rules(),
+        &PipelineOptions::default(),
+    );
+    assert!(r.causes.is_empty(), "{:?}", r.causes);
+}
+
+fn collect_rules(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            if let Some(rules) = m.get("x-kubernetes-validations").and_then(Value::as_array) {
+                out.extend(
+                    rules
+                        .iter()
+                        .filter_map(|r| r.get("rule").and_then(Value::as_str).map(str::to_string)),
+                );
+            }
+            m.values().for_each(|c| collect_rules(c, out));
+        }
+        Value::Array(a) => a.iter().for_each(|c| collect_rules(c, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn corpus_cel_rules_parse() {
+    let dir = std::path::Path::new("/work/shared/corpus");
+    if !dir.exists() {
+        eprintln!("skipped: corpus not present");
+        return;
+    }
+    let mut rules = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path().join("components.yaml");
+        let Ok(text) = std::fs::read_to_string(&p) else {
+            continue;
+        };
+        for doc in text.split("\n---") {
+            if let Ok(v) = serde_saphyr::from_str::<Value>(doc) {
+                collect_rules(&v, &mut rules);
+            }
+        }
+    }
+    let failed: Vec<&String> = rules.iter().filter(|r| cel::parse(r).is_err()).collect();
+    eprintln!(
+        "{} corpus rules, {} unparsed: {failed:?}",
+        rules.len(),
+        failed.len()
+    );
+    assert!(failed.is_empty(), "{failed:?}");
+}
+
+#[test]
+fn validation_rule_entries_are_checked() {
+    let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+    "x-kubernetes-validations": [
+        {"rule": ""},
+        {"rule": "self.a\n|| self.b"},
+        {"rule": "true", "reason": "Nope"},
+        {"rule": "true", "message": "ok", "reason": "FieldValueForbidden"}
+    ]}}});
+    assert_eq!(
+        fr(&structural_errors(&schema, "s")),
+        vec![
+            pair(
+                "s.properties[spec].x-kubernetes-validations[0].rule",
+                reason::REQUIRED
+            ),
+            pair(
+                "s.properties[spec].x-kubernetes-validations[1].message",
+                reason::REQUIRED
+            ),
+            pair(
+                "s.properties[spec].x-kubernetes-validations[2].reason",
+                reason::NOT_SUPPORTED
+            ),
+        ]
+    );
+}

@@ -118,13 +118,106 @@ fn validate_node(value: &Value, s: &Schema, path: &str, embedded_root: bool, out
     if value.is_null() {
         return;
     }
-    check_enum(value, s, field, out);
+    check_junctors(value, s, path, out);
     match value {
         Value::String(st) => check_string(st, value, s, path, out),
         Value::Number(_) => check_number(value, s, path, out),
         Value::Array(items) => check_array(items, value, s, path, out),
-        Value::Object(_) => check_object(value, s, path, embedded_root, out),
         _ => {}
+    }
+    check_enum(value, s, field, out);
+    if value.is_object() {
+        check_object(value, s, path, embedded_root, out);
+    }
+}
+
+/// The field kube reports junctor failures on: they are not `*Validation` errors, so
+/// apiextensions files them under the root path, which prints as `<nil>`.
+pub const JUNCTOR_FIELD: &str = "<nil>";
+
+fn junctor_cause(path: &str, msg: &str) -> Cause {
+    Cause::invalid(
+        JUNCTOR_FIELD,
+        &Value::String(String::new()),
+        &format!(
+            "{} {msg}",
+            render_value(&Value::String(name_of(path).to_string()))
+        ),
+    )
+}
+
+fn sub_causes(value: &Value, sub: &Value, path: &str) -> Vec<Cause> {
+    let mut c = Vec::new();
+    validate_node(value, &Schema(sub), path, false, &mut c);
+    c
+}
+
+/// `allOf`, `anyOf`, `oneOf`, `not` (go-openapi's schema-props validator).
+fn check_junctors(value: &Value, s: &Schema, path: &str, out: &mut Vec<Cause>) {
+    let list = |k: &str| {
+        s.get(k)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let all_of = list("allOf");
+    if !all_of.is_empty() {
+        let results: Vec<Vec<Cause>> = all_of
+            .iter()
+            .map(|sub| sub_causes(value, sub, path))
+            .collect();
+        let valid = results.iter().filter(|r| r.is_empty()).count();
+        if valid != results.len() {
+            let extra = if valid == 0 { ". None validated" } else { "" };
+            out.push(junctor_cause(
+                path,
+                &format!("must validate all the schemas (allOf){extra}"),
+            ));
+            out.extend(results.into_iter().flatten());
+        }
+    }
+    let any_of = list("anyOf");
+    if !any_of.is_empty() {
+        let results: Vec<Vec<Cause>> = any_of
+            .iter()
+            .map(|sub| sub_causes(value, sub, path))
+            .collect();
+        if !results.iter().any(Vec::is_empty) {
+            out.push(junctor_cause(
+                path,
+                "must validate at least one schema (anyOf)",
+            ));
+            if let Some(best) = results.into_iter().min_by_key(Vec::len) {
+                out.extend(best);
+            }
+        }
+    }
+    let one_of = list("oneOf");
+    if !one_of.is_empty() {
+        let results: Vec<Vec<Cause>> = one_of
+            .iter()
+            .map(|sub| sub_causes(value, sub, path))
+            .collect();
+        let valid = results.iter().filter(|r| r.is_empty()).count();
+        if valid == 0 {
+            out.push(junctor_cause(
+                path,
+                "must validate one and only one schema (oneOf). Found none valid",
+            ));
+            if let Some(best) = results.into_iter().min_by_key(Vec::len) {
+                out.extend(best);
+            }
+        } else if valid > 1 {
+            out.push(junctor_cause(
+                path,
+                &format!("must validate one and only one schema (oneOf). Found {valid} valid alternatives"),
+            ));
+        }
+    }
+    if let Some(not) = s.get("not").filter(|n| n.is_object())
+        && sub_causes(value, not, path).is_empty()
+    {
+        out.push(junctor_cause(path, "must not validate the schema (not)"));
     }
 }
 
