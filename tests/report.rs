@@ -125,6 +125,27 @@ fn secret_like_values_never_reach_any_output() {
 }
 
 #[test]
+fn evidence_about_a_secret_like_field_loses_its_message() {
+    let mut m = fixtures::synthetic();
+    let r = m
+        .results
+        .iter_mut()
+        .find(|r| r.outcome == capi_conformance::report::Outcome::Fail)
+        .unwrap();
+    r.evidence.push(capi_conformance::report::Evidence {
+        message: "value was 'hunter2'".into(),
+        object: Some("Secret/capi-conformance-r1/m-1-bootstrap".into()),
+        path: Some("data.value".into()),
+        resource_version: None,
+        location: None,
+    });
+    for out in every_output(&m) {
+        assert!(!out.contains("hunter2"));
+        assert!(out.contains("value of a secret-like field"));
+    }
+}
+
+#[test]
 fn json_report_round_trips_and_carries_verdict_and_exit_code() {
     let m = fixtures::synthetic();
     let doc: ReportDocument = serde_json::from_str(&render(&m, OutputFormat::Json)).unwrap();
@@ -181,6 +202,81 @@ fn table_stays_readable_for_fifty_crds_under_two_contracts() {
 }
 
 #[test]
+fn table_keeps_to_a_given_terminal_width() {
+    let opts = RenderOptions {
+        width: Some(100),
+        ..RenderOptions::default()
+    };
+    for m in [fixtures::synthetic(), fixtures::large(20)] {
+        let out = report::render(&m, OutputFormat::Table, &opts).unwrap();
+        for line in out
+            .lines()
+            .filter(|l| l.starts_with(['┌', '│', '└', '╞', '├']))
+        {
+            assert!(line.chars().count() <= 100, "too wide: {line}");
+        }
+    }
+}
+
+#[test]
+fn rules_skipped_in_every_column_of_a_table_are_folded_into_one_line() {
+    use capi_conformance::report::Outcome;
+    let mut m = fixtures::synthetic();
+    for r in m
+        .results
+        .iter_mut()
+        .filter(|r| r.rule_id == "infra-machine/provider-id")
+    {
+        r.outcome = Outcome::Skip;
+        r.reason = Some("needs a live provider".into());
+    }
+    let out = render(&m, OutputFormat::Table);
+    assert!(
+        out.contains("Skipped in every column above (1): infra-machine/provider-id\n"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("│ infra-machine/provider-id"),
+        "folded row still in the table:\n{out}"
+    );
+    assert!(out.contains("3 × skip: needs a live provider"));
+    // A table whose rows all skip keeps them (nothing would be left to show).
+    let mut m = fixtures::all_pass();
+    for r in &mut m.results {
+        r.outcome = Outcome::Skip;
+    }
+    let out = render(&m, OutputFormat::Table);
+    assert!(out.contains("│ all/crd-contract-label"));
+    assert!(!out.contains("Skipped in every column above"));
+}
+
+#[test]
+fn long_failure_text_wraps_to_the_width() {
+    let mut m = fixtures::synthetic();
+    let long = "word ".repeat(80);
+    m.results
+        .iter_mut()
+        .find(|r| {
+            r.rule_id == "infra-machine/provider-id"
+                && r.outcome == capi_conformance::report::Outcome::Fail
+        })
+        .unwrap()
+        .reason = Some(long);
+    let opts = RenderOptions {
+        width: Some(100),
+        ..RenderOptions::default()
+    };
+    let out = report::render(&m, OutputFormat::Table, &opts).unwrap();
+    let why = out
+        .lines()
+        .position(|l| l.starts_with("       why: word"))
+        .unwrap();
+    let lines: Vec<&str> = out.lines().skip(why).take(5).collect();
+    assert!(lines.iter().all(|l| l.chars().count() <= 100), "{lines:#?}");
+    assert!(lines[1].starts_with("         word"));
+}
+
+#[test]
 fn many_identical_reasons_are_counted_not_listed() {
     let mut m = fixtures::large(30);
     for r in &mut m.results {
@@ -195,15 +291,57 @@ fn many_identical_reasons_are_counted_not_listed() {
 
 #[test]
 fn markdown_fits_a_pr_comment_even_for_huge_providers() {
-    let m = fixtures::large(400);
-    let full = render(&m, OutputFormat::Markdown);
-    assert!(full.len() <= 65_536, "{} bytes", full.len());
-    assert!(full.starts_with("### ❌ capi-conformance: FAIL (exit 1)"));
+    // Full matrix when it fits.
     let small = render(&fixtures::synthetic(), OutputFormat::Markdown);
     assert!(
         small.contains("<details><summary>Inconclusive (1), waived (1), skipped (1)</summary>")
     );
     assert!(small.contains("#### Failures (3)"));
+    assert!(!small.contains("not shown"));
+    // Too long: only rows with something other than pass.
+    let mid = render(&fixtures::large(600), OutputFormat::Markdown);
+    assert!(mid.len() <= 65_536, "{} bytes", mid.len());
+    assert!(
+        mid.contains("rule(s) passing everywhere not shown"),
+        "{mid}"
+    );
+    // Still too long: counts per provider, failures kept.
+    let m = fixtures::large(1500);
+    let huge = render(&m, OutputFormat::Markdown);
+    assert!(huge.len() <= 65_536, "{} bytes", huge.len());
+    assert!(huge.starts_with("### ❌ capi-conformance: FAIL (exit 1)"));
+    assert!(huge.contains("too large for a comment"));
+    let fails = m
+        .results
+        .iter()
+        .filter(|r| r.outcome == capi_conformance::report::Outcome::Fail)
+        .count();
+    assert!(
+        huge.contains(&format!(
+            "| `bigcloud` | {} | {fails} |",
+            m.results.len() - fails
+        )),
+        "{huge}"
+    );
+    assert!(huge.contains(&format!("#### Failures ({fails})")));
+    assert!(!huge.contains("Report truncated"));
+    // Larger still: a few columns per failed rule, no evidence; every failed rule still named.
+    let m = fixtures::large(3000);
+    let brief = render(&m, OutputFormat::Markdown);
+    assert!(brief.len() <= 65_536);
+    assert!(brief.contains("more\n"));
+    for rule in &m.rules {
+        if m.results
+            .iter()
+            .any(|r| r.rule_id == rule.id && r.outcome == capi_conformance::report::Outcome::Fail)
+        {
+            assert!(
+                brief.contains(&format!("**`{}`**", rule.id)),
+                "{} missing",
+                rule.id
+            );
+        }
+    }
 }
 
 #[test]
@@ -275,6 +413,329 @@ fn html_is_well_formed_with_unique_ids() {
         assert_eq!(depth, 0, "unbalanced elements");
         assert!(ids.contains("matrix") && ids.contains("filters"));
     }
+}
+
+/// Chromium on PATH, if any.
+fn chromium() -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .flat_map(|d| ["chromium", "chromium-browser", "google-chrome"].map(|n| d.join(n)))
+        .find(|p| p.is_file())
+}
+
+/// `chromium --headless --dump-dom` of `file`, killed after 90 s.
+fn dump_dom(bin: &std::path::Path, file: &std::path::Path) -> String {
+    use std::process::{Command, Stdio};
+    let out_path = file.with_extension("dom");
+    let out = std::fs::File::create(&out_path).unwrap();
+    let mut child = Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--virtual-time-budget=2000",
+            "--dump-dom",
+        ])
+        .arg(format!("file://{}", file.display()))
+        .stdout(out)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("chromium did not finish in 90 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::fs::read_to_string(out_path).unwrap()
+}
+
+/// Renders the HTML report in headless Chromium (when installed; set
+/// `CAPI_CONFORMANCE_REQUIRE_BROWSER=1` to make its absence a failure), drives the filters and a
+/// failure link from a script, and checks the resulting DOM.
+#[test]
+fn html_filters_and_failure_links_work_in_a_real_browser() {
+    let Some(bin) = chromium() else {
+        assert!(
+            std::env::var_os("CAPI_CONFORMANCE_REQUIRE_BROWSER").is_none(),
+            "chromium is not on PATH"
+        );
+        eprintln!("skipped: chromium is not on PATH");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let driver = r#"<script>
+      var s = document.getElementById('filter-outcome'); s.value = 'fail'; s.dispatchEvent(new Event('change'));
+      var r = document.getElementById('filter-role'); r.value = 'provider'; r.dispatchEvent(new Event('change'));
+      location.hash = '#failure-2';
+    </script></body>"#;
+    let page = html(&fixtures::synthetic()).replace("</body>", driver);
+    let file = dir.path().join("report.html");
+    std::fs::write(&file, page).unwrap();
+    let dom = dump_dom(&bin, &file);
+    assert!(
+        dom.contains("id=\"matrix\""),
+        "no matrix in the DOM:\n{dom}"
+    );
+    let rows: Vec<(&str, bool)> = dom
+        .split("<tr class=\"rule-row\" data-rule=\"")
+        .skip(1)
+        .map(|rest| {
+            let id = &rest[..rest.find('"').unwrap()];
+            let tag = &rest[..rest.find('>').unwrap()];
+            (id, tag.contains("hidden"))
+        })
+        .collect();
+    let visible: Vec<&str> = rows.iter().filter(|(_, h)| !h).map(|(id, _)| *id).collect();
+    assert_eq!(rows.len(), 6);
+    assert_eq!(visible, ["provider/clusterctl-metadata"]);
+    assert!(dom.contains("<details class=\"failure\" id=\"failure-2\""));
+    let f2 = &dom[dom.find("id=\"failure-2\"").unwrap()..];
+    let f2_tag = &f2[..f2.find('>').unwrap()];
+    assert!(f2_tag.contains("open"), "failure-2 not expanded: {f2_tag}");
+    assert!(dom.contains("id=\"timeline-SC-inframachine\""));
+    assert_eq!(dom.matches("<circle").count(), 8);
+}
+
+// ---------- odd matrices ----------
+
+fn every_output(m: &Matrix) -> Vec<String> {
+    let mut outs: Vec<String> = FORMATS.iter().map(|f| render(m, *f)).collect();
+    outs.push(html(m));
+    outs
+}
+
+#[test]
+fn empty_matrix_renders_in_every_format() {
+    let mut m = fixtures::all_pass();
+    m.rules.clear();
+    m.columns.clear();
+    m.results.clear();
+    let outs = every_output(&m);
+    assert!(outs[0].contains("Summary: 0 pass, 0 fail"));
+    let doc: ReportDocument = serde_json::from_str(&outs[1]).unwrap();
+    assert!(doc.results.is_empty());
+    assert!(outs[3].contains("<testsuites"));
+}
+
+#[test]
+fn baseline_only_matrix_shows_the_baseline_as_its_own_provider() {
+    let mut m = fixtures::synthetic();
+    m.results.retain(|r| r.column.baseline);
+    m.columns.retain(|c| c.baseline);
+    m.scenarios.retain(|s| s.column.baseline);
+    let table = render(&m, OutputFormat::Table);
+    assert!(table.contains("Provider mock (baseline)"), "{table}");
+    assert!(table.contains("SC-inframachine"));
+    let page = html(&m);
+    assert!(page.contains("id=\"timeline-SC-inframachine\""));
+}
+
+#[test]
+fn results_of_rules_missing_from_the_catalog_still_render() {
+    let mut m = fixtures::synthetic();
+    m.rules.retain(|r| r.id != "all/crd-contract-label");
+    for out in every_output(&m) {
+        assert!(out.contains("all/crd-contract-label"));
+    }
+    // Columns only named by results are added.
+    let mut m = fixtures::synthetic();
+    m.columns.clear();
+    assert_eq!(
+        render(&m, OutputFormat::Table),
+        render(&fixtures::synthetic(), OutputFormat::Table)
+    );
+}
+
+mod random {
+    use super::*;
+    use capi_conformance::contract::Level;
+    use capi_conformance::report::{Outcome, Phase};
+    use proptest::prelude::*;
+
+    fn outcome() -> impl Strategy<Value = Outcome> {
+        prop_oneof![
+            Just(Outcome::Pass),
+            Just(Outcome::Fail),
+            Just(Outcome::Skip),
+            Just(Outcome::Inconclusive),
+            Just(Outcome::Waived),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Any subset of the synthetic cells, with any outcomes, phases and reasons: every
+        /// writer succeeds, output is independent of input order, and JSON counts match.
+        #[test]
+        fn any_matrix_renders_deterministically(
+            cells in proptest::collection::vec(
+                (0usize..6, 0usize..6, any::<bool>(), outcome(), proptest::option::of("[a-z <>&|*`:=]{0,20}")),
+                0..30,
+            )
+        ) {
+            let base = fixtures::synthetic();
+            let mut m = base.clone();
+            m.results = cells
+                .iter()
+                .map(|(r, c, lifecycle, o, reason)| {
+                    let mut res = fixtures::result(
+                        &base.rules[*r].id,
+                        &base.columns[*c],
+                        Level::Must,
+                        if *lifecycle { Phase::Lifecycle } else { Phase::Static },
+                        *o,
+                    );
+                    res.reason = reason.clone();
+                    res
+                })
+                .collect();
+            let outs = every_output(&m);
+            prop_assert_eq!(&outs, &every_output(&shuffled(&m)));
+            let doc: ReportDocument = serde_json::from_str(&outs[1]).unwrap();
+            prop_assert_eq!(doc.summary, m.summary());
+            prop_assert_eq!(doc.exit_code, m.verdict().exit_code());
+            let table_summary = format!("verdict {}", match m.verdict() {
+                capi_conformance::report::Verdict::Pass => "PASS",
+                capi_conformance::report::Verdict::Fail => "FAIL",
+                capi_conformance::report::Verdict::InputError => "INPUT ERROR",
+                capi_conformance::report::Verdict::Inconclusive => "INCONCLUSIVE",
+            });
+            prop_assert!(outs[0].contains(&table_summary));
+        }
+    }
+}
+
+// ---------- migration ----------
+
+fn with_migration() -> RenderOptions {
+    RenderOptions {
+        migration: Some(capi_conformance::contract::Contract::V1Beta2),
+        ..RenderOptions::default()
+    }
+}
+
+#[test]
+fn migration_lists_what_older_contract_kinds_must_change() {
+    use capi_conformance::contract::{Contract, Role};
+    use capi_conformance::report::Outcome;
+    let mut m = fixtures::synthetic();
+    // A kind checked only under v1beta1 cannot be assessed for v1beta2.
+    let legacy = fixtures::col("acme", "AcmeLegacy", Role::Other, fixtures::B1, false);
+    m.results.push(fixtures::result(
+        "all/crd-contract-label",
+        &legacy,
+        capi_conformance::contract::Level::Must,
+        capi_conformance::report::Phase::Static,
+        Outcome::Pass,
+    ));
+    let mig = report::migration::migration(&m, Contract::V1Beta2);
+    assert_eq!(mig.to, Contract::V1Beta2);
+    let kinds: Vec<(&str, bool, usize)> = mig
+        .kinds
+        .iter()
+        .map(|k| (k.kind.as_str(), k.checked, k.items.len()))
+        .collect();
+    // AcmeCluster is only on v1beta2 (nothing to migrate); the baseline never appears.
+    assert_eq!(kinds, [("AcmeMachine", true, 2), ("AcmeLegacy", false, 0)]);
+    let items: Vec<(&str, Option<Outcome>, Outcome)> = mig.kinds[0]
+        .items
+        .iter()
+        .map(|i| (i.rule_id.as_str(), i.from_outcome, i.to_outcome))
+        .collect();
+    assert_eq!(
+        items,
+        [
+            ("all/crd-contract-label", Some(Outcome::Pass), Outcome::Fail),
+            (
+                "infra-machine/provider-id",
+                Some(Outcome::Skip),
+                Outcome::Fail
+            ),
+        ]
+    );
+    assert_eq!(mig.changes(), 2);
+    assert_eq!(mig.unchecked(), 1);
+    assert_eq!(m.migration(Contract::V1Beta2), mig);
+    // Nothing is older than v1beta1.
+    assert!(m.migration(Contract::V1Beta1).kinds.is_empty());
+}
+
+#[test]
+fn table_with_migration() {
+    insta::assert_snapshot!(
+        report::render(
+            &fixtures::synthetic(),
+            OutputFormat::Table,
+            &with_migration()
+        )
+        .unwrap()
+    );
+}
+
+#[test]
+fn markdown_with_migration() {
+    insta::assert_snapshot!(
+        report::render(
+            &fixtures::synthetic(),
+            OutputFormat::Markdown,
+            &with_migration()
+        )
+        .unwrap()
+    );
+}
+
+#[test]
+fn migration_is_a_section_of_every_format() {
+    let m = fixtures::synthetic();
+    let opts = with_migration();
+    let doc: ReportDocument =
+        serde_json::from_str(&report::render(&m, OutputFormat::Json, &opts).unwrap()).unwrap();
+    assert_eq!(doc.migration.as_ref().unwrap().changes(), 2);
+    let plain: ReportDocument = serde_json::from_str(&render(&m, OutputFormat::Json)).unwrap();
+    assert!(plain.migration.is_none());
+    let yaml = report::render(&m, OutputFormat::Yaml, &opts).unwrap();
+    assert!(yaml.contains("migration:"));
+    let suites = parse_junit(&report::render(&m, OutputFormat::Junit, &opts).unwrap());
+    let mig = suites
+        .iter()
+        .find(|s| s.attrs["name"] == "acme/migration to v1beta2")
+        .expect("migration suite");
+    assert_eq!(mig.cases.len(), 1);
+    assert_eq!(mig.cases[0].attrs["classname"], "acme.AcmeMachine@v1beta2");
+    let (kind, a, body) = mig.cases[0].child.as_ref().unwrap();
+    assert_eq!(kind, "failure");
+    assert_eq!(a["message"], "2 change(s) needed for v1beta2");
+    assert!(body.contains("infra-machine/provider-id [MUST]"));
+    let page = report::render_html(&m, &opts);
+    assert!(page.contains("<section id=\"migration\" data-to=\"v1beta2\">"));
+    assert!(!html(&m).contains("id=\"migration\""));
+}
+
+#[test]
+fn write_outputs_takes_the_migration_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = args(dir.path());
+    a.migration = Some("v1beta2".into());
+    let mut stdout = Vec::new();
+    report::write_outputs_to(&fixtures::synthetic(), &a, false, &mut stdout).unwrap();
+    assert!(
+        String::from_utf8(stdout)
+            .unwrap()
+            .contains("#### Migration to `v1beta2`")
+    );
+    let json = std::fs::read_to_string(a.json.as_ref().unwrap()).unwrap();
+    assert!(json.contains("\"migration\""));
+    a.migration = Some("v2".into());
+    let err =
+        report::write_outputs_to(&fixtures::synthetic(), &a, false, &mut Vec::new()).unwrap_err();
+    assert!(format!("{err:#}").contains("--migration: unknown contract `v2`"));
 }
 
 // ---------- JUnit structure ----------
@@ -482,9 +943,17 @@ fn junit_hostname_comes_from_the_options() {
         hostname: "ci-runner".into(),
         ..RenderOptions::default()
     };
-    let xml = report::render(&fixtures::all_pass(), OutputFormat::Junit, &opts).unwrap();
+    let mut m = fixtures::all_pass();
+    m.context.started_at = "2026-01-02T03:04:05.123456789Z".parse().unwrap();
+    let xml = report::render(&m, OutputFormat::Junit, &opts).unwrap();
     let suites = parse_junit(&xml);
     assert!(suites.iter().all(|s| s.attrs["hostname"] == "ci-runner"));
+    // Whole seconds only: strict readers reject fractions.
+    assert!(
+        suites
+            .iter()
+            .all(|s| s.attrs["timestamp"] == "2026-01-02T03:04:05Z")
+    );
 }
 
 // ---------- write_outputs ----------

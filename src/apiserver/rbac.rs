@@ -435,6 +435,191 @@ pub fn authorize(store: &RbacSnapshot, user: &UserInfo, attrs: &Attributes) -> D
     }
 }
 
+/// The group whose members every kube-apiserver allows before RBAC is consulted
+/// (`user.SystemPrivilegedGroup`).
+pub const PRIVILEGED_GROUP: &str = "system:masters";
+
+/// The decision of kube-apiserver's default authorizer chain for what this module models:
+/// members of `system:masters` are allowed outright (empty reason, as the privileged-groups
+/// authorizer gives none), everyone else goes through [`authorize`].
+pub fn authorize_request(store: &RbacSnapshot, user: &UserInfo, attrs: &Attributes) -> Decision {
+    if user.groups.iter().any(|g| g == PRIVILEGED_GROUP) {
+        return Decision {
+            allowed: true,
+            reason: String::new(),
+        };
+    }
+    authorize(store, user, attrs)
+}
+
+fn bootstrap_meta(name: &str, extra_labels: Value) -> Value {
+    let mut labels = serde_json::json!({"kubernetes.io/bootstrapping": "rbac-defaults"});
+    if let (Some(l), Some(extra)) = (labels.as_object_mut(), extra_labels.as_object()) {
+        l.extend(extra.clone());
+    }
+    serde_json::json!({"name": name, "labels": labels,
+        "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"}})
+}
+
+fn bootstrap_role(name: &str, rules: Value) -> Value {
+    serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": bootstrap_meta(name, serde_json::json!({})), "rules": rules})
+}
+
+fn bootstrap_binding(name: &str, role: &str, groups: &[&str]) -> Value {
+    let subjects: Vec<Value> = groups
+        .iter()
+        .map(|g| serde_json::json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": g}))
+        .collect();
+    serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": bootstrap_meta(name, serde_json::json!({})),
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        "subjects": subjects})
+}
+
+/// A subset of kube-apiserver's bootstrap RBAC policy that a fresh cluster has: `cluster-admin`
+/// (bound to `system:masters`), `system:discovery`, `system:basic-user`,
+/// `system:public-info-viewer`, and the aggregated `admin`/`edit`/`view` roles (aggregation
+/// labels only; their built-in rule sets are not reproduced).
+pub fn bootstrap_policy() -> Vec<Value> {
+    use serde_json::json;
+    let aggregated = |name: &str, labels: &[&str]| {
+        let selectors: Vec<Value> = labels
+            .iter()
+            .map(|l| json!({"matchLabels": {format!("rbac.authorization.k8s.io/{l}"): "true"}}))
+            .collect();
+        let extra = match name {
+            "edit" => json!({"rbac.authorization.k8s.io/aggregate-to-admin": "true"}),
+            "view" => json!({"rbac.authorization.k8s.io/aggregate-to-edit": "true"}),
+            _ => json!({}),
+        };
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": bootstrap_meta(name, extra),
+            "aggregationRule": {"clusterRoleSelectors": selectors}, "rules": []})
+    };
+    vec![
+        bootstrap_role(
+            "cluster-admin",
+            json!([{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
+                   {"nonResourceURLs": ["*"], "verbs": ["*"]}]),
+        ),
+        bootstrap_role(
+            "system:discovery",
+            json!([{"nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez",
+                "/openapi", "/openapi/*", "/readyz", "/version", "/version/"], "verbs": ["get"]}]),
+        ),
+        bootstrap_role(
+            "system:basic-user",
+            json!([{"apiGroups": ["authorization.k8s.io"],
+                    "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"], "verbs": ["create"]},
+                   {"apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"], "verbs": ["create"]}]),
+        ),
+        bootstrap_role(
+            "system:public-info-viewer",
+            json!([{"nonResourceURLs": ["/healthz", "/livez", "/readyz", "/version", "/version/"], "verbs": ["get"]}]),
+        ),
+        aggregated("admin", &["aggregate-to-admin"]),
+        aggregated("edit", &["aggregate-to-edit"]),
+        aggregated("view", &["aggregate-to-view"]),
+        bootstrap_binding("cluster-admin", "cluster-admin", &[PRIVILEGED_GROUP]),
+        bootstrap_binding(
+            "system:discovery",
+            "system:discovery",
+            &["system:authenticated"],
+        ),
+        bootstrap_binding(
+            "system:basic-user",
+            "system:basic-user",
+            &["system:authenticated"],
+        ),
+        bootstrap_binding(
+            "system:public-info-viewer",
+            "system:public-info-viewer",
+            &["system:authenticated", "system:unauthenticated"],
+        ),
+    ]
+}
+
+/// Every rule that applies to `user` in `namespace` (cluster-wide bindings, plus the
+/// namespace's RoleBindings when `namespace` is not empty), as a SelfSubjectRulesReview lists
+/// them: `(resource_rules, non_resource_rules, evaluation_errors)`, each rule in the review's
+/// shape (`verbs`, `apiGroups`, `resources`, `resourceNames` / `verbs`, `nonResourceURLs`).
+pub fn rules_for(
+    store: &RbacSnapshot,
+    user: &UserInfo,
+    namespace: &str,
+) -> (Vec<Value>, Vec<Value>, Vec<String>) {
+    let resolver = Resolver {
+        snapshot: store,
+        aggregated: aggregate_cluster_roles(&store.cluster_roles),
+    };
+    let mut resource_rules = Vec::new();
+    let mut non_resource_rules = Vec::new();
+    let mut errors = Vec::new();
+    let mut add = |rules: Vec<Value>| {
+        for r in rules {
+            let pick = |keys: &[&str]| {
+                let mut m = serde_json::Map::new();
+                for k in keys {
+                    if let Some(v) = r
+                        .get(*k)
+                        .filter(|v| v.as_array().is_some_and(|a| !a.is_empty()))
+                    {
+                        m.insert((*k).to_string(), v.clone());
+                    }
+                }
+                Value::Object(m)
+            };
+            let has_urls = r
+                .get("nonResourceURLs")
+                .and_then(Value::as_array)
+                .is_some_and(|a| !a.is_empty());
+            let entry = if has_urls {
+                pick(&["verbs", "nonResourceURLs"])
+            } else {
+                pick(&["verbs", "apiGroups", "resources", "resourceNames"])
+            };
+            let list = if has_urls {
+                &mut non_resource_rules
+            } else {
+                &mut resource_rules
+            };
+            if !list.contains(&entry) {
+                list.push(entry);
+            }
+        }
+    };
+    let mut crbs: Vec<&Value> = store.cluster_role_bindings.iter().collect();
+    crbs.sort_by(|a, b| name_of(a).cmp(name_of(b)));
+    for b in crbs {
+        if subjects(b).iter().any(|s| applies_to(user, s, "")) {
+            let role_ref = b.get("roleRef").cloned().unwrap_or(Value::Null);
+            match resolver.role_ref_rules(&role_ref, "") {
+                Ok(rules) => add(rules),
+                Err(e) => errors.push(e),
+            }
+        }
+    }
+    if !namespace.is_empty() {
+        let mut rbs: Vec<&Value> = store
+            .role_bindings
+            .iter()
+            .filter(|b| namespace_of(b) == namespace)
+            .collect();
+        rbs.sort_by(|a, b| name_of(a).cmp(name_of(b)));
+        for b in rbs {
+            if subjects(b).iter().any(|s| applies_to(user, s, namespace)) {
+                let role_ref = b.get("roleRef").cloned().unwrap_or(Value::Null);
+                match resolver.role_ref_rules(&role_ref, namespace) {
+                    Ok(rules) => add(rules),
+                    Err(e) => errors.push(e),
+                }
+            }
+        }
+    }
+    (resource_rules, non_resource_rules, errors)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -745,6 +930,104 @@ mod tests {
         assert_eq!(
             d.reason,
             "RBAC: clusterrole.rbac.authorization.k8s.io \"nope\" not found"
+        );
+    }
+
+    #[test]
+    fn rules_for_lists_what_a_user_may_do() {
+        let snap = RbacSnapshot::from_objects(&[
+            cluster_role(
+                "health",
+                json!({}),
+                json!([{"verbs": ["get"], "nonResourceURLs": ["/healthz"]}]),
+            ),
+            cluster_role(
+                "read",
+                json!({}),
+                json!([{"verbs": ["get", "list"], "apiGroups": [""], "resources": ["pods"]}]),
+            ),
+            crb(
+                "h",
+                "health",
+                json!([{"kind": "Group", "name": "system:authenticated"}]),
+            ),
+            json!({"kind": "RoleBinding", "metadata": {"name": "r", "namespace": "ns"},
+                "roleRef": {"kind": "ClusterRole", "name": "read"}, "subjects": [{"kind": "ServiceAccount", "name": "sa"}]}),
+            json!({"kind": "RoleBinding", "metadata": {"name": "gone", "namespace": "ns"},
+                "roleRef": {"kind": "Role", "name": "missing"}, "subjects": [{"kind": "ServiceAccount", "name": "sa"}]}),
+        ]);
+        let sa = UserInfo::service_account("ns", "sa");
+        let (res, non_res, errs) = rules_for(&snap, &sa, "ns");
+        assert_eq!(
+            res,
+            vec![json!({"verbs": ["get", "list"], "apiGroups": [""], "resources": ["pods"]})]
+        );
+        assert_eq!(
+            non_res,
+            vec![json!({"verbs": ["get"], "nonResourceURLs": ["/healthz"]})]
+        );
+        assert_eq!(
+            errs,
+            vec!["role.rbac.authorization.k8s.io \"missing\" not found".to_string()]
+        );
+        let (res, _, _) = rules_for(&snap, &sa, "other");
+        assert!(res.is_empty());
+    }
+
+    #[test]
+    fn bootstrap_policy_and_privileged_group() {
+        let snap = RbacSnapshot::from_objects(&bootstrap_policy());
+        let sa = UserInfo::service_account("capi-system", "capi-manager");
+        let d = authorize(
+            &snap,
+            &sa,
+            &Attributes::non_resource("get", "/apis/cluster.x-k8s.io"),
+        );
+        assert_eq!(
+            d.reason,
+            "RBAC: allowed by ClusterRoleBinding \"system:discovery\" of ClusterRole \"system:discovery\" to Group \"system:authenticated\""
+        );
+        let create_ssar = Attributes::resource(
+            "create",
+            "authorization.k8s.io",
+            "selfsubjectaccessreviews",
+            "",
+        );
+        assert!(authorize(&snap, &sa, &create_ssar).allowed);
+        let secrets = Attributes::resource("list", "", "secrets", "default");
+        assert!(!authorize(&snap, &sa, &secrets).allowed);
+        let admin = UserInfo::new(
+            "kubernetes-admin",
+            &[PRIVILEGED_GROUP, "system:authenticated"],
+        );
+        assert!(authorize(&snap, &admin, &secrets).allowed);
+        let direct = authorize_request(&RbacSnapshot::default(), &admin, &secrets);
+        assert_eq!(
+            direct,
+            Decision {
+                allowed: true,
+                reason: String::new()
+            }
+        );
+        assert!(!authorize_request(&RbacSnapshot::default(), &sa, &secrets).allowed);
+        // CRD authors aggregate into view/edit/admin by label.
+        let mut objs = bootstrap_policy();
+        objs.push(cluster_role(
+            "widgets-view",
+            json!({"rbac.authorization.k8s.io/aggregate-to-view": "true"}),
+            json!([{"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["get"]}]),
+        ));
+        objs.push(json!({"kind": "RoleBinding", "metadata": {"name": "v", "namespace": "ns"},
+            "roleRef": {"kind": "ClusterRole", "name": "admin"}, "subjects": [{"kind": "User", "name": "u"}]}));
+        let d = authorize(
+            &RbacSnapshot::from_objects(&objs),
+            &UserInfo::new("u", &[]),
+            &Attributes::resource("get", "example.com", "widgets", "ns"),
+        );
+        assert!(
+            d.allowed,
+            "view aggregates into edit, edit into admin: {}",
+            d.reason
         );
     }
 }

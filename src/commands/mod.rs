@@ -1,5 +1,8 @@
 //! One file per subcommand; each returns the process exit code.
 
+pub mod explain;
+pub mod rules;
+
 use crate::cli::{Cli, Command};
 
 pub mod check;
@@ -13,8 +16,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Lint(args) => lint::run(args, &[]),
         Command::Check(args) => check::run(*args).await,
-        Command::Rules(_) => not_built("rules"),
-        Command::Explain(_) => not_built("explain"),
+        Command::Rules(args) => rules::run(&args),
+        Command::Explain(args) => explain::run(&args),
         Command::Serve(args) => serve::run(args).await,
         Command::MockProvider(cmd) => mock_provider::run(cmd).await,
         Command::Cleanup(args) => cleanup::run(args).await,

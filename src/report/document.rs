@@ -2,6 +2,8 @@
 //! two formats never drift. Field names and order are part of the interface; bump
 //! [`REPORT_SCHEMA_VERSION`] on incompatible change.
 
+use super::RenderOptions;
+use super::migration::Migration;
 use super::model::{
     Column, Evidence, Matrix, Outcome, Phase, Problem, RunContext, ScenarioRecord, StepRecord,
     Summary, TimelineEntry, Verdict,
@@ -27,6 +29,9 @@ pub struct ReportDocument {
     pub results: Vec<ReportResult>,
     pub problems: Vec<Problem>,
     pub scenarios: Vec<ReportScenario>,
+    /// Present with `--migration`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub migration: Option<Migration>,
 }
 
 /// Where and how the run happened (`fail_on` as the CLI spells it).
@@ -116,7 +121,7 @@ pub struct ReportScenario {
 
 impl ReportDocument {
     /// Builds the document from an already prepared (sorted, redacted) matrix.
-    pub(crate) fn from_prepared(m: &Matrix) -> ReportDocument {
+    pub(crate) fn from_prepared(m: &Matrix, migration_to: Option<Contract>) -> ReportDocument {
         let fail_on = m.context.fail_on;
         ReportDocument {
             schema_version: REPORT_SCHEMA_VERSION.to_string(),
@@ -170,6 +175,7 @@ impl ReportDocument {
                 .collect(),
             problems: m.problems.clone(),
             scenarios: m.scenarios.iter().map(scenario).collect(),
+            migration: migration_to.map(|to| super::migration::migration(m, to)),
         }
     }
 }
@@ -183,14 +189,14 @@ fn scenario(s: &ScenarioRecord) -> ReportScenario {
     }
 }
 
-pub(crate) fn to_json(m: &Matrix) -> anyhow::Result<String> {
-    let doc = ReportDocument::from_prepared(m);
+pub(crate) fn to_json(m: &Matrix, opts: &RenderOptions) -> anyhow::Result<String> {
+    let doc = ReportDocument::from_prepared(m, opts.migration);
     let mut s = serde_json::to_string_pretty(&doc).context("serialising the JSON report")?;
     s.push('\n');
     Ok(s)
 }
 
-pub(crate) fn to_yaml(m: &Matrix) -> anyhow::Result<String> {
-    let doc = ReportDocument::from_prepared(m);
+pub(crate) fn to_yaml(m: &Matrix, opts: &RenderOptions) -> anyhow::Result<String> {
+    let doc = ReportDocument::from_prepared(m, opts.migration);
     serde_saphyr::to_string(&doc).context("serialising the YAML report")
 }

@@ -5,6 +5,7 @@
 
 use super::RenderOptions;
 use super::layout;
+use super::migration::Migration;
 use super::model::{Column, Matrix, Outcome, RuleResult};
 use super::text;
 use super::timeline::{self, Lane, xml_escape as esc};
@@ -25,6 +26,10 @@ th,td{border:1px solid #d1d9e0;padding:.25rem .5rem;text-align:left;vertical-ali
 th.col{text-align:center;white-space:nowrap}
 th.baseline,td.baseline{border-left:2px dashed #8c959f}
 td.cell{text-align:center;white-space:nowrap}
+.matrix-table td:first-child{white-space:nowrap}
+.matrix-table th:first-child,.matrix-table td:first-child{position:sticky;left:0;background:#fff;z-index:1}
+.matrix-table thead th{position:sticky;top:0;background:#fff;z-index:2}
+.table-wrap{max-height:85vh;overflow:auto}
 .cell-pass{background:#dafbe1;color:#116329}
 .cell-fail{background:#ffebe9;color:#a40e26;font-weight:700}
 .cell-skip{background:#f6f8fa;color:#59636e}
@@ -102,7 +107,7 @@ fn verdict_class(m: &Matrix) -> &'static str {
     }
 }
 
-pub(crate) fn render(m: &Matrix, _opts: &RenderOptions) -> String {
+pub(crate) fn render(m: &Matrix, opts: &RenderOptions) -> String {
     let mut out = String::new();
     let v = m.verdict();
     let _ = write!(
@@ -124,6 +129,9 @@ pub(crate) fn render(m: &Matrix, _opts: &RenderOptions) -> String {
     filters(m, &mut out);
     matrix(m, &failure_ids, &mut out);
     failures(m, &failure_ids, &mut out);
+    if let Some(to) = opts.migration {
+        migration(&super::migration::migration(m, to), &mut out);
+    }
     problems(m, &mut out);
     reasons(m, &mut out);
     scenarios(m, &mut out);
@@ -348,6 +356,65 @@ fn failures(m: &Matrix, failure_ids: &BTreeMap<(&str, &Column), String>, out: &m
             );
         }
         out.push_str("</dl></details>\n");
+    }
+    out.push_str("</section>\n");
+}
+
+fn migration(mig: &Migration, out: &mut String) {
+    let _ = writeln!(
+        out,
+        "<section id=\"migration\" data-to=\"{0}\">\n<h2>Migration to {0} ({1} change(s) in {2} kind(s))</h2>",
+        mig.to,
+        mig.changes(),
+        mig.kinds.len()
+    );
+    if mig.kinds.is_empty() {
+        out.push_str("<p>No kind is on an older contract.</p>\n");
+    }
+    for k in &mig.kinds {
+        let id = format!("{}/{}", k.provider, k.kind);
+        let from: Vec<&str> = k.from.iter().map(|c| c.as_str()).collect();
+        let status = if !k.checked {
+            format!("not checked under {} (run with --contract all)", mig.to)
+        } else if k.items.is_empty() {
+            "nothing to change".to_string()
+        } else {
+            format!("{} change(s)", k.items.len())
+        };
+        let _ = write!(
+            out,
+            "<details class=\"migration-kind\" data-kind=\"{0}\"><summary><code>{0}</code> (from {1}): {2}</summary>",
+            esc(&id),
+            esc(&from.join(", ")),
+            esc(&status)
+        );
+        if !k.items.is_empty() {
+            out.push_str("<ul>");
+            for i in &k.items {
+                let before = i.from_outcome.map_or("not checked", |o| o.as_str());
+                let _ = write!(
+                    out,
+                    "<li><span class=\"cell-{0}\">{0}</span> <code>{1}</code> [{2}] {3} — before: {4}",
+                    i.to_outcome.as_str(),
+                    esc(&i.rule_id),
+                    esc(&i.level),
+                    esc(&i.title),
+                    before
+                );
+                if let Some(r) = &i.reason {
+                    let _ = write!(out, "<br/>Now: {}", esc(r));
+                }
+                if !i.remediation.is_empty() {
+                    let _ = write!(out, "<br/>Fix: {}", esc(&i.remediation));
+                }
+                if !i.doc.is_empty() {
+                    let _ = write!(out, " (<a href=\"{0}\">contract</a>)", esc(&i.doc));
+                }
+                out.push_str("</li>");
+            }
+            out.push_str("</ul>");
+        }
+        out.push_str("</details>\n");
     }
     out.push_str("</section>\n");
 }

@@ -1,12 +1,20 @@
 //! JUnit XML through the `junit-report` crate: one `<testsuite>` per provider × phase; one
 //! `<testcase>` per result (`classname` `<provider>.<Kind>[@<contract>]`, `name`
-//! `<rule-id> <title>`); fail → `<failure>`, inconclusive → `<error>`, skip/waived →
-//! `<skipped message=…>`; the run context goes into the suite's `<system-out>` (the crate has no
-//! `<properties>`). Limits of the crate (no `skipped` count attribute on `<testsuite>`, no totals
-//! on `<testsuites>`) are accepted: CI tools count `<skipped>` children.
+//! `<rule-id> <title>`); fail → `<failure>` (message = reason, body = evidence, fix, doc link),
+//! inconclusive → `<error>`, skip/waived → `<skipped message=…>`; suite `timestamp` = the run's
+//! start (whole seconds), `hostname` from [`RenderOptions`].
+//!
+//! What the crate (0.9) cannot express, accepted rather than hand-writing XML:
+//! - no `skipped` count attribute on `<testsuite>` (CI tools we target count `<skipped>` children);
+//! - no totals on `<testsuites>`;
+//! - no `<properties>`: the run context (tool version, command, source, server version, fail-on,
+//!   contracts) goes into the suite's `<system-out>`;
+//! - the timestamp carries a `Z` offset, which the strict Ant JUnit XSD does not allow (Jenkins,
+//!   GitLab and GitHub test reporters accept it).
 
 use super::RenderOptions;
 use super::layout;
+use super::migration::{KindMigration, Migration};
 use super::model::{Column, Matrix, Outcome, Phase, RuleResult};
 use super::text;
 use anyhow::Context as _;
@@ -14,7 +22,8 @@ use junit_report::{Duration, OffsetDateTime, Report, TestCase, TestResult, TestS
 use std::collections::{BTreeMap, BTreeSet};
 
 pub(crate) fn render(m: &Matrix, opts: &RenderOptions) -> anyhow::Result<String> {
-    let timestamp = OffsetDateTime::from_unix_timestamp_nanos(m.context.started_at.as_nanosecond())
+    // Whole seconds: strict JUnit readers reject fractional timestamps.
+    let timestamp = OffsetDateTime::from_unix_timestamp(m.context.started_at.as_second())
         .context("the run start time does not fit a JUnit timestamp")?;
     // (baseline, provider, phase) → results, in the matrix's sorted order.
     let mut suites: BTreeMap<(bool, &str, Phase), Vec<&RuleResult>> = BTreeMap::new();
@@ -37,6 +46,11 @@ pub(crate) fn render(m: &Matrix, opts: &RenderOptions) -> anyhow::Result<String>
         suite.add_testcases(results.iter().map(|r| testcase(m, r)));
         suite.set_system_out(&system_out(m, &results));
         report.add_testsuite(suite);
+    }
+    if let Some(to) = opts.migration {
+        for suite in migration_suites(&super::migration::migration(m, to), timestamp, opts) {
+            report.add_testsuite(suite);
+        }
     }
     let mut buf = Vec::new();
     report
@@ -154,4 +168,64 @@ fn system_out(m: &Matrix, results: &[&RuleResult]) -> String {
     s.push_str(&format!("started: {}\n", c.started_at));
     s.push_str(&format!("summary: {}\n", text::summary_line(m)));
     s
+}
+
+/// One suite per provider, `<provider>/migration to <contract>`: a testcase per older-contract
+/// kind, failing when the kind still needs changes (body: the list), skipped when it was not
+/// checked under the target contract.
+fn migration_suites(
+    mig: &Migration,
+    timestamp: OffsetDateTime,
+    opts: &RenderOptions,
+) -> Vec<TestSuite> {
+    let mut by_provider: BTreeMap<&str, Vec<&KindMigration>> = BTreeMap::new();
+    for k in &mig.kinds {
+        by_provider.entry(k.provider.as_str()).or_default().push(k);
+    }
+    by_provider
+        .into_iter()
+        .map(|(provider, kinds)| {
+            let mut suite = TestSuite::new(&format!("{provider}/migration to {}", mig.to));
+            suite.set_timestamp(timestamp);
+            suite.hostname = opts.hostname.clone();
+            for k in kinds {
+                let name = format!("migration to {}", mig.to);
+                let mut tc = if !k.checked {
+                    TestCase::skipped_with_cause(
+                        &name,
+                        "skip",
+                        &format!("not checked under {} (run with --contract all)", mig.to),
+                    )
+                } else if k.items.is_empty() {
+                    TestCase::success(&name, Duration::ZERO)
+                } else {
+                    let mut tc = TestCase::failure(
+                        &name,
+                        Duration::ZERO,
+                        "migration",
+                        &format!("{} change(s) needed for {}", k.items.len(), mig.to),
+                    );
+                    let body: String = k
+                        .items
+                        .iter()
+                        .map(|i| {
+                            format!(
+                                "{} [{}] {}: {}\n  fix: {}\n",
+                                i.rule_id,
+                                i.level,
+                                i.title,
+                                i.reason.as_deref().unwrap_or("-"),
+                                i.remediation
+                            )
+                        })
+                        .collect();
+                    set_cause(&mut tc, body);
+                    tc
+                };
+                tc.set_classname(&format!("{provider}.{}@{}", k.kind, mig.to));
+                suite.add_testcase(tc);
+            }
+            suite
+        })
+        .collect()
 }

@@ -79,6 +79,7 @@ pub(crate) fn provider_tables<'a>(
     let max_columns = max_columns.max(1);
     let any_target = m.columns.iter().any(|c| !c.baseline);
     let baseline_cols: Vec<&Column> = m.columns.iter().filter(|c| c.baseline).collect();
+    let ids = rule_ids(m);
     let providers: BTreeSet<(&str, bool)> = m
         .columns
         .iter()
@@ -127,7 +128,7 @@ pub(crate) fn provider_tables<'a>(
                             columns.extend(baseline_cols.iter().filter(|b| b.role == role));
                         }
                     }
-                    let rows = rows_for(m, idx, &columns);
+                    let rows = rows_for(m, idx, &ids, &columns);
                     Chunk { columns, rows }
                 })
                 .collect();
@@ -158,35 +159,66 @@ fn pack<'a>(
             _ => groups.push(vec![c]),
         }
     }
-    let cost = |cs: &[&Column]| -> usize {
-        let roles: BTreeSet<Role> = cs.iter().map(|c| c.role).collect();
-        cs.iter().map(|c| column_width(c) + 3).sum::<usize>()
-            + roles.into_iter().map(baseline_width).sum::<usize>()
-    };
-    let fits = |cs: &[&Column]| cs.len() <= max && width.is_none_or(|w| cost(cs) <= w);
-    let mut chunks: Vec<Vec<&Column>> = Vec::new();
+    /// A chunk (or piece of one) being filled: its columns, width, and roles.
+    struct Acc<'c> {
+        cols: Vec<&'c Column>,
+        width: usize,
+        roles: BTreeSet<Role>,
+    }
+    let fits = |count: usize, w: usize| count <= max && width.is_none_or(|limit| w <= limit);
+    let mut chunks: Vec<Acc<'a>> = Vec::new();
     for g in groups {
+        let role = g[0].role;
         // Split the group itself into pieces that fit on their own.
-        let mut pieces: Vec<Vec<&Column>> = Vec::new();
+        let mut pieces: Vec<Acc<'a>> = Vec::new();
         for c in g {
+            let cw = column_width(c) + 3;
             match pieces.last_mut() {
-                Some(p) if fits(&[p.as_slice(), &[c]].concat()) => p.push(c),
-                _ => pieces.push(vec![c]),
+                Some(p) if fits(p.cols.len() + 1, p.width + cw) => {
+                    p.cols.push(c);
+                    p.width += cw;
+                }
+                _ => pieces.push(Acc {
+                    cols: vec![c],
+                    width: cw + baseline_width(role),
+                    roles: BTreeSet::from([role]),
+                }),
             }
         }
         for piece in pieces {
+            let shared = |ch: &Acc<'_>| {
+                if ch.roles.contains(&role) {
+                    baseline_width(role)
+                } else {
+                    0
+                }
+            };
             match chunks.last_mut() {
-                Some(ch) if fits(&[ch.as_slice(), piece.as_slice()].concat()) => ch.extend(piece),
+                Some(ch)
+                    if fits(
+                        ch.cols.len() + piece.cols.len(),
+                        ch.width + piece.width - shared(ch),
+                    ) =>
+                {
+                    ch.width += piece.width - shared(ch);
+                    ch.cols.extend(piece.cols);
+                    ch.roles.insert(role);
+                }
                 _ => chunks.push(piece),
             }
         }
     }
-    chunks
+    chunks.into_iter().map(|a| a.cols).collect::<Vec<_>>()
 }
 
-fn rows_for<'a>(m: &'a Matrix, idx: &CellIndex<'a>, columns: &[&'a Column]) -> Vec<Row<'a>> {
+fn rows_for<'a>(
+    m: &'a Matrix,
+    idx: &CellIndex<'a>,
+    ids: &[&'a str],
+    columns: &[&'a Column],
+) -> Vec<Row<'a>> {
     let mut rows = Vec::new();
-    for rule_id in rule_ids(m) {
+    for &rule_id in ids {
         let cells: Vec<Option<Outcome>> = columns
             .iter()
             .map(|c| idx.get(&(rule_id, *c)).copied())

@@ -3,28 +3,49 @@
 //! skipped / inconclusive / waived results collapsed in `<details>`.
 //!
 //! GitHub caps a comment at 65,536 characters: when the full rendering is longer, the matrices
-//! keep only rows with something other than `pass`, and as a last resort the text is cut at a
-//! line boundary with a note.
+//! keep only rows with something other than `pass`; if that is still too long, each provider's
+//! matrix becomes one line of counts; then each failed rule lists only its first few columns,
+//! without evidence; as a last resort the text is cut at a line boundary with a
+//! note.
 
 use super::RenderOptions;
 use super::layout;
-use super::model::{Matrix, Outcome, Verdict};
+use super::migration::Migration;
+use super::model::{Matrix, Outcome, RuleResult, Verdict};
 use super::text;
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// Largest output we produce (GitHub's comment limit is 65,536).
 pub(crate) const MAX_CHARS: usize = 60_000;
 
+/// How much is shown, from everything to the least that still names every failed rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Detail {
+    /// Every row.
+    Full,
+    /// Rows with at least one non-pass cell.
+    NonPassRows,
+    /// One line of counts per provider.
+    Counts,
+    /// Counts, and at most a few columns per failed rule, without evidence.
+    Brief,
+}
+
 pub(crate) fn render(m: &Matrix, opts: &RenderOptions) -> String {
-    let full = render_with(m, opts, false);
-    if full.len() <= MAX_CHARS {
-        return full;
+    let mut last = String::new();
+    for detail in [
+        Detail::Full,
+        Detail::NonPassRows,
+        Detail::Counts,
+        Detail::Brief,
+    ] {
+        last = render_with(m, opts, detail);
+        if last.len() <= MAX_CHARS {
+            return last;
+        }
     }
-    let compact = render_with(m, opts, true);
-    if compact.len() <= MAX_CHARS {
-        return compact;
-    }
-    truncate(&compact)
+    truncate(&last)
 }
 
 fn truncate(s: &str) -> String {
@@ -86,7 +107,7 @@ fn verdict_symbol(v: Verdict) -> &'static str {
     }
 }
 
-fn render_with(m: &Matrix, opts: &RenderOptions, compact: bool) -> String {
+fn render_with(m: &Matrix, opts: &RenderOptions, detail: Detail) -> String {
     let mut out = String::new();
     let v = m.verdict();
     let s = m.summary();
@@ -122,8 +143,19 @@ fn render_with(m: &Matrix, opts: &RenderOptions, compact: bool) -> String {
     let _ = write!(ctx, " · started {}", c.started_at);
     let _ = writeln!(out, "{ctx}");
 
-    matrices(m, opts, compact, &mut out);
-    failures(m, &mut out);
+    if matches!(detail, Detail::Counts | Detail::Brief) {
+        counts_per_provider(m, &mut out);
+    } else {
+        matrices(m, opts, detail == Detail::NonPassRows, &mut out);
+    }
+    failures(m, detail == Detail::Brief, &mut out);
+    if let Some(to) = opts.migration {
+        migration(
+            &super::migration::migration(m, to),
+            detail == Detail::Brief,
+            &mut out,
+        );
+    }
     problems(m, &mut out);
     reasons(m, &mut out);
     scenarios(m, &mut out);
@@ -178,8 +210,55 @@ fn matrices(m: &Matrix, opts: &RenderOptions, compact: bool, out: &mut String) {
     }
 }
 
-fn failures(m: &Matrix, out: &mut String) {
-    let fails: Vec<_> = m
+/// One row of outcome counts per provider (target providers; the baseline apart).
+fn counts_per_provider(m: &Matrix, out: &mut String) {
+    let mut counts: BTreeMap<(bool, &str), [usize; 5]> = BTreeMap::new();
+    for r in &m.results {
+        let c = counts
+            .entry((r.column.baseline, r.column.provider.as_str()))
+            .or_default();
+        let i = match r.outcome {
+            Outcome::Pass => 0,
+            Outcome::Fail => 1,
+            Outcome::Skip => 2,
+            Outcome::Inconclusive => 3,
+            Outcome::Waived => 4,
+        };
+        c[i] += 1;
+    }
+    if counts.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n_The rule matrix is too large for a comment; counts per provider below, every cell in the JSON/HTML report._\n"
+    );
+    let _ = writeln!(
+        out,
+        "| Provider | ✅ pass | ❌ fail | skip | ⚠️ inconcl. | waived |\n| --- | --: | --: | --: | --: | --: |"
+    );
+    for ((baseline, provider), c) in counts {
+        let _ = writeln!(
+            out,
+            "| {}{} | {} | {} | {} | {} | {} |",
+            code(provider),
+            if baseline { " (baseline)" } else { "" },
+            c[0],
+            c[1],
+            c[2],
+            c[3],
+            c[4]
+        );
+    }
+}
+
+/// Columns listed per failed rule in brief mode.
+const BRIEF_COLUMNS: usize = 5;
+
+/// Failures grouped by rule: the failing columns with their reason (and evidence unless
+/// `brief`), then the rule's fix and contract link once.
+fn failures(m: &Matrix, brief: bool, out: &mut String) {
+    let fails: Vec<&RuleResult> = m
         .results
         .iter()
         .filter(|r| r.outcome == Outcome::Fail)
@@ -188,29 +267,47 @@ fn failures(m: &Matrix, out: &mut String) {
         return;
     }
     let _ = writeln!(out, "\n#### Failures ({})\n", fails.len());
-    for r in fails {
-        let rule = m.rule(&r.rule_id);
-        let note = if r.column.baseline {
-            " _(baseline; does not gate)_"
-        } else if r.level.gates(m.context.fail_on) {
-            ""
-        } else {
-            " _(below fail-on; does not gate)_"
-        };
+    // Results are sorted by rule, so each rule's failures are adjacent.
+    for group in fails.chunk_by(|a, b| a.rule_id == b.rule_id) {
+        let Some(first) = group.first() else { continue };
+        let rule = m.rule(&first.rule_id);
+        let contracts: Vec<_> = group.iter().map(|r| r.column.contract).collect();
         let _ = writeln!(
             out,
-            "- ❌ **{}** ({}) {} — {} ({}){note}",
-            code(&r.rule_id),
-            esc(&layout::result_level_label(m, r)),
+            "- ❌ **{}** ({}) {} — {} column(s)",
+            code(&first.rule_id),
+            esc(&layout::level_label(m, &first.rule_id, &contracts)),
             esc(rule.map_or("", |r| r.title.as_str())),
-            code(&r.column.id()),
-            r.phase.as_str()
+            group.len()
         );
-        if let Some(reason) = &r.reason {
-            let _ = writeln!(out, "  - Why: {}", esc(reason));
+        let shown = if brief {
+            BRIEF_COLUMNS.min(group.len())
+        } else {
+            group.len()
+        };
+        for r in &group[..shown] {
+            let note = if r.column.baseline {
+                " _(baseline; does not gate)_"
+            } else if r.level.gates(m.context.fail_on) {
+                ""
+            } else {
+                " _(below fail-on; does not gate)_"
+            };
+            let _ = writeln!(
+                out,
+                "  - {} ({}){note}: {}",
+                code(&r.column.id()),
+                r.phase.as_str(),
+                esc(&text::reason_of(r))
+            );
+            if !brief {
+                for e in &r.evidence {
+                    let _ = writeln!(out, "    - Evidence: {}", esc(&text::evidence_line(e)));
+                }
+            }
         }
-        for e in &r.evidence {
-            let _ = writeln!(out, "  - Evidence: {}", esc(&text::evidence_line(e)));
+        if shown < group.len() {
+            let _ = writeln!(out, "  - … and {} more", group.len() - shown);
         }
         if let Some(rule) = rule {
             let _ = writeln!(out, "  - Fix: {}", esc(rule.remediation.trim()));
@@ -219,6 +316,57 @@ fn failures(m: &Matrix, out: &mut String) {
                 "  - Contract: <{}>",
                 rule.doc.replace(['<', '>', ' '], "")
             );
+        }
+    }
+}
+
+fn migration(mig: &Migration, brief: bool, out: &mut String) {
+    let _ = writeln!(
+        out,
+        "\n#### Migration to {} ({} change(s) in {} kind(s))\n",
+        code(mig.to.as_str()),
+        mig.changes(),
+        mig.kinds.len()
+    );
+    if mig.kinds.is_empty() {
+        let _ = writeln!(out, "No kind is on an older contract.");
+    }
+    for k in &mig.kinds {
+        let from: Vec<&str> = k.from.iter().map(|c| c.as_str()).collect();
+        let head = format!(
+            "- **{}** (from {})",
+            code(&format!("{}/{}", k.provider, k.kind)),
+            esc(&from.join(", "))
+        );
+        if !k.checked {
+            let _ = writeln!(
+                out,
+                "{head}: not checked under {} (run with `--contract all`)",
+                code(mig.to.as_str())
+            );
+            continue;
+        }
+        if k.items.is_empty() {
+            let _ = writeln!(out, "{head}: nothing to change");
+            continue;
+        }
+        let _ = writeln!(out, "{head}: {} change(s)", k.items.len());
+        for i in &k.items {
+            let before = i.from_outcome.map_or("not checked", |o| o.as_str());
+            let _ = writeln!(
+                out,
+                "  - {} {} ({}) {} — before: {before}{}",
+                symbol(i.to_outcome),
+                code(&i.rule_id),
+                esc(&i.level),
+                esc(&i.title),
+                i.reason
+                    .as_deref()
+                    .map_or_else(String::new, |r| format!("; now: {}", esc(r)))
+            );
+            if !brief && !i.remediation.is_empty() {
+                let _ = writeln!(out, "    - Fix: {}", esc(&i.remediation));
+            }
         }
     }
 }

@@ -9,6 +9,7 @@ mod html;
 mod junit;
 mod layout;
 mod markdown;
+pub mod migration;
 pub mod model;
 mod output;
 mod prepare;
@@ -25,6 +26,8 @@ pub use model::{
 pub use output::{color_enabled, write_outputs, write_outputs_to};
 
 use crate::cli::OutputFormat;
+use crate::contract::Contract;
+pub use migration::{KindMigration, Migration, MigrationItem};
 
 /// How a report is rendered. Nothing here depends on the clock or the environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,6 +41,9 @@ pub struct RenderOptions {
     /// Most target columns in one table (the table and Markdown matrices are split into
     /// chunks, grouped by role, so 50 CRDs × 2 contracts stay readable).
     pub max_columns: usize,
+    /// `--migration`: add a section listing what each older-contract CRD must change for this
+    /// contract.
+    pub migration: Option<Contract>,
 }
 
 impl Default for RenderOptions {
@@ -47,6 +53,7 @@ impl Default for RenderOptions {
             hostname: "capi-conformance".to_string(),
             width: None,
             max_columns: 8,
+            migration: None,
         }
     }
 }
@@ -60,8 +67,8 @@ pub fn render(
     let m = prepare::prepared(matrix);
     match format {
         OutputFormat::Table => Ok(table::render(&m, opts)),
-        OutputFormat::Json => document::to_json(&m),
-        OutputFormat::Yaml => document::to_yaml(&m),
+        OutputFormat::Json => document::to_json(&m, opts),
+        OutputFormat::Yaml => document::to_yaml(&m, opts),
         OutputFormat::Junit => junit::render(&m, opts),
         OutputFormat::Markdown => Ok(markdown::render(&m, opts)),
     }

@@ -3,6 +3,7 @@
 
 use super::{Matrix, RenderOptions, render, render_html};
 use crate::cli::{OutputFormat, ReportArgs};
+use crate::contract::Contract;
 use anyhow::Context as _;
 use std::io::Write;
 use std::path::Path;
@@ -35,12 +36,28 @@ pub fn write_outputs_to(
     stdout_is_tty: bool,
     stdout: &mut dyn Write,
 ) -> anyhow::Result<()> {
+    let migration = match args.migration.as_deref() {
+        None => None,
+        Some(s) => Some(Contract::parse(s).with_context(|| {
+            format!("--migration: unknown contract `{s}` (expected v1beta1 or v1beta2)")
+        })?),
+    };
     let opts = RenderOptions {
+        migration,
         color: color_enabled(&args.color, stdout_is_tty),
+        // On a terminal the table wraps to its width; elsewhere output does not depend on it.
+        width: if stdout_is_tty {
+            comfy_table::Table::new().width()
+        } else {
+            None
+        },
         ..RenderOptions::default()
     };
-    // Files carry no colour.
-    let file_opts = RenderOptions::default();
+    // Files carry no colour and do not depend on the terminal.
+    let file_opts = RenderOptions {
+        migration,
+        ..RenderOptions::default()
+    };
     let files: [(Option<&Path>, Option<OutputFormat>); 4] = [
         (args.junit.as_deref(), Some(OutputFormat::Junit)),
         (args.json.as_deref(), Some(OutputFormat::Json)),

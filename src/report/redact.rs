@@ -44,6 +44,22 @@ pub fn is_secret_field(name: &str) -> bool {
         .any(|s| n.ends_with(s))
 }
 
+/// True when evidence at `path` (of `object`) would show a secret payload: the last path
+/// segment is named like a secret, or it is a Secret's `data`/`stringData`.
+pub fn is_secret_path(object: Option<&str>, path: &str) -> bool {
+    let segments: Vec<&str> = path
+        .split(['.', '/'])
+        .map(|s| s.split('[').next().unwrap_or(s))
+        .filter(|s| !s.is_empty())
+        .collect();
+    let last_secret = segments.last().is_some_and(|s| is_secret_field(s));
+    let of_secret = object.is_some_and(|o| o.starts_with("Secret/") || o.starts_with("Secret "))
+        && segments
+            .first()
+            .is_some_and(|s| *s == "data" || *s == "stringData");
+    last_secret || of_secret
+}
+
 /// Masks the values of secret-like pairs in free text. Text without such pairs is returned as is.
 pub fn redact_text(text: &str) -> String {
     let Some(re) = SECRET_PAIR.as_ref() else {
@@ -90,6 +106,15 @@ mod tests {
             redact_text("token rotation is unsupported"),
             "token rotation is unsupported"
         );
+    }
+
+    #[test]
+    fn recognises_secret_paths() {
+        assert!(is_secret_path(None, "spec.bootstrapToken"));
+        assert!(is_secret_path(Some("Secret/ns/kubeconfig"), "data.value"));
+        assert!(is_secret_path(Some("Secret ns/x"), "stringData[config]"));
+        assert!(!is_secret_path(Some("AcmeMachine ns/m"), "data.value"));
+        assert!(!is_secret_path(None, "status.initialization.provisioned"));
     }
 
     #[test]

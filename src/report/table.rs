@@ -4,6 +4,7 @@
 
 use super::RenderOptions;
 use super::layout::{self, Chunk};
+use super::migration::Migration;
 use super::model::{Column, Matrix, Outcome};
 use super::text;
 use comfy_table::{
@@ -42,14 +43,26 @@ pub(crate) fn render(m: &Matrix, opts: &RenderOptions) -> String {
                 let _ = write!(out, ", table {} of {n}", i + 1);
             }
             out.push('\n');
-            out.push_str(&matrix_table(chunk, opts).to_string());
+            let (table, folded) = matrix_table(chunk, opts);
+            out.push_str(&table.to_string());
             out.push('\n');
+            if !folded.is_empty() {
+                out.push_str(&text::wrap(
+                    &format!("Skipped in every column above ({}): ", folded.len()),
+                    "  ",
+                    &folded.join(", "),
+                    total,
+                ));
+            }
         }
     }
-    failures(m, &mut out);
+    failures(m, total, &mut out);
     reasons(m, &mut out);
     problems(m, &mut out);
     scenarios(m, opts, &mut out);
+    if let Some(to) = opts.migration {
+        migration(&super::migration::migration(m, to), total, &mut out);
+    }
     let _ = writeln!(out, "\nSummary: {}", text::summary_line(m));
     out
 }
@@ -97,7 +110,13 @@ fn fixed_width(m: &Matrix, idx: &layout::CellIndex<'_>, cols: &[&Column]) -> usi
     id_w + usize::from(LEVEL_MAX) + title_w + 6 + 4
 }
 
-fn matrix_table(chunk: &Chunk<'_>, opts: &RenderOptions) -> Table {
+/// The matrix table of a chunk, and the ids of the rules folded out of it because every cell
+/// they have is `skip` (only when some other row remains; their reasons are listed below the
+/// tables).
+fn matrix_table<'a>(chunk: &Chunk<'a>, opts: &RenderOptions) -> (Table, Vec<&'a str>) {
+    let all_skip = |cells: &[Option<Outcome>]| cells.iter().flatten().all(|o| *o == Outcome::Skip);
+    let fold = chunk.rows.iter().any(|r| !all_skip(&r.cells));
+    let mut folded = Vec::new();
     let mut t = new_table(opts);
     let mut header = vec![Cell::new("Rule"), Cell::new("Level"), Cell::new("Title")];
     header.extend(chunk.columns.iter().map(|c| {
@@ -112,6 +131,10 @@ fn matrix_table(chunk: &Chunk<'_>, opts: &RenderOptions) -> Table {
         col.set_constraint(ColumnConstraint::UpperBoundary(Width::Fixed(TITLE_MAX)));
     }
     for row in &chunk.rows {
+        if fold && all_skip(&row.cells) {
+            folded.push(row.rule_id);
+            continue;
+        }
         let mut cells = vec![
             Cell::new(row.rule_id),
             Cell::new(&row.level),
@@ -120,7 +143,7 @@ fn matrix_table(chunk: &Chunk<'_>, opts: &RenderOptions) -> Table {
         cells.extend(row.cells.iter().map(|o| outcome_cell(*o, opts.color)));
         t.add_row(cells);
     }
-    t
+    (t, folded)
 }
 
 fn outcome_cell(o: Option<Outcome>, color: bool) -> Cell {
@@ -140,7 +163,7 @@ fn outcome_cell(o: Option<Outcome>, color: bool) -> Cell {
     }
 }
 
-fn failures(m: &Matrix, out: &mut String) {
+fn failures(m: &Matrix, width: usize, out: &mut String) {
     let fails: Vec<_> = m
         .results
         .iter()
@@ -167,14 +190,25 @@ fn failures(m: &Matrix, out: &mut String) {
             rule.map_or("", |r| r.title.as_str())
         );
         let _ = writeln!(out, "       on {} ({})", r.column.id(), r.phase.as_str());
+        const INDENT: &str = "         ";
         if let Some(reason) = &r.reason {
-            let _ = writeln!(out, "       why: {reason}");
+            out.push_str(&text::wrap("       why: ", INDENT, reason, width));
         }
         for e in &r.evidence {
-            let _ = writeln!(out, "       evidence: {}", text::evidence_line(e));
+            out.push_str(&text::wrap(
+                "       evidence: ",
+                INDENT,
+                &text::evidence_line(e),
+                width,
+            ));
         }
         if let Some(rule) = rule {
-            let _ = writeln!(out, "       fix: {}", rule.remediation.trim());
+            out.push_str(&text::wrap(
+                "       fix: ",
+                INDENT,
+                rule.remediation.trim(),
+                width,
+            ));
             let _ = writeln!(out, "       doc: {}", rule.doc);
         }
     }
@@ -230,7 +264,7 @@ fn scenarios(m: &Matrix, opts: &RenderOptions, out: &mut String) {
                 .and_then(|b| b.steps.iter().find(|s| s.name == step.name));
             t.add_row(vec![
                 Cell::new(&p.target.scenario),
-                Cell::new(text::column_id(&p.target.column)),
+                Cell::new(p.target.column.id()),
                 Cell::new(&step.name),
                 outcome_cell(Some(step.outcome), opts.color),
                 Cell::new(text::ms(step.duration_ms)).set_alignment(CellAlignment::Right),
@@ -241,4 +275,54 @@ fn scenarios(m: &Matrix, opts: &RenderOptions, out: &mut String) {
     }
     out.push_str(&t.to_string());
     out.push('\n');
+}
+
+fn migration(mig: &Migration, width: usize, out: &mut String) {
+    let _ = writeln!(
+        out,
+        "\nMigration to {} ({} change(s) in {} kind(s))",
+        mig.to,
+        mig.changes(),
+        mig.kinds.len()
+    );
+    if mig.kinds.is_empty() {
+        let _ = writeln!(out, "  no kind is on an older contract");
+    }
+    for k in &mig.kinds {
+        let from: Vec<&str> = k.from.iter().map(|c| c.as_str()).collect();
+        let head = format!("  {}/{} (from {})", k.provider, k.kind, from.join(", "));
+        if !k.checked {
+            let _ = writeln!(
+                out,
+                "{head}: not checked under {} (run with --contract all)",
+                mig.to
+            );
+            continue;
+        }
+        if k.items.is_empty() {
+            let _ = writeln!(out, "{head}: nothing to change");
+            continue;
+        }
+        let _ = writeln!(out, "{head}: {} change(s)", k.items.len());
+        for i in &k.items {
+            let before = i
+                .from_outcome
+                .map_or_else(|| "not checked".to_string(), |o| o.as_str().to_string());
+            let _ = writeln!(
+                out,
+                "    {} {} [{}] {} (before: {before})",
+                text::cell_label(i.to_outcome),
+                i.rule_id,
+                i.level,
+                i.title
+            );
+            const INDENT: &str = "           ";
+            if let Some(reason) = &i.reason {
+                out.push_str(&text::wrap("         why: ", INDENT, reason, width));
+            }
+            if !i.remediation.is_empty() {
+                out.push_str(&text::wrap("         fix: ", INDENT, &i.remediation, width));
+            }
+        }
+    }
 }

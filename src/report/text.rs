@@ -1,7 +1,7 @@
 //! Wording shared by the human-readable writers: cell labels, evidence lines, grouped reasons,
 //! the summary line and the pairing of provider and baseline scenario records.
 
-use super::model::{Column, Evidence, Matrix, Outcome, RuleResult, ScenarioRecord, Verdict};
+use super::model::{Evidence, Matrix, Outcome, RuleResult, ScenarioRecord, Verdict};
 use std::collections::BTreeMap;
 
 /// Cell text in the table and Markdown matrices.
@@ -174,7 +174,49 @@ pub(crate) fn ms(d: Option<u64>) -> String {
     d.map_or_else(|| "-".to_string(), |d| format!("{d} ms"))
 }
 
-/// Column id as shown in lists.
-pub(crate) fn column_id(c: &Column) -> String {
-    c.id()
+/// Word-wraps `text` to `width` characters: the first line starts with `first`, the others
+/// with `rest`. Words longer than a line are kept whole. Ends with a newline.
+pub(crate) fn wrap(first: &str, rest: &str, text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = first.to_string();
+    let mut line_len = first.chars().count();
+    let mut empty = true;
+    for word in text.split_whitespace() {
+        let wl = word.chars().count();
+        if !empty && line_len + 1 + wl > width {
+            out.push_str(&line);
+            out.push('\n');
+            line = rest.to_string();
+            line_len = rest.chars().count();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+            line_len += 1;
+        }
+        line.push_str(word);
+        line_len += wl;
+        empty = false;
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_breaks_at_words_with_a_hanging_indent() {
+        assert_eq!(
+            wrap("why: ", "     ", "aaa bbb ccc ddd", 12),
+            "why: aaa bbb\n     ccc ddd\n"
+        );
+        assert_eq!(
+            wrap("- ", "  ", "averyveryverylongword x", 8),
+            "- averyveryverylongword\n  x\n"
+        );
+        assert_eq!(wrap("x: ", "   ", "", 10), "x: \n");
+    }
 }

@@ -5,8 +5,13 @@
 use super::model::TimelineEntry;
 use std::fmt::Write;
 
-const WIDTH: u64 = 760;
-const LABEL: u64 = 220;
+const WIDTH: u64 = 900;
+const LABEL: u64 = 290;
+/// Longest lane label (characters) before it is shortened with `…`.
+const LABEL_CHARS: usize = 44;
+/// Closest two event labels on one text row may be (pixels); closer ones keep only the marker
+/// and its tooltip.
+const LABEL_GAP: u64 = 34;
 const LANE: u64 = 44;
 const TOP: u64 = 10;
 const AXIS: u64 = 30;
@@ -66,13 +71,20 @@ pub(crate) fn svg(id_attr: &str, lanes: &[Lane<'_>]) -> String {
             s,
             r#"<g class="lane" data-lane="{i}"><text class="lane-label" x="4" y="{}">{}</text><line class="lane-line" x1="{LABEL}" y1="{y}" x2="{}" y2="{y}"/>"#,
             y + 4,
-            xml_escape(&lane.label),
+            xml_escape(&short_label(&lane.label)),
             LABEL + span
         );
+        // Last label x on the row above and below the lane.
+        let mut last: [Option<u64>; 2] = [None, None];
         for (n, e) in lane.entries.iter().enumerate() {
             let x = x_of(e.at_ms);
-            // Alternate label rows so close events do not overprint.
-            let ty = if n % 2 == 0 { y - 9 } else { y + 17 };
+            // Alternate label rows so close events do not overprint; skip a label that would.
+            let row = n % 2;
+            let ty = if row == 0 { y - 9 } else { y + 17 };
+            let show = last[row].is_none_or(|lx| x >= lx + LABEL_GAP);
+            if show {
+                last[row] = Some(x);
+            }
             let mut tip = format!(
                 "+{} ms {} {} rv {}",
                 e.at_ms, e.event, e.object, e.resource_version
@@ -81,12 +93,19 @@ pub(crate) fn svg(id_attr: &str, lanes: &[Lane<'_>]) -> String {
                 tip.push_str(": ");
                 tip.push_str(&e.changed.join(", "));
             }
+            let label = if show {
+                format!(
+                    r#"<text class="event-label" x="{x}" y="{ty}">{}</text>"#,
+                    xml_escape(&short_event(&e.event))
+                )
+            } else {
+                String::new()
+            };
             let _ = write!(
                 s,
-                r#"<g class="event {}" data-at-ms="{}"><circle cx="{x}" cy="{y}" r="5"/><text class="event-label" x="{x}" y="{ty}">{}</text><title>{}</title></g>"#,
+                r#"<g class="event {}" data-at-ms="{}"><circle cx="{x}" cy="{y}" r="5"/>{label}<title>{}</title></g>"#,
                 event_class(&e.event),
                 e.at_ms,
-                xml_escape(&short_event(&e.event)),
                 xml_escape(&tip)
             );
         }
@@ -102,6 +121,15 @@ pub(crate) fn svg(id_attr: &str, lanes: &[Lane<'_>]) -> String {
         ay + 14
     );
     s
+}
+
+fn short_label(label: &str) -> String {
+    if label.chars().count() <= LABEL_CHARS {
+        label.to_string()
+    } else {
+        let head: String = label.chars().take(LABEL_CHARS - 1).collect();
+        format!("{head}…")
+    }
 }
 
 /// Marker label: `ADD`, `MOD`, `DEL`, or the tool action without its `tool: ` prefix.
@@ -153,5 +181,26 @@ mod tests {
         assert!(out.contains(&format!(r#"cx="{}""#, LABEL + (WIDTH - LABEL - 20) / 2)));
         assert!(out.contains("M &lt;m-1&gt;"));
         assert!(out.contains("ev-deleted"));
+    }
+
+    #[test]
+    fn events_too_close_keep_their_marker_but_not_their_label() {
+        let a = [
+            entry(0, "ADDED"),
+            entry(1, "MODIFIED"),
+            entry(2, "MODIFIED"),
+            entry(1000, "DELETED"),
+        ];
+        let out = svg(
+            "",
+            &[Lane {
+                label: "x".repeat(60),
+                entries: &a,
+            }],
+        );
+        assert_eq!(out.matches("<circle").count(), 4);
+        // ADD (row 0) and MOD (row 1) fit; the second MOD (row 0, 0 px from ADD) does not.
+        assert_eq!(out.matches("class=\"event-label\"").count(), 3);
+        assert!(out.contains(&format!("{}…", "x".repeat(43))));
     }
 }

@@ -8,6 +8,7 @@ use super::check_spec::FieldCheck;
 use super::rule::{Rule, RuleKind};
 use crate::contract::{Contract, Role};
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 /// The suite files compiled into the binary, as `(file name, YAML text)`.
 const EMBEDDED: [(&str, &str); 9] = [
@@ -55,7 +56,7 @@ pub const SCENARIOS: [&str; 7] = [
 ];
 
 /// Why a catalog could not be loaded.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum CatalogError {
     #[error("{file}: not a known suite file (expected one of: {known})")]
     UnknownFile { file: String, known: String },
@@ -120,6 +121,15 @@ impl Catalog {
     /// The catalog compiled into this binary.
     pub fn embedded() -> Result<Catalog, CatalogError> {
         Catalog::from_yaml_sources(&EMBEDDED)
+    }
+
+    /// The embedded catalog, loaded once per process.
+    pub fn shared() -> Result<&'static Catalog, CatalogError> {
+        static CATALOG: OnceLock<Result<Catalog, CatalogError>> = OnceLock::new();
+        CATALOG
+            .get_or_init(Catalog::embedded)
+            .as_ref()
+            .map_err(Clone::clone)
     }
 
     /// Builds a catalog from `(file name, YAML text)` pairs. The file name (its last path

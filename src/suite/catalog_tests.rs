@@ -254,7 +254,7 @@ fn embedded_catalog_counts() {
     assert_eq!(c.scenario_rules().len(), 90);
     assert_eq!(c.review_rules().len(), 8);
     let with_check = c.rules().iter().filter(|r| r.check.is_some()).count();
-    assert_eq!(with_check, 38);
+    assert_eq!(with_check, 36);
 }
 
 #[test]
@@ -355,4 +355,28 @@ fn for_role_includes_inherited_rules() {
     assert!(imt.contains(&"infra-machine-template/defined"));
     assert!(!imt.contains(&"all/status-subresource"));
     assert!(!imt.contains(&"infra-machine/provider-id"));
+}
+
+#[test]
+fn shared_catalog_is_the_embedded_one() {
+    let shared = Catalog::shared().unwrap();
+    assert_eq!(shared.rules(), Catalog::embedded().unwrap().rules());
+    assert!(std::ptr::eq(shared, Catalog::shared().unwrap()));
+}
+
+#[test]
+fn every_scenario_script_has_rules() {
+    let c = Catalog::embedded().unwrap();
+    for sc in SCENARIOS {
+        assert!(!c.rules_of_scenario(sc).is_empty(), "{sc}");
+    }
+}
+
+#[test]
+fn conditional_levels_are_never_may() {
+    // `COND-` applies to MUST/SHOULD only; a MAY rule with a condition would print as plain MAY.
+    let c = Catalog::embedded().unwrap();
+    for r in c.rules().iter().filter(|r| r.condition.is_some()) {
+        assert_ne!(r.level, Level::May, "{}", r.id);
+    }
 }

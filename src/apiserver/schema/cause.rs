@@ -34,15 +34,45 @@ fn with_detail(body: String, detail: &str) -> String {
     }
 }
 
-/// How kube prints a bad value inside `Invalid value: …`: strings quoted, scalars bare,
-/// everything else as compact JSON.
+/// How kube prints a bad value inside `Invalid value: …` (`field.Error.ErrorBody`): strings
+/// quoted, numbers and booleans bare, `nil` as `"null"`, maps and lists with Go's `%#v`.
 pub fn render_value(v: &Value) -> String {
     match v {
         Value::String(s) => go_quote(s),
-        Value::Number(n) => n.to_string(),
+        Value::Number(n) => number_text(n),
         Value::Bool(b) => b.to_string(),
-        Value::Null => "null".to_string(),
-        other => other.to_string(),
+        Value::Null => go_quote("null"),
+        other => go_sharp_v(other),
+    }
+}
+
+fn number_text(n: &serde_json::Number) -> String {
+    match (n.as_i64(), n.as_u64(), n.as_f64()) {
+        (Some(i), _, _) => i.to_string(),
+        (None, Some(u), _) => u.to_string(),
+        (_, _, Some(f)) => go_float(f),
+        _ => n.to_string(),
+    }
+}
+
+/// Go's `%#v` of a decoded JSON value (`map[string]interface {}{"a":1}`, `[]interface {}{"x"}`).
+fn go_sharp_v(v: &Value) -> String {
+    match v {
+        Value::Null => "interface {}(nil)".to_string(),
+        Value::String(s) => go_quote(s),
+        Value::Number(n) => number_text(n),
+        Value::Bool(b) => b.to_string(),
+        Value::Array(items) => format!(
+            "[]interface {{}}{{{}}}",
+            items.iter().map(go_sharp_v).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Object(m) => format!(
+            "map[string]interface {{}}{{{}}}",
+            m.iter()
+                .map(|(k, v)| format!("{}:{}", go_quote(k), go_sharp_v(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     }
 }
 
@@ -51,13 +81,44 @@ pub fn go_quote(s: &str) -> String {
     Value::String(s.to_string()).to_string()
 }
 
-/// Go's `%v` for a float64 (`0`, `1.5`, `1e+21`).
+/// Go's `%v` for a float64 (`strconv.FormatFloat(f, 'g', -1, 64)`): shortest digits, with
+/// an exponent when it is below -4 or at least 6 (`0`, `1.5`, `100000`, `1e+06`,
+/// `2.147483647e+09`), which is how kube prints schema bounds.
 pub fn go_float(f: f64) -> String {
-    if f.fract() == 0.0 && f.abs() < 1e21 {
-        format!("{}", f as i64)
-    } else {
-        format!("{f}")
+    if f == 0.0 {
+        return "0".to_string();
     }
+    if f.is_nan() {
+        return "NaN".to_string();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "+Inf" } else { "-Inf" }.to_string();
+    }
+    let sci = format!("{:e}", f.abs());
+    let (mant, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let digits: String = mant.chars().filter(char::is_ascii_digit).collect();
+    let sign = if f < 0.0 { "-" } else { "" };
+    if !(-4..6).contains(&exp) {
+        let (first, rest) = digits.split_at(1);
+        let frac = if rest.is_empty() {
+            String::new()
+        } else {
+            format!(".{rest}")
+        };
+        let esign = if exp < 0 { '-' } else { '+' };
+        return format!("{sign}{first}{frac}e{esign}{:02}", exp.abs());
+    }
+    let dp = exp + 1;
+    let body = if dp <= 0 {
+        format!("0.{}{digits}", "0".repeat((-dp) as usize))
+    } else if dp as usize >= digits.len() {
+        format!("{digits}{}", "0".repeat(dp as usize - digits.len()))
+    } else {
+        let (int, frac) = digits.split_at(dp as usize);
+        format!("{int}.{frac}")
+    };
+    format!("{sign}{body}")
 }
 
 impl Cause {
@@ -312,6 +373,23 @@ mod tests {
         );
         assert_eq!(FieldPath::new("").child("a").index(2).as_str(), "a[2]");
         assert_eq!(go_float(0.0), "0");
+        assert_eq!(render_value(&json!(null)), "\"null\"");
+        assert_eq!(
+            render_value(&json!({"a": 1, "b": ["x", 1.5, null]})),
+            "map[string]interface {}{\"a\":1, \"b\":[]interface {}{\"x\", 1.5, interface {}(nil)}}"
+        );
         assert_eq!(go_float(1.5), "1.5");
+        for (f, want) in [
+            (100000.0, "100000"),
+            (1e6, "1e+06"),
+            (2147483647.0, "2.147483647e+09"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (-2.5, "-2.5"),
+            (123456.5, "123456.5"),
+            (1e21, "1e+21"),
+        ] {
+            assert_eq!(go_float(f), want, "{f}");
+        }
     }
 }

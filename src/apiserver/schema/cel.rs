@@ -451,7 +451,11 @@ pub fn eval(e: &Expr, env: &Env) -> R<Value> {
             match *op {
                 "!" => Ok(Value::Bool(!truthy(&v)?)),
                 _ => match &v {
-                    Value::Number(n) if n.is_i64() => Ok(Value::from(-n.as_i64().unwrap_or(0))),
+                    Value::Number(n) if n.is_i64() => n
+                        .as_i64()
+                        .and_then(i64::checked_neg)
+                        .map(Value::from)
+                        .ok_or_else(|| eval_err("integer overflow in -")),
                     Value::Number(n) => Ok(n
                         .as_f64()
                         .and_then(|f| serde_json::Number::from_f64(-f))
@@ -691,8 +695,8 @@ fn call(target: Option<&Expr>, name: &str, args: &[Expr], env: &Env) -> R<Value>
                 Some(_) => return Err(eval_err("no such overload for matches")),
                 None => (str_arg(0)?, str_arg(1)?),
             };
-            let re = super::goregex::compile(pattern)
-                .map_err(|e| eval_err(format!("invalid regex: {e}")))?;
+            let re = super::goregex::cached(pattern)
+                .ok_or_else(|| eval_err(format!("invalid regex: {pattern}")))?;
             Ok(Value::Bool(re.is_match(subject)))
         }
         (None, "isIP") => Ok(Value::Bool(str_arg(0)?.parse::<std::net::IpAddr>().is_ok())),
@@ -890,6 +894,15 @@ mod tests {
     fn transition_rules_are_detected() {
         assert!(uses_old_self(&parse("self == oldSelf").unwrap()));
         assert!(!uses_old_self(&parse("self.size() > 0").unwrap()));
+    }
+
+    #[test]
+    fn negating_the_smallest_integer_is_an_error() {
+        assert!(matches!(
+            run("-self", json!(i64::MIN)),
+            Err(CelError::Eval(_))
+        ));
+        assert_eq!(run("-self", json!(5)), Ok(json!(-5)));
     }
 
     #[test]

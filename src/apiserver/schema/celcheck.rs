@@ -51,10 +51,8 @@ fn walk(value: &Value, old: Option<&Value>, s: Schema<'_>, path: &str, out: &mut
     }
     match value {
         Value::Object(map) => {
-            let props = s.properties();
-            let additional = s.additional_properties();
             for (k, v) in map {
-                let Some(cs) = props.get(k.as_str()).copied().or(additional) else {
+                let Some(cs) = s.child(k) else {
                     continue;
                 };
                 let old_child = old.and_then(|o| o.get(k));
@@ -169,7 +167,21 @@ fn check_rule(
                 _ => Cause::invalid(&field, &ty, &message),
             });
         }
-        Err(CelError::Eval(e)) => out.push(Cause::invalid(&field, &ty, &e)),
+        Err(CelError::Eval(e)) => {
+            // kube: runtime errors name the rule (its message when it has one).
+            let rule_text = match rule.get("message").and_then(Value::as_str).map(str::trim) {
+                Some(m) if !m.is_empty() => m.to_string(),
+                _ => src.trim().to_string(),
+            };
+            let msg = if e.starts_with("no such overload") {
+                format!(
+                    "'{e}': call arguments did not match a supported operator, function or macro signature for rule: {rule_text}"
+                )
+            } else {
+                format!("{e} evaluating rule: {rule_text}")
+            };
+            out.push(Cause::invalid(&field, &ty, &msg));
+        }
         Ok(_) | Err(_) => {}
     }
 }
@@ -280,7 +292,10 @@ mod tests {
         let mut out = Vec::new();
         check(&json!({"spec": {}}), None, &s, &mut out);
         assert_eq!(out[0].field, JUNCTOR_FIELD);
-        assert_eq!(out[0].message, "Invalid value: \"object\": no such key: x");
+        assert_eq!(
+            out[0].message,
+            "Invalid value: \"object\": no such key: x evaluating rule: self.spec.x == 1"
+        );
         assert!(has_rules(&s));
         assert!(!has_rules(
             &json!({"type": "object", "default": {"x-kubernetes-validations": [1]}})

@@ -13,25 +13,22 @@ pub fn apply_defaults(v: &mut Value, schema: &Value) {
 fn default_node(v: &mut Value, s: Schema<'_>) {
     match v {
         Value::Object(map) => {
-            let props = s.properties();
-            for (name, ps) in &props {
+            for (name, ps) in s.properties_iter() {
                 let Some(default) = ps.default() else {
                     continue;
                 };
-                let absent_or_null = match map.get(*name) {
+                let absent_or_null = match map.get(name) {
                     None => true,
                     Some(Value::Null) => !ps.nullable(),
                     Some(_) => false,
                 };
                 if absent_or_null {
-                    map.insert((*name).to_string(), default.clone());
+                    map.insert(name.to_string(), default.clone());
                 }
             }
-            let additional = s.additional_properties();
             let keys: Vec<String> = map.keys().cloned().collect();
             for k in keys {
-                let child_schema = props.get(k.as_str()).copied().or(additional);
-                let Some(cs) = child_schema else {
+                let Some(cs) = s.child(&k) else {
                     continue;
                 };
                 let is_bad_null = map

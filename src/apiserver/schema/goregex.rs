@@ -3,6 +3,8 @@
 //! literally, while `regex` treats `[` as a nested class and `&&`/`~~` as set operations.
 
 use regex::Regex;
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
 
 /// Rewrites a Go pattern so `regex` reads it the way Go does.
 pub fn translate(pattern: &str) -> String {
@@ -71,6 +73,29 @@ pub fn compile(pattern: &str) -> Result<Regex, regex::Error> {
     Regex::new(&translate(pattern))
 }
 
+/// Patterns compiled so far (schemas repeat the same few on every write). Bounded: cleared
+/// when full.
+static CACHE: LazyLock<Mutex<HashMap<String, Option<Regex>>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+const CACHE_MAX: usize = 4096;
+
+/// [`compile`] through a process-wide cache; `None` for an invalid pattern.
+pub fn cached(pattern: &str) -> Option<Regex> {
+    if let Ok(cache) = CACHE.lock()
+        && let Some(hit) = cache.get(pattern)
+    {
+        return hit.clone();
+    }
+    let compiled = compile(pattern).ok();
+    if let Ok(mut cache) = CACHE.lock() {
+        if cache.len() >= CACHE_MAX {
+            cache.clear();
+        }
+        cache.insert(pattern.to_string(), compiled.clone());
+    }
+    compiled
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,5 +117,8 @@ mod tests {
             "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
         );
         assert!(compile("(").is_err());
+        assert!(cached("(").is_none());
+        assert!(cached("^a+$").unwrap().is_match("aa"));
+        assert!(cached("^a+$").unwrap().is_match("a"));
     }
 }

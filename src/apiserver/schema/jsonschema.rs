@@ -97,6 +97,25 @@ impl<'a> Schema<'a> {
             .unwrap_or_default()
     }
 
+    /// One entry of `properties` (no map is built: this runs per field of every write).
+    pub fn property(&self, name: &str) -> Option<Schema<'a>> {
+        self.0.get("properties")?.get(name).map(Schema)
+    }
+
+    /// The schema for the value under `name`: its property, else `additionalProperties`.
+    pub fn child(&self, name: &str) -> Option<Schema<'a>> {
+        self.property(name).or_else(|| self.additional_properties())
+    }
+
+    /// `properties` entries in key order, without building a map.
+    pub fn properties_iter(&self) -> impl Iterator<Item = (&'a str, Schema<'a>)> + use<'a> {
+        self.0
+            .get("properties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(|m| m.iter().map(|(k, v)| (k.as_str(), Schema(v))))
+    }
+
     /// Whether `properties` is present and non-empty.
     pub fn has_properties(&self) -> bool {
         self.0

@@ -82,7 +82,7 @@ pub fn validate_object_meta_for_kind(meta: &Value, namespaced: bool, kind: &str)
 
 /// ObjectMeta validation with an explicit name rule.
 pub fn validate_object_meta_with(meta: &Value, namespaced: bool, rule: NameRule) -> Vec<Cause> {
-    let mut out = Vec::new();
+    let mut out = type_errors(meta);
     let str_of = |k: &str| meta.get(k).and_then(Value::as_str).unwrap_or_default();
     let name = str_of("name");
     let generate_name = str_of("generateName");
@@ -209,6 +209,82 @@ pub fn validate_object_meta_with(meta: &Value, namespaced: bool, rule: NameRule)
                 "finalizer orphan and foregroundDeletion cannot be both set",
             ));
         }
+    }
+    out
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Fields whose JSON type cannot decode into ObjectMeta (kube fails the decode with Go's
+/// unmarshal message; reported here on `metadata`).
+fn type_errors(meta: &Value) -> Vec<Cause> {
+    let mut out = Vec::new();
+    let Some(m) = meta.as_object() else {
+        if !meta.is_null() {
+            out.push(Cause::invalid(
+                "metadata",
+                meta,
+                &format!(
+                    "json: cannot unmarshal {} into Go value of type v1.ObjectMeta",
+                    json_kind(meta)
+                ),
+            ));
+        }
+        return out;
+    };
+    let mut bad = |field: &str, got: &Value, want: &str| {
+        out.push(Cause::invalid(
+            "metadata",
+            got,
+            &format!(
+                "json: cannot unmarshal {} into Go struct field ObjectMeta.metadata.{field} of type {want}",
+                json_kind(got)
+            ),
+        ));
+    };
+    for f in [
+        "name",
+        "generateName",
+        "namespace",
+        "uid",
+        "resourceVersion",
+    ] {
+        if let Some(v) = m.get(f).filter(|v| !v.is_null() && !v.is_string()) {
+            bad(f, v, "string");
+        }
+    }
+    for f in ["labels", "annotations"] {
+        match m.get(f) {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(entries)) => {
+                if let Some(v) = entries.values().find(|v| !v.is_string()) {
+                    bad(f, v, "string");
+                }
+            }
+            Some(other) => bad(f, other, "map[string]string"),
+        }
+    }
+    match m.get("finalizers") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            if let Some(v) = items.iter().find(|v| !v.is_string()) {
+                bad("finalizers", v, "string");
+            }
+        }
+        Some(other) => bad("finalizers", other, "[]string"),
+    }
+    match m.get("ownerReferences") {
+        None | Some(Value::Null) | Some(Value::Array(_)) => {}
+        Some(other) => bad("ownerReferences", other, "[]v1.OwnerReference"),
     }
     out
 }
@@ -364,6 +440,31 @@ mod tests {
         assert_eq!(
             fields(&validate_object_meta(&m, false)),
             vec![("metadata.annotations", "FieldValueTooLong")]
+        );
+    }
+
+    #[test]
+    fn wrongly_typed_fields_are_reported() {
+        let m = json!({"name": "a", "labels": {"k": 1}, "finalizers": "x"});
+        let c = validate_object_meta(&m, false);
+        assert_eq!(
+            fields(&c)[..2],
+            [
+                ("metadata", "FieldValueInvalid"),
+                ("metadata", "FieldValueInvalid")
+            ]
+        );
+        assert!(
+            c[0].message
+                .contains("ObjectMeta.metadata.labels of type string")
+        );
+        assert!(
+            c[1].message
+                .contains("ObjectMeta.metadata.finalizers of type []string")
+        );
+        assert_eq!(
+            validate_object_meta(&json!("x"), false)[0].field,
+            "metadata"
         );
     }
 

@@ -1,5 +1,14 @@
-//! CRD `openAPIV3Schema` handling as apiextensions-apiserver does it: structural-schema checks,
-//! the prune → default → validate pipeline for custom resources, and ObjectMeta validation.
+//! CRD `openAPIV3Schema` handling as apiextensions-apiserver does it, plus the validation the
+//! emulator needs for built-in kinds.
+//!
+//! - [`structural_errors`]: what makes kube reject a CRD schema (structural rules, unsupported
+//!   keywords, list/map types, `default`s that do not validate, rule entries).
+//! - [`process`] / [`process_update`]: prune (unknown fields recorded) → default → validate
+//!   (kube-openapi order and messages, `allOf`/`anyOf`/`oneOf`/`not`, formats) →
+//!   `x-kubernetes-validations` (a CEL subset, [`cel`]), with validation ratcheting on update.
+//! - [`validate_object_meta_for_kind`], [`validate_builtin`], [`validate_builtin_update`],
+//!   [`validate_scale_replicas`]: ObjectMeta, Secret/ConfigMap/RBAC content, scale replicas.
+//! - [`Cause`] / [`invalid_message`]: `metav1.StatusCause` and the 422 message.
 
 mod builtin;
 mod cause;
@@ -12,6 +21,7 @@ mod meta;
 pub mod names;
 mod prune;
 mod ratchet;
+mod scale;
 mod structural;
 mod validate;
 
@@ -28,6 +38,7 @@ pub use meta::{
 };
 pub use prune::{OBJECT_META_FIELDS, coerce_object_meta, prune_resource};
 pub use ratchet::ratchet;
+pub use scale::validate_scale_replicas;
 pub use structural::structural_errors;
 pub use validate::{JUNCTOR_FIELD, json_eq, type_name, validate};
 
@@ -149,18 +160,18 @@ pub fn process(obj: Value, schema: &Value, opts: &PipelineOptions) -> PipelineRe
 
 /// `x-kubernetes-validations`, skipped (with kube's notice) when type or enum errors exist.
 fn run_rules(object: &Value, old: Option<&Value>, schema: &Value, causes: &mut Vec<Cause>) {
-    if !has_rules(schema) {
-        return;
-    }
     let blocking = causes
         .iter()
         .any(|c| c.reason == reason::TYPE_INVALID || c.reason == reason::NOT_SUPPORTED);
     if blocking {
-        causes.push(Cause::invalid(
-            JUNCTOR_FIELD,
-            &Value::Null,
-            RULES_NOT_CHECKED,
-        ));
+        // Walking the whole schema is only worth it on this (rare) path.
+        if has_rules(schema) {
+            causes.push(Cause::invalid(
+                JUNCTOR_FIELD,
+                &Value::Null,
+                RULES_NOT_CHECKED,
+            ));
+        }
     } else {
         celcheck::check(object, old, schema, causes);
     }

@@ -81,7 +81,6 @@ fn prune_node(
                 return;
             };
             let is_resource = resource_root || s.embedded();
-            let props = s.properties();
             let additional = s.additional_properties();
             let keys: Vec<String> = map.keys().cloned().collect();
             for k in keys {
@@ -95,9 +94,9 @@ fn prune_node(
                     }
                     continue;
                 }
-                if let Some(ps) = props.get(k.as_str()) {
+                if let Some(ps) = s.property(&k) {
                     if let Some(child) = map.get_mut(&k) {
-                        prune_node(child, Some(*ps), &child_path, false, pruned);
+                        prune_node(child, Some(ps), &child_path, false, pruned);
                     }
                 } else if let Some(ap) = additional {
                     if let Some(child) = map.get_mut(&k) {

@@ -3,8 +3,10 @@
 
 use super::cause::{Cause, go_float, render_value};
 use super::jsonschema::Schema;
+use regex::Regex;
 use serde_json::Value;
 use std::collections::BTreeSet;
+use std::sync::LazyLock;
 
 /// The JSON type name kube-openapi reports for a value (`integer` vs `number` like Go's decoder).
 pub fn type_name(v: &Value) -> &'static str {
@@ -238,37 +240,36 @@ fn check_enum(value: &Value, s: &Schema, field: &str, out: &mut Vec<Cause>) {
     out.push(Cause::not_supported(field, value, &supported));
 }
 
+/// go-openapi's string validator stops at the first failure: maxLength, minLength, pattern.
+/// The format validator is separate and always runs.
 fn check_string(st: &str, value: &Value, s: &Schema, path: &str, out: &mut Vec<Cause>) {
     let len = st.chars().count();
-    if let Some(max) = s.u64("maxLength")
-        && len as u64 > max
-    {
-        out.push(Cause::too_long(path, max as usize, "bytes"));
-    }
-    if let Some(min) = s.u64("minLength")
-        && (len as u64) < min
-    {
-        out.push(Cause::invalid(
+    let first = if let Some(max) = s.u64("maxLength").filter(|m| len as u64 > *m) {
+        Some(Cause::too_long(path, max as usize, "bytes"))
+    } else if let Some(min) = s.u64("minLength").filter(|m| (len as u64) < *m) {
+        Some(Cause::invalid(
             path,
             value,
             &body(path, &format!("should be at least {min} chars long")),
-        ));
-    }
-    if let Some(pattern) = s.str("pattern") {
-        match super::goregex::compile(pattern) {
-            Ok(re) if re.is_match(st) => {}
-            Ok(_) => out.push(Cause::invalid(
+        ))
+    } else if let Some(pattern) = s.str("pattern") {
+        match super::goregex::cached(pattern) {
+            Some(re) if re.is_match(st) => None,
+            Some(_) => Some(Cause::invalid(
                 path,
                 value,
                 &body(path, &format!("should match '{pattern}'")),
             )),
-            Err(_) => out.push(Cause::invalid(
+            None => Some(Cause::invalid(
                 path,
                 value,
                 &format!("pattern {pattern:?} is not a valid regular expression"),
             )),
         }
-    }
+    } else {
+        None
+    };
+    out.extend(first);
     if let Some(format) = s.str("format")
         && !format_ok(format, st)
     {
@@ -283,38 +284,87 @@ fn check_string(st: &str, value: &Value, s: &Schema, path: &str, out: &mut Vec<C
     }
 }
 
+fn is_duration(s: &str) -> bool {
+    static RE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^[-+]?(\d+(\.\d*)?\s*(ns|us|µs|μs|ms|s|m|h|d|w)\s*)+$")
+            .expect("constant duration regex compiles")
+    });
+    s == "0" || RE.is_match(s.trim())
+}
+
+fn is_hostname(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 253
+        && s.trim_end_matches('.').split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+                && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        })
+}
+
+/// The formats kube keeps (`StripUnsupportedFormatsPostProcess`); others are ignored.
 fn format_ok(format: &str, s: &str) -> bool {
+    use std::net::IpAddr;
     match format {
         "date-time" | "datetime" => s.parse::<jiff::Timestamp>().is_ok(),
         "date" => s.parse::<jiff::civil::Date>().is_ok() && s.len() == 10,
-        "int32" => s.parse::<i32>().is_ok(),
-        "int64" => s.parse::<i64>().is_ok(),
         "byte" => {
             use base64::Engine;
             base64::engine::general_purpose::STANDARD.decode(s).is_ok()
         }
-        "uuid" => uuid::Uuid::parse_str(s).is_ok() && s.len() == 36,
+        "uuid" | "uuid3" | "uuid4" | "uuid5" => uuid::Uuid::parse_str(s).is_ok() && s.len() == 36,
+        "ipv4" => s.parse::<IpAddr>().is_ok_and(|ip| ip.is_ipv4()),
+        "ipv6" => s.parse::<IpAddr>().is_ok_and(|ip| ip.is_ipv6()),
+        "cidr" => s.split_once('/').is_some_and(|(ip, bits)| {
+            match (ip.parse::<IpAddr>(), bits.parse::<u8>()) {
+                (Ok(IpAddr::V4(_)), Ok(b)) => b <= 32,
+                (Ok(IpAddr::V6(_)), Ok(b)) => b <= 128,
+                _ => false,
+            }
+        }),
+        "uri" => {
+            !s.is_empty()
+                && !s.contains(char::is_whitespace)
+                && (s.starts_with('/')
+                    || s.split_once(':').is_some_and(|(scheme, _)| {
+                        scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+                            && scheme
+                                .chars()
+                                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+                    }))
+        }
+        "email" => s
+            .split_once('@')
+            .is_some_and(|(user, host)| !user.is_empty() && is_hostname(host)),
+        "hostname" => is_hostname(s),
+        "duration" => is_duration(s),
+        "mac" => {
+            let parts: Vec<&str> = s.split([':', '-']).collect();
+            matches!(parts.len(), 6 | 8 | 20)
+                && parts
+                    .iter()
+                    .all(|p| p.len() == 2 && p.chars().all(|c| c.is_ascii_hexdigit()))
+        }
         _ => true,
     }
 }
 
+/// go-openapi's number validator stops at the first failure: multipleOf, maximum, minimum.
 fn check_number(value: &Value, s: &Schema, path: &str, out: &mut Vec<Cause>) {
     let Some(x) = as_f64(value) else {
         return;
     };
-    if let Some(min) = s.f64("minimum") {
-        let excl = s.bool("exclusiveMinimum");
-        if (excl && x <= min) || (!excl && x < min) {
-            let rel = if excl {
-                "greater than"
-            } else {
-                "greater than or equal to"
-            };
+    if let Some(m) = s.f64("multipleOf").filter(|m| *m > 0.0) {
+        let q = x / m;
+        if (q - q.round()).abs() > 1e-9 {
             out.push(Cause::invalid(
                 path,
                 value,
-                &body(path, &format!("should be {rel} {}", go_float(min))),
+                &body(path, &format!("should be a multiple of {}", go_float(m))),
             ));
+            return;
         }
     }
     if let Some(max) = s.f64("maximum") {
@@ -330,50 +380,39 @@ fn check_number(value: &Value, s: &Schema, path: &str, out: &mut Vec<Cause>) {
                 value,
                 &body(path, &format!("should be {rel} {}", go_float(max))),
             ));
+            return;
         }
     }
-    if let Some(m) = s.f64("multipleOf")
-        && m > 0.0
-    {
-        let q = x / m;
-        if (q - q.round()).abs() > 1e-9 {
+    if let Some(min) = s.f64("minimum") {
+        let excl = s.bool("exclusiveMinimum");
+        if (excl && x <= min) || (!excl && x < min) {
+            let rel = if excl {
+                "greater than"
+            } else {
+                "greater than or equal to"
+            };
             out.push(Cause::invalid(
                 path,
                 value,
-                &body(path, &format!("should be a multiple of {}", go_float(m))),
+                &body(path, &format!("should be {rel} {}", go_float(min))),
             ));
         }
     }
-    let (lo, hi) = match s.str("format") {
-        Some("int32") => (i32::MIN as f64, i32::MAX as f64),
-        _ => (f64::MIN, f64::MAX),
-    };
-    if x < lo {
-        out.push(Cause::invalid(
-            path,
-            value,
-            &body(
-                path,
-                &format!("should be greater than or equal to {}", go_float(lo)),
-            ),
-        ));
-    } else if x > hi {
-        out.push(Cause::invalid(
-            path,
-            value,
-            &body(
-                path,
-                &format!("should be less than or equal to {}", go_float(hi)),
-            ),
-        ));
-    }
 }
 
+/// Items first, then minItems, maxItems, uniqueItems (all reported), then the
+/// `x-kubernetes-list-type` set/map uniqueness apiextensions checks afterwards.
 fn check_array(items: &[Value], value: &Value, s: &Schema, path: &str, out: &mut Vec<Cause>) {
-    if let Some(max) = s.u64("maxItems")
-        && items.len() as u64 > max
-    {
-        out.push(Cause::too_many(path, items.len(), max as usize));
+    if let Some(item_schema) = s.items() {
+        for (i, item) in items.iter().enumerate() {
+            validate_node(
+                item,
+                &item_schema,
+                &format!("{path}[{i}]"),
+                item_schema.embedded(),
+                out,
+            );
+        }
     }
     if let Some(min) = s.u64("minItems")
         && (items.len() as u64) < min
@@ -383,6 +422,11 @@ fn check_array(items: &[Value], value: &Value, s: &Schema, path: &str, out: &mut
             value,
             &body(path, &format!("should have at least {min} items")),
         ));
+    }
+    if let Some(max) = s.u64("maxItems")
+        && items.len() as u64 > max
+    {
+        out.push(Cause::too_many(path, items.len(), max as usize));
     }
     if s.bool("uniqueItems") {
         for (i, a) in items.iter().enumerate() {
@@ -427,17 +471,6 @@ fn check_array(items: &[Value], value: &Value, s: &Schema, path: &str, out: &mut
             }
         }
     }
-    if let Some(item_schema) = s.items() {
-        for (i, item) in items.iter().enumerate() {
-            validate_node(
-                item,
-                &item_schema,
-                &format!("{path}[{i}]"),
-                item_schema.embedded(),
-                out,
-            );
-        }
-    }
 }
 
 fn check_object(value: &Value, s: &Schema, path: &str, embedded_root: bool, out: &mut Vec<Cause>) {
@@ -471,7 +504,6 @@ fn check_object(value: &Value, s: &Schema, path: &str, embedded_root: bool, out:
         }
     }
     let required: BTreeSet<&str> = s.required().into_iter().collect();
-    let props = s.properties();
     let mut names: BTreeSet<&str> = required.clone();
     names.extend(obj.keys().map(String::as_str));
     for name in names {
@@ -483,11 +515,11 @@ fn check_object(value: &Value, s: &Schema, path: &str, embedded_root: bool, out:
                 }
             }
             Some(v) => {
-                if let Some(ps) = props.get(name) {
+                if let Some(ps) = s.property(name) {
                     if path.is_empty() && name == "metadata" {
-                        validate_root_metadata(v, ps, &child_path, out);
+                        validate_root_metadata(v, &ps, &child_path, out);
                     } else {
-                        validate_node(v, ps, &child_path, ps.embedded(), out);
+                        validate_node(v, &ps, &child_path, ps.embedded(), out);
                     }
                 } else if let Some(ap) = s.additional_properties() {
                     validate_node(v, &ap, &child_path, ap.embedded(), out);
@@ -499,10 +531,9 @@ fn check_object(value: &Value, s: &Schema, path: &str, embedded_root: bool, out:
 
 /// Root `metadata` may only constrain `name` and `generateName`.
 fn validate_root_metadata(v: &Value, s: &Schema, path: &str, out: &mut Vec<Cause>) {
-    let props = s.properties();
     for key in ["name", "generateName"] {
-        if let (Some(val), Some(ps)) = (v.get(key), props.get(key)) {
-            validate_node(val, ps, &join(path, key), false, out);
+        if let (Some(val), Some(ps)) = (v.get(key), s.property(key)) {
+            validate_node(val, &ps, &join(path, key), false, out);
         }
     }
 }
