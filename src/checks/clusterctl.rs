@@ -81,17 +81,45 @@ fn label<'a>(doc: &'a Document, key: &str) -> Option<&'a str> {
         .and_then(Value::as_str)
 }
 
+/// `clusterctl/repo-assets`: metadata.yaml and the components YAML are release assets side by
+/// side (one release folder / one set of release assets).
 pub fn repo_assets(_: &Rule, ctx: &CheckCtx) -> Finding {
-    let _ = md_or_return!(ctx);
-    if ctx.inv.crd_count() > 0 && !ctx.inv.deployments.is_empty() {
+    let Some(md) = &ctx.inv.metadata else {
+        return Finding::skip(NO_METADATA);
+    };
+    let dir = |f: &str| {
+        std::path::Path::new(f)
+            .parent()
+            .map(|p| p.to_path_buf())
+            .unwrap_or_default()
+    };
+    let md_dir = dir(&md.origin.file);
+    let files = component_files(ctx.inv);
+    if files.is_empty() {
+        return Finding::fail_msg("metadata.yaml without components YAML (no CRD or Deployment)");
+    }
+    if files.iter().any(|f| f == "-") {
+        return Finding::skip(
+            "components read from stdin: cannot tell where the release assets live",
+        );
+    }
+    let apart: Vec<&str> = files
+        .iter()
+        .filter(|f| dir(f) != md_dir)
+        .map(String::as_str)
+        .collect();
+    if apart.is_empty() {
         Finding::pass(vec![md_ev(
             ctx.inv,
-            "metadata.yaml and components YAML (CRDs + Deployment) present",
+            "metadata.yaml sits beside the components YAML",
         )])
     } else {
-        Finding::fail_msg(
-            "metadata.yaml present but the components YAML (CRDs and a controller Deployment) is incomplete",
-        )
+        let m = format!(
+            "metadata.yaml ({}) is not in the same release folder as the components ({})",
+            md.origin.file,
+            apart.join(", ")
+        );
+        Finding::fail(m.clone(), vec![md_ev(ctx.inv, m)])
     }
 }
 
@@ -353,12 +381,16 @@ fn containers(doc: &Document) -> Vec<&Value> {
         .unwrap_or_default()
 }
 
+/// The controller containers: those named `manager`, else every Deployment container (so a
+/// misnamed container is reported only by clusterctl/manager-container).
 fn manager_containers(inv: &Inventory) -> Vec<&Value> {
-    inv.deployments
+    let all: Vec<&Value> = inv.deployments.iter().flat_map(containers).collect();
+    let named: Vec<&Value> = all
         .iter()
-        .flat_map(containers)
+        .copied()
         .filter(|c| c.get("name").and_then(Value::as_str) == Some("manager"))
-        .collect()
+        .collect();
+    if named.is_empty() { all } else { named }
 }
 
 pub fn manager_container(_: &Rule, ctx: &CheckCtx) -> Finding {
@@ -492,20 +524,25 @@ fn walk_strings<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
     }
 }
 
-/// `None` when every `${…}` in `s` is clusterctl-compatible; else the first bad reference.
+/// `None` when every `${…}` in `s` is clusterctl-compatible (a variable name, optionally
+/// followed by one of drone/envsubst's operators: `:=`, `=`, `:-`, `-`, `#`, `%`, `/`, `^`,
+/// `,`, `:offset`, …, with no nested `$`); else the first bad reference (e.g. `${VAR$FOO}`).
 pub fn bad_variable(s: &str) -> Option<String> {
     static RE: OnceLock<Option<Regex>> = OnceLock::new();
     let re = RE
         .get_or_init(|| {
-            Regex::new(r"^\$\{\s*[A-Za-z_][A-Za-z0-9_]*\s*(?:(?::=|=|:-|-)[^}$]*)?\}").ok()
+            // `}` closes the reference; a scalar may also end inside it when YAML split the
+            // line (e.g. `${ROLE/#arn/x: y}` parses as key `${ROLE/#arn/x` and value `y}`).
+            Regex::new(r"^\$\{\s*#?[A-Za-z_][A-Za-z0-9_]*\s*(?:[^A-Za-z0-9_\s}$][^}$]*)?(?:\}|$)")
+                .ok()
         })
         .as_ref()?;
     let mut rest = s;
     while let Some(i) = rest.find("${") {
         let tail = &rest[i..];
         match re.find(tail) {
-            Some(m) => rest = &tail[m.end()..],
-            None => return Some(tail.chars().take(40).collect()),
+            Some(m) if m.end() > 0 => rest = &tail[m.end()..],
+            _ => return Some(tail.chars().take(40).collect()),
         }
     }
     None
@@ -608,7 +645,177 @@ pub fn provider_name(_: &Rule, ctx: &CheckCtx) -> Finding {
     }
 }
 
-/// Rules about cluster templates and ClusterClass files: need such files among the inputs.
-pub fn needs_templates(_: &Rule, _: &CheckCtx) -> Finding {
-    Finding::skip("no cluster-template*.yaml or clusterclass-*.yaml among the inputs")
+const NO_TEMPLATES: &str = "no cluster-template*.yaml or clusterclass-*.yaml among the inputs";
+
+fn base_name(file: &str) -> &str {
+    std::path::Path::new(file)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(file)
+}
+
+/// Template documents grouped by file.
+fn template_files(inv: &Inventory) -> std::collections::BTreeMap<&str, Vec<&Document>> {
+    let mut m: std::collections::BTreeMap<&str, Vec<&Document>> = std::collections::BTreeMap::new();
+    for d in &inv.templates {
+        m.entry(d.origin.file.as_str()).or_default().push(d);
+    }
+    m
+}
+
+fn kind_of(d: &Document) -> &str {
+    d.value.get("kind").and_then(Value::as_str).unwrap_or("")
+}
+
+/// `clusterctl/template-names`: files holding a `Cluster` are `cluster-template.yaml` or
+/// `cluster-template-<flavor>.yaml`.
+pub fn template_names(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let files = template_files(ctx.inv);
+    let with_cluster: Vec<&str> = files
+        .iter()
+        .filter(|(_, docs)| docs.iter().any(|d| kind_of(d) == "Cluster"))
+        .map(|(f, _)| *f)
+        .collect();
+    if with_cluster.is_empty() {
+        return Finding::skip(NO_TEMPLATES);
+    }
+    let bad: Vec<&str> = with_cluster
+        .iter()
+        .copied()
+        .filter(|f| {
+            let b = base_name(f);
+            !(b == "cluster-template.yaml"
+                || (b.starts_with("cluster-template-")
+                    && b.ends_with(".yaml")
+                    && b.len() > "cluster-template-.yaml".len()))
+        })
+        .collect();
+    if bad.is_empty() {
+        Finding::pass_msg(format!("cluster templates: {}", with_cluster.join(", ")))
+    } else {
+        Finding::fail_msg(format!(
+            "cluster template file(s) {} are not named cluster-template.yaml or cluster-template-<flavor>.yaml",
+            bad.join(", ")
+        ))
+    }
+}
+
+/// `clusterctl/template-namespace`: all objects of one template file share one namespace.
+pub fn template_namespace(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let files = template_files(ctx.inv);
+    if files.is_empty() {
+        return Finding::skip(NO_TEMPLATES);
+    }
+    let mut bad = Vec::new();
+    for (file, docs) in &files {
+        let mut namespaces: Vec<&str> = docs
+            .iter()
+            .filter_map(|d| meta_str(d, "namespace"))
+            .collect();
+        namespaces.sort_unstable();
+        namespaces.dedup();
+        if namespaces.len() > 1 {
+            bad.push(Evidence::msg(format!(
+                "{file}: objects in namespaces {}",
+                namespaces.join(", ")
+            )));
+        }
+    }
+    if bad.is_empty() {
+        Finding::pass_msg("every template file keeps its objects in one namespace")
+    } else {
+        Finding::fail("template objects spread over several namespaces", bad)
+    }
+}
+
+/// `clusterctl/template-vars`: cluster templates use `${CLUSTER_NAME}`.
+pub fn template_vars(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let files = template_files(ctx.inv);
+    let clusters: Vec<(&str, &Vec<&Document>)> = files
+        .iter()
+        .filter(|(_, docs)| docs.iter().any(|d| kind_of(d) == "Cluster"))
+        .map(|(f, d)| (*f, d))
+        .collect();
+    if clusters.is_empty() {
+        return Finding::skip(NO_TEMPLATES);
+    }
+    let bad: Vec<&str> = clusters
+        .iter()
+        .filter(|(_, docs)| {
+            !docs.iter().any(|d| {
+                let mut strings = Vec::new();
+                walk_strings(&d.value, &mut strings);
+                strings.iter().any(|s| s.contains("${CLUSTER_NAME}"))
+            })
+        })
+        .map(|(f, _)| *f)
+        .collect();
+    if bad.is_empty() {
+        Finding::pass_msg("cluster templates use ${CLUSTER_NAME}")
+    } else {
+        Finding::fail_msg(format!(
+            "template(s) {} do not use ${{CLUSTER_NAME}}",
+            bad.join(", ")
+        ))
+    }
+}
+
+/// `clusterctl/clusterclass-files`: ClusterClasses live in `clusterclass-<name>.yaml` and set
+/// no namespace.
+pub fn clusterclass_files(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let classes: Vec<&Document> = ctx
+        .inv
+        .templates
+        .iter()
+        .filter(|d| kind_of(d) == "ClusterClass")
+        .collect();
+    if classes.is_empty() {
+        return Finding::skip("no ClusterClass among the inputs");
+    }
+    let mut bad = Vec::new();
+    for d in classes {
+        let b = base_name(&d.origin.file);
+        if !(b.starts_with("clusterclass-") && b.ends_with(".yaml")) {
+            bad.push(doc_ev(
+                d,
+                format!("in file {b}, not clusterclass-<name>.yaml"),
+            ));
+        }
+        if meta_str(d, "namespace").is_some() {
+            bad.push(doc_ev(
+                d,
+                "sets metadata.namespace (ClusterClass files SHOULD NOT)",
+            ));
+        }
+    }
+    if bad.is_empty() {
+        Finding::pass_msg("ClusterClass files are clusterclass-<name>.yaml without namespaces")
+    } else {
+        Finding::fail("ClusterClass file layout", bad)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bad_variable;
+
+    #[test]
+    fn envsubst_grammar() {
+        for ok in [
+            "${VAR}",
+            "${ VAR }",
+            "x-${VAR:=default}-y",
+            "${VAR=d}",
+            "${VAR:-d}",
+            "${VAR/#arn/eks}",
+            "${VAR,,}",
+            "${ROLE/#arn/eks.amazonaws.com/role-arn",
+            "no variables",
+        ] {
+            assert_eq!(bad_variable(ok), None, "{ok}");
+        }
+        for bad in ["${VAR$FOO}", "${1VAR}", "${}", "${VAR:=$(x)}"] {
+            assert!(bad_variable(bad).is_some(), "{bad}");
+        }
+    }
 }

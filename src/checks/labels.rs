@@ -31,10 +31,7 @@ fn label_list(c: &ClassifiedCrd) -> String {
 }
 
 /// The declared contract this column is about (its own contract's label).
-fn column_label<'a>(
-    c: &'a ClassifiedCrd,
-    contract: Option<Contract>,
-) -> Option<&'a DeclaredContract> {
+fn column_label(c: &ClassifiedCrd, contract: Option<Contract>) -> Option<&DeclaredContract> {
     match contract {
         Some(k) => c.declared.iter().find(|d| d.contract == k),
         None => None,
@@ -60,53 +57,56 @@ pub fn contract_label(_: &Rule, ctx: &CheckCtx) -> Finding {
     }
 }
 
+/// The label current CAPI (core contract v1beta2) selects must resolve to a defined, served
+/// version. Other labels (what CAPI ≤ v1.10 would select) and undefined list items are noted
+/// in the evidence.
 pub fn contract_label_versions(_: &Rule, ctx: &CheckCtx) -> Finding {
     let c = crd_or_return!(ctx);
-    let Some(d) = column_label(c, ctx.contract).or_else(|| {
-        contract_labels::resolve(&c.crd.labels, Contract::V1Beta2)
-            .ok()
-            .and_then(|r| c.declared.iter().find(|d| d.contract == r.contract))
-    }) else {
-        return Finding::fail_msg("no contract label to resolve");
+    let Ok(selected) = contract_labels::resolve(&c.crd.labels, Contract::V1Beta2) else {
+        return Finding::skip("no contract label to resolve (see all/contract-label)");
     };
-    let mut evidence = Vec::new();
-    let undefined: Vec<&str> = d
-        .items
-        .iter()
-        .map(String::as_str)
-        .filter(|i| c.crd.version(i).is_none())
-        .collect();
-    match c.crd.version(&d.version) {
+    let key = selected.contract.label_key();
+    match c.crd.version(&selected.version) {
         None => {
             let m = format!(
-                "{}={} resolves to version {}, which spec.versions does not define",
-                d.contract.label_key(),
-                d.value,
-                d.version
+                "{key}={} (the label CAPI selects) resolves to version {}, which spec.versions does not define",
+                selected.value, selected.version
             );
             return Finding::fail(m.clone(), vec![ctx.ev(m)]);
         }
         Some(v) if !v.served => {
             let m = format!(
-                "{}={} resolves to version {}, which is not served (every read of this kind uses it)",
-                d.contract.label_key(),
-                d.value,
-                d.version
+                "{key}={} (the label CAPI selects) resolves to version {}, which is not served (every read of this kind uses it)",
+                selected.value, selected.version
             );
             return Finding::fail(m.clone(), vec![ctx.ev(m)]);
         }
-        Some(_) => evidence.push(ctx.ev(format!(
-            "{}={} resolves to served version {}",
-            d.contract.label_key(),
-            d.value,
-            d.version
-        ))),
+        Some(_) => {}
     }
-    if !undefined.is_empty() {
-        evidence.push(ctx.ev(format!(
-            "also listed but not defined in spec.versions: {} (harmless: core uses only the highest item)",
-            undefined.join(", ")
-        )));
+    let mut evidence = vec![ctx.ev(format!(
+        "{key}={} resolves to served version {}",
+        selected.value, selected.version
+    ))];
+    for d in &c.declared {
+        let undefined: Vec<&str> = d
+            .items
+            .iter()
+            .map(String::as_str)
+            .filter(|i| c.crd.version(i).is_none())
+            .collect();
+        if !undefined.is_empty() {
+            evidence.push(ctx.ev(format!(
+                "{}={} lists versions spec.versions does not define: {}{}",
+                d.contract.label_key(),
+                d.value,
+                undefined.join(", "),
+                if undefined.contains(&d.version.as_str()) && d.contract != selected.contract {
+                    " (CAPI <= v1.10, which selects this label, could not read this kind)"
+                } else {
+                    ""
+                }
+            )));
+        }
     }
     Finding::pass(evidence)
 }
@@ -170,7 +170,7 @@ pub fn contract_label_vs_metadata(_: &Rule, ctx: &CheckCtx) -> Finding {
             );
             Finding::fail(m.clone(), vec![ctx.ev(m)])
         }
-        None => Finding::fail_msg("no contract label (see all/contract-label)"),
+        None => Finding::skip("no contract label (see all/contract-label)"),
     }
 }
 

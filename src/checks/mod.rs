@@ -31,6 +31,9 @@ pub mod subresources;
 pub mod templates;
 pub mod waivers;
 
+#[cfg(test)]
+mod tests;
+
 use crate::cli::ContractSelection;
 use crate::contract::{Contract, FailOn, Role, labels as contract_labels};
 use crate::inventory::{ClassifiedCrd, CrdVersion, Document, InputError, Inventory, Provider};
@@ -45,6 +48,9 @@ pub use waivers::{ConfigFile, ConfigWaiver};
 #[derive(Debug, Clone)]
 pub struct LintOptions {
     pub contract: ContractSelection,
+    /// With `--migration <contract>`: also check every CRD under this contract (beside what
+    /// its labels declare), so the migration report has the target columns.
+    pub also_contract: Option<Contract>,
     pub fail_on: FailOn,
     /// `--role Kind=Role` and config overrides (command line wins).
     pub roles: BTreeMap<String, Role>,
@@ -66,6 +72,7 @@ impl Default for LintOptions {
     fn default() -> Self {
         LintOptions {
             contract: ContractSelection::Declared,
+            also_contract: None,
             fail_on: FailOn::default(),
             roles: BTreeMap::new(),
             waivers: Vec::new(),
@@ -133,6 +140,8 @@ pub struct CheckCtx<'a> {
     /// Name of the version the contract label maps to (even if the CRD lacks it).
     pub version_name: Option<String>,
     pub opts: &'a LintOptions,
+    /// RBAC of the inputs, indexed once per evaluation.
+    pub rbac: &'a rbac::RbacIndexes,
 }
 
 impl<'a> CheckCtx<'a> {
@@ -265,6 +274,16 @@ fn plan<'a>(inv: &'a Inventory, rules: &[&Rule], opts: &LintOptions) -> Vec<Plan
                             version_name: Some(d.version.clone()),
                         });
                     }
+                    if let Some(extra) = opts.also_contract
+                        && !crd.declared.iter().any(|d| d.contract == extra)
+                    {
+                        out.push(PlannedColumn {
+                            column: column(Some(extra)),
+                            provider,
+                            crd: Some(crd),
+                            version_name: forced_version(crd, extra),
+                        });
+                    }
                 }
             }
         }
@@ -286,7 +305,24 @@ fn plan<'a>(inv: &'a Inventory, rules: &[&Rule], opts: &LintOptions) -> Vec<Plan
     out
 }
 
-fn evaluate_cell(rule: &Rule, ctx: &CheckCtx) -> Finding {
+/// A rule with its `check.fields` parsed once per evaluation.
+struct PreparedRule<'r> {
+    rule: &'r Rule,
+    field_check: Result<Option<FieldCheck>, String>,
+}
+
+impl<'r> PreparedRule<'r> {
+    fn new(rule: &'r Rule) -> Self {
+        let field_check = match rule.check.as_ref() {
+            Some(v) => FieldCheck::from_value(v).map_err(|e| e.to_string()),
+            None => Ok(None),
+        };
+        PreparedRule { rule, field_check }
+    }
+}
+
+fn evaluate_cell(prepared: &PreparedRule, ctx: &CheckCtx) -> Finding {
+    let rule = prepared.rule;
     match rule.kind {
         RuleKind::Scenario => return Finding::skip("needs a live provider (run `check`)"),
         RuleKind::Review => return Finding::skip("review only"),
@@ -297,12 +333,10 @@ fn evaluate_cell(rule: &Rule, ctx: &CheckCtx) -> Finding {
             "no contract label on the CRD: cannot tell which contract and version apply (pass --contract to check against one)",
         );
     }
-    if let Some(check) = rule.check.as_ref() {
-        match FieldCheck::from_value(check) {
-            Ok(Some(fc)) => return schema::run_field_check(&fc, ctx),
-            Ok(None) => {}
-            Err(e) => return Finding::skip(format!("the rule's check block is invalid: {e}")),
-        }
+    match &prepared.field_check {
+        Ok(Some(fc)) => return schema::run_field_check(fc, ctx),
+        Ok(None) => {}
+        Err(e) => return Finding::skip(format!("the rule's check block is invalid: {e}")),
     }
     match registry::get(&rule.id) {
         Some(f) => f(rule, ctx),
@@ -343,8 +377,13 @@ pub fn evaluate_rules(
         });
     }
     let rule_refs: Vec<&Rule> = rules.iter().collect();
-    let columns = plan(&inv, &rule_refs, opts);
-    let mut results = Vec::new();
+    let mut columns = plan(&inv, &rule_refs, opts);
+    // Evaluate in the matrix's final order (rules in catalog order, columns sorted), so that
+    // `Matrix::sort` only confirms it.
+    columns.sort_by(|a, b| a.column.cmp(&b.column));
+    let prepared: Vec<PreparedRule> = rules.iter().map(PreparedRule::new).collect();
+    let rbac_index = rbac::RbacIndexes::build(&inv);
+    let mut by_rule: Vec<Vec<RuleResult>> = vec![Vec::new(); prepared.len()];
     for pc in &columns {
         let version = pc
             .crd
@@ -359,8 +398,10 @@ pub fn evaluate_rules(
             version,
             version_name: pc.version_name.clone(),
             opts,
+            rbac: &rbac_index,
         };
-        for rule in rules {
+        for (index, p) in prepared.iter().enumerate() {
+            let rule = p.rule;
             if !rule.applies_to_role(pc.column.role) {
                 continue;
             }
@@ -369,11 +410,11 @@ pub fn evaluate_rules(
             {
                 continue;
             }
-            let mut finding = evaluate_cell(rule, &ctx);
+            let mut finding = evaluate_cell(p, &ctx);
             if !opts.no_waivers {
                 waivers::apply(rule, &ctx, &pc.column, &mut finding);
             }
-            results.push(RuleResult {
+            by_rule[index].push(RuleResult {
                 rule_id: rule.id.clone(),
                 column: pc.column.clone(),
                 level: rule.level_for(pc.column.contract),
@@ -385,6 +426,7 @@ pub fn evaluate_rules(
             });
         }
     }
+    let results: Vec<RuleResult> = by_rule.into_iter().flatten().collect();
     let used: std::collections::BTreeSet<&str> =
         results.iter().map(|r| r.rule_id.as_str()).collect();
     let mut matrix = Matrix {
@@ -409,4 +451,14 @@ pub fn evaluate_rules(
     };
     matrix.sort();
     Ok(matrix)
+}
+
+/// The public entry shared by `lint` and `check --static-only`: every rule of the catalog
+/// (static ones evaluated, scenario/review ones reported as `skip`) against the documents.
+pub fn evaluate(
+    docs: Vec<Document>,
+    opts: &LintOptions,
+    catalog: &crate::suite::Catalog,
+) -> anyhow::Result<Matrix> {
+    Ok(evaluate_rules(docs, opts, catalog.rules())?)
 }

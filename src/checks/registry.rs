@@ -99,14 +99,16 @@ fn table() -> HashMap<&'static str, CheckFn> {
     m.insert("clusterctl/variables", clusterctl::variables);
     m.insert("clusterctl/provider-label", clusterctl::provider_label);
     m.insert("clusterctl/provider-name", clusterctl::provider_name);
-    for id in [
-        "clusterctl/template-names",
+    m.insert("clusterctl/template-names", clusterctl::template_names);
+    m.insert(
         "clusterctl/template-namespace",
-        "clusterctl/template-vars",
+        clusterctl::template_namespace,
+    );
+    m.insert("clusterctl/template-vars", clusterctl::template_vars);
+    m.insert(
         "clusterctl/clusterclass-files",
-    ] {
-        m.insert(id, clusterctl::needs_templates);
-    }
+        clusterctl::clusterclass_files,
+    );
     m
 }
 

@@ -81,20 +81,24 @@ pub fn cp_status_version(_: &Rule, ctx: &CheckCtx) -> Finding {
     }
 }
 
+/// A schema path with its JSON type.
+type Field = (&'static str, JsonType);
+
 /// `control-plane/machine-template`: conditional on `spec.machineTemplate`.
 pub fn cp_machine_template(_: &Rule, ctx: &CheckCtx) -> Finding {
     let (_, version, schema) = match ctx.schema() {
         Ok(x) => x,
         Err(f) => return f,
     };
-    if !matches!(lookup(schema, "spec.machineTemplate"), Lookup::Found(_)) {
+    if !matches!(lookup(schema, "spec.machineTemplate"), Lookup::Found(n) if !super::schema::is_placeholder(n))
+    {
         return Finding::skip(format!(
             "condition does not hold: no `spec.machineTemplate` in the {} schema (instances are not Machines)",
             version.name
         ));
     }
     let mut problems = Vec::new();
-    let (required, optional): (Vec<(&str, JsonType)>, Vec<(&str, JsonType)>) = match ctx.contract {
+    let (required, optional): (Vec<Field>, Vec<Field>) = match ctx.contract {
         Some(Contract::V1Beta2) => (
             vec![
                 (

@@ -71,6 +71,21 @@ pub fn lookup<'a>(root: &'a Value, path: &str) -> Lookup<'a> {
     Lookup::Found(node)
 }
 
+/// An object node that declares nothing (no properties, no map values, not open): a field kept
+/// "only to fulfil the contract", e.g. a managed control plane's `spec.machineTemplate`.
+/// A condition path that ends at a placeholder does not hold.
+pub fn is_placeholder(node: &Value) -> bool {
+    type_of(node) == "object"
+        && node
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_none_or(|p| p.is_empty())
+        && !node
+            .get("additionalProperties")
+            .is_some_and(Value::is_object)
+        && !flag(node, "x-kubernetes-preserve-unknown-fields")
+}
+
 /// The node's `type` (empty when untyped).
 pub fn type_of(node: &Value) -> &str {
     node.get("type").and_then(Value::as_str).unwrap_or("")
@@ -162,6 +177,12 @@ pub fn run_field_check(check: &FieldCheck, ctx: &CheckCtx) -> Finding {
     };
     if let Some(cond) = &check.condition_path {
         match lookup(schema, cond) {
+            Lookup::Found(node) if is_placeholder(node) => {
+                return Finding::skip(format!(
+                    "condition does not hold: `{cond}` is an empty placeholder object in the {} schema",
+                    version.name
+                ));
+            }
             Lookup::Found(_) => {}
             Lookup::Missing { .. } => {
                 return Finding::skip(format!(

@@ -74,21 +74,38 @@ pub fn template_list(_: &Rule, ctx: &CheckCtx) -> Finding {
     list_kind_check(ctx)
 }
 
+/// Groups that belong to core CAPI itself, never to a provider's contract kinds.
+const CORE_GROUPS: [&str; 4] = [
+    "cluster.x-k8s.io",
+    "ipam.cluster.x-k8s.io",
+    "runtime.cluster.x-k8s.io",
+    "addons.cluster.x-k8s.io",
+];
+
+/// `all/api-group`: the SIG group of the role, another SIG group (core's RBAC covers every SIG
+/// group, so CAPI works; reported as a note), or a custom group (then all/rbac-aggregation
+/// applies). A core CAPI group fails.
 pub fn api_group(_: &Rule, ctx: &CheckCtx) -> Finding {
     let c = crd_or_return!(ctx);
     let g = c.crd.group.as_str();
+    if CORE_GROUPS.contains(&g) {
+        let m = format!(
+            "group {g} belongs to core CAPI; a {} belongs in {} or the provider's own group",
+            c.role.display_name(),
+            sig_group(c.role).unwrap_or("a SIG group")
+        );
+        return Finding::fail(m.clone(), vec![ctx.ev(m)]);
+    }
     if sig_group(c.role) == Some(g) {
         return Finding::pass(vec![ctx.ev(format!("SIG group {g}"))]);
     }
     if SIG_GROUPS.contains(&g) {
-        let m = format!(
-            "group {g} is a SIG group of another role; a {} belongs in {}",
+        return Finding::pass(vec![ctx.ev(format!(
+            "SIG group {g}, not the {} one ({}); core's RBAC covers it",
             c.role.display_name(),
-            sig_group(c.role).unwrap_or("its own group")
-        );
-        return Finding::fail(m.clone(), vec![ctx.ev(m)]);
+            sig_group(c.role).unwrap_or("?")
+        ))]);
     }
-    // Any other group is allowed, combined with RBAC aggregation (checked by all/rbac-aggregation).
     Finding::pass(vec![ctx.ev(format!(
         "custom group {g}: allowed together with an aggregated ClusterRole (all/rbac-aggregation)"
     ))])

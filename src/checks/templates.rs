@@ -45,8 +45,8 @@ pub fn spec_template(_: &Rule, ctx: &CheckCtx) -> Finding {
     }
 }
 
-/// Structural subset check: every field of `tmpl` exists in `base` with the same type, and
-/// every field `base` requires is defined in `tmpl`.
+/// Structural subset check: every field of `tmpl` exists in `base` with the same type.
+/// (Fields the base requires may be missing from the template: topology and users fill them.)
 fn subset(tmpl: &Value, base: &Value, path: &str, out: &mut Vec<String>) {
     if out.len() >= 10 {
         return;
@@ -78,15 +78,6 @@ fn subset(tmpl: &Value, base: &Value, path: &str, out: &mut Vec<String>) {
                 None => out.push(format!(
                     "`{path}.{k}` is in the template but not in the base kind's spec"
                 )),
-            }
-        }
-        if let Some(req) = base.get("required").and_then(Value::as_array) {
-            for r in req.iter().filter_map(Value::as_str) {
-                if !props.contains_key(r) {
-                    out.push(format!(
-                        "`{path}.{r}` is required by the base kind but not defined in the template"
-                    ));
-                }
             }
         }
     }

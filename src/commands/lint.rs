@@ -5,9 +5,10 @@ use crate::checks::{ConfigFile, LintOptions};
 use crate::cli::LintArgs;
 use crate::contract::FailOn;
 use crate::inventory::{self, load_paths};
-use crate::report::Matrix;
-use crate::suite::Rule;
+use crate::report::{self, Matrix};
+use crate::suite::{Catalog, Rule};
 use anyhow::Context;
+use std::io::IsTerminal;
 
 /// Builds the options from the command line (config file, role overrides).
 pub fn options(args: &LintArgs) -> anyhow::Result<LintOptions> {
@@ -28,6 +29,12 @@ pub fn options(args: &LintArgs) -> anyhow::Result<LintOptions> {
         started_at: jiff::Timestamp::now(),
         ..LintOptions::default()
     };
+    if let Some(m) = &r.migration {
+        opts.also_contract = Some(
+            crate::contract::Contract::parse(m)
+                .with_context(|| format!("--migration {m}: expected v1beta1 or v1beta2"))?,
+        );
+    }
     if let Some(path) = &r.config {
         let cfg = ConfigFile::load(path)?;
         opts.roles = cfg.role_overrides()?;
@@ -50,9 +57,11 @@ pub fn lint_matrix(args: &LintArgs, rules: &[Rule]) -> anyhow::Result<Matrix> {
     )?)
 }
 
-pub fn run(args: LintArgs, rules: &[Rule]) -> anyhow::Result<i32> {
-    let matrix = lint_matrix(&args, rules)?;
-    let text = serde_json::to_string_pretty(&matrix)?;
-    println!("{text}");
+/// Runs `lint` with the embedded catalog and the report writers.
+pub fn run(args: LintArgs) -> anyhow::Result<i32> {
+    let catalog = Catalog::shared()?;
+    let matrix = lint_matrix(&args, catalog.rules())?;
+    let tty = std::io::stdout().is_terminal();
+    report::write_outputs(&matrix, &args.report, tty)?;
     Ok(matrix.verdict().exit_code())
 }

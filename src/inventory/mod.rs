@@ -64,8 +64,27 @@ pub struct Inventory {
     pub metadata: Option<Document>,
     /// Every non-CRD, non-metadata object (for the clusterctl components rules).
     pub objects: Vec<Document>,
+    /// Objects of cluster-template / ClusterClass files (`cluster-template*.yaml`,
+    /// `clusterclass-*.yaml`, or any file holding a CAPI `Cluster` or `ClusterClass`).
+    pub templates: Vec<Document>,
     /// Input file names, in order.
     pub files: Vec<String>,
+}
+
+/// Whether a file name is a clusterctl cluster template or ClusterClass file.
+pub fn is_template_file_name(file: &str) -> bool {
+    let base = std::path::Path::new(file)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("");
+    base.starts_with("cluster-template") || base.starts_with("clusterclass-")
+}
+
+/// Whether a document is a CAPI `Cluster` or `ClusterClass` (what cluster templates hold).
+pub fn is_capi_cluster_object(v: &Value) -> bool {
+    let api = v.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    let kind = v.get("kind").and_then(Value::as_str).unwrap_or("");
+    api.starts_with("cluster.x-k8s.io/") && matches!(kind, "Cluster" | "ClusterClass")
 }
 
 /// Whether a document is a clusterctl `metadata.yaml`.
@@ -88,12 +107,21 @@ impl Inventory {
         keep_going: bool,
     ) -> Result<(Inventory, Vec<InputError>), InputError> {
         let docs = source::expand_lists(docs);
+        let template_files: std::collections::BTreeSet<String> = docs
+            .iter()
+            .filter(|d| is_template_file_name(&d.origin.file) || is_capi_cluster_object(&d.value))
+            .map(|d| d.origin.file.clone())
+            .collect();
         let mut inv = Inventory::default();
         let mut problems = Vec::new();
         let mut by_provider: BTreeMap<String, Vec<ClassifiedCrd>> = BTreeMap::new();
         for doc in docs {
             if !inv.files.contains(&doc.origin.file) {
                 inv.files.push(doc.origin.file.clone());
+            }
+            if template_files.contains(&doc.origin.file) {
+                inv.templates.push(doc);
+                continue;
             }
             if Crd::is_crd(&doc) {
                 let crd = match Crd::from_document(&doc) {

@@ -194,10 +194,15 @@ fn split_documents(text: &str) -> Vec<(usize, &str)> {
     let mut offset = 0usize;
     for (i, line) in text.split_inclusive('\n').enumerate() {
         let trimmed = line.trim_end();
-        if trimmed == "---" || trimmed.starts_with("--- ") || trimmed == "..." {
+        if trimmed == "---" || trimmed == "..." {
             docs.push((start_line, &text[start..offset]));
             start = offset + line.len();
             start_line = i + 2;
+        } else if trimmed.starts_with("--- ") {
+            // `--- <content>`: the document starts on this line, after the marker.
+            docs.push((start_line, &text[start..offset]));
+            start = offset + 4;
+            start_line = i + 1;
         }
         offset += line.len();
     }
@@ -215,21 +220,46 @@ fn is_blank(doc: &str) -> bool {
 /// Parses one file's text (JSON or multi-document YAML) into documents. Empty documents
 /// (only comments or whitespace) are dropped but still count for the index.
 pub fn parse_text(file: &str, text: &str) -> Vec<Result<Document, InputError>> {
-    let trimmed = text.trim_start();
-    if file.ends_with(".json") || trimmed.starts_with('{') {
+    if file.ends_with(".json") {
         let origin = Origin::new(file, 0, 1);
         return vec![parse_json(text, origin)];
     }
-    let mut out = Vec::new();
-    for (index, (line, doc)) in split_documents(text).into_iter().enumerate() {
-        if is_blank(doc) {
-            continue;
-        }
-        let origin = Origin::new(file, index, line);
-        out.push(parse_yaml_doc(doc, origin));
+    // YAML (a superset of JSON, so `-` and extension-less JSON work too).
+    let docs: Vec<(usize, usize, &str)> = split_documents(text)
+        .into_iter()
+        .enumerate()
+        .filter(|(_, (_, doc))| !is_blank(doc))
+        .map(|(index, (line, doc))| (index, line, doc))
+        .collect();
+    let parse = |&(index, line, doc): &(usize, usize, &str)| {
+        parse_yaml_doc(doc, Origin::new(file, index, line))
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if threads < 2 || docs.len() < 16 || text.len() < PARALLEL_BYTES {
+        return docs.iter().map(parse).collect();
     }
-    out
+    // Large streams: parse documents on every core, keeping their order.
+    let chunk = docs.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = docs
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(parse).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| match h.join() {
+                Ok(v) => v,
+                Err(_) => vec![Err(InputError::Unreadable {
+                    file: file.to_string(),
+                    message: "internal error while parsing".into(),
+                })],
+            })
+            .collect()
+    })
 }
+
+/// Streams at least this large are parsed on several threads.
+const PARALLEL_BYTES: usize = 512 * 1024;
 
 fn parse_json(text: &str, origin: Origin) -> Result<Document, InputError> {
     let value: Value = serde_json::from_str(text).map_err(|e| InputError::InvalidSyntax {
@@ -243,9 +273,36 @@ fn parse_json(text: &str, origin: Origin) -> Result<Document, InputError> {
 fn parse_yaml_doc(doc: &str, origin: Origin) -> Result<Document, InputError> {
     let value: Value = serde_saphyr::from_str(doc).map_err(|e| InputError::InvalidSyntax {
         origin: origin.clone(),
-        message: format!("invalid YAML: {}", one_line(&e.to_string())),
+        message: yaml_error(&e, origin.line),
     })?;
     document(value, origin)
+}
+
+/// One-line YAML error with the position made absolute (file line, not document line).
+fn yaml_error(e: &serde_saphyr::Error, doc_line: usize) -> String {
+    let text = one_line(&e.without_snippet().to_string());
+    let text = text.strip_prefix("error: ").unwrap_or(&text);
+    match e.location() {
+        Some(loc) if loc.line() > 0 => {
+            let line = doc_line as u64 + loc.line() - 1;
+            // Drop the document-relative "line N column M: " prefix the parser adds.
+            let detail = text
+                .split_once(": ")
+                .filter(|(head, _)| head.starts_with("line "))
+                .map(|(_, rest)| rest)
+                .unwrap_or(text);
+            // …and the relative " at line N, column M" suffix.
+            let detail = match detail.rsplit_once(" at line ") {
+                Some((head, tail)) if tail.contains(", column ") => head,
+                _ => detail,
+            };
+            format!(
+                "invalid YAML at line {line}, column {}: {detail}",
+                loc.column()
+            )
+        }
+        _ => format!("invalid YAML: {text}"),
+    }
 }
 
 fn document(value: Value, origin: Origin) -> Result<Document, InputError> {
@@ -312,6 +369,16 @@ mod tests {
         assert_eq!(second.origin.index, 2);
         assert_eq!(second.origin.line, 5);
         assert_eq!(second.value["b"], 2);
+    }
+
+    #[test]
+    fn content_after_the_document_marker_is_kept() {
+        let docs = parse_text("x.yaml", "--- # first\na: 1\n--- {b: 2}\n");
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[0].as_ref().unwrap().value["a"], 1);
+        let second = docs[1].as_ref().unwrap();
+        assert_eq!(second.value["b"], 2);
+        assert_eq!(second.origin.line, 3);
     }
 
     #[test]
