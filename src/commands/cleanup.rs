@@ -24,7 +24,10 @@ pub async fn resources(client: &kube::Client) -> anyhow::Result<Vec<ApiResource>
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     for crd in crds.list(&ListParams::default()).await?.items {
         let labels = crd.metadata.labels.clone().unwrap_or_default();
-        if !labels.keys().any(|k| k.starts_with("cluster.x-k8s.io/v1beta")) {
+        if !labels
+            .keys()
+            .any(|k| k.starts_with("cluster.x-k8s.io/v1beta"))
+        {
             continue;
         }
         let Some(version) = crd.spec.versions.iter().find(|v| v.storage) else {
@@ -61,7 +64,10 @@ pub async fn run(args: CleanupArgs) -> anyhow::Result<i32> {
         println!("leftover: {l}");
     }
     if leftovers.0.is_empty() {
-        println!("nothing left from {}", args.run.as_deref().unwrap_or("any run"));
+        println!(
+            "nothing left from {}",
+            args.run.as_deref().unwrap_or("any run")
+        );
         Ok(0)
     } else {
         if !args.force_cleanup {

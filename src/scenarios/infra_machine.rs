@@ -88,7 +88,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
 
     r.step("bootstrap gate open: provision");
     r.env.set_data_secret_name(&machine, &boot).await?;
-    match r.wait(&im, |v| get_bool(v, path) == Some(true)).await {
+    match r.wait_ever(&im, |v| get_bool(v, path) == Some(true)).await {
         Ok(_) => {
             r.verdicts.pass("infra-machine/provisioned");
             // Judge the settled state: providerID may legitimately follow in the same reconcile.

@@ -164,6 +164,18 @@ impl<'a> ScriptRun<'a> {
             .await
     }
 
+    /// Waits until some recorded state of the object under test satisfies `pred`.
+    pub async fn wait_ever(
+        &self,
+        name: &str,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Result<Value, Option<Value>> {
+        self.env
+            .recorder
+            .wait_ever(&self.key(name), self.env.settings.step_timeout, pred)
+            .await
+    }
+
     /// Adopts the object while its Cluster is paused (the provider must stay quiet apart from
     /// the Paused condition), then unpauses. Judges `all/pause` and `all/paused-condition` and
     /// the role's own `<role>/pause` id when given.

@@ -56,7 +56,11 @@ fn serve(dir: &Path, load: &[PathBuf]) -> Serve {
     for l in load {
         cmd.arg("--load").arg(l);
     }
-    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let out = child.stdout.take().unwrap();
     let mut line = String::new();
     BufReader::new(out).read_line(&mut line).unwrap();
@@ -76,7 +80,11 @@ fn resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource
     ApiResource {
         group: group.into(),
         version: version.into(),
-        api_version: if group.is_empty() { version.into() } else { format!("{group}/{version}") },
+        api_version: if group.is_empty() {
+            version.into()
+        } else {
+            format!("{group}/{version}")
+        },
         kind: kind.into(),
         plural: plural.into(),
     }
@@ -90,17 +98,34 @@ async fn labelled_objects(client: &kube::Client) -> Vec<String> {
         resource("cluster.x-k8s.io", "v1beta2", "Cluster", "clusters"),
         resource("cluster.x-k8s.io", "v1beta2", "Machine", "machines"),
         resource("cluster.x-k8s.io", "v1beta2", "MachinePool", "machinepools"),
-        resource("infrastructure.mock.capi-conformance.io", "v1beta2", "MockCluster", "mockclusters"),
-        resource("infrastructure.mock.capi-conformance.io", "v1beta2", "MockMachine", "mockmachines"),
-        resource("bootstrap.mock.capi-conformance.io", "v1beta2", "MockConfig", "mockconfigs"),
+        resource(
+            "infrastructure.mock.capi-conformance.io",
+            "v1beta2",
+            "MockCluster",
+            "mockclusters",
+        ),
+        resource(
+            "infrastructure.mock.capi-conformance.io",
+            "v1beta2",
+            "MockMachine",
+            "mockmachines",
+        ),
+        resource(
+            "bootstrap.mock.capi-conformance.io",
+            "v1beta2",
+            "MockConfig",
+            "mockconfigs",
+        ),
     ];
     let mut out = Vec::new();
     for k in kinds {
         let api: Api<DynamicObject> = Api::all_with(client.clone(), &k);
         if let Ok(list) = api.list(&ListParams::default().labels(RUN_LABEL)).await {
-            out.extend(list.items.into_iter().map(|o| {
-                format!("{} {}", k.kind, o.metadata.name.unwrap_or_default())
-            }));
+            out.extend(
+                list.items
+                    .into_iter()
+                    .map(|o| format!("{} {}", k.kind, o.metadata.name.unwrap_or_default())),
+            );
         }
     }
     out
@@ -112,12 +137,25 @@ async fn missing_core_crds_make_the_scenarios_inconclusive_exit_3() {
     let crds = write_docs(dir.path(), "mock.yaml", &mock_docs());
     let s = serve(dir.path(), &[crds]);
     let out = Command::new(bin())
-        .args(["check", "--scenarios", "SC-inframachine", "-o", "json", "--progress", "never"])
+        .args([
+            "check",
+            "--scenarios",
+            "SC-inframachine",
+            "-o",
+            "json",
+            "--progress",
+            "never",
+        ])
         .arg("--kubeconfig")
         .arg(&s.kubeconfig)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     let lifecycle: Vec<&Value> = report["results"]
         .as_array()
@@ -126,8 +164,13 @@ async fn missing_core_crds_make_the_scenarios_inconclusive_exit_3() {
         .filter(|r| r["phase"] == "lifecycle" && r["rule_id"] != "all/rbac-aggregation")
         .collect();
     assert!(!lifecycle.is_empty());
-    assert!(lifecycle.iter().all(|r| r["outcome"] == "inconclusive"
-        && r["reason"].as_str().unwrap().contains("--install-core-crds")));
+    assert!(lifecycle.iter().all(|r| {
+        r["outcome"] == "inconclusive"
+            && r["reason"]
+                .as_str()
+                .unwrap()
+                .contains("--install-core-crds")
+    }));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -156,8 +199,21 @@ async fn sigint_during_a_run_leaves_no_labelled_object() {
         .subsec_nanos();
     let delay = Duration::from_millis(300 + u64::from(nanos % 1200));
     let mut check = Command::new(bin())
-        .args(["check", "--progress", "never", "-o", "json", "--timeout", "3s", "--quiet-window", "300ms"])
-        .args(["--scenarios", "SC-infracluster,SC-inframachine,SC-bootstrap"])
+        .args([
+            "check",
+            "--progress",
+            "never",
+            "-o",
+            "json",
+            "--timeout",
+            "3s",
+            "--quiet-window",
+            "300ms",
+        ])
+        .args([
+            "--scenarios",
+            "SC-infracluster,SC-inframachine,SC-bootstrap",
+        ])
         .arg("--kubeconfig")
         .arg(&s.kubeconfig)
         .stdout(Stdio::null())
@@ -166,7 +222,13 @@ async fn sigint_during_a_run_leaves_no_labelled_object() {
         .unwrap();
     tokio::time::sleep(delay).await;
     let pid = check.id().to_string();
-    assert!(Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
     let status = check.wait().unwrap();
     let _ = provider.kill();
     let _ = provider.wait();
@@ -181,7 +243,11 @@ async fn provider_cmd_runs_the_mock_out_of_process_and_its_fault_fails_its_rule(
     let dir = tempfile::tempdir().unwrap();
     for (faults, want_exit, want_failed) in [
         ("", 0, None),
-        ("infra-machine/provider-id", 1, Some("infra-machine/provider-id")),
+        (
+            "infra-machine/provider-id",
+            1,
+            Some("infra-machine/provider-id"),
+        ),
     ] {
         let mut cmd = format!(
             "{} mock-provider run --kubeconfig {{kubeconfig}} --watch-namespace {{namespace}}",
@@ -202,22 +268,38 @@ async fn provider_cmd_runs_the_mock_out_of_process_and_its_fault_fails_its_rule(
             .as_array()
             .unwrap()
             .iter()
-            .filter(|r| r["outcome"] == "fail" && r["phase"] == "lifecycle" && r["rule_id"] != "all/rbac-aggregation")
-            .map(|r| format!("{} {}", r["rule_id"].as_str().unwrap(), r["column"].as_str().unwrap()))
+            .filter(|r| {
+                r["outcome"] == "fail"
+                    && r["phase"] == "lifecycle"
+                    && r["rule_id"] != "all/rbac-aggregation"
+            })
+            .map(|r| {
+                format!(
+                    "{} {}",
+                    r["rule_id"].as_str().unwrap(),
+                    r["column"].as_str().unwrap()
+                )
+            })
             .collect();
         match want_failed {
             None => assert!(failed.is_empty(), "{failed:?}"),
             Some(rule) => {
                 assert!(!failed.is_empty());
-                assert!(failed.iter().all(|f| f.starts_with(rule) && !f.contains("(baseline)")), "{failed:?}");
+                assert!(
+                    failed
+                        .iter()
+                        .all(|f| f.starts_with(rule) && !f.contains("(baseline)")),
+                    "{failed:?}"
+                );
             }
         }
         let _ = want_exit;
         // The provider's log was streamed to the report directory.
-        assert!(std::fs::read_dir(dir.path()).unwrap().any(|e| e
-            .unwrap()
-            .file_name()
-            .to_string_lossy()
-            .starts_with("provider-")));
+        assert!(std::fs::read_dir(dir.path()).unwrap().any(|e| {
+            e.unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("provider-")
+        }));
     }
 }
