@@ -6,7 +6,7 @@ use super::core_sim::{
 };
 use super::env::EnvError;
 use super::json::{get, get_bool, get_str};
-use super::script::ScriptRun;
+use super::script::{ScriptRun, has_ready_condition};
 use crate::contract::Contract;
 use kube::api::{Api, DynamicObject, ListParams};
 use kube::discovery::ApiResource;
@@ -91,6 +91,13 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
             ),
         );
     }
+    let ready_cond = r.wait(&imp, has_ready_condition).await.is_ok();
+    r.verdicts.check(
+        "infra-machinepool/conditions",
+        ready_cond,
+        "no Ready condition once ready",
+        r.evidence(&imp, "Ready condition missing", Some("status.conditions")),
+    );
     judge_tracking(r, &imp, 2).await;
 
     r.step("scale MachinePool to 3");

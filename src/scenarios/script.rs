@@ -354,6 +354,95 @@ impl<'a> ScriptRun<'a> {
         }
     }
 
+    /// Creates `name` unowned, marks it failed through the status subresource
+    /// (`status.failureReason/failureMessage`), then gives it `owner_ref`: returns whether
+    /// `acted` became true within the quiet window (a provider that honours the failure gate
+    /// stays put). Contract v1beta1 only.
+    pub async fn failed_then_owned(
+        &mut self,
+        name: &str,
+        cluster: &str,
+        owner_ref: Value,
+        acted: impl Fn(&Value) -> bool,
+    ) -> Result<bool, EnvError> {
+        let resource = self.subject.resource.clone();
+        self.watch(&resource, name).await;
+        self.env
+            .create(&resource, self.provider_object(name, &[]))
+            .await?;
+        self.env
+            .patch_status(
+                &resource,
+                name,
+                json!({"status": {"failureReason": "CreateError", "failureMessage": "set by capi-conformance"}}),
+                "set failure",
+            )
+            .await?;
+        self.env.adopt(&resource, name, owner_ref, cluster).await?;
+        Ok(self
+            .env
+            .recorder
+            .wait_for(&self.key(name), self.env.settings.quiet_window, acted)
+            .await
+            .is_ok())
+    }
+
+    /// The summary condition of the role: `Available` for a v1beta2 ControlPlane, else `Ready`.
+    pub fn summary_condition(&self) -> &'static str {
+        if self.subject.role() == crate::contract::Role::ControlPlane
+            && self.contract() == Contract::V1Beta2
+        {
+            "Available"
+        } else {
+            "Ready"
+        }
+    }
+
+    /// `all/ready-condition-lifecycle` over the recorded history: the first provider status
+    /// write (beyond the Paused condition) carries the summary condition, and once present it
+    /// stays while the object is being deleted.
+    pub fn judge_ready_lifecycle(&mut self, name: &str) {
+        let cond = self.summary_condition();
+        let changes = self.env.recorder.provider_changes_since(
+            &self.key(name),
+            Mark::START,
+            &without_paused_condition,
+        );
+        let first_status = changes
+            .iter()
+            .find(|s| without_paused_condition(&s.value).get("status").is_some());
+        let Some(first) = first_status else {
+            self.verdicts.skip(
+                "all/ready-condition-lifecycle",
+                "the provider wrote no status to observe",
+            );
+            return;
+        };
+        let history = self.env.recorder.history(&self.key(name));
+        let mut had = false;
+        let mut dropped_on_delete = false;
+        for s in history.iter().filter(|s| s.event != "DELETED") {
+            let has = condition(&s.value, cond).is_some();
+            let deleting = s.value.pointer("/metadata/deletionTimestamp").is_some();
+            if deleting && had && !has {
+                dropped_on_delete = true;
+            }
+            had = had || has;
+        }
+        let at_creation = condition(&first.value, cond).is_some();
+        let reason = if !at_creation {
+            format!("the first status the provider wrote has no {cond} condition")
+        } else {
+            format!("the {cond} condition disappeared while the object was being deleted")
+        };
+        self.verdicts.check(
+            "all/ready-condition-lifecycle",
+            at_creation && !dropped_on_delete,
+            reason.clone(),
+            self.evidence(name, reason, Some("status.conditions")),
+        );
+    }
+
     /// Deletes the object and expects it gone before the deadline.
     pub async fn delete_and_expect_gone(&mut self, name: &str, rule: &str) -> Result<(), EnvError> {
         let resource = self.subject.resource.clone();
@@ -384,6 +473,7 @@ impl<'a> ScriptRun<'a> {
                 Some("metadata.finalizers"),
             ),
         );
+        self.judge_ready_lifecycle(name);
         Ok(())
     }
 

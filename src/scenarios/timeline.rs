@@ -52,6 +52,11 @@ impl Default for Recorder {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Mark(usize);
 
+impl Mark {
+    /// The beginning of the history.
+    pub const START: Mark = Mark(0);
+}
+
 impl Recorder {
     pub fn new() -> Self {
         Recorder {

@@ -3,13 +3,14 @@
 
 use super::common::{embedded, lifecycle};
 use capi_conformance::contract::{Contract, Role};
-use capi_conformance::report::Outcome;
+use capi_conformance::report::{Outcome, Verdict};
 use capi_conformance::scenarios::baseline::SCENARIO_ROLES;
 use std::collections::BTreeSet;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn healthy_mock_passes_every_scenario_rule_for_every_role_and_contract() {
     let m = embedded(&[], "").await;
+    assert_eq!(m.verdict(), Verdict::Pass, "{:?}", m.summary());
     for baseline in [false, true] {
         let failed: Vec<_> = lifecycle(&m, baseline)
             .filter(|r| r.outcome == Outcome::Fail && r.rule_id != "all/rbac-aggregation")

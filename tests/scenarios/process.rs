@@ -2,7 +2,7 @@
 //! and `check --embedded --provider-cmd` with the mock as an out-of-process controller.
 
 use capi_conformance::mock::crds::mock_crds;
-use capi_conformance::mock::manifests::aggregated_cluster_role;
+use capi_conformance::mock::manifests::{aggregated_cluster_role, manager_cluster_role};
 use capi_conformance::scenarios::RUN_LABEL;
 use kube::api::{Api, DynamicObject, ListParams};
 use kube::discovery::ApiResource;
@@ -46,6 +46,7 @@ fn mock_docs() -> Vec<Value> {
         .map(|c| serde_json::to_value(c).unwrap())
         .collect();
     docs.push(aggregated_cluster_role());
+    docs.push(manager_cluster_role());
     docs
 }
 
