@@ -419,6 +419,14 @@ impl<'a> ScriptRun<'a> {
             return;
         };
         let history = self.env.recorder.history(&self.key(name));
+        if !history.iter().any(|s| condition(&s.value, cond).is_some()) {
+            // Never present at all: the role's own condition rule owns that failure.
+            self.verdicts.skip(
+                "all/ready-condition-lifecycle",
+                format!("the {cond} condition never appeared (see the role's condition rule)"),
+            );
+            return;
+        }
         let mut had = false;
         let mut dropped_on_delete = false;
         for s in history.iter().filter(|s| s.event != "DELETED") {

@@ -18,6 +18,8 @@ const SAME_BEHAVIOUR: &[(&str, &[&str])] = &[
         "all/pause",
         &["control-plane/pause", "infra-machinepool/pause"],
     ),
+    ("control-plane/pause", &["all/pause"]),
+    ("infra-machinepool/pause", &["all/pause"]),
     // One "not ready" behaviour is judged on status.ready and on b2's initialization flag.
     (
         "infra-machinepool/ready",
