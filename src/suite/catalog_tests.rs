@@ -227,7 +227,9 @@ fn levenshtein_basics() {
 
 /// Counts of the embedded catalog. §19 of contract-rules.md counts 168 rules (MUST 68,
 /// COND-MUST 30, SHOULD incl. COND-SHOULD 56, MAY 14); the catalog adds one SHOULD,
-/// infra-machinepool/initialization-provisioned (§20 item 1), for 169.
+/// infra-machinepool/initialization-provisioned (§20 item 1), for 169, and reports
+/// all/rbac-owner-finalizers at COND-SHOULD (its condition includes an admission plugin that
+/// manifests cannot reveal; see suites/all.yaml).
 #[test]
 fn embedded_catalog_counts() {
     let c = Catalog::embedded().unwrap();
@@ -245,9 +247,9 @@ fn embedded_catalog_counts() {
     assert_eq!(by_kind["scenario"], 68);
     assert_eq!(by_kind["review"], 8);
     assert_eq!(by_level["MUST"], 68);
-    assert_eq!(by_level["COND-MUST"], 30);
+    assert_eq!(by_level["COND-MUST"], 29);
     assert_eq!(by_level["SHOULD"], 52);
-    assert_eq!(by_level["COND-SHOULD"], 5);
+    assert_eq!(by_level["COND-SHOULD"], 6);
     assert_eq!(by_level["MAY"], 14);
     assert_eq!(c.static_rules().len(), 93);
     // 68 scenario-only rules plus 22 static rules with a dynamic part.
