@@ -11,6 +11,7 @@ pub mod commands;
 pub mod contract;
 pub mod entry;
 pub mod inventory;
+pub mod kubeconn;
 pub mod mock;
 pub mod report;
 pub mod scenarios;

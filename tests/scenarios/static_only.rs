@@ -1,0 +1,164 @@
+//! `check --static-only` on a cluster gives the same static verdicts as `lint` on the same
+//! manifests.
+
+use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
+use capi_conformance::checks::{LintOptions, evaluate_rules};
+use capi_conformance::commands::check::static_matrix;
+use capi_conformance::inventory::parse_text;
+use capi_conformance::report::{Matrix, Outcome, Phase};
+use capi_conformance::suite::Catalog;
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn corpus(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus")
+        .join(name)
+        .join("components.yaml")
+}
+
+/// The CRDs and ClusterRoles of a components file (what a cluster would hold).
+fn cluster_objects(name: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(corpus(name)).unwrap();
+    parse_text("components.yaml", &text)
+        .into_iter()
+        .filter_map(Result::ok)
+        .map(|d| d.value)
+        .filter(|v| {
+            matches!(
+                v.get("kind").and_then(Value::as_str),
+                Some("CustomResourceDefinition" | "ClusterRole")
+            )
+        })
+        .collect()
+}
+
+type Cell = (String, String, Phase, Outcome);
+
+fn static_cells(m: &Matrix) -> Vec<Cell> {
+    let mut cells: Vec<Cell> = m
+        .results
+        .iter()
+        .filter(|r| r.phase == Phase::Static)
+        .map(|r| (r.rule_id.clone(), r.column.id(), r.phase, r.outcome))
+        .collect();
+    cells.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    cells
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn static_only_on_a_cluster_matches_lint_on_the_same_manifests() {
+    let catalog = Catalog::embedded().unwrap();
+    let rules = catalog.rules().to_vec();
+    for provider in ["capd", "capi-bootstrap-kubeadm"] {
+        let objects = cluster_objects(provider);
+        assert!(!objects.is_empty());
+        // lint over the same objects, as one file.
+        let text: String = objects
+            .iter()
+            .map(|o| format!("---\n{}\n", serde_json::to_string(o).unwrap()))
+            .collect();
+        let docs: Vec<_> = parse_text("objects.yaml", &text)
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
+        let opts = LintOptions::default();
+        let lint = evaluate_rules(docs, &opts, &rules).unwrap();
+
+        let server = EmbeddedServer::new(ServerOptions::default());
+        server.apply_documents(objects).await.unwrap();
+        let (check, _) = static_matrix(
+            &server.client(),
+            &opts,
+            &rules,
+            "system:serviceaccount:capi-system:capi-manager",
+        )
+        .await
+        .unwrap();
+        let (a, b) = (static_cells(&lint), static_cells(&check));
+        assert!(a.len() > 20, "{provider}: too few cells");
+        let only_lint: Vec<_> = a.iter().filter(|c| !b.contains(c)).collect();
+        let only_check: Vec<_> = b.iter().filter(|c| !a.contains(c)).collect();
+        assert!(
+            only_lint.is_empty() && only_check.is_empty(),
+            "{provider}: lint-only {only_lint:#?}\ncheck-only {only_check:#?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn effective_rbac_is_skipped_without_capi_core() {
+    let catalog = Catalog::embedded().unwrap();
+    let rules = catalog.rules().to_vec();
+    let server = EmbeddedServer::new(ServerOptions::default());
+    server
+        .apply_documents(cluster_objects("capd"))
+        .await
+        .unwrap();
+    let (m, _) = static_matrix(&server.client(), &LintOptions::default(), &rules, "u")
+        .await
+        .unwrap();
+    let live: Vec<_> = m
+        .results
+        .iter()
+        .filter(|r| r.rule_id == "all/rbac-aggregation" && r.phase == Phase::Lifecycle)
+        .collect();
+    assert!(!live.is_empty());
+    assert!(live.iter().all(|r| {
+        r.outcome == Outcome::Skip
+            && r.reason
+                .as_deref()
+                .unwrap()
+                .contains("CAPI core is not installed")
+    }));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn effective_rbac_flips_when_the_aggregated_cluster_role_is_deleted() {
+    use capi_conformance::commands::check::embedded::base_documents;
+    use k8s_openapi::api::rbac::v1::ClusterRole;
+    use kube::api::{Api, DeleteParams};
+    let catalog = Catalog::embedded().unwrap();
+    let rules = catalog.rules().to_vec();
+    let server = EmbeddedServer::new(ServerOptions::default());
+    server
+        .apply_documents(base_documents().unwrap())
+        .await
+        .unwrap();
+    let user = "system:serviceaccount:capi-system:capi-manager";
+    let live = |m: &Matrix| -> Vec<Outcome> {
+        m.results
+            .iter()
+            .filter(|r| r.rule_id == "all/rbac-aggregation" && r.phase == Phase::Lifecycle)
+            .map(|r| r.outcome)
+            .collect()
+    };
+    let (before, _) = static_matrix(&server.client(), &LintOptions::default(), &rules, user)
+        .await
+        .unwrap();
+    let b = live(&before);
+    assert!(
+        !b.is_empty() && b.iter().all(|o| *o == Outcome::Pass),
+        "{b:?}"
+    );
+    let roles: Api<ClusterRole> = Api::all(server.client());
+    let aggregated = capi_conformance::mock::manifests::aggregated_cluster_role();
+    let name = aggregated["metadata"]["name"].as_str().unwrap().to_string();
+    roles.delete(&name, &DeleteParams::default()).await.unwrap();
+    // The aggregation controller drops the rules from core's manager role.
+    let mut after = Vec::new();
+    for _ in 0..100 {
+        let (m, _) = static_matrix(&server.client(), &LintOptions::default(), &rules, user)
+            .await
+            .unwrap();
+        after = live(&m);
+        if after.iter().all(|o| *o == Outcome::Fail) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(
+        !after.is_empty() && after.iter().all(|o| *o == Outcome::Fail),
+        "{after:?}"
+    );
+}
