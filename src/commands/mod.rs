@@ -5,10 +5,12 @@ pub mod rules;
 
 use crate::cli::{Cli, Command};
 
+pub mod lint;
+
 /// Runs the parsed command line and returns the exit code (errors are mapped by `main`).
 pub async fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
-        Command::Lint(_) => not_built("lint"),
+        Command::Lint(args) => lint::run(args),
         Command::Check(_) => not_built("check"),
         Command::Rules(args) => rules::run(&args),
         Command::Explain(args) => explain::run(&args),

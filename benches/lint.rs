@@ -1,0 +1,91 @@
+//! Lint throughput: a generated corpus of 1,000 CRDs (the conformant fixture's kinds renamed
+//! per provider), parsed from YAML text and evaluated against the embedded catalog.
+//! Reports bytes/s (criterion `Throughput::Bytes`); CRDs/s = 1,000 / time per iteration.
+
+use capi_conformance::checks::{LintOptions, evaluate};
+use capi_conformance::inventory::parse_text;
+use capi_conformance::suite::Catalog;
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use std::hint::black_box;
+
+#[path = "../tests/lint/generate.rs"]
+#[allow(dead_code)]
+mod generate;
+
+const CRDS: usize = 1000;
+
+/// One multi-document YAML stream with exactly [`CRDS`] CRDs (plus each copy's RBAC,
+/// Deployment and Namespace objects, as in a components file), as one string per provider copy.
+fn corpus() -> Vec<String> {
+    let (_, base) = generate::files(generate::C::B2)
+        .into_iter()
+        .find(|(p, _)| p.ends_with("infrastructure-components.yaml"))
+        .expect("components fixture");
+    let docs: Vec<&str> = base.split("\n---\n").collect();
+    let mut copies = Vec::new();
+    let mut crds = 0;
+    let mut copy = 0;
+    while crds < CRDS {
+        let mut out = Vec::new();
+        for doc in &docs {
+            let is_crd = doc.contains("kind: CustomResourceDefinition");
+            if is_crd && crds == CRDS {
+                continue;
+            }
+            crds += usize::from(is_crd);
+            out.push(
+                doc.replace("foo", &format!("p{copy}x"))
+                    .replace("Foo", &format!("P{copy}x")),
+            );
+        }
+        copies.push(out.join("\n---\n"));
+        copy += 1;
+    }
+    copies
+}
+
+fn bench(c: &mut Criterion) {
+    let copies = corpus();
+    let text = copies.join("\n---\n");
+    let catalog = Catalog::embedded().expect("catalog");
+    let opts = LintOptions::default();
+    let mut group = c.benchmark_group("lint");
+    group.sample_size(10);
+    group.throughput(Throughput::Bytes(text.len() as u64));
+    group.bench_function("lint 1000 CRDs (parse + evaluate)", |b| {
+        b.iter(|| {
+            let docs: Vec<_> = parse_text("bench.yaml", black_box(&text))
+                .into_iter()
+                .filter_map(Result::ok)
+                .collect();
+            let m = evaluate(docs, &opts, &catalog).expect("evaluate");
+            black_box(m.results.len())
+        })
+    });
+    group.bench_function("parse, all cores", |b| {
+        b.iter(|| parse_text("bench.yaml", black_box(&text)).len())
+    });
+    // Each copy (~33 KB) is below the parallel threshold: one core.
+    group.bench_function("parse, one core", |b| {
+        b.iter(|| {
+            copies
+                .iter()
+                .map(|c| parse_text("bench.yaml", black_box(c)).len())
+                .sum::<usize>()
+        })
+    });
+    let docs: Vec<_> = parse_text("bench.yaml", &text)
+        .into_iter()
+        .filter_map(Result::ok)
+        .collect();
+    group.bench_function("evaluate only", |b| {
+        b.iter(|| {
+            let m = evaluate(black_box(docs.clone()), &opts, &catalog).expect("evaluate");
+            black_box(m.results.len())
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,354 @@
+//! RBAC: `all/rbac-aggregation` (union of rules of ClusterRoles labelled
+//! `cluster.x-k8s.io/aggregate-to-manager: "true"`), `all/rbac-owner-finalizers`,
+//! `bootstrap/provider-rbac`.
+
+use super::{CheckCtx, Finding};
+use crate::contract::Role;
+use crate::inventory::Document;
+use crate::inventory::classify::SIG_GROUPS;
+use crate::report::Evidence;
+use crate::suite::Rule;
+use serde_json::Value;
+use std::collections::{BTreeSet, HashMap};
+
+pub const AGGREGATE_LABEL: &str = "cluster.x-k8s.io/aggregate-to-manager";
+pub const ALL_VERBS: [&str; 7] = [
+    "create", "delete", "get", "list", "patch", "update", "watch",
+];
+
+fn has(rule: &Value, key: &str, pred: impl Fn(&str) -> bool) -> bool {
+    rule.get(key)
+        .and_then(Value::as_array)
+        .is_some_and(|a| a.iter().filter_map(Value::as_str).any(pred))
+}
+
+/// Whether one PolicyRule grants `verb` on `group`/`resource` (no resourceNames restriction).
+/// `*` matches any group, resource or verb; `<base>/*` matches every subresource of `<base>`.
+pub fn rule_grants(rule: &Value, group: &str, resource: &str, verb: &str) -> bool {
+    let restricted = rule
+        .get("resourceNames")
+        .and_then(Value::as_array)
+        .is_some_and(|a| !a.is_empty());
+    if restricted {
+        return false;
+    }
+    let base = resource.split_once('/').map(|(b, _)| b);
+    has(rule, "apiGroups", |g| g == group || g == "*")
+        && has(rule, "resources", |r| {
+            r == resource || r == "*" || base.is_some_and(|b| r.strip_suffix("/*") == Some(b))
+        })
+        && has(rule, "verbs", |v| v == verb || v == "*")
+}
+
+fn role_rules(doc: &Document) -> Vec<&Value> {
+    doc.value
+        .get("rules")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().collect())
+        .unwrap_or_default()
+}
+
+fn is_aggregated_to_manager(doc: &Document) -> bool {
+    doc.value
+        .get("metadata")
+        .and_then(|m| m.get("labels"))
+        .and_then(|l| l.get(AGGREGATE_LABEL))
+        .and_then(Value::as_str)
+        == Some("true")
+}
+
+/// Union of the PolicyRules of a set of roles, indexed by (apiGroup, resource) so that
+/// coverage questions are lookups (built once per evaluation).
+#[derive(Debug, Default, Clone)]
+pub struct RbacIndex {
+    grants: HashMap<(String, String), BTreeSet<String>>,
+    /// Which roles contribute to each (apiGroup, resource) entry (`Kind/name`).
+    sources: HashMap<(String, String), BTreeSet<String>>,
+    pub roles: usize,
+}
+
+impl RbacIndex {
+    pub fn build<'a>(docs: impl IntoIterator<Item = &'a Document>) -> RbacIndex {
+        let mut idx = RbacIndex::default();
+        for doc in docs {
+            idx.roles += 1;
+            let name = format!(
+                "{}/{}",
+                doc.value.get("kind").and_then(Value::as_str).unwrap_or("?"),
+                doc.value
+                    .get("metadata")
+                    .and_then(|m| m.get("name"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("?")
+            );
+            for rule in role_rules(doc) {
+                let restricted = rule
+                    .get("resourceNames")
+                    .and_then(Value::as_array)
+                    .is_some_and(|a| !a.is_empty());
+                if restricted {
+                    continue;
+                }
+                let list = |k: &str| -> Vec<&str> {
+                    rule.get(k)
+                        .and_then(Value::as_array)
+                        .map(|a| a.iter().filter_map(Value::as_str).collect())
+                        .unwrap_or_default()
+                };
+                let verbs = list("verbs");
+                for g in list("apiGroups") {
+                    for r in list("resources") {
+                        let key = (g.to_string(), r.to_string());
+                        idx.grants
+                            .entry(key.clone())
+                            .or_default()
+                            .extend(verbs.iter().map(|v| v.to_string()));
+                        idx.sources.entry(key).or_default().insert(name.clone());
+                    }
+                }
+            }
+        }
+        idx
+    }
+
+    /// The (apiGroup, resource) keys that cover `group`/`resource`.
+    fn keys(group: &str, resource: &str) -> Vec<(String, String)> {
+        let mut resources = vec![resource.to_string(), "*".to_string()];
+        if let Some((base, _)) = resource.split_once('/') {
+            resources.push(format!("{base}/*"));
+        }
+        let mut out = Vec::new();
+        for g in [group, "*"] {
+            for r in &resources {
+                out.push((g.to_string(), r.clone()));
+            }
+        }
+        out
+    }
+
+    /// Verbs of `verbs` not granted on `group`/`resource`.
+    pub fn missing(&self, group: &str, resource: &str, verbs: &[&str]) -> Vec<String> {
+        let keys = Self::keys(group, resource);
+        let granted: BTreeSet<&str> = keys
+            .iter()
+            .filter_map(|k| self.grants.get(k))
+            .flatten()
+            .map(String::as_str)
+            .collect();
+        if granted.contains("*") {
+            return Vec::new();
+        }
+        verbs
+            .iter()
+            .filter(|v| !granted.contains(**v))
+            .map(|v| v.to_string())
+            .collect()
+    }
+
+    /// Roles granting anything on `group`/`resource`.
+    pub fn sources(&self, group: &str, resource: &str) -> Vec<String> {
+        let set: BTreeSet<&String> = Self::keys(group, resource)
+            .iter()
+            .filter_map(|k| self.sources.get(k))
+            .flatten()
+            .collect();
+        set.into_iter().cloned().collect()
+    }
+}
+
+/// The two views the RBAC rules need: ClusterRoles aggregated to CAPI's manager, and every
+/// ClusterRole/Role of the inputs (the provider's own permissions).
+#[derive(Debug, Default, Clone)]
+pub struct RbacIndexes {
+    pub aggregated: RbacIndex,
+    pub all: RbacIndex,
+}
+
+impl RbacIndexes {
+    pub fn build(inv: &crate::inventory::Inventory) -> RbacIndexes {
+        RbacIndexes {
+            aggregated: RbacIndex::build(
+                inv.cluster_roles
+                    .iter()
+                    .filter(|d| is_aggregated_to_manager(d)),
+            ),
+            all: RbacIndex::build(inv.cluster_roles.iter().chain(inv.roles.iter())),
+        }
+    }
+}
+
+pub fn rbac_aggregation(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let Some(c) = ctx.crd else {
+        return Finding::skip("provider-wide column has no CRD");
+    };
+    let group = c.crd.group.as_str();
+    if SIG_GROUPS.contains(&group) {
+        return Finding::skip(format!(
+            "condition does not hold: {group} is a SIG group; core's own role already covers it"
+        ));
+    }
+    let idx = &ctx.rbac.aggregated;
+    if idx.roles == 0 {
+        let m = format!(
+            "no ClusterRole labelled {AGGREGATE_LABEL}: \"true\" among the inputs; core cannot access {}.{group}",
+            c.crd.plural
+        );
+        return Finding::fail(m.clone(), vec![ctx.ev(m)]);
+    }
+    let missing = idx.missing(group, &c.crd.plural, &ALL_VERBS);
+    if missing.is_empty() {
+        let mut ev = vec![ctx.ev(format!("all seven verbs on {}.{group}", c.crd.plural))];
+        ev.extend(
+            idx.sources(group, &c.crd.plural)
+                .into_iter()
+                .map(|s| Evidence {
+                    object: Some(s),
+                    ..Evidence::msg("aggregated to CAPI's manager role")
+                }),
+        );
+        Finding::pass(ev)
+    } else {
+        let m = format!(
+            "aggregated ClusterRoles do not grant {} on {}.{group}",
+            missing.join(", "),
+            c.crd.plural
+        );
+        Finding::fail(m.clone(), vec![ctx.ev(m)])
+    }
+}
+
+/// `all/rbac-owner-finalizers` (COND-MUST: the controller sets ownerRefs with
+/// `blockOwnerDeletion: true`, which under OwnerReferencesPermissionEnforcement needs `update`
+/// on the owner's `<plural>/finalizers`). Statically the condition is known to hold for
+/// BootstrapConfig and ControlPlane kinds: the contract makes their Secrets (bootstrap data,
+/// kubeconfig) carry a controller ownerRef to them, which controller-runtime creates with
+/// `blockOwnerDeletion: true`. Other kinds are left to the scenarios; a provider without such
+/// kinds is skipped.
+pub fn rbac_owner_finalizers(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let roles = &ctx.rbac.all;
+    let owners: Vec<_> = ctx
+        .provider
+        .crds
+        .iter()
+        .filter(|c| matches!(c.role, Role::BootstrapConfig | Role::ControlPlane))
+        .collect();
+    if owners.is_empty() {
+        return Finding::skip(
+            "condition not established statically: no BootstrapConfig or ControlPlane kind (whose Secrets carry blockOwnerDeletion ownerRefs); the scenarios check the others",
+        );
+    }
+    if roles.roles == 0 {
+        return Finding::skip("no ClusterRole or Role among the inputs");
+    }
+    let mut missing = Vec::new();
+    let mut granted = Vec::new();
+    for c in owners {
+        let res = format!("{}/finalizers", c.crd.plural);
+        if roles.missing(&c.crd.group, &res, &["update"]).is_empty() {
+            granted.push(format!("{res}.{}", c.crd.group));
+        } else {
+            missing.push(format!("{res}.{}", c.crd.group));
+        }
+    }
+    if missing.is_empty() {
+        Finding::pass_msg(format!("update granted on {}", granted.join(", ")))
+    } else {
+        Finding::fail(
+            format!("no role grants update on {}", missing.join(", ")),
+            vec![Evidence::msg(
+                "the contract's Secrets carry a controller ownerRef (blockOwnerDeletion: true) to these objects; under OwnerReferencesPermissionEnforcement that needs update on <plural>/finalizers",
+            )],
+        )
+    }
+}
+
+/// `bootstrap/provider-rbac`: the provider's roles manage its BootstrapConfig kinds (+status)
+/// and Secrets.
+pub fn bootstrap_provider_rbac(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let roles = &ctx.rbac.all;
+    let Some(c) = ctx.crd else {
+        return Finding::skip("provider-wide column has no CRD");
+    };
+    if roles.roles == 0 {
+        return Finding::skip("no ClusterRole or Role among the inputs");
+    }
+    let mut problems = Vec::new();
+    let need = ["get", "list", "watch", "patch", "update"];
+    let m = roles.missing(&c.crd.group, &c.crd.plural, &need);
+    if !m.is_empty() {
+        problems.push(format!(
+            "{} on {}.{}",
+            m.join(", "),
+            c.crd.plural,
+            c.crd.group
+        ));
+    }
+    if c.role == Role::BootstrapConfig {
+        let status = format!("{}/status", c.crd.plural);
+        let m = roles.missing(&c.crd.group, &status, &["patch", "update"]);
+        if m.len() == 2 {
+            problems.push(format!("patch or update on {status}.{}", c.crd.group));
+        }
+        let m = roles.missing(
+            "",
+            "secrets",
+            &[
+                "create", "get", "list", "watch", "update", "patch", "delete",
+            ],
+        );
+        if !m.is_empty() {
+            problems.push(format!("{} on secrets", m.join(", ")));
+        }
+    }
+    if problems.is_empty() {
+        Finding::pass(vec![ctx.ev(
+            "the provider's roles manage its kinds, their status, and Secrets",
+        )])
+    } else {
+        let m = format!("the provider's roles do not grant: {}", problems.join("; "));
+        Finding::fail(m.clone(), vec![ctx.ev(m)])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn rule_matching_handles_wildcards_and_resource_names() {
+        let r = json!({"apiGroups": ["g"], "resources": ["foos", "foos/*"], "verbs": ["*"]});
+        assert!(rule_grants(&r, "g", "foos", "get"));
+        assert!(rule_grants(&r, "g", "foos/finalizers", "update"));
+        assert!(!rule_grants(&r, "h", "foos", "get"));
+        let r = json!({"apiGroups": ["*"], "resources": ["*"], "verbs": ["get"], "resourceNames": ["x"]});
+        assert!(!rule_grants(&r, "g", "foos", "get"));
+    }
+
+    #[test]
+    fn index_unions_rules_across_roles() {
+        let doc = |name: &str, rules: serde_json::Value| Document {
+            value: json!({"kind": "ClusterRole", "metadata": {"name": name}, "rules": rules}),
+            origin: crate::inventory::Origin::new("r.yaml", 0, 1),
+        };
+        let a = doc(
+            "a",
+            json!([{"apiGroups": ["g"], "resources": ["foos"], "verbs": ["get", "list"]}]),
+        );
+        let b = doc(
+            "b",
+            json!([{"apiGroups": ["g"], "resources": ["foos", "bars/*"], "verbs": ["watch"]},
+            {"apiGroups": ["*"], "resources": ["bazs"], "verbs": ["*"]},
+            {"apiGroups": ["g"], "resources": ["quxs"], "verbs": ["*"], "resourceNames": ["only-one"]}]),
+        );
+        let idx = RbacIndex::build([&a, &b]);
+        assert_eq!(
+            idx.missing("g", "foos", &["get", "list", "watch", "create"]),
+            ["create"]
+        );
+        assert!(idx.missing("g", "bars/finalizers", &["watch"]).is_empty());
+        assert!(idx.missing("other", "bazs", &ALL_VERBS).is_empty());
+        assert_eq!(idx.missing("g", "quxs", &["get"]), ["get"]);
+        assert_eq!(idx.sources("g", "foos"), ["ClusterRole/a", "ClusterRole/b"]);
+    }
+}

@@ -1,0 +1,344 @@
+//! Schema walking over one CRD version's `openAPIV3Schema`, and the generic [`FieldCheck`]
+//! interpreter (presence + JSON type of fields, per contract).
+//!
+//! Paths are dotted from the object root (`status.initialization.provisioned`); a segment
+//! ending in `[]` steps into the array's `items` (`status.addresses[].type`). A map
+//! (`additionalProperties`) accepts any key. A field under `x-kubernetes-preserve-unknown-fields`
+//! is **open**: the schema accepts anything there, so it is reported as open, never as present.
+
+use super::{CheckCtx, Finding};
+use crate::report::Evidence;
+use crate::suite::{FieldCheck, JsonType, Presence};
+use serde_json::Value;
+
+/// Result of looking a path up in a schema.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Lookup<'a> {
+    Found(&'a Value),
+    /// An ancestor (named in `at`) preserves unknown fields: anything is accepted below it.
+    Open {
+        at: String,
+    },
+    /// The path does not exist; `at` is the first missing segment's full path.
+    Missing {
+        at: String,
+    },
+}
+
+fn flag(node: &Value, key: &str) -> bool {
+    node.get(key).and_then(Value::as_bool) == Some(true)
+}
+
+/// Walks `path` from the schema root.
+pub fn lookup<'a>(root: &'a Value, path: &str) -> Lookup<'a> {
+    let mut node = root;
+    let mut walked = String::new();
+    for raw in path.split('.') {
+        let (seg, into_items) = match raw.strip_suffix("[]") {
+            Some(s) => (s, true),
+            None => (raw, false),
+        };
+        if !walked.is_empty() {
+            walked.push('.');
+        }
+        walked.push_str(raw);
+        let next = node
+            .get("properties")
+            .and_then(|p| p.get(seg))
+            .or_else(|| node.get("additionalProperties").filter(|a| a.is_object()));
+        node = match next {
+            Some(n) => n,
+            None if flag(node, "x-kubernetes-preserve-unknown-fields") => {
+                return Lookup::Open {
+                    at: walked
+                        .rsplit_once('.')
+                        .map(|(a, _)| a.to_string())
+                        .unwrap_or_default(),
+                };
+            }
+            None => return Lookup::Missing { at: walked },
+        };
+        if into_items {
+            match node.get("items") {
+                Some(items) => node = items,
+                None if flag(node, "x-kubernetes-preserve-unknown-fields") => {
+                    return Lookup::Open { at: walked };
+                }
+                None => return Lookup::Missing { at: walked },
+            }
+        }
+    }
+    Lookup::Found(node)
+}
+
+/// An object node that declares nothing (no properties, no map values, not open): a field kept
+/// "only to fulfil the contract", e.g. a managed control plane's `spec.machineTemplate`.
+/// A condition path that ends at a placeholder does not hold.
+pub fn is_placeholder(node: &Value) -> bool {
+    type_of(node) == "object"
+        && node
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_none_or(|p| p.is_empty())
+        && !node
+            .get("additionalProperties")
+            .is_some_and(Value::is_object)
+        && !flag(node, "x-kubernetes-preserve-unknown-fields")
+}
+
+/// The node's `type` (empty when untyped).
+pub fn type_of(node: &Value) -> &str {
+    node.get("type").and_then(Value::as_str).unwrap_or("")
+}
+
+/// Human description of a schema node's type: `string`, `array of object`, `map of string`,
+/// `int-or-string`, `open` (preserve-unknown without type).
+pub fn describe(node: &Value) -> String {
+    if flag(node, "x-kubernetes-int-or-string") {
+        return "int-or-string".into();
+    }
+    let t = type_of(node);
+    match t {
+        "array" => match node.get("items") {
+            Some(items) => format!("array of {}", describe(items)),
+            None => "array".into(),
+        },
+        "object" => match node.get("additionalProperties").filter(|a| a.is_object()) {
+            Some(ap) => format!("map of {}", describe(ap)),
+            None => "object".into(),
+        },
+        "" if flag(node, "x-kubernetes-preserve-unknown-fields") => "open".into(),
+        "" => "untyped".into(),
+        other => other.into(),
+    }
+}
+
+/// Whether a schema node has the JSON type a rule asks for.
+pub fn type_matches(node: &Value, want: JsonType) -> bool {
+    let int_or_string = flag(node, "x-kubernetes-int-or-string");
+    let t = type_of(node);
+    let child_type = |key: &str| node.get(key).map(type_of).unwrap_or("");
+    match want {
+        JsonType::IntOrString => int_or_string,
+        _ if int_or_string => false,
+        JsonType::Boolean => t == "boolean",
+        JsonType::String => t == "string",
+        JsonType::Integer => t == "integer",
+        JsonType::Number => t == "number" || t == "integer",
+        JsonType::Object => t == "object",
+        JsonType::Array => t == "array",
+        JsonType::StringMap => t == "object" && child_type("additionalProperties") == "string",
+        JsonType::ObjectMap => t == "object" && child_type("additionalProperties") == "object",
+        JsonType::StringArray => t == "array" && child_type("items") == "string",
+        JsonType::ObjectArray => t == "array" && child_type("items") == "object",
+    }
+}
+
+/// State of one field in a schema.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FieldState {
+    Ok,
+    WrongType { found: String },
+    Missing { at: String },
+    Open { at: String },
+}
+
+pub fn field_state(schema: &Value, path: &str, want: JsonType) -> FieldState {
+    match lookup(schema, path) {
+        Lookup::Found(node) if type_matches(node, want) => FieldState::Ok,
+        Lookup::Found(node) => FieldState::WrongType {
+            found: describe(node),
+        },
+        Lookup::Missing { at } => FieldState::Missing { at },
+        Lookup::Open { at } => FieldState::Open { at },
+    }
+}
+
+/// Interprets a rule's [`FieldCheck`] against the column's CRD version.
+pub fn run_field_check(check: &FieldCheck, ctx: &CheckCtx) -> Finding {
+    let Some(contract) = ctx.contract else {
+        return Finding::skip("no contract applies to this column");
+    };
+    let (crd, version, schema) = match ctx.schema() {
+        Ok(x) => x,
+        Err(f) => return f,
+    };
+    let object = Some(crd.crd.object_ref());
+    let location = Some(crd.crd.origin.location());
+    let ev = |message: String, path: &str| Evidence {
+        message,
+        object: object.clone(),
+        path: Some(format!(
+            "spec.versions[{}].schema.openAPIV3Schema: {path}",
+            version.name
+        )),
+        resource_version: None,
+        location: location.clone(),
+    };
+    if let Some(cond) = &check.condition_path {
+        match lookup(schema, cond) {
+            Lookup::Found(node) if is_placeholder(node) => {
+                return Finding::skip(format!(
+                    "condition does not hold: `{cond}` is an empty placeholder object in the {} schema",
+                    version.name
+                ));
+            }
+            Lookup::Found(_) => {}
+            Lookup::Missing { .. } => {
+                return Finding::skip(format!(
+                    "condition does not hold: `{cond}` is not in the {} schema",
+                    version.name
+                ));
+            }
+            Lookup::Open { at } => {
+                return Finding::skip(format!(
+                    "condition cannot be evaluated: `{cond}` is open (x-kubernetes-preserve-unknown-fields at `{at}`)"
+                ));
+            }
+        }
+    }
+    let fields = check.fields_for(contract);
+    if fields.is_empty() {
+        return Finding::skip(format!("no fields to check under contract {contract}"));
+    }
+    let mut wrong = Vec::new();
+    let mut missing = Vec::new();
+    let mut open = Vec::new();
+    let mut ok = Vec::new();
+    for f in &fields {
+        match field_state(schema, &f.path, f.json_type) {
+            FieldState::Ok => ok.push(ev(format!("`{}` is {}", f.path, f.json_type.as_str()), &f.path)),
+            FieldState::WrongType { found } => wrong.push(ev(
+                format!(
+                    "`{}` has the wrong JSON type: expected {}, found {found} (worse than missing: core errors out reading it)",
+                    f.path,
+                    f.json_type.as_str()
+                ),
+                &f.path,
+            )),
+            FieldState::Missing { at } => missing.push(ev(
+                format!("`{}` is missing (no `{at}` in the schema)", f.path),
+                &f.path,
+            )),
+            FieldState::Open { at } => open.push(ev(
+                format!(
+                    "`{}` is open: `{at}` has x-kubernetes-preserve-unknown-fields, so presence and type cannot be verified",
+                    f.path
+                ),
+                &f.path,
+            )),
+        }
+    }
+    if !wrong.is_empty() {
+        let reason = wrong[0].message.clone();
+        return Finding::fail(reason, wrong);
+    }
+    match check.presence {
+        Presence::Required => {
+            if !missing.is_empty() {
+                let reason = missing
+                    .iter()
+                    .map(|e| e.message.clone())
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                return Finding::fail(reason, missing);
+            }
+            if !open.is_empty() {
+                let reason = open[0].message.clone();
+                return Finding::skip_with(reason, open);
+            }
+            Finding::pass(ok)
+        }
+        Presence::IfPresent => {
+            if ok.is_empty() {
+                let mut evidence = missing;
+                evidence.extend(open);
+                return Finding::skip_with(
+                    "not implemented (optional feature; none of the fields is in the schema)",
+                    evidence,
+                );
+            }
+            Finding::pass(ok)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> Value {
+        json!({"type": "object", "properties": {
+            "spec": {"type": "object", "properties": {
+                "replicas": {"type": "integer"},
+                "port": {"x-kubernetes-int-or-string": true},
+                "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                "addresses": {"type": "array", "items": {"type": "object", "properties": {"type": {"type": "string"}}}},
+                "ids": {"type": "array", "items": {"type": "string"}},
+                "maybe": {"type": "string", "nullable": true}
+            }},
+            "status": {"type": "object", "properties": {"ready": {"type": "string"}}}
+        }})
+    }
+
+    #[test]
+    fn walks_properties_items_maps_and_open_fields() {
+        let s = schema();
+        assert_eq!(
+            field_state(&s, "spec.replicas", JsonType::Integer),
+            FieldState::Ok
+        );
+        assert_eq!(
+            field_state(&s, "spec.port", JsonType::IntOrString),
+            FieldState::Ok
+        );
+        assert!(matches!(
+            field_state(&s, "spec.port", JsonType::String),
+            FieldState::WrongType { .. }
+        ));
+        assert_eq!(
+            field_state(&s, "spec.labels", JsonType::StringMap),
+            FieldState::Ok
+        );
+        assert_eq!(
+            field_state(&s, "spec.labels.anykey", JsonType::String),
+            FieldState::Ok
+        );
+        assert_eq!(
+            field_state(&s, "spec.addresses[].type", JsonType::String),
+            FieldState::Ok
+        );
+        assert_eq!(
+            field_state(&s, "spec.addresses", JsonType::ObjectArray),
+            FieldState::Ok
+        );
+        assert_eq!(
+            field_state(&s, "spec.ids", JsonType::StringArray),
+            FieldState::Ok
+        );
+        assert_eq!(
+            field_state(&s, "spec.maybe", JsonType::String),
+            FieldState::Ok
+        );
+        assert_eq!(
+            field_state(&s, "spec.free.x.y", JsonType::Boolean),
+            FieldState::Open {
+                at: "spec.free".into()
+            }
+        );
+        assert_eq!(
+            field_state(&s, "status.initialization.provisioned", JsonType::Boolean),
+            FieldState::Missing {
+                at: "status.initialization".into()
+            }
+        );
+        assert_eq!(
+            field_state(&s, "status.ready", JsonType::Boolean),
+            FieldState::WrongType {
+                found: "string".into()
+            }
+        );
+    }
+}

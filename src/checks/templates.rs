@@ -1,0 +1,166 @@
+//! Templates: `template/spec-template`, `template/clone-compatible`, `template/no-status-contract`.
+
+use super::schema::{FieldState, Lookup, describe, field_state, lookup, type_of};
+use super::{CheckCtx, Finding};
+use crate::suite::{JsonType, Rule};
+use serde_json::Value;
+
+pub fn spec_template(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let (_, version, schema) = match ctx.schema() {
+        Ok(x) => x,
+        Err(f) => return f,
+    };
+    let mut problems = Vec::new();
+    for (path, t) in [
+        ("spec.template", JsonType::Object),
+        ("spec.template.spec", JsonType::Object),
+    ] {
+        match field_state(schema, path, t) {
+            FieldState::Ok => {}
+            FieldState::WrongType { found } => {
+                problems.push(format!("`{path}` is {found}, expected object"))
+            }
+            FieldState::Missing { .. } => problems.push(format!("`{path}` is missing")),
+            FieldState::Open { at } => {
+                problems.push(format!("`{path}` is open (preserve-unknown at `{at}`)"))
+            }
+        }
+    }
+    for path in [
+        "spec.template.metadata.labels",
+        "spec.template.metadata.annotations",
+    ] {
+        if let FieldState::WrongType { found } = field_state(schema, path, JsonType::StringMap) {
+            problems.push(format!("`{path}` is {found}, expected map of string"));
+        }
+    }
+    if problems.is_empty() {
+        Finding::pass(vec![ctx.ev(format!(
+            "version {}: spec.template.spec is an object; template metadata is map[string]string",
+            version.name
+        ))])
+    } else {
+        let ev = problems.iter().map(|p| ctx.ev(p.clone())).collect();
+        Finding::fail(problems.join("; "), ev)
+    }
+}
+
+/// Structural subset check: every field of `tmpl` exists in `base` with the same type.
+/// (Fields the base requires may be missing from the template: topology and users fill them.)
+fn subset(tmpl: &Value, base: &Value, path: &str, out: &mut Vec<String>) {
+    if out.len() >= 10 {
+        return;
+    }
+    if base
+        .get("x-kubernetes-preserve-unknown-fields")
+        .and_then(Value::as_bool)
+        == Some(true)
+        && base.get("properties").is_none()
+    {
+        return;
+    }
+    if describe(tmpl) != describe(base) && !(type_of(tmpl).is_empty() || type_of(base).is_empty()) {
+        out.push(format!(
+            "`{path}` is {} in the template but {} in the base kind",
+            describe(tmpl),
+            describe(base)
+        ));
+        return;
+    }
+    if let Some(props) = tmpl.get("properties").and_then(Value::as_object) {
+        let base_props = base.get("properties").and_then(Value::as_object);
+        for (k, child) in props {
+            match base_props.and_then(|b| b.get(k)) {
+                Some(bc) => subset(child, bc, &format!("{path}.{k}"), out),
+                None if base
+                    .get("additionalProperties")
+                    .is_some_and(Value::is_object) => {}
+                None => out.push(format!(
+                    "`{path}.{k}` is in the template but not in the base kind's spec"
+                )),
+            }
+        }
+    }
+    if let (Some(ti), Some(bi)) = (tmpl.get("items"), base.get("items")) {
+        subset(ti, bi, &format!("{path}[]"), out);
+    }
+    if let (Some(ta), Some(ba)) = (
+        tmpl.get("additionalProperties").filter(|a| a.is_object()),
+        base.get("additionalProperties").filter(|a| a.is_object()),
+    ) {
+        subset(ta, ba, &format!("{path}.*"), out);
+    }
+}
+
+pub fn clone_compatible(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let (c, version, schema) = match ctx.schema() {
+        Ok(x) => x,
+        Err(f) => return f,
+    };
+    let Some(base_kind) = c.crd.kind.strip_suffix("Template") else {
+        return Finding::skip("not a template kind");
+    };
+    let Some(base) = ctx.inv.find_crd(&c.crd.group, base_kind) else {
+        return Finding::skip(format!(
+            "base kind {base_kind} not among the inputs (see template/kind-name)"
+        ));
+    };
+    let Some(base_schema) = base
+        .crd
+        .version(&version.name)
+        .and_then(|v| v.schema.as_ref())
+    else {
+        let m = format!(
+            "base kind {base_kind} has no version {} to clone into",
+            version.name
+        );
+        return Finding::fail(m.clone(), vec![ctx.ev(m)]);
+    };
+    let tmpl_spec = match lookup(schema, "spec.template.spec") {
+        Lookup::Found(n) => n,
+        _ => {
+            return Finding::skip(
+                "no spec.template.spec in the template schema (see template/spec-template)",
+            );
+        }
+    };
+    let base_spec = match lookup(base_schema, "spec") {
+        Lookup::Found(n) => n,
+        _ => return Finding::skip(format!("base kind {base_kind} has no spec in its schema")),
+    };
+    let mut problems = Vec::new();
+    subset(tmpl_spec, base_spec, "spec", &mut problems);
+    if problems.is_empty() {
+        Finding::pass(vec![ctx.ev(format!(
+            "spec.template.spec at {} is a structural subset of {base_kind}.spec",
+            version.name
+        ))])
+    } else {
+        let ev = problems.iter().map(|p| ctx.ev(p.clone())).collect();
+        Finding::fail(
+            format!(
+                "spec.template.spec does not fit {base_kind}.spec at {}: {}",
+                version.name, problems[0]
+            ),
+            ev,
+        )
+    }
+}
+
+/// `template/no-status-contract` (MAY): informational; reports whether the template has a status.
+pub fn no_status_contract(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let (_, version, schema) = match ctx.schema() {
+        Ok(x) => x,
+        Err(f) => return f,
+    };
+    match lookup(schema, "status") {
+        Lookup::Found(_) => Finding::pass(vec![ctx.ev(format!(
+            "version {} defines a status (allowed)",
+            version.name
+        ))]),
+        _ => Finding::pass(vec![ctx.ev(format!(
+            "version {} has no status; templates need none",
+            version.name
+        ))]),
+    }
+}

@@ -1,0 +1,269 @@
+//! A CustomResourceDefinition as the checks see it: names, scope, versions with their schema
+//! and subresources, labels and annotations. Built from a JSON document; malformed CRDs
+//! (no `spec.names`, no `spec.versions`, non-structural schema) are input errors.
+
+use super::error::InputError;
+use super::source::{Document, Origin};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// `spec.versions[].subresources.scale`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScaleSubresource {
+    pub spec_replicas_path: Option<String>,
+    pub status_replicas_path: Option<String>,
+    pub label_selector_path: Option<String>,
+}
+
+/// One entry of `spec.versions`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CrdVersion {
+    pub name: String,
+    pub served: bool,
+    pub storage: bool,
+    /// `schema.openAPIV3Schema`.
+    pub schema: Option<Value>,
+    pub status_subresource: bool,
+    pub scale: Option<ScaleSubresource>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Crd {
+    /// `metadata.name`.
+    pub name: String,
+    /// `apiVersion` of the CRD object itself.
+    pub api_version: String,
+    pub group: String,
+    pub kind: String,
+    pub plural: String,
+    pub list_kind: Option<String>,
+    pub scope: String,
+    pub categories: Vec<String>,
+    pub versions: Vec<CrdVersion>,
+    pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
+    pub origin: Origin,
+}
+
+impl Crd {
+    /// Whether a document is a CRD (by kind; any apiextensions version).
+    pub fn is_crd(doc: &Document) -> bool {
+        doc.value.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
+    }
+
+    pub fn from_document(doc: &Document) -> Result<Crd, InputError> {
+        let v = &doc.value;
+        let name = str_at(v, &["metadata", "name"]).unwrap_or_default();
+        let invalid = |message: &str| InputError::InvalidCrd {
+            origin: doc.origin.clone(),
+            name: if name.is_empty() {
+                "<unnamed>".into()
+            } else {
+                name.clone()
+            },
+            message: message.into(),
+        };
+        let spec = v
+            .get("spec")
+            .filter(|s| s.is_object())
+            .ok_or_else(|| invalid("no spec"))?;
+        let names = spec
+            .get("names")
+            .filter(|n| n.is_object())
+            .ok_or_else(|| invalid("no spec.names"))?;
+        let kind = str_at(names, &["kind"]).ok_or_else(|| invalid("no spec.names.kind"))?;
+        let plural = str_at(names, &["plural"]).ok_or_else(|| invalid("no spec.names.plural"))?;
+        let group = str_at(spec, &["group"]).ok_or_else(|| invalid("no spec.group"))?;
+        let raw_versions = spec
+            .get("versions")
+            .and_then(Value::as_array)
+            .filter(|a| !a.is_empty())
+            .ok_or_else(|| invalid("no spec.versions"))?;
+        let mut versions = Vec::with_capacity(raw_versions.len());
+        for rv in raw_versions {
+            let vname = str_at(rv, &["name"])
+                .ok_or_else(|| invalid("a spec.versions entry has no name"))?;
+            let schema = rv
+                .get("schema")
+                .and_then(|s| s.get("openAPIV3Schema"))
+                .or_else(|| {
+                    spec.get("validation")
+                        .and_then(|s| s.get("openAPIV3Schema"))
+                })
+                .cloned();
+            if let Some(s) = &schema
+                && let Err(message) = structural(s, "openAPIV3Schema")
+            {
+                return Err(InputError::NonStructural {
+                    origin: doc.origin.clone(),
+                    name: name.clone(),
+                    version: vname,
+                    message,
+                });
+            }
+            let sub = rv.get("subresources").or_else(|| spec.get("subresources"));
+            let scale = sub.and_then(|s| s.get("scale")).map(|s| ScaleSubresource {
+                spec_replicas_path: str_at(s, &["specReplicasPath"]),
+                status_replicas_path: str_at(s, &["statusReplicasPath"]),
+                label_selector_path: str_at(s, &["labelSelectorPath"]),
+            });
+            versions.push(CrdVersion {
+                name: vname,
+                served: rv.get("served").and_then(Value::as_bool).unwrap_or(false),
+                storage: rv.get("storage").and_then(Value::as_bool).unwrap_or(false),
+                schema,
+                status_subresource: sub.and_then(|s| s.get("status")).is_some(),
+                scale,
+            });
+        }
+        Ok(Crd {
+            name,
+            api_version: str_at(v, &["apiVersion"]).unwrap_or_default(),
+            group,
+            kind,
+            plural,
+            list_kind: str_at(names, &["listKind"]),
+            scope: str_at(spec, &["scope"]).unwrap_or_default(),
+            categories: names
+                .get("categories")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            versions,
+            labels: string_map(v.get("metadata").and_then(|m| m.get("labels"))),
+            annotations: string_map(v.get("metadata").and_then(|m| m.get("annotations"))),
+            origin: doc.origin.clone(),
+        })
+    }
+
+    pub fn version(&self, name: &str) -> Option<&CrdVersion> {
+        self.versions.iter().find(|v| v.name == name)
+    }
+
+    pub fn storage_version(&self) -> Option<&CrdVersion> {
+        self.versions
+            .iter()
+            .find(|v| v.storage)
+            .or_else(|| self.versions.first())
+    }
+
+    /// `CustomResourceDefinition/<name>` for evidence.
+    pub fn object_ref(&self) -> String {
+        format!("CustomResourceDefinition/{}", self.name)
+    }
+}
+
+fn str_at(v: &Value, path: &[&str]) -> Option<String> {
+    let mut cur = v;
+    for p in path {
+        cur = cur.get(p)?;
+    }
+    cur.as_str().filter(|s| !s.is_empty()).map(str::to_string)
+}
+
+/// `metadata.labels`/`annotations` as a string map (non-string values are rendered as JSON).
+pub fn string_map(v: Option<&Value>) -> BTreeMap<String, String> {
+    v.and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| {
+                    let s = match v {
+                        Value::String(s) => s.clone(),
+                        Value::Null => String::new(),
+                        other => other.to_string(),
+                    };
+                    (k.clone(), s)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Structural-schema check (the part that matters for walking it): every node reached through
+/// `properties`, `items` or `additionalProperties` has a `type`, unless it is
+/// `x-kubernetes-int-or-string` or `x-kubernetes-preserve-unknown-fields`; no `$ref`.
+fn structural(node: &Value, path: &str) -> Result<(), String> {
+    let Some(obj) = node.as_object() else {
+        return Err(format!("{path} is not an object"));
+    };
+    if obj.contains_key("$ref") {
+        return Err(format!("{path} uses $ref"));
+    }
+    let typed = obj
+        .get("type")
+        .and_then(Value::as_str)
+        .is_some_and(|t| !t.is_empty());
+    let flag = |k: &str| obj.get(k).and_then(Value::as_bool) == Some(true);
+    if !typed
+        && !flag("x-kubernetes-int-or-string")
+        && !flag("x-kubernetes-preserve-unknown-fields")
+    {
+        return Err(format!("{path} has no type"));
+    }
+    if let Some(props) = obj.get("properties").and_then(Value::as_object) {
+        for (k, child) in props {
+            structural(child, &format!("{path}.properties.{k}"))?;
+        }
+    }
+    if let Some(items) = obj.get("items")
+        && items.is_object()
+    {
+        structural(items, &format!("{path}.items"))?;
+    }
+    if let Some(ap) = obj.get("additionalProperties")
+        && ap.is_object()
+    {
+        structural(ap, &format!("{path}.additionalProperties"))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn doc(v: Value) -> Document {
+        Document {
+            value: v,
+            origin: Origin::new("f.yaml", 3, 10),
+        }
+    }
+
+    #[test]
+    fn missing_names_and_versions_are_errors() {
+        let e = Crd::from_document(&doc(json!({"kind": "CustomResourceDefinition",
+            "metadata": {"name": "a.b"}, "spec": {"group": "b"}})))
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            e,
+            "f.yaml: document 3 (line 10): CustomResourceDefinition a.b: no spec.names"
+        );
+        let e = Crd::from_document(&doc(json!({"kind": "CustomResourceDefinition",
+            "metadata": {"name": "as.b"}, "spec": {"group": "b", "names": {"kind": "A", "plural": "as"}}})))
+        .unwrap_err()
+        .to_string();
+        assert!(e.ends_with("no spec.versions"), "{e}");
+    }
+
+    #[test]
+    fn non_structural_schema_is_an_error() {
+        let e = Crd::from_document(&doc(json!({"kind": "CustomResourceDefinition",
+            "metadata": {"name": "as.b"}, "spec": {"group": "b", "names": {"kind": "A", "plural": "as"},
+            "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema":
+              {"type": "object", "properties": {"spec": {"properties": {}}}}}}]}})))
+        .unwrap_err();
+        assert!(matches!(e, InputError::NonStructural { .. }));
+        assert!(
+            e.to_string()
+                .contains("openAPIV3Schema.properties.spec has no type"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,402 @@
+//! Reading inputs: files, directories (recursive `*.yaml|*.yml|*.json`) and stdin, split into
+//! documents, each parsed into a JSON value with its origin (file, document index, line).
+
+use super::error::InputError;
+use serde_json::Value;
+use std::fmt;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Files larger than this are refused ("too large"): real components YAML is a few MB.
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Where a document came from.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Origin {
+    /// File path as given (or `-` for stdin, or `cluster` for API sources).
+    pub file: String,
+    /// 0-based document index inside the file.
+    pub index: usize,
+    /// 1-based line where the document starts.
+    pub line: usize,
+}
+
+impl Origin {
+    pub fn new(file: impl Into<String>, index: usize, line: usize) -> Self {
+        Origin {
+            file: file.into(),
+            index,
+            line,
+        }
+    }
+
+    /// Short location for evidence: `file#index`.
+    pub fn location(&self) -> String {
+        format!("{}#{}", self.file, self.index)
+    }
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: document {} (line {})",
+            self.file, self.index, self.line
+        )
+    }
+}
+
+/// One parsed input document: a JSON value plus where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    pub value: Value,
+    pub origin: Origin,
+}
+
+/// What loading produced: documents, plus the problems (`--keep-going`) that were skipped.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub documents: Vec<Document>,
+    pub problems: Vec<InputError>,
+    /// Total bytes read (for throughput reporting).
+    pub bytes: u64,
+}
+
+/// Loads every path. Without `keep_going` the first problem is returned as the error.
+pub fn load_paths(paths: &[PathBuf], keep_going: bool) -> Result<Loaded, InputError> {
+    let mut loaded = Loaded::default();
+    for path in paths {
+        if path.as_os_str() == "-" {
+            let mut text = String::new();
+            std::io::stdin()
+                .take(MAX_FILE_BYTES + 1)
+                .read_to_string(&mut text)
+                .map_err(|e| InputError::Unreadable {
+                    file: "-".into(),
+                    message: e.to_string(),
+                })?;
+            if text.len() as u64 > MAX_FILE_BYTES {
+                return Err(InputError::TooLarge {
+                    file: "-".into(),
+                    bytes: text.len() as u64,
+                });
+            }
+            loaded.bytes += text.len() as u64;
+            push(&mut loaded, parse_text("-", &text), keep_going)?;
+        } else if path.is_dir() {
+            let files = collect_dir(path)?;
+            if files.is_empty() {
+                return Err(InputError::EmptyDir {
+                    dir: path.display().to_string(),
+                });
+            }
+            for file in files {
+                push_file(&mut loaded, &file, keep_going)?;
+            }
+        } else {
+            push_file(&mut loaded, path, keep_going)?;
+        }
+    }
+    Ok(loaded)
+}
+
+fn push_file(loaded: &mut Loaded, path: &Path, keep_going: bool) -> Result<(), InputError> {
+    match read_file(path) {
+        Ok(text) => {
+            loaded.bytes += text.len() as u64;
+            push(
+                loaded,
+                parse_text(&path.display().to_string(), &text),
+                keep_going,
+            )
+        }
+        Err(e) if keep_going => {
+            loaded.problems.push(e);
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn push(
+    loaded: &mut Loaded,
+    parsed: Vec<Result<Document, InputError>>,
+    keep_going: bool,
+) -> Result<(), InputError> {
+    for item in parsed {
+        match item {
+            Ok(doc) => loaded.documents.push(doc),
+            Err(e) if keep_going => loaded.problems.push(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Reads one file, refusing anything above [`MAX_FILE_BYTES`].
+pub fn read_file(path: &Path) -> Result<String, InputError> {
+    let file = path.display().to_string();
+    let meta = std::fs::metadata(path).map_err(|e| InputError::Unreadable {
+        file: file.clone(),
+        message: e.to_string(),
+    })?;
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(InputError::TooLarge {
+            file,
+            bytes: meta.len(),
+        });
+    }
+    let bytes = std::fs::read(path).map_err(|e| InputError::Unreadable {
+        file: file.clone(),
+        message: e.to_string(),
+    })?;
+    String::from_utf8(bytes).map_err(|_| InputError::Unreadable {
+        file,
+        message: "not valid UTF-8".into(),
+    })
+}
+
+/// Recursively lists `*.yaml|*.yml|*.json` files under `dir`, sorted.
+fn collect_dir(dir: &Path) -> Result<Vec<PathBuf>, InputError> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries = std::fs::read_dir(&d).map_err(|e| InputError::Unreadable {
+            file: d.display().to_string(),
+            message: e.to_string(),
+        })?;
+        for entry in entries {
+            let entry = entry.map_err(|e| InputError::Unreadable {
+                file: d.display().to_string(),
+                message: e.to_string(),
+            })?;
+            let p = entry.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if matches!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("yaml" | "yml" | "json")
+            ) {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Splits a YAML stream into documents at `---` lines; returns `(start line, text)` pairs
+/// (1-based line of the document's first content line).
+fn split_documents(text: &str) -> Vec<(usize, &str)> {
+    let mut docs = Vec::new();
+    let mut start = 0usize;
+    let mut start_line = 1usize;
+    let mut offset = 0usize;
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        let trimmed = line.trim_end();
+        if trimmed == "---" || trimmed == "..." {
+            docs.push((start_line, &text[start..offset]));
+            start = offset + line.len();
+            start_line = i + 2;
+        } else if trimmed.starts_with("--- ") {
+            // `--- <content>`: the document starts on this line, after the marker.
+            docs.push((start_line, &text[start..offset]));
+            start = offset + 4;
+            start_line = i + 1;
+        }
+        offset += line.len();
+    }
+    docs.push((start_line, &text[start..]));
+    docs
+}
+
+fn is_blank(doc: &str) -> bool {
+    doc.lines().all(|l| {
+        let t = l.trim();
+        t.is_empty() || t.starts_with('#') || t.starts_with('%')
+    })
+}
+
+/// Parses one file's text (JSON or multi-document YAML) into documents. Empty documents
+/// (only comments or whitespace) are dropped but still count for the index.
+pub fn parse_text(file: &str, text: &str) -> Vec<Result<Document, InputError>> {
+    if file.ends_with(".json") {
+        let origin = Origin::new(file, 0, 1);
+        return vec![parse_json(text, origin)];
+    }
+    // YAML (a superset of JSON, so `-` and extension-less JSON work too).
+    let docs: Vec<(usize, usize, &str)> = split_documents(text)
+        .into_iter()
+        .enumerate()
+        .filter(|(_, (_, doc))| !is_blank(doc))
+        .map(|(index, (line, doc))| (index, line, doc))
+        .collect();
+    let parse = |&(index, line, doc): &(usize, usize, &str)| {
+        parse_yaml_doc(doc, Origin::new(file, index, line))
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if threads < 2 || docs.len() < 16 || text.len() < PARALLEL_BYTES {
+        return docs.iter().map(parse).collect();
+    }
+    // Large streams: parse documents on every core, keeping their order.
+    let chunk = docs.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = docs
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(parse).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| match h.join() {
+                Ok(v) => v,
+                Err(_) => vec![Err(InputError::Unreadable {
+                    file: file.to_string(),
+                    message: "internal error while parsing".into(),
+                })],
+            })
+            .collect()
+    })
+}
+
+/// Streams at least this large are parsed on several threads.
+const PARALLEL_BYTES: usize = 512 * 1024;
+
+fn parse_json(text: &str, origin: Origin) -> Result<Document, InputError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| InputError::InvalidSyntax {
+        origin: origin.clone(),
+        message: format!("invalid JSON at line {}: {e}", e.line()),
+    })?;
+    // A JSON `List` (kubectl get -o json) holds its documents in `items`.
+    document(value, origin)
+}
+
+fn parse_yaml_doc(doc: &str, origin: Origin) -> Result<Document, InputError> {
+    let value: Value = serde_saphyr::from_str(doc).map_err(|e| InputError::InvalidSyntax {
+        origin: origin.clone(),
+        message: yaml_error(&e, origin.line),
+    })?;
+    document(value, origin)
+}
+
+/// One-line YAML error with the position made absolute (file line, not document line).
+fn yaml_error(e: &serde_saphyr::Error, doc_line: usize) -> String {
+    let text = one_line(&e.without_snippet().to_string());
+    let text = text.strip_prefix("error: ").unwrap_or(&text);
+    match e.location() {
+        Some(loc) if loc.line() > 0 => {
+            let line = doc_line as u64 + loc.line() - 1;
+            // Drop the document-relative "line N column M: " prefix the parser adds.
+            let detail = text
+                .split_once(": ")
+                .filter(|(head, _)| head.starts_with("line "))
+                .map(|(_, rest)| rest)
+                .unwrap_or(text);
+            // …and the relative " at line N, column M" suffix.
+            let detail = match detail.rsplit_once(" at line ") {
+                Some((head, tail)) if tail.contains(", column ") => head,
+                _ => detail,
+            };
+            format!(
+                "invalid YAML at line {line}, column {}: {detail}",
+                loc.column()
+            )
+        }
+        _ => format!("invalid YAML: {text}"),
+    }
+}
+
+fn document(value: Value, origin: Origin) -> Result<Document, InputError> {
+    if !value.is_object() {
+        return Err(InputError::NotMapping {
+            origin,
+            found: json_kind(&value).into(),
+        });
+    }
+    Ok(Document { value, origin })
+}
+
+/// JSON type name of a value, for messages.
+pub fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_f64() => "number",
+        Value::Number(_) => "integer",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Expands `kind: List` documents (e.g. `kubectl get crd -o yaml`) into their items.
+pub fn expand_lists(docs: Vec<Document>) -> Vec<Document> {
+    let mut out = Vec::with_capacity(docs.len());
+    for doc in docs {
+        let is_list = doc.value.get("kind").and_then(Value::as_str) == Some("List");
+        match (is_list, doc.value.get("items").and_then(Value::as_array)) {
+            (true, Some(items)) => {
+                for item in items.iter().filter(|i| i.is_object()) {
+                    out.push(Document {
+                        value: item.clone(),
+                        origin: doc.origin.clone(),
+                    });
+                }
+            }
+            _ => out.push(doc),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_multi_document_yaml_with_lines() {
+        let text = "a: 1\n---\n# comment\n---\nb: 2\n...\n";
+        let docs = parse_text("x.yaml", text);
+        assert_eq!(docs.len(), 2);
+        let second = docs[1].as_ref().unwrap();
+        assert_eq!(second.origin.index, 2);
+        assert_eq!(second.origin.line, 5);
+        assert_eq!(second.value["b"], 2);
+    }
+
+    #[test]
+    fn content_after_the_document_marker_is_kept() {
+        let docs = parse_text("x.yaml", "--- # first\na: 1\n--- {b: 2}\n");
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[0].as_ref().unwrap().value["a"], 1);
+        let second = docs[1].as_ref().unwrap();
+        assert_eq!(second.value["b"], 2);
+        assert_eq!(second.origin.line, 3);
+    }
+
+    #[test]
+    fn non_mapping_and_invalid_yaml_are_errors() {
+        let docs = parse_text("x.yaml", "- a\n- b\n");
+        assert!(matches!(docs[0], Err(InputError::NotMapping { .. })));
+        let docs = parse_text("x.yaml", "a: [1, 2\n");
+        let err = docs[0].as_ref().unwrap_err().to_string();
+        assert!(
+            err.starts_with("x.yaml: document 0 (line 1): invalid YAML"),
+            "{err}"
+        );
+        assert!(!err.contains('\n'));
+    }
+
+    #[test]
+    fn json_input() {
+        let docs = parse_text("x.json", "{\"kind\": \"A\"}");
+        assert_eq!(docs[0].as_ref().unwrap().value["kind"], "A");
+    }
+}

@@ -1,0 +1,18 @@
+//! Integration tests of the static engine and `lint`: fixtures, the catalog walk over
+//! violations, the real-provider corpus, bad input, determinism.
+
+#[path = "lint/generate.rs"]
+mod generate;
+#[path = "lint/support.rs"]
+mod support;
+
+#[path = "lint/bad_input.rs"]
+mod bad_input;
+#[path = "lint/conformant.rs"]
+mod conformant;
+#[path = "lint/corpus.rs"]
+mod corpus;
+#[path = "lint/violations.rs"]
+mod violations;
+#[path = "lint/waivers.rs"]
+mod waivers;

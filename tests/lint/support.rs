@@ -1,0 +1,83 @@
+//! Shared helpers: paths, loading, evaluating with the embedded catalog.
+
+use capi_conformance::checks::{LintOptions, evaluate};
+use capi_conformance::inventory::{Document, load_paths};
+use capi_conformance::report::{Matrix, Outcome, RuleResult};
+use capi_conformance::suite::Catalog;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn fixtures() -> PathBuf {
+    root().join("fixtures")
+}
+
+pub fn corpus() -> PathBuf {
+    root().join("..").join("shared").join("corpus")
+}
+
+pub fn catalog() -> &'static Catalog {
+    Catalog::shared().unwrap()
+}
+
+pub fn load(path: &Path) -> Vec<Document> {
+    load_paths(&[path.to_path_buf()], false).unwrap().documents
+}
+
+pub fn lint_docs(docs: Vec<Document>, opts: &LintOptions) -> Matrix {
+    evaluate(docs, opts, catalog()).unwrap()
+}
+
+pub fn lint_dir(path: &Path) -> Matrix {
+    lint_docs(load(path), &LintOptions::default())
+}
+
+/// Cells of one rule.
+pub fn cells<'a>(m: &'a Matrix, rule: &str) -> Vec<&'a RuleResult> {
+    m.results.iter().filter(|r| r.rule_id == rule).collect()
+}
+
+pub fn cell<'a>(m: &'a Matrix, rule: &str, kind: &str) -> Vec<&'a RuleResult> {
+    m.results
+        .iter()
+        .filter(|r| r.rule_id == rule && r.column.kind == kind)
+        .collect()
+}
+
+pub fn failures(m: &Matrix) -> Vec<String> {
+    m.results
+        .iter()
+        .filter(|r| r.outcome == Outcome::Fail)
+        .map(|r| format!("{} {} {:?}", r.rule_id, r.column.id(), r.reason))
+        .collect()
+}
+
+/// Runs the binary; returns (exit code, stdout, stderr).
+pub fn run_bin(args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
+    use std::io::Write;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_capi-conformance"));
+    cmd.args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    if let Some(input) = stdin {
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+    } else {
+        drop(child.stdin.take());
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
