@@ -6,6 +6,7 @@ pub mod rules;
 use crate::cli::{Cli, Command};
 
 pub mod lint;
+pub mod serve;
 
 /// Runs the parsed command line and returns the exit code (errors are mapped by `main`).
 pub async fn run(cli: Cli) -> anyhow::Result<i32> {
@@ -14,7 +15,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Check(_) => not_built("check"),
         Command::Rules(args) => rules::run(&args),
         Command::Explain(args) => explain::run(&args),
-        Command::Serve(_) => not_built("serve"),
+        Command::Serve(args) => serve::run(args).await,
         Command::MockProvider(_) => not_built("mock-provider"),
         Command::Cleanup(_) => not_built("cleanup"),
         Command::Rbac(_) => not_built("rbac"),

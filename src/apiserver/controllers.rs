@@ -1,0 +1,477 @@
+//! The controllers a test cluster runs beside the apiserver (emulator-spec M10, S4): CRD
+//! establishing and cleanup, namespace deletion, garbage collection, ClusterRole aggregation.
+//! They consume the store's event stream and write through the same pipeline as clients.
+
+use std::sync::{Arc, Weak};
+
+use serde_json::{Value, json};
+use tokio::sync::broadcast::error::RecvError;
+
+use super::crd;
+use super::meta;
+use super::ops::{self, DeleteOpts, Target, UpdateKind, WriteOpts};
+use super::server::{EmbeddedServer, Inner};
+use super::store::{EventType, Store, StoreEvent};
+
+const CRD_GROUP: &str = "apiextensions.k8s.io";
+const CRDS: &str = "customresourcedefinitions";
+const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
+
+pub fn spawn_all(server: &EmbeddedServer) {
+    let weak = Arc::downgrade(&server.inner);
+    let rx = server.lock().subscribe();
+    tokio::spawn(run(weak, rx));
+}
+
+async fn run(weak: Weak<Inner>, mut rx: tokio::sync::broadcast::Receiver<Arc<StoreEvent>>) {
+    loop {
+        let ev = match rx.recv().await {
+            Ok(ev) => Some(ev),
+            Err(RecvError::Lagged(_)) => None,
+            Err(RecvError::Closed) => break,
+        };
+        let Some(inner) = weak.upgrade() else { break };
+        let server = EmbeddedServer { inner };
+        match ev {
+            Some(ev) => handle(&server, &ev),
+            None => resync(&server),
+        }
+    }
+}
+
+fn target(
+    store: &Store,
+    group: &str,
+    resource: &str,
+    namespace: &str,
+    name: &str,
+) -> Option<Target> {
+    let rt = store.registry.get(group, resource)?;
+    let version = rt.storage_version()?.name.clone();
+    Some(Target {
+        rt,
+        version,
+        namespace: namespace.to_string(),
+        name: name.to_string(),
+        subresource: None,
+    })
+}
+
+fn key(group: &str, resource: &str, ns: &str, name: &str) -> (String, String, String, String) {
+    (group.into(), resource.into(), ns.into(), name.into())
+}
+
+fn handle(server: &EmbeddedServer, ev: &StoreEvent) {
+    let (g, r) = (ev.group.as_str(), ev.resource.as_str());
+    if g == CRD_GROUP && r == CRDS && ev.type_ != EventType::Deleted {
+        crd_changed(server, meta::name(&ev.object));
+    }
+    if let Some(crd_name) = crd_of_custom(server, g, r)
+        && ev.type_ == EventType::Deleted
+    {
+        crd_changed(server, &crd_name);
+    }
+    let ns = meta::namespace(&ev.object).to_string();
+    if g.is_empty() && r == "namespaces" && meta::is_deleting(&ev.object) {
+        namespace_sweep(server, meta::name(&ev.object));
+    } else if !ns.is_empty() && ev.type_ == EventType::Deleted {
+        namespace_sweep(server, &ns);
+    }
+    if server.options().garbage_collector
+        && (ev.type_ == EventType::Deleted || meta::is_deleting(&ev.object))
+    {
+        garbage_collect(server);
+    }
+    if server.options().aggregation_controller && g == RBAC_GROUP && r == "clusterroles" {
+        aggregate(server);
+    }
+}
+
+fn resync(server: &EmbeddedServer) {
+    let crds: Vec<String> = {
+        let store = server.lock();
+        store
+            .objects_of(CRD_GROUP, CRDS, None)
+            .map(|o| meta::name(o).to_string())
+            .collect()
+    };
+    for c in crds {
+        crd_changed(server, &c);
+    }
+    let namespaces: Vec<String> = {
+        let store = server.lock();
+        store
+            .objects_of("", "namespaces", None)
+            .filter(|o| meta::is_deleting(o))
+            .map(|o| meta::name(o).to_string())
+            .collect()
+    };
+    for ns in namespaces {
+        namespace_sweep(server, &ns);
+    }
+    if server.options().garbage_collector {
+        garbage_collect(server);
+    }
+    if server.options().aggregation_controller {
+        aggregate(server);
+    }
+}
+
+fn crd_of_custom(server: &EmbeddedServer, group: &str, resource: &str) -> Option<String> {
+    let store = server.lock();
+    let rt = store.registry.get(group, resource)?;
+    rt.custom.then(|| format!("{resource}.{group}"))
+}
+
+fn crd_changed(server: &EmbeddedServer, name: &str) {
+    let delay = server.faults().crd_delay();
+    let establish_now = {
+        let store = server.lock();
+        let Some(obj) = store.objects.get(&key(CRD_GROUP, CRDS, "", name)) else {
+            return;
+        };
+        !meta::is_deleting(obj) && crd::established_status(obj).is_some()
+    };
+    if establish_now {
+        if delay.is_zero() {
+            establish(server, name);
+        } else {
+            let s = server.clone();
+            let n = name.to_string();
+            tokio::spawn(async move {
+                tokio::time::sleep(delay).await;
+                establish(&s, &n);
+            });
+        }
+        return;
+    }
+    cleanup_crd(server, name);
+}
+
+fn establish(server: &EmbeddedServer, name: &str) {
+    let mut store = server.lock();
+    let Some(obj) = store.objects.get(&key(CRD_GROUP, CRDS, "", name)).cloned() else {
+        return;
+    };
+    if meta::is_deleting(&obj) {
+        return;
+    }
+    let Some(status) = crd::established_status(&obj) else {
+        return;
+    };
+    let Some(mut t) = target(&store, CRD_GROUP, CRDS, "", name) else {
+        return;
+    };
+    t.subresource = Some("status".into());
+    let mut new = obj;
+    new["status"] = status;
+    let _ = ops::update(
+        &mut store,
+        &t,
+        new,
+        UpdateKind::Patch,
+        &WriteOpts::default(),
+    );
+}
+
+fn cleanup_crd(server: &EmbeddedServer, name: &str) {
+    let mut store = server.lock();
+    let Some(obj) = store.objects.get(&key(CRD_GROUP, CRDS, "", name)).cloned() else {
+        return;
+    };
+    if !meta::is_deleting(&obj)
+        || !meta::finalizers(&obj)
+            .iter()
+            .any(|f| f == crd::CLEANUP_FINALIZER)
+    {
+        return;
+    }
+    let group = meta::str_at(&obj, "/spec/group").to_string();
+    let plural = meta::str_at(&obj, "/spec/names/plural").to_string();
+    let instances: Vec<(String, String, bool)> = store
+        .objects_of(&group, &plural, None)
+        .map(|o| {
+            (
+                meta::namespace(o).to_string(),
+                meta::name(o).to_string(),
+                meta::is_deleting(o),
+            )
+        })
+        .collect();
+    for (ns, n, deleting) in &instances {
+        if *deleting {
+            continue;
+        }
+        if let Some(t) = target(&store, &group, &plural, ns, n) {
+            let _ = ops::delete(&mut store, &t, &DeleteOpts::default());
+        }
+    }
+    let remaining = store.objects_of(&group, &plural, None).count();
+    let Some(mut t) = target(&store, CRD_GROUP, CRDS, "", name) else {
+        return;
+    };
+    let Some(current) = store.objects.get(&key(CRD_GROUP, CRDS, "", name)).cloned() else {
+        return;
+    };
+    let mut new = current.clone();
+    new["status"] = crd::terminating_status(&current, remaining);
+    t.subresource = Some("status".into());
+    let _ = ops::update(
+        &mut store,
+        &t,
+        new,
+        UpdateKind::Patch,
+        &WriteOpts::default(),
+    );
+    if remaining == 0 {
+        t.subresource = None;
+        if let Some(current) = store.objects.get(&key(CRD_GROUP, CRDS, "", name)).cloned() {
+            let mut new = current;
+            let left: Vec<String> = meta::finalizers(&new)
+                .into_iter()
+                .filter(|f| f != crd::CLEANUP_FINALIZER)
+                .collect();
+            meta::set_finalizers(&mut new, &left);
+            let _ = ops::update(
+                &mut store,
+                &t,
+                new,
+                UpdateKind::Patch,
+                &WriteOpts::default(),
+            );
+        }
+    }
+}
+
+fn namespace_sweep(server: &EmbeddedServer, ns: &str) {
+    if !server.options().namespace_controller {
+        return;
+    }
+    let mut store = server.lock();
+    let Some(ns_obj) = store.objects.get(&key("", "namespaces", "", ns)).cloned() else {
+        return;
+    };
+    if !meta::is_deleting(&ns_obj) {
+        return;
+    }
+    let content: Vec<(String, String, String, bool)> = store
+        .objects
+        .iter()
+        .filter(|((_, _, n, _), _)| n == ns)
+        .map(|((g, r, _, name), o)| (g.clone(), r.clone(), name.clone(), meta::is_deleting(o)))
+        .collect();
+    for (g, r, name, deleting) in &content {
+        if *deleting {
+            continue;
+        }
+        if let Some(t) = target(&store, g, r, ns, name) {
+            let _ = ops::delete(&mut store, &t, &DeleteOpts::default());
+        }
+    }
+    let remaining = store.objects.keys().filter(|(_, _, n, _)| n == ns).count();
+    if remaining == 0
+        && let Some(t) = target(&store, "", "namespaces", "", ns)
+    {
+        let mut new = ns_obj;
+        new["spec"] = json!({});
+        let _ = ops::update(
+            &mut store,
+            &t,
+            new,
+            UpdateKind::Patch,
+            &WriteOpts::default(),
+        );
+    }
+}
+
+fn owner_uids(obj: &Value) -> Vec<(String, bool)> {
+    obj.pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .map(|refs| {
+            refs.iter()
+                .map(|r| {
+                    (
+                        meta::str_at(r, "/uid").to_string(),
+                        r.get("blockOwnerDeletion")
+                            .and_then(Value::as_bool)
+                            .unwrap_or(false),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// One pass of the garbage collector over the whole store.
+fn garbage_collect(server: &EmbeddedServer) {
+    let mut store = server.lock();
+    for _round in 0..8 {
+        let live: std::collections::BTreeMap<String, (Value, Vec<String>)> = store
+            .objects
+            .values()
+            .map(|o| (meta::uid(o).to_string(), (o.clone(), meta::finalizers(o))))
+            .collect();
+        let mut actions: Vec<(String, String, String, String, Action)> = Vec::new();
+        for ((g, r, ns, name), o) in &store.objects {
+            let owners = owner_uids(o);
+            if owners.is_empty() {
+                continue;
+            }
+            let live_owners: Vec<&(Value, Vec<String>)> =
+                owners.iter().filter_map(|(u, _)| live.get(u)).collect();
+            let orphaning: Vec<String> = owners
+                .iter()
+                .filter(|(u, _)| {
+                    live.get(u).is_some_and(|(ow, f)| {
+                        meta::is_deleting(ow) && f.iter().any(|x| x == "orphan")
+                    })
+                })
+                .map(|(u, _)| u.clone())
+                .collect();
+            let act = if !orphaning.is_empty() {
+                Some(Action::StripOwners(orphaning))
+            } else if live_owners.is_empty() && !meta::is_deleting(o) {
+                Some(Action::Delete(None))
+            } else if !meta::is_deleting(o)
+                && live_owners.iter().all(|(ow, f)| {
+                    meta::is_deleting(ow) && f.iter().any(|x| x == "foregroundDeletion")
+                })
+            {
+                Some(Action::Delete(Some("Foreground".into())))
+            } else {
+                None
+            };
+            if let Some(a) = act {
+                actions.push((g.clone(), r.clone(), ns.clone(), name.clone(), a));
+            }
+        }
+        // Owners waiting on foreground/orphan whose dependents are done.
+        for ((g, r, ns, name), o) in &store.objects {
+            if !meta::is_deleting(o) {
+                continue;
+            }
+            let fins = meta::finalizers(o);
+            let uid = meta::uid(o);
+            let dependents: Vec<&Value> = store
+                .objects
+                .values()
+                .filter(|d| owner_uids(d).iter().any(|(u, _)| u == uid))
+                .collect();
+            if fins.iter().any(|f| f == "foregroundDeletion")
+                && !dependents
+                    .iter()
+                    .any(|d| owner_uids(d).iter().any(|(u, block)| u == uid && *block))
+            {
+                actions.push((
+                    g.clone(),
+                    r.clone(),
+                    ns.clone(),
+                    name.clone(),
+                    Action::DropFinalizer("foregroundDeletion"),
+                ));
+            }
+            if fins.iter().any(|f| f == "orphan") && dependents.is_empty() {
+                actions.push((
+                    g.clone(),
+                    r.clone(),
+                    ns.clone(),
+                    name.clone(),
+                    Action::DropFinalizer("orphan"),
+                ));
+            }
+        }
+        if actions.is_empty() {
+            return;
+        }
+        for (g, r, ns, name, a) in actions {
+            let Some(t) = target(&store, &g, &r, &ns, &name) else {
+                continue;
+            };
+            let Some(current) = store.objects.get(&t.key()).cloned() else {
+                continue;
+            };
+            match a {
+                Action::Delete(policy) => {
+                    let _ = ops::delete(
+                        &mut store,
+                        &t,
+                        &DeleteOpts {
+                            propagation: policy,
+                            ..Default::default()
+                        },
+                    );
+                }
+                Action::StripOwners(uids) => {
+                    let mut new = current;
+                    if let Some(refs) = new
+                        .pointer_mut("/metadata/ownerReferences")
+                        .and_then(Value::as_array_mut)
+                    {
+                        refs.retain(|r| !uids.iter().any(|u| u == meta::str_at(r, "/uid")));
+                        if refs.is_empty() {
+                            meta::remove_meta(&mut new, "ownerReferences");
+                        }
+                    }
+                    let _ = ops::update(
+                        &mut store,
+                        &t,
+                        new,
+                        UpdateKind::Patch,
+                        &WriteOpts::default(),
+                    );
+                }
+                Action::DropFinalizer(f) => {
+                    let mut new = current;
+                    let left: Vec<String> = meta::finalizers(&new)
+                        .into_iter()
+                        .filter(|x| x != f)
+                        .collect();
+                    meta::set_finalizers(&mut new, &left);
+                    let _ = ops::update(
+                        &mut store,
+                        &t,
+                        new,
+                        UpdateKind::Patch,
+                        &WriteOpts::default(),
+                    );
+                }
+            }
+        }
+    }
+}
+
+enum Action {
+    Delete(Option<String>),
+    StripOwners(Vec<String>),
+    DropFinalizer(&'static str),
+}
+
+/// ClusterRole aggregation: `aggregationRule.clusterRoleSelectors` → union of matching roles' rules.
+fn aggregate(server: &EmbeddedServer) {
+    let mut store = server.lock();
+    let roles: Vec<Value> = store
+        .objects_of(RBAC_GROUP, "clusterroles", None)
+        .cloned()
+        .collect();
+    for (name, rules) in super::rbac::aggregate_cluster_roles(&roles) {
+        let Some(role) = roles.iter().find(|r| meta::name(r) == name) else {
+            continue;
+        };
+        let new_rules = Value::Array(rules);
+        if role.get("rules").unwrap_or(&Value::Array(Vec::new())) == &new_rules {
+            continue;
+        }
+        let Some(t) = target(&store, RBAC_GROUP, "clusterroles", "", &name) else {
+            continue;
+        };
+        let mut new = role.clone();
+        new["rules"] = new_rules;
+        let _ = ops::update(
+            &mut store,
+            &t,
+            new,
+            UpdateKind::Patch,
+            &WriteOpts::default(),
+        );
+    }
+}

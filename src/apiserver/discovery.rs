@@ -1,0 +1,222 @@
+//! Discovery documents (emulator-spec M1, S1): `/version`, `/api`, `/apis`, `/apis/<g>`,
+//! `/api/v1`, `/apis/<g>/<v>` and the aggregated v2 `APIGroupDiscoveryList`.
+
+use serde_json::{Value, json};
+
+use super::registry::{Registry, ResourceType};
+
+/// Content-Type that marks an aggregated discovery answer.
+pub const AGGREGATED_V2: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+pub fn version() -> Value {
+    json!({
+        "major": "1",
+        "minor": "33",
+        "gitVersion": "v1.33.0",
+        "gitCommit": "0000000000000000000000000000000000000000",
+        "gitTreeState": "clean",
+        "buildDate": "2026-01-01T00:00:00Z",
+        "goVersion": "go1.24.0",
+        "compiler": "gc",
+        "platform": "linux/amd64",
+        "emulator": "capi-conformance"
+    })
+}
+
+pub fn api_versions() -> Value {
+    json!({
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1:0"}]
+    })
+}
+
+fn group_doc(reg: &Registry, group: &str) -> Value {
+    let versions: Vec<Value> = reg
+        .group_versions(group)
+        .iter()
+        .map(|v| json!({"groupVersion": format!("{group}/{v}"), "version": v}))
+        .collect();
+    let preferred = versions.first().cloned().unwrap_or(Value::Null);
+    json!({"name": group, "versions": versions, "preferredVersion": preferred})
+}
+
+pub fn api_group_list(reg: &Registry) -> Value {
+    let groups: Vec<Value> = reg.groups().iter().map(|g| group_doc(reg, g)).collect();
+    json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+}
+
+pub fn api_group(reg: &Registry, group: &str) -> Option<Value> {
+    if reg.group_versions(group).is_empty() {
+        return None;
+    }
+    let mut doc = group_doc(reg, group);
+    doc["kind"] = json!("APIGroup");
+    doc["apiVersion"] = json!("v1");
+    Some(doc)
+}
+
+fn resource_entries(t: &ResourceType, version: &str) -> Vec<Value> {
+    let mut main = json!({
+        "name": t.resource,
+        "singularName": t.singular,
+        "namespaced": t.namespaced,
+        "kind": t.kind,
+        "verbs": t.verbs,
+    });
+    if !t.short_names.is_empty() {
+        main["shortNames"] = json!(t.short_names);
+    }
+    if !t.categories.is_empty() {
+        main["categories"] = json!(t.categories);
+    }
+    let mut out = vec![main];
+    if let Some(v) = t.version(version) {
+        if v.status {
+            out.push(json!({
+                "name": format!("{}/status", t.resource),
+                "singularName": "",
+                "namespaced": t.namespaced,
+                "kind": t.kind,
+                "verbs": ["get", "patch", "update"],
+            }));
+        }
+        if v.scale.is_some() {
+            out.push(json!({
+                "name": format!("{}/scale", t.resource),
+                "singularName": "",
+                "namespaced": t.namespaced,
+                "group": "autoscaling",
+                "version": "v1",
+                "kind": "Scale",
+                "verbs": ["get", "patch", "update"],
+            }));
+        }
+    }
+    out
+}
+
+/// `APIResourceList` for a group version, or `None` when nothing is served there.
+pub fn resource_list(reg: &Registry, group: &str, version: &str) -> Option<Value> {
+    let types = reg.in_group_version(group, version);
+    if types.is_empty() {
+        return None;
+    }
+    let resources: Vec<Value> = types
+        .iter()
+        .flat_map(|t| resource_entries(t, version))
+        .collect();
+    let gv = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
+    Some(
+        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}),
+    )
+}
+
+fn aggregated_group(reg: &Registry, group: &str) -> Value {
+    let versions: Vec<Value> = reg
+        .group_versions(group)
+        .iter()
+        .map(|v| {
+            let resources: Vec<Value> = reg
+                .in_group_version(group, v)
+                .iter()
+                .map(|t| {
+                    let mut r = json!({
+                        "resource": t.resource,
+                        "responseKind": {"group": t.group, "version": v, "kind": t.kind},
+                        "scope": if t.namespaced { "Namespaced" } else { "Cluster" },
+                        "singularResource": t.singular,
+                        "verbs": t.verbs,
+                    });
+                    if !t.short_names.is_empty() {
+                        r["shortNames"] = json!(t.short_names);
+                    }
+                    if !t.categories.is_empty() {
+                        r["categories"] = json!(t.categories);
+                    }
+                    let mut subs = Vec::new();
+                    if let Some(vd) = t.version(v) {
+                        if vd.status {
+                            subs.push(json!({"subresource": "status", "responseKind": {"group": t.group, "version": v, "kind": t.kind}, "verbs": ["get", "patch", "update"]}));
+                        }
+                        if vd.scale.is_some() {
+                            subs.push(json!({"subresource": "scale", "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"}, "verbs": ["get", "patch", "update"]}));
+                        }
+                    }
+                    if !subs.is_empty() {
+                        r["subresources"] = Value::Array(subs);
+                    }
+                    r
+                })
+                .collect();
+            json!({"version": v, "resources": resources, "freshness": "Current"})
+        })
+        .collect();
+    json!({"metadata": {"name": group, "creationTimestamp": null}, "versions": versions})
+}
+
+/// Aggregated discovery for `/api` (core only) or `/apis` (named groups).
+pub fn aggregated(reg: &Registry, core: bool) -> Value {
+    let items: Vec<Value> = if core {
+        vec![aggregated_group(reg, "")]
+    } else {
+        reg.groups()
+            .iter()
+            .map(|g| aggregated_group(reg, g))
+            .collect()
+    };
+    json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items})
+}
+
+/// Whether the Accept header asks for aggregated discovery v2 (v2beta1-only clients get legacy).
+pub fn wants_aggregated_v2(accept: &str) -> bool {
+    accept.split(',').any(|part| {
+        let p: Vec<&str> = part.split(';').map(str::trim).collect();
+        p.contains(&"g=apidiscovery.k8s.io")
+            && p.contains(&"v=v2")
+            && p.contains(&"as=APIGroupDiscoveryList")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accept_negotiation() {
+        assert!(wants_aggregated_v2(
+            "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
+        ));
+        assert!(!wants_aggregated_v2(
+            "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json"
+        ));
+        assert!(!wants_aggregated_v2("application/json"));
+    }
+
+    #[test]
+    fn group_list_has_preferred_versions() {
+        let r = Registry::with_builtins();
+        let l = api_group_list(&r);
+        let ext = l["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["name"] == "apiextensions.k8s.io")
+            .unwrap();
+        assert_eq!(ext["preferredVersion"]["version"], "v1");
+        assert!(resource_list(&r, "nope.example.com", "v1").is_none());
+        let core = resource_list(&r, "", "v1").unwrap();
+        assert!(
+            core["resources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|x| x["name"] == "namespaces/status")
+        );
+    }
+}

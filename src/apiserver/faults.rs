@@ -1,0 +1,202 @@
+//! Runtime fault injection (emulator-spec S8): force 410 on the next watch resumes, drop watch streams,
+//! 429/500 at a rate, added latency, slow CRD establishment.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use rand::Rng;
+use thiserror::Error;
+
+/// Fault settings, changeable while the server runs.
+#[derive(Debug, Default)]
+pub struct Faults {
+    expire_watches: AtomicU64,
+    expired_served: AtomicU64,
+    dropped_served: AtomicU64,
+    drop_watch_after_ms: AtomicU64,
+    rate_429: Mutex<f64>,
+    rate_500: Mutex<f64>,
+    latency_ms: AtomicU64,
+    crd_delay_ms: AtomicU64,
+}
+
+#[derive(Debug, Error, PartialEq, Eq)]
+#[error("invalid fault spec {0:?}: {1}")]
+pub struct FaultSpecError(pub String, pub String);
+
+fn parse_duration(s: &str) -> Option<Duration> {
+    if let Some(ms) = s.strip_suffix("ms") {
+        return ms.parse().ok().map(Duration::from_millis);
+    }
+    if let Some(secs) = s.strip_suffix('s') {
+        return secs
+            .parse::<f64>()
+            .ok()
+            .filter(|v| *v >= 0.0)
+            .map(Duration::from_secs_f64);
+    }
+    None
+}
+
+fn parse_rate(s: &str) -> Option<f64> {
+    s.parse::<f64>().ok().filter(|r| (0.0..=1.0).contains(r))
+}
+
+impl Faults {
+    /// Applies a spec like `drop-watch=5s,expire-watch[=N],429=0.05,500=0.05,latency=200ms,crd-delay=2s`.
+    pub fn apply_spec(&self, spec: &str) -> Result<(), FaultSpecError> {
+        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (k, v) = item.split_once('=').unwrap_or((item, ""));
+            let bad = |why: &str| FaultSpecError(item.to_string(), why.to_string());
+            match k {
+                "expire-watch" => self.expire_next_watches(if v.is_empty() {
+                    1
+                } else {
+                    v.parse().map_err(|_| bad("expected a count"))?
+                }),
+                "drop-watch" => self.set_drop_watch_after(Some(
+                    parse_duration(v).ok_or_else(|| bad("expected a duration like 5s or 200ms"))?,
+                )),
+                "429" => {
+                    self.set_rate_429(parse_rate(v).ok_or_else(|| bad("expected a rate in 0..=1"))?)
+                }
+                "500" => {
+                    self.set_rate_500(parse_rate(v).ok_or_else(|| bad("expected a rate in 0..=1"))?)
+                }
+                "latency" => {
+                    self.set_latency(parse_duration(v).ok_or_else(|| bad("expected a duration"))?)
+                }
+                "crd-delay" => {
+                    self.set_crd_delay(parse_duration(v).ok_or_else(|| bad("expected a duration"))?)
+                }
+                _ => {
+                    return Err(bad(
+                        "unknown fault (expire-watch, drop-watch, 429, 500, latency, crd-delay)",
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The next `n` watches that resume from a resourceVersion get a 410 ERROR event.
+    pub fn expire_next_watches(&self, n: u64) {
+        self.expire_watches.store(n, Ordering::Relaxed);
+    }
+
+    /// Consumes one pending forced expiry; true when this resume must get 410.
+    pub fn take_watch_expiry(&self) -> bool {
+        let hit = self
+            .expire_watches
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+            .is_ok();
+        if hit {
+            self.expired_served.fetch_add(1, Ordering::Relaxed);
+        }
+        hit
+    }
+
+    /// Records a watch stream ended by the drop-watch fault.
+    pub fn record_drop(&self) {
+        self.dropped_served.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// `(forced 410s served, watch streams dropped)` so far.
+    pub fn stats(&self) -> (u64, u64) {
+        (
+            self.expired_served.load(Ordering::Relaxed),
+            self.dropped_served.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Watch streams end after this long (`None`: never).
+    pub fn set_drop_watch_after(&self, d: Option<Duration>) {
+        self.drop_watch_after_ms.store(
+            d.map(|d| d.as_millis().max(1) as u64).unwrap_or(0),
+            Ordering::Relaxed,
+        );
+    }
+
+    pub fn drop_watch_after(&self) -> Option<Duration> {
+        match self.drop_watch_after_ms.load(Ordering::Relaxed) {
+            0 => None,
+            ms => Some(Duration::from_millis(ms)),
+        }
+    }
+
+    pub fn set_rate_429(&self, rate: f64) {
+        if let Ok(mut r) = self.rate_429.lock() {
+            *r = rate;
+        }
+    }
+
+    pub fn set_rate_500(&self, rate: f64) {
+        if let Ok(mut r) = self.rate_500.lock() {
+            *r = rate;
+        }
+    }
+
+    pub fn set_latency(&self, d: Duration) {
+        self.latency_ms
+            .store(d.as_millis() as u64, Ordering::Relaxed);
+    }
+
+    pub fn latency(&self) -> Duration {
+        Duration::from_millis(self.latency_ms.load(Ordering::Relaxed))
+    }
+
+    pub fn set_crd_delay(&self, d: Duration) {
+        self.crd_delay_ms
+            .store(d.as_millis() as u64, Ordering::Relaxed);
+    }
+
+    pub fn crd_delay(&self) -> Duration {
+        Duration::from_millis(self.crd_delay_ms.load(Ordering::Relaxed))
+    }
+
+    /// The injected error status for this request, if any (429 first, then 500).
+    pub fn roll_error(&self) -> Option<u16> {
+        let r429 = self.rate_429.lock().map(|r| *r).unwrap_or(0.0);
+        let r500 = self.rate_500.lock().map(|r| *r).unwrap_or(0.0);
+        if r429 <= 0.0 && r500 <= 0.0 {
+            return None;
+        }
+        let mut rng = rand::rng();
+        if r429 > 0.0 && rng.random_bool(r429) {
+            return Some(429);
+        }
+        if r500 > 0.0 && rng.random_bool(r500) {
+            return Some(500);
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_parses_every_fault() {
+        let f = Faults::default();
+        f.apply_spec("drop-watch=5s,expire-watch,429=1,latency=200ms,crd-delay=1.5s")
+            .unwrap();
+        assert_eq!(f.drop_watch_after(), Some(Duration::from_secs(5)));
+        assert!(f.take_watch_expiry());
+        assert!(!f.take_watch_expiry());
+        f.apply_spec("expire-watch=2").unwrap();
+        assert!(f.take_watch_expiry() && f.take_watch_expiry() && !f.take_watch_expiry());
+        assert_eq!(f.stats().0, 3);
+        assert_eq!(f.latency(), Duration::from_millis(200));
+        assert_eq!(f.crd_delay(), Duration::from_millis(1500));
+        assert_eq!(f.roll_error(), Some(429));
+        assert!(f.apply_spec("429=2").is_err());
+        assert!(f.apply_spec("bogus").is_err());
+    }
+
+    #[test]
+    fn no_rates_no_errors() {
+        assert_eq!(Faults::default().roll_error(), None);
+    }
+}

@@ -1,0 +1,651 @@
+//! HTTP front: path routing, body decoding, content negotiation and response encoding.
+
+use std::collections::BTreeMap;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use super::admission::FieldValidation;
+use super::discovery;
+use super::error::ApiError;
+use super::filter::Filter;
+use super::meta;
+use super::openapi;
+use super::ops::{self, DeleteOpts, Deleted, Target, UpdateKind, WriteOpts};
+use super::patch::{self, PatchType};
+use super::reviews;
+use super::server::EmbeddedServer;
+use super::ssa;
+use super::table;
+use super::watch;
+
+/// kube-apiserver's request body limit.
+pub const MAX_BODY: usize = 3 * 1024 * 1024;
+
+pub fn router(server: EmbeddedServer) -> Router {
+    Router::new().fallback(handle).with_state(server)
+}
+
+/// The router behind a bearer token (TCP listener).
+pub fn authenticated_router(server: EmbeddedServer, token: String) -> Router {
+    let expected = format!("Bearer {token}");
+    router(server).layer(axum::middleware::from_fn(
+        move |req: Request, next: axum::middleware::Next| {
+            let ok = req
+                .headers()
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v == expected);
+            async move {
+                if ok {
+                    next.run(req).await
+                } else {
+                    error_response(&ApiError::new(401, "Unauthorized", "Unauthorized"))
+                }
+            }
+        },
+    ))
+}
+
+pub fn json_response(code: u16, body: &Value) -> Response {
+    let bytes = serde_json::to_vec(body).unwrap_or_default();
+    let mut resp = Response::new(Body::from(bytes));
+    *resp.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+pub fn error_response(e: &ApiError) -> Response {
+    let mut resp = json_response(e.code, &e.status());
+    for (k, v) in &e.headers {
+        if let Ok(v) = HeaderValue::from_str(v) {
+            resp.headers_mut().insert(*k, v);
+        }
+    }
+    resp
+}
+
+fn with_warnings(mut resp: Response, warnings: &[String]) -> Response {
+    for w in warnings {
+        let escaped = w.replace('\\', "\\\\").replace('"', "\\\"");
+        if let Ok(v) = HeaderValue::from_str(&format!("299 - \"{escaped}\"")) {
+            resp.headers_mut().append(header::WARNING, v);
+        }
+    }
+    resp
+}
+
+/// Parsed query parameters (last value wins).
+pub type Query = BTreeMap<String, String>;
+
+fn parse_query(uri: &axum::http::Uri) -> Query {
+    let Some(q) = uri.query() else {
+        return Query::new();
+    };
+    axum::extract::Query::<Vec<(String, String)>>::try_from_uri(uri)
+        .map(|axum::extract::Query(v)| v.into_iter().collect())
+        .unwrap_or_else(|_| {
+            let _ = q;
+            Query::new()
+        })
+}
+
+fn truthy(q: &Query, k: &str) -> bool {
+    matches!(q.get(k).map(String::as_str), Some("true" | "1"))
+}
+
+/// A resource path.
+#[derive(Debug, Clone)]
+struct ResPath {
+    group: String,
+    version: String,
+    namespace: Option<String>,
+    resource: String,
+    name: Option<String>,
+    sub: Option<String>,
+}
+
+enum Route {
+    Version,
+    Health,
+    ApiVersions,
+    GroupList,
+    Group(String),
+    ResourceList(String, String),
+    OpenApiRoot,
+    OpenApiGv(String),
+    Resource(ResPath),
+    NotFound,
+}
+
+fn parse_resource(group: &str, version: &str, rest: &[&str]) -> Route {
+    let (namespace, rest) = if rest.len() >= 3
+        && rest[0] == "namespaces"
+        && !(rest.len() == 3 && matches!(rest[2], "status" | "finalize"))
+    {
+        (Some(rest[1].to_string()), &rest[2..])
+    } else {
+        (None, rest)
+    };
+    if rest.is_empty() || rest.len() > 3 || rest.iter().any(|s| s.is_empty()) {
+        return Route::NotFound;
+    }
+    Route::Resource(ResPath {
+        group: group.to_string(),
+        version: version.to_string(),
+        namespace,
+        resource: rest[0].to_string(),
+        name: rest.get(1).map(|s| s.to_string()),
+        sub: rest.get(2).map(|s| s.to_string()),
+    })
+}
+
+fn route(path: &str) -> Route {
+    let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+    match segs.as_slice() {
+        ["version"] => Route::Version,
+        ["healthz" | "livez" | "readyz", ..] => Route::Health,
+        ["api"] => Route::ApiVersions,
+        ["api", "v1"] => Route::ResourceList(String::new(), "v1".into()),
+        ["api", v, rest @ ..] => parse_resource("", v, rest),
+        ["apis"] => Route::GroupList,
+        ["apis", g] => Route::Group(g.to_string()),
+        ["apis", g, v] => Route::ResourceList(g.to_string(), v.to_string()),
+        ["apis", g, v, rest @ ..] => parse_resource(g, v, rest),
+        ["openapi", "v3"] => Route::OpenApiRoot,
+        ["openapi", "v3", rest @ ..] => Route::OpenApiGv(rest.join("/")),
+        _ => Route::NotFound,
+    }
+}
+
+async fn handle(State(server): State<EmbeddedServer>, req: Request) -> Response {
+    let faults = server.faults();
+    let latency = faults.latency();
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    let path = req.uri().path().to_string();
+    let is_health = matches!(route(&path), Route::Health);
+    if !is_health && let Some(code) = faults.roll_error() {
+        let e = if code == 429 {
+            ApiError::too_many_requests(1)
+        } else {
+            ApiError::internal("injected fault: internal error")
+        };
+        return error_response(&e);
+    }
+    let (parts, body) = req.into_parts();
+    let bytes = match axum::body::to_bytes(body, MAX_BODY).await {
+        Ok(b) => b,
+        Err(_) => return error_response(&ApiError::too_large()),
+    };
+    let query = parse_query(&parts.uri);
+    match dispatch(&server, &parts.method, &path, &parts.headers, &query, bytes) {
+        Ok(r) => r,
+        Err(e) => error_response(&e),
+    }
+}
+
+fn header_str(h: &HeaderMap, name: header::HeaderName) -> &str {
+    h.get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+}
+
+fn dispatch(
+    server: &EmbeddedServer,
+    method: &Method,
+    path: &str,
+    headers: &HeaderMap,
+    q: &Query,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let accept = header_str(headers, header::ACCEPT);
+    let read_only = |m: &Method| m == Method::GET || m == Method::HEAD;
+    match route(path) {
+        Route::Version if read_only(method) => Ok(json_response(200, &discovery::version())),
+        Route::Health if read_only(method) => {
+            let mut r = Response::new(Body::from("ok"));
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; charset=utf-8"),
+            );
+            Ok(r)
+        }
+        Route::ApiVersions if read_only(method) => {
+            if discovery::wants_aggregated_v2(accept) {
+                let store = server.lock();
+                Ok(aggregated_response(&discovery::aggregated(
+                    &store.registry,
+                    true,
+                )))
+            } else {
+                Ok(json_response(200, &discovery::api_versions()))
+            }
+        }
+        Route::GroupList if read_only(method) => {
+            let store = server.lock();
+            if discovery::wants_aggregated_v2(accept) {
+                Ok(aggregated_response(&discovery::aggregated(
+                    &store.registry,
+                    false,
+                )))
+            } else {
+                Ok(json_response(
+                    200,
+                    &discovery::api_group_list(&store.registry),
+                ))
+            }
+        }
+        Route::Group(g) if read_only(method) => {
+            let store = server.lock();
+            discovery::api_group(&store.registry, &g)
+                .map(|d| json_response(200, &d))
+                .ok_or_else(ApiError::path_not_found)
+        }
+        Route::ResourceList(g, v) if read_only(method) => {
+            let store = server.lock();
+            discovery::resource_list(&store.registry, &g, &v)
+                .map(|d| json_response(200, &d))
+                .ok_or_else(ApiError::path_not_found)
+        }
+        Route::OpenApiRoot if read_only(method) => {
+            let store = server.lock();
+            Ok(json_response(
+                200,
+                &openapi::root(&store.registry, store.schema_generation),
+            ))
+        }
+        Route::OpenApiGv(gv) if read_only(method) => {
+            let store = server.lock();
+            openapi::group_version(&store.registry, &gv)
+                .map(|d| json_response(200, &d))
+                .ok_or_else(ApiError::path_not_found)
+        }
+        Route::Resource(p) => resource(server, method, p, headers, q, body),
+        Route::NotFound => Err(ApiError::path_not_found()),
+        _ => Err(ApiError::method_not_allowed()),
+    }
+}
+
+fn aggregated_response(doc: &Value) -> Response {
+    let mut r = json_response(200, doc);
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(discovery::AGGREGATED_V2),
+    );
+    r
+}
+
+/// Decodes a request body by Content-Type.
+fn decode_body(
+    headers: &HeaderMap,
+    body: &Bytes,
+    api_version: &str,
+    kind_hint: &str,
+) -> Result<Value, ApiError> {
+    let ct = header_str(headers, header::CONTENT_TYPE);
+    let base = ct.split(';').next().unwrap_or_default().trim();
+    match base {
+        "application/vnd.kubernetes.protobuf" => super::protobuf_body(body, api_version, kind_hint),
+        "application/yaml" | "application/apply-patch+yaml" => decode_yaml_or_json(body),
+        "" | "application/json" | "*/*" => serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("couldn't decode request body: {e}"))),
+        b if PatchType::from_content_type(b).is_some() => serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}"))),
+        other => Err(ApiError::unsupported_media_type(
+            other,
+            &[
+                "application/json",
+                "application/yaml",
+                "application/vnd.kubernetes.protobuf",
+            ],
+        )),
+    }
+}
+
+fn decode_yaml_or_json(body: &Bytes) -> Result<Value, ApiError> {
+    if let Ok(v) = serde_json::from_slice::<Value>(body) {
+        return Ok(v);
+    }
+    let text = std::str::from_utf8(body)
+        .map_err(|e| ApiError::bad_request(format!("couldn't decode request body: {e}")))?;
+    serde_saphyr::from_str::<Value>(text)
+        .map_err(|e| ApiError::bad_request(format!("couldn't decode request body: {e}")))
+}
+
+fn write_opts(q: &Query) -> Result<WriteOpts, ApiError> {
+    let dry_run = match q.get("dryRun").map(String::as_str) {
+        None | Some("") => false,
+        Some("All") => true,
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "Invalid dryRun value: {other}; supported values: [All]"
+            )));
+        }
+    };
+    Ok(WriteOpts {
+        dry_run,
+        validation: FieldValidation::parse(q.get("fieldValidation").map(String::as_str))?,
+        field_manager: q.get("fieldManager").cloned().filter(|s| !s.is_empty()),
+        force: truthy(q, "force"),
+    })
+}
+
+fn resource(
+    server: &EmbeddedServer,
+    method: &Method,
+    p: ResPath,
+    headers: &HeaderMap,
+    q: &Query,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let rt = {
+        let store = server.lock();
+        store.registry.lookup(&p.group, &p.version, &p.resource)
+    }
+    .ok_or_else(ApiError::path_not_found)?;
+    if p.namespace.is_some() && !rt.namespaced {
+        return Err(ApiError::path_not_found());
+    }
+    if let Some(sub) = &p.sub {
+        let v = rt.version(&p.version);
+        let ok = match sub.as_str() {
+            "status" => v.is_some_and(|v| v.status),
+            "scale" => v.is_some_and(|v| v.scale.is_some()),
+            _ => false,
+        };
+        if !ok {
+            return Err(ApiError::path_not_found());
+        }
+    }
+    let t = Target {
+        rt: rt.clone(),
+        version: p.version.clone(),
+        namespace: p.namespace.clone().unwrap_or_default(),
+        name: p.name.clone().unwrap_or_default(),
+        subresource: p.sub.clone(),
+    };
+    let accept = header_str(headers, header::ACCEPT);
+    if !rt.is_crud() {
+        return if *method == Method::POST && p.name.is_none() {
+            let obj = decode_body(headers, &body, &rt.api_version(&p.version), &rt.kind)?;
+            let store = server.lock();
+            reviews::review(&store, &t, obj).map(|v| json_response(201, &v))
+        } else {
+            Err(ApiError::method_not_allowed())
+        };
+    }
+    let mut warnings: Vec<String> = Vec::new();
+    if let Some(w) = rt
+        .version(&p.version)
+        .and_then(|v| v.deprecation_warning.clone())
+    {
+        warnings.push(if w.is_empty() {
+            format!("{} is deprecated", rt.api_version(&p.version))
+        } else {
+            w
+        });
+    }
+    let resp = match (method.clone(), p.name.is_some()) {
+        (Method::GET, false) if truthy(q, "watch") => {
+            let filter = Filter::parse(
+                &rt,
+                &p.version,
+                p.namespace.as_deref(),
+                q.get("labelSelector").map(String::as_str),
+                q.get("fieldSelector").map(String::as_str),
+            )?;
+            return Ok(watch::start(server, t, filter, q, accept));
+        }
+        (Method::GET, false) => {
+            let filter = Filter::parse(
+                &rt,
+                &p.version,
+                p.namespace.as_deref(),
+                q.get("labelSelector").map(String::as_str),
+                q.get("fieldSelector").map(String::as_str),
+            )?;
+            let store = server.lock();
+            let list = super::list::list(&store, &t, &filter, q)?;
+            drop(store);
+            if table::wants_table(accept) {
+                json_response(200, &table::list_table(&t, &list))
+            } else if table::wants_metadata(accept) {
+                json_response(200, &table::partial_list(&list))
+            } else {
+                json_response(200, &list)
+            }
+        }
+        (Method::GET, true) => {
+            let store = server.lock();
+            let obj = ops::get(&store, &t)?;
+            drop(store);
+            let out = if t.subresource.as_deref() == Some("scale") {
+                super::scale::to_scale(&t, &obj)
+            } else {
+                ops::present(&rt, &p.version, obj)
+            };
+            if table::wants_table(accept) && t.subresource.is_none() {
+                json_response(200, &table::object_table(&t, &out))
+            } else if table::wants_metadata(accept) && t.subresource.is_none() {
+                json_response(200, &table::partial(&out))
+            } else {
+                json_response(200, &out)
+            }
+        }
+        (Method::POST, false) => {
+            let obj = decode_body(headers, &body, &rt.api_version(&p.version), &rt.kind)?;
+            let opts = write_opts(q)?;
+            let mut store = server.lock();
+            let w = ops::create(&mut store, &t, obj, &opts)?;
+            drop(store);
+            warnings.extend(w.warnings);
+            json_response(201, &ops::present(&rt, &p.version, w.object))
+        }
+        (Method::PUT, true) => {
+            let obj = decode_body(headers, &body, &rt.api_version(&p.version), &rt.kind)?;
+            let opts = write_opts(q)?;
+            let mut store = server.lock();
+            let w = if t.subresource.as_deref() == Some("scale") {
+                super::scale::write_scale(&mut store, &t, obj, UpdateKind::Put, &opts)?
+            } else {
+                ops::update(&mut store, &t, obj, UpdateKind::Put, &opts)?
+            };
+            drop(store);
+            warnings.extend(w.warnings);
+            let out = if t.subresource.as_deref() == Some("scale") {
+                super::scale::to_scale(&t, &w.object)
+            } else {
+                ops::present(&rt, &p.version, w.object)
+            };
+            json_response(200, &out)
+        }
+        (Method::PATCH, true) => {
+            let ct = header_str(headers, header::CONTENT_TYPE);
+            let Some(ptype) = PatchType::from_content_type(ct) else {
+                return Err(ApiError::unsupported_media_type(
+                    ct,
+                    &patch::accepted(rt.custom),
+                ));
+            };
+            if ptype == PatchType::Strategic && rt.custom {
+                return Err(ApiError::unsupported_media_type(ct, &patch::accepted(true)));
+            }
+            let opts = write_opts(q)?;
+            if opts.force && ptype != PatchType::Apply {
+                return Err(ApiError::invalid(
+                    "meta.k8s.io",
+                    "PatchOptions",
+                    "",
+                    vec![super::error::StatusCause::new(
+                        "FieldValueForbidden",
+                        "force",
+                        "Forbidden: may not be specified for non-apply patch",
+                    )],
+                ));
+            }
+            let body_value = if ptype == PatchType::Apply {
+                decode_yaml_or_json(&body)?
+            } else {
+                serde_json::from_slice::<Value>(&body)
+                    .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?
+            };
+            let mut store = server.lock();
+            let (w, code) = patch_object(&mut store, &t, ptype, body_value, &opts)?;
+            drop(store);
+            warnings.extend(w.warnings);
+            let out = if t.subresource.as_deref() == Some("scale") {
+                super::scale::to_scale(&t, &w.object)
+            } else {
+                ops::present(&rt, &p.version, w.object)
+            };
+            json_response(code, &out)
+        }
+        (Method::DELETE, true) => {
+            let opts = delete_opts(&body, q)?;
+            let mut store = server.lock();
+            let d = ops::delete(&mut store, &t, &opts)?;
+            drop(store);
+            match d {
+                Deleted::Gone(status) => json_response(200, &status),
+                Deleted::Pending(obj) => json_response(200, &ops::present(&rt, &p.version, obj)),
+            }
+        }
+        (Method::DELETE, false) => {
+            let filter = Filter::parse(
+                &rt,
+                &p.version,
+                p.namespace.as_deref(),
+                q.get("labelSelector").map(String::as_str),
+                q.get("fieldSelector").map(String::as_str),
+            )?;
+            let opts = delete_opts(&body, q)?;
+            let mut store = server.lock();
+            let names: Vec<(String, String)> = ops::list(&store, &t)
+                .iter()
+                .filter(|o| filter.matches(o))
+                .map(|o| (meta::namespace(o).to_string(), meta::name(o).to_string()))
+                .collect();
+            let mut items = Vec::new();
+            for (ns, name) in names {
+                let mut one = t.clone();
+                one.namespace = ns;
+                one.name = name;
+                if let Ok(Deleted::Pending(obj)) = ops::delete(&mut store, &one, &opts) {
+                    items.push(ops::present(&rt, &p.version, obj));
+                }
+            }
+            let rv = store.rv;
+            drop(store);
+            json_response(
+                200,
+                &json!({"kind": rt.list_kind, "apiVersion": rt.api_version(&p.version),
+                        "metadata": {"resourceVersion": rv.to_string()}, "items": items}),
+            )
+        }
+        _ => return Err(ApiError::method_not_allowed()),
+    };
+    Ok(with_warnings(resp, &warnings))
+}
+
+fn delete_opts(body: &Bytes, q: &Query) -> Result<DeleteOpts, ApiError> {
+    let b: Value = if body.is_empty() {
+        json!({})
+    } else {
+        serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("couldn't decode DeleteOptions: {e}")))?
+    };
+    let dry_run = q.get("dryRun").is_some_and(|v| v == "All")
+        || b.get("dryRun")
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.iter().any(|v| v == "All"));
+    let propagation = q
+        .get("propagationPolicy")
+        .cloned()
+        .or_else(|| {
+            b.get("propagationPolicy")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .or_else(
+            || match b.get("orphanDependents").and_then(Value::as_bool) {
+                Some(true) => Some("Orphan".to_string()),
+                Some(false) => Some("Background".to_string()),
+                None => None,
+            },
+        );
+    if let Some(p) = &propagation
+        && !matches!(p.as_str(), "Foreground" | "Background" | "Orphan")
+    {
+        return Err(ApiError::invalid(
+            "meta.k8s.io",
+            "DeleteOptions",
+            "",
+            vec![super::error::StatusCause::new(
+                "FieldValueNotSupported",
+                "propagationPolicy",
+                format!(
+                    "Unsupported value: \"{p}\": supported values: \"Foreground\", \"Background\", \"Orphan\""
+                ),
+            )],
+        ));
+    }
+    Ok(DeleteOpts {
+        propagation,
+        precondition_uid: b
+            .pointer("/preconditions/uid")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        precondition_rv: b
+            .pointer("/preconditions/resourceVersion")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        dry_run,
+    })
+}
+
+/// Applies a patch of any type to the stored object and runs the update strategy.
+fn patch_object(
+    store: &mut super::store::Store,
+    t: &Target,
+    ptype: PatchType,
+    body: Value,
+    opts: &WriteOpts,
+) -> Result<(ops::Written, u16), ApiError> {
+    if ptype == PatchType::Apply {
+        return ssa::apply(store, t, body, opts);
+    }
+    let current = ops::get(store, t)?;
+    let is_scale = t.subresource.as_deref() == Some("scale");
+    let base = if is_scale {
+        super::scale::to_scale(t, &current)
+    } else {
+        ops::present(&t.rt, &t.version, current)
+    };
+    let patched = match ptype {
+        PatchType::Merge => patch::merge(&base, &body)?,
+        PatchType::Json => patch::json_patch(&base, &body)?,
+        PatchType::Strategic => super::smp_patch(&base, &body, &t.rt.kind)?,
+        PatchType::Apply => return Err(ApiError::internal("unreachable apply")),
+    };
+    let w = if is_scale {
+        super::scale::write_scale(store, t, patched, UpdateKind::Patch, opts)?
+    } else {
+        ops::update(store, t, patched, UpdateKind::Patch, opts)?
+    };
+    Ok((w, 200))
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        error_response(&self)
+    }
+}

@@ -1,0 +1,811 @@
+//! The write pipeline and reads (emulator-spec M3, M7, M10–M14): one code path for every
+//! create, update, patch and delete, whether it came over HTTP or from a controller.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::admission::{self, AdmitError, FieldValidation};
+use super::crd;
+use super::error::{ApiError, StatusCause};
+use super::meta;
+use super::registry::{self, ResourceType};
+use super::store::{EventType, Key, Store, StoreEvent};
+
+/// What a request addresses.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub rt: Arc<ResourceType>,
+    pub version: String,
+    pub namespace: String,
+    pub name: String,
+    pub subresource: Option<String>,
+}
+
+impl Target {
+    pub fn key(&self) -> Key {
+        (
+            self.rt.group.clone(),
+            self.rt.resource.clone(),
+            if self.rt.namespaced {
+                self.namespace.clone()
+            } else {
+                String::new()
+            },
+            self.name.clone(),
+        )
+    }
+
+    fn not_found(&self) -> ApiError {
+        ApiError::not_found(&self.rt.group, &self.rt.resource, &self.name)
+    }
+
+    fn status_sub(&self) -> bool {
+        self.subresource.as_deref() == Some("status")
+    }
+}
+
+/// Options shared by writes.
+#[derive(Debug, Clone, Default)]
+pub struct WriteOpts {
+    pub dry_run: bool,
+    pub validation: FieldValidation,
+    pub field_manager: Option<String>,
+    pub force: bool,
+}
+
+/// A successful write.
+#[derive(Debug, Clone)]
+pub struct Written {
+    pub object: Value,
+    pub created: bool,
+    pub warnings: Vec<String>,
+}
+
+/// DELETE options.
+#[derive(Debug, Clone, Default)]
+pub struct DeleteOpts {
+    pub propagation: Option<String>,
+    pub precondition_uid: Option<String>,
+    pub precondition_rv: Option<String>,
+    pub dry_run: bool,
+}
+
+/// Result of a DELETE.
+#[derive(Debug, Clone)]
+pub enum Deleted {
+    /// Removed now: the Status body.
+    Gone(Value),
+    /// Deferred by finalizers: the object with deletionTimestamp.
+    Pending(Value),
+}
+
+/// Rewrites `apiVersion` to the version the client asked for (conversion strategy None).
+pub fn present(rt: &ResourceType, version: &str, mut obj: Value) -> Value {
+    if let Value::Object(m) = &mut obj {
+        m.insert("apiVersion".into(), json!(rt.api_version(version)));
+        m.insert("kind".into(), json!(rt.kind));
+    }
+    obj
+}
+
+fn kind_check(t: &Target, obj: &Value) -> Result<(), ApiError> {
+    let kind = meta::str_at(obj, "/kind");
+    if !kind.is_empty() && kind != t.rt.kind {
+        return Err(ApiError::bad_request(format!(
+            "the API version in the data ({}) does not match the expected API version ({})",
+            meta::str_at(obj, "/apiVersion"),
+            t.rt.api_version(&t.version)
+        )));
+    }
+    Ok(())
+}
+
+fn namespace_check(t: &Target, obj: &mut Value) -> Result<(), ApiError> {
+    if t.rt.namespaced {
+        let body_ns = meta::namespace(obj).to_string();
+        if body_ns.is_empty() {
+            meta::set_meta(obj, "namespace", json!(t.namespace));
+        } else if body_ns != t.namespace {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+    } else {
+        meta::remove_meta(obj, "namespace");
+    }
+    Ok(())
+}
+
+/// Namespace admission: missing → 404, terminating → 403 (creates only).
+fn namespace_admission(store: &Store, t: &Target, name: &str) -> Result<(), ApiError> {
+    if !t.rt.namespaced {
+        return Ok(());
+    }
+    let key = (
+        String::new(),
+        "namespaces".to_string(),
+        String::new(),
+        t.namespace.clone(),
+    );
+    match store.objects.get(&key) {
+        None => Err(ApiError::not_found("", "namespaces", &t.namespace)),
+        Some(ns) if meta::is_deleting(ns) => Err(ApiError::namespace_terminating(
+            &t.rt.group,
+            &t.rt.resource,
+            name,
+            &t.namespace,
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
+fn invalid(t: &Target, name: &str, causes: Vec<StatusCause>) -> ApiError {
+    ApiError::invalid(&t.rt.group, &t.rt.kind, name, causes)
+}
+
+/// Secret `stringData` folded into base64 `data`.
+fn fold_string_data(obj: &mut Value) {
+    use base64::Engine as _;
+    let Some(sd) = obj.as_object_mut().and_then(|m| m.remove("stringData")) else {
+        return;
+    };
+    if let Some(sd) = sd.as_object() {
+        if !obj.get("data").is_some_and(Value::is_object) {
+            obj["data"] = json!({});
+        }
+        for (k, v) in sd {
+            let raw = v.as_str().unwrap_or_default();
+            obj["data"][k] = json!(base64::engine::general_purpose::STANDARD.encode(raw));
+        }
+    }
+}
+
+/// Type-specific preparation shared by create and update.
+fn prepare_builtin(t: &Target, obj: &mut Value) {
+    if t.rt.group.is_empty() && t.rt.resource == "secrets" {
+        fold_string_data(obj);
+        if obj.get("type").is_none() {
+            obj["type"] = json!("Opaque");
+        }
+    }
+}
+
+fn admit(
+    t: &Target,
+    mut obj: Value,
+    old: Option<&Value>,
+    name: &str,
+    validation: FieldValidation,
+) -> Result<(Value, Vec<String>), ApiError> {
+    if !t.rt.custom {
+        let causes = admission::validate_builtin(&mut obj, old, &t.rt.kind, t.rt.namespaced);
+        if !causes.is_empty() {
+            return Err(invalid(t, name, causes));
+        }
+        return Ok((obj, Vec::new()));
+    }
+    let schema = t.rt.version(&t.version).and_then(|v| v.schema.as_ref());
+    match admission::admit_custom(obj, old, schema, t.rt.namespaced, validation) {
+        Ok(a) => Ok((a.object, a.warnings)),
+        Err(AdmitError::Invalid(causes)) => Err(invalid(t, name, causes)),
+        Err(AdmitError::Strict(fields)) => Err(ApiError::bad_request(
+            super::schema::strict_error_message(&fields).unwrap_or_default(),
+        )),
+    }
+}
+
+fn tracks_generation(rt: &ResourceType) -> bool {
+    rt.custom || rt.resource == "customresourcedefinitions"
+}
+
+/// Registry bookkeeping when a CRD object is persisted or removed.
+fn sync_crd_registry(store: &mut Store, crd_obj: &Value, removed: bool) {
+    let (group, plural) = (
+        meta::str_at(crd_obj, "/spec/group").to_string(),
+        meta::str_at(crd_obj, "/spec/names/plural").to_string(),
+    );
+    if removed {
+        if store.registry.remove(&group, &plural).is_some() {
+            store.schema_generation += 1;
+        }
+        return;
+    }
+    if !crd::condition_true(crd_obj, "Established") {
+        return;
+    }
+    if let Some(rt) = registry::from_crd(crd_obj)
+        && store.registry.get(&group, &plural).as_deref() != Some(&rt)
+    {
+        store.registry.insert(rt);
+        store.schema_generation += 1;
+    }
+}
+
+fn is_crd(rt: &ResourceType) -> bool {
+    rt.group == "apiextensions.k8s.io" && rt.resource == "customresourcedefinitions"
+}
+
+fn persist(store: &mut Store, t: &Target, key: Key, mut obj: Value, old: Option<Value>) -> Value {
+    let rv = store.next_rv();
+    meta::set_meta(&mut obj, "resourceVersion", json!(rv.to_string()));
+    let type_ = if old.is_some() {
+        EventType::Modified
+    } else {
+        EventType::Added
+    };
+    store.objects.insert(key.clone(), obj.clone());
+    if is_crd(&t.rt) {
+        sync_crd_registry(store, &obj, false);
+    }
+    store.publish(StoreEvent {
+        type_,
+        group: key.0,
+        resource: key.1,
+        namespace: key.2,
+        object: obj.clone(),
+        old,
+        rv,
+    });
+    obj
+}
+
+fn remove(store: &mut Store, t: &Target, key: &Key) -> Option<Value> {
+    let mut obj = store.objects.remove(key)?;
+    let rv = store.next_rv();
+    let old = obj.clone();
+    meta::set_meta(&mut obj, "resourceVersion", json!(rv.to_string()));
+    if is_crd(&t.rt) {
+        sync_crd_registry(store, &obj, true);
+    }
+    store.publish(StoreEvent {
+        type_: EventType::Deleted,
+        group: key.0.clone(),
+        resource: key.1.clone(),
+        namespace: key.2.clone(),
+        object: obj.clone(),
+        old: Some(old),
+        rv,
+    });
+    Some(obj)
+}
+
+/// GET one object.
+pub fn get(store: &Store, t: &Target) -> Result<Value, ApiError> {
+    store
+        .objects
+        .get(&t.key())
+        .cloned()
+        .ok_or_else(|| t.not_found())
+}
+
+/// POST.
+pub fn create(
+    store: &mut Store,
+    t: &Target,
+    mut obj: Value,
+    o: &WriteOpts,
+) -> Result<Written, ApiError> {
+    if !obj.is_object() {
+        return Err(ApiError::bad_request(
+            "the request body must be a JSON object",
+        ));
+    }
+    kind_check(t, &obj)?;
+    namespace_check(t, &mut obj)?;
+    let mut name = meta::name(&obj).to_string();
+    if name.is_empty() {
+        let gen_name = meta::str_at(&obj, "/metadata/generateName").to_string();
+        if gen_name.is_empty() {
+            return Err(invalid(
+                t,
+                "",
+                vec![StatusCause::new(
+                    "FieldValueRequired",
+                    "metadata.name",
+                    "Required value: name or generateName is required",
+                )],
+            ));
+        }
+        name = format!("{gen_name}{}", meta::random_suffix());
+        meta::set_meta(&mut obj, "name", json!(name));
+    }
+    namespace_admission(store, t, &name)?;
+    if let Some(crd_key) = crd_key_for(t)
+        && store.objects.get(&crd_key).is_some_and(meta::is_deleting)
+    {
+        return Err(ApiError::new(
+            405,
+            "MethodNotAllowed",
+            "create not allowed while custom resource definition is terminating",
+        ));
+    }
+    if t.rt.has_status(&t.version)
+        && let Value::Object(m) = &mut obj
+    {
+        m.remove("status");
+    }
+    prepare_builtin(t, &mut obj);
+    if t.rt.group.is_empty() && t.rt.resource == "namespaces" {
+        if obj.pointer("/spec/finalizers").is_none() {
+            obj["spec"] = json!({"finalizers": ["kubernetes"]});
+        }
+        obj["status"] = json!({"phase": "Active"});
+        let labels_missing = obj.pointer("/metadata/labels").is_none();
+        if labels_missing {
+            meta::set_meta(&mut obj, "labels", json!({}));
+        }
+        if let Some(l) = obj
+            .pointer_mut("/metadata/labels")
+            .and_then(Value::as_object_mut)
+        {
+            l.insert("kubernetes.io/metadata.name".into(), json!(name));
+        }
+    }
+    if is_crd(&t.rt) {
+        let causes = crd::validate(&obj);
+        if !causes.is_empty() {
+            return Err(invalid(t, &name, causes));
+        }
+        obj["status"] = crd::initial_status(&obj);
+    }
+    let (mut obj, warnings) = admit(t, obj, None, &name, o.validation)?;
+    let key = t.key_for(&name);
+    if store.objects.contains_key(&key) {
+        return Err(ApiError::already_exists(&t.rt.group, &t.rt.resource, &name));
+    }
+    if let Some(m) = meta::meta_mut(&mut obj) {
+        m.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
+        m.insert("creationTimestamp".into(), json!(meta::now_rfc3339()));
+        m.remove("resourceVersion");
+        m.remove("deletionTimestamp");
+        m.remove("deletionGracePeriodSeconds");
+        if tracks_generation(&t.rt) {
+            m.insert("generation".into(), json!(1));
+        } else {
+            m.remove("generation");
+        }
+    }
+    let obj = present(&t.rt, storage_name(&t.rt, &t.version), obj);
+    if o.dry_run {
+        return Ok(Written {
+            object: obj,
+            created: true,
+            warnings,
+        });
+    }
+    let stored = persist(store, t, key, obj, None);
+    Ok(Written {
+        object: stored,
+        created: true,
+        warnings,
+    })
+}
+
+fn storage_name<'a>(rt: &'a ResourceType, asked: &'a str) -> &'a str {
+    rt.storage_version()
+        .map(|v| v.name.as_str())
+        .unwrap_or(asked)
+}
+
+/// The key of the CRD that defines a custom resource target.
+fn crd_key_for(t: &Target) -> Option<Key> {
+    t.rt.custom.then(|| {
+        (
+            "apiextensions.k8s.io".to_string(),
+            "customresourcedefinitions".to_string(),
+            String::new(),
+            format!("{}.{}", t.rt.resource, t.rt.group),
+        )
+    })
+}
+
+impl Target {
+    pub fn key_for(&self, name: &str) -> Key {
+        let mut k = self.key();
+        k.3 = name.to_string();
+        k
+    }
+}
+
+/// How an update was requested.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpdateKind {
+    Put,
+    Patch,
+}
+
+/// PUT / PATCH result after the patch was applied: the common update strategy.
+pub fn update(
+    store: &mut Store,
+    t: &Target,
+    mut new: Value,
+    kind: UpdateKind,
+    o: &WriteOpts,
+) -> Result<Written, ApiError> {
+    if !new.is_object() {
+        return Err(ApiError::bad_request(
+            "the request body must be a JSON object",
+        ));
+    }
+    kind_check(t, &new)?;
+    let key = t.key();
+    let Some(old) = store.objects.get(&key).cloned() else {
+        return Err(t.not_found());
+    };
+    let body_name = meta::name(&new).to_string();
+    if !body_name.is_empty() && body_name != t.name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({body_name}) does not match the name on the URL ({})",
+            t.name
+        )));
+    }
+    namespace_check(t, &mut new)?;
+    meta::set_meta(&mut new, "name", json!(t.name));
+    // resourceVersion precondition.
+    let new_rv = meta::resource_version(&new).to_string();
+    if new_rv.is_empty() {
+        if kind == UpdateKind::Put && (t.rt.custom || is_crd(&t.rt)) {
+            return Err(invalid(
+                t,
+                &t.name,
+                vec![StatusCause::new(
+                    "FieldValueInvalid",
+                    "metadata.resourceVersion",
+                    "Invalid value: 0x0: must be specified for an update",
+                )],
+            ));
+        }
+    } else if new_rv != meta::resource_version(&old) {
+        return Err(ApiError::modified(&t.rt.group, &t.rt.resource, &t.name));
+    }
+    // Subresource strategies.
+    if t.status_sub() {
+        let status = new.get("status").cloned();
+        new = old.clone();
+        match status {
+            Some(s) => new["status"] = s,
+            None => {
+                if let Value::Object(m) = &mut new {
+                    m.remove("status");
+                }
+            }
+        }
+    } else if t.rt.has_status(&t.version) {
+        match old.get("status") {
+            Some(s) => new["status"] = s.clone(),
+            None => {
+                if let Value::Object(m) = &mut new {
+                    m.remove("status");
+                }
+            }
+        }
+    }
+    // managedFields omitted by the client are kept.
+    if new.pointer("/metadata/managedFields").is_none()
+        && let Some(mf) = old.pointer("/metadata/managedFields")
+    {
+        meta::set_meta(&mut new, "managedFields", mf.clone());
+    }
+    // Immutable metadata.
+    for k in [
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "generation",
+    ] {
+        match old.pointer(&format!("/metadata/{k}")) {
+            Some(v) => meta::set_meta(&mut new, k, v.clone()),
+            None => {
+                meta::remove_meta(&mut new, k);
+            }
+        }
+    }
+    if meta::is_deleting(&old) {
+        let before = meta::finalizers(&old);
+        let added: Vec<String> = meta::finalizers(&new)
+            .into_iter()
+            .filter(|f| !before.contains(f))
+            .collect();
+        if !added.is_empty() {
+            return Err(invalid(
+                t,
+                &t.name,
+                vec![StatusCause::new(
+                    "FieldValueForbidden",
+                    "metadata.finalizers",
+                    format!(
+                        "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
+                        added
+                            .iter()
+                            .map(|f| format!("\"{f}\""))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )],
+            ));
+        }
+    }
+    prepare_builtin(t, &mut new);
+    if is_crd(&t.rt) && !t.status_sub() {
+        let causes = crd::validate(&new);
+        if !causes.is_empty() {
+            return Err(invalid(t, &t.name, causes));
+        }
+    }
+    let (mut new, warnings) = if t.status_sub() {
+        (new, Vec::new())
+    } else {
+        admit(t, new, Some(&old), &t.name, o.validation)?
+    };
+    let mut new_present = present(&t.rt, storage_name(&t.rt, &t.version), new.clone());
+    // Generation.
+    if tracks_generation(&t.rt) {
+        let without_status = t.rt.has_status(&t.version);
+        if meta::spec_part(&old, without_status) != meta::spec_part(&new_present, without_status) {
+            let g = old
+                .pointer("/metadata/generation")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            meta::set_meta(&mut new_present, "generation", json!(g + 1));
+        }
+    }
+    new = new_present;
+    meta::set_meta(
+        &mut new,
+        "resourceVersion",
+        json!(meta::resource_version(&old)),
+    );
+    if new == old {
+        return Ok(Written {
+            object: old,
+            created: false,
+            warnings,
+        });
+    }
+    if o.dry_run {
+        return Ok(Written {
+            object: new,
+            created: false,
+            warnings,
+        });
+    }
+    if meta::is_deleting(&new)
+        && meta::finalizers(&new).is_empty()
+        && !blocked_by_spec_finalizers(t, &new)
+    {
+        let gone = remove_after_update(store, t, &key, new);
+        return Ok(Written {
+            object: gone,
+            created: false,
+            warnings,
+        });
+    }
+    let stored = persist(store, t, key, new, Some(old));
+    Ok(Written {
+        object: stored,
+        created: false,
+        warnings,
+    })
+}
+
+fn blocked_by_spec_finalizers(t: &Target, obj: &Value) -> bool {
+    t.rt.group.is_empty()
+        && t.rt.resource == "namespaces"
+        && obj
+            .pointer("/spec/finalizers")
+            .and_then(Value::as_array)
+            .is_some_and(|a| !a.is_empty())
+}
+
+fn remove_after_update(store: &mut Store, t: &Target, key: &Key, last: Value) -> Value {
+    store.objects.insert(key.clone(), last.clone());
+    remove(store, t, key).unwrap_or(last)
+}
+
+/// DELETE.
+pub fn delete(store: &mut Store, t: &Target, o: &DeleteOpts) -> Result<Deleted, ApiError> {
+    let key = t.key();
+    let Some(old) = store.objects.get(&key).cloned() else {
+        return Err(t.not_found());
+    };
+    if let Some(uid) = &o.precondition_uid
+        && uid != meta::uid(&old)
+    {
+        return Err(ApiError::conflict(
+            &t.rt.group,
+            &t.rt.resource,
+            &t.name,
+            &format!(
+                "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                meta::uid(&old)
+            ),
+        ));
+    }
+    if let Some(rv) = &o.precondition_rv
+        && rv != meta::resource_version(&old)
+    {
+        return Err(ApiError::conflict(
+            &t.rt.group,
+            &t.rt.resource,
+            &t.name,
+            &format!(
+                "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+                meta::resource_version(&old)
+            ),
+        ));
+    }
+    if meta::is_deleting(&old) {
+        return Ok(Deleted::Pending(old));
+    }
+    let mut finalizers = meta::finalizers(&old);
+    let mut add = |f: &str| {
+        if !finalizers.iter().any(|x| x == f) {
+            finalizers.push(f.to_string());
+        }
+    };
+    match o.propagation.as_deref() {
+        Some("Foreground") => add("foregroundDeletion"),
+        Some("Orphan") => add("orphan"),
+        _ => {}
+    }
+    if is_crd(&t.rt) {
+        add(crd::CLEANUP_FINALIZER);
+    }
+    let is_namespace = t.rt.group.is_empty() && t.rt.resource == "namespaces";
+    if finalizers.is_empty() && !blocked_by_spec_finalizers(t, &old) {
+        if o.dry_run {
+            return Ok(Deleted::Gone(success_status(t, &old)));
+        }
+        let gone = remove(store, t, &key).unwrap_or(old);
+        return Ok(Deleted::Gone(success_status(t, &gone)));
+    }
+    let mut new = old.clone();
+    meta::set_finalizers(&mut new, &finalizers);
+    meta::set_meta(&mut new, "deletionTimestamp", json!(meta::now_rfc3339()));
+    meta::set_meta(&mut new, "deletionGracePeriodSeconds", json!(0));
+    if tracks_generation(&t.rt) {
+        let g = old
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        meta::set_meta(&mut new, "generation", json!(g + 1));
+    }
+    if is_namespace {
+        new["status"] = json!({"phase": "Terminating"});
+    }
+    if o.dry_run {
+        return Ok(Deleted::Pending(new));
+    }
+    let stored = persist(store, t, key, new, Some(old));
+    Ok(Deleted::Pending(stored))
+}
+
+fn success_status(t: &Target, obj: &Value) -> Value {
+    let mut details = json!({"name": t.name, "kind": t.rt.resource, "uid": meta::uid(obj)});
+    if !t.rt.group.is_empty() {
+        details["group"] = json!(t.rt.group);
+    }
+    json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": details,
+    })
+}
+
+/// Objects of a target's type (namespace-filtered when the target names one).
+pub fn list(store: &Store, t: &Target) -> Vec<Value> {
+    let ns = (t.rt.namespaced && !t.namespace.is_empty()).then_some(t.namespace.as_str());
+    store
+        .objects_of(&t.rt.group, &t.rt.resource, ns)
+        .cloned()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cm_target(store: &Store, name: &str) -> Target {
+        Target {
+            rt: store.registry.get("", "configmaps").unwrap(),
+            version: "v1".into(),
+            namespace: "default".into(),
+            name: name.into(),
+            subresource: None,
+        }
+    }
+
+    fn seeded() -> Store {
+        let mut s = Store::new(100);
+        let t = Target {
+            rt: s.registry.get("", "namespaces").unwrap(),
+            version: "v1".into(),
+            namespace: String::new(),
+            name: String::new(),
+            subresource: None,
+        };
+        create(
+            &mut s,
+            &t,
+            json!({"metadata": {"name": "default"}}),
+            &WriteOpts::default(),
+        )
+        .unwrap();
+        s
+    }
+
+    #[test]
+    fn noop_update_keeps_rv_and_emits_nothing() {
+        let mut s = seeded();
+        let t = cm_target(&s, "c");
+        let w = create(
+            &mut s,
+            &t,
+            json!({"metadata": {"name": "c"}, "data": {"a": "b"}}),
+            &WriteOpts::default(),
+        )
+        .unwrap();
+        let rv = s.rv;
+        let again = update(
+            &mut s,
+            &t,
+            w.object.clone(),
+            UpdateKind::Put,
+            &WriteOpts::default(),
+        )
+        .unwrap();
+        assert_eq!(s.rv, rv);
+        assert_eq!(
+            meta::resource_version(&again.object),
+            meta::resource_version(&w.object)
+        );
+    }
+
+    #[test]
+    fn finalizers_defer_deletion() {
+        let mut s = seeded();
+        let t = cm_target(&s, "c");
+        create(
+            &mut s,
+            &t,
+            json!({"metadata": {"name": "c", "finalizers": ["x/y"]}}),
+            &WriteOpts::default(),
+        )
+        .unwrap();
+        let Deleted::Pending(obj) = delete(&mut s, &t, &DeleteOpts::default()).unwrap() else {
+            panic!("expected pending")
+        };
+        assert!(meta::is_deleting(&obj));
+        let mut cleared = obj.clone();
+        meta::set_finalizers(&mut cleared, &[]);
+        update(
+            &mut s,
+            &t,
+            cleared,
+            UpdateKind::Patch,
+            &WriteOpts::default(),
+        )
+        .unwrap();
+        assert!(get(&s, &t).is_err());
+    }
+
+    #[test]
+    fn missing_namespace_is_404() {
+        let mut s = seeded();
+        let mut t = cm_target(&s, "c");
+        t.namespace = "ghost".into();
+        let e = create(
+            &mut s,
+            &t,
+            json!({"metadata": {"name": "c"}}),
+            &WriteOpts::default(),
+        )
+        .unwrap_err();
+        assert_eq!(e.code, 404);
+        assert_eq!(e.message, "namespaces \"ghost\" not found");
+    }
+}

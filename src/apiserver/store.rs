@@ -1,0 +1,196 @@
+//! The object store: every object under one global resourceVersion counter, a bounded event
+//! history for watch replay, and a broadcast channel for live watchers.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::sync::broadcast;
+
+use super::registry::Registry;
+
+/// `(group, resource, namespace, name)`; namespace is empty for cluster-scoped objects.
+pub type Key = (String, String, String, String);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventType {
+    Added,
+    Modified,
+    Deleted,
+}
+
+impl EventType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Added => "ADDED",
+            EventType::Modified => "MODIFIED",
+            EventType::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One persisted change.
+#[derive(Debug, Clone)]
+pub struct StoreEvent {
+    pub type_: EventType,
+    pub group: String,
+    pub resource: String,
+    pub namespace: String,
+    /// The object after the change (for DELETED: its last state, stamped with the deletion RV).
+    pub object: Value,
+    /// The object before the change (for selector transitions).
+    pub old: Option<Value>,
+    pub rv: u64,
+}
+
+/// Objects, the RV counter, the event history and the registry, behind one lock.
+pub struct Store {
+    pub objects: BTreeMap<Key, Value>,
+    pub rv: u64,
+    pub registry: Registry,
+    /// Bumped whenever served schemas change (OpenAPI hash).
+    pub schema_generation: u64,
+    history: VecDeque<Arc<StoreEvent>>,
+    history_cap: usize,
+    /// Events with `rv <= compacted` are no longer retained.
+    compacted: u64,
+    tx: broadcast::Sender<Arc<StoreEvent>>,
+}
+
+/// Why a replay cannot be served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Expired {
+    pub requested: u64,
+    pub oldest: u64,
+}
+
+impl Store {
+    pub fn new(history_cap: usize) -> Self {
+        let (tx, _) = broadcast::channel(4096);
+        Self {
+            objects: BTreeMap::new(),
+            rv: 1,
+            registry: Registry::with_builtins(),
+            schema_generation: 1,
+            history: VecDeque::new(),
+            history_cap: history_cap.max(1),
+            compacted: 1,
+            tx,
+        }
+    }
+
+    pub fn next_rv(&mut self) -> u64 {
+        self.rv += 1;
+        self.rv
+    }
+
+    /// Records a persisted change and fans it out.
+    pub fn publish(&mut self, event: StoreEvent) {
+        let event = Arc::new(event);
+        self.history.push_back(event.clone());
+        while self.history.len() > self.history_cap {
+            if let Some(old) = self.history.pop_front() {
+                self.compacted = old.rv;
+            }
+        }
+        // No receivers is fine.
+        let _ = self.tx.send(event);
+    }
+
+    /// Live subscribers (watch streams plus the controllers).
+    pub fn subscribers(&self) -> usize {
+        self.tx.receiver_count()
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<StoreEvent>> {
+        self.tx.subscribe()
+    }
+
+    /// Retained events strictly after `rv`, or `Expired` if some of them were compacted away.
+    pub fn events_since(&self, rv: u64) -> Result<Vec<Arc<StoreEvent>>, Expired> {
+        if rv < self.compacted {
+            return Err(Expired {
+                requested: rv,
+                oldest: self.compacted + 1,
+            });
+        }
+        Ok(self.history.iter().filter(|e| e.rv > rv).cloned().collect())
+    }
+
+    /// Forgets all history (fault injection: the next resume from an old RV gets 410).
+    pub fn compact(&mut self) {
+        self.history.clear();
+        self.compacted = self.rv;
+    }
+
+    pub fn objects_of<'a>(
+        &'a self,
+        group: &'a str,
+        resource: &'a str,
+        namespace: Option<&'a str>,
+    ) -> impl Iterator<Item = &'a Value> + 'a {
+        let start = (
+            group.to_string(),
+            resource.to_string(),
+            namespace.unwrap_or_default().to_string(),
+            String::new(),
+        );
+        self.objects
+            .range(start..)
+            .take_while(move |((g, r, ns, _), _)| {
+                g == group && r == resource && namespace.is_none_or(|n| n == ns)
+            })
+            .map(|(_, v)| v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ev(rv: u64) -> StoreEvent {
+        StoreEvent {
+            type_: EventType::Added,
+            group: String::new(),
+            resource: "configmaps".into(),
+            namespace: "default".into(),
+            object: json!({}),
+            old: None,
+            rv,
+        }
+    }
+
+    #[test]
+    fn history_is_bounded_and_expires_old_rvs() {
+        let mut s = Store::new(2);
+        for _ in 0..3 {
+            let rv = s.next_rv();
+            s.publish(ev(rv));
+        }
+        // rvs 2,3,4 published; cap 2 keeps 3,4; resume from 3 or later is fine.
+        assert_eq!(s.events_since(3).unwrap().len(), 1);
+        assert_eq!(s.events_since(2).unwrap().len(), 2);
+        assert!(s.events_since(1).is_err());
+        s.compact();
+        assert!(s.events_since(3).is_err());
+        assert!(s.events_since(4).unwrap().is_empty());
+    }
+
+    #[test]
+    fn objects_of_filters_by_namespace() {
+        let mut s = Store::new(10);
+        for (ns, n) in [("a", "x"), ("b", "y"), ("a", "z")] {
+            s.objects.insert(
+                ("".into(), "configmaps".into(), ns.into(), n.into()),
+                json!({"n": n}),
+            );
+        }
+        s.objects.insert(
+            ("".into(), "secrets".into(), "a".into(), "s".into()),
+            json!({}),
+        );
+        assert_eq!(s.objects_of("", "configmaps", Some("a")).count(), 2);
+        assert_eq!(s.objects_of("", "configmaps", None).count(), 3);
+    }
+}

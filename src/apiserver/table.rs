@@ -1,0 +1,221 @@
+//! Server-side printing (emulator-spec S2): `meta.k8s.io/v1 Table` with NAME, the CRD's
+//! additionalPrinterColumns and AGE.
+
+use jsonpath_rust::JsonPath;
+use serde_json::{Value, json};
+
+use super::meta;
+use super::ops::Target;
+use super::registry::PrinterColumn;
+
+pub fn wants_table(accept: &str) -> bool {
+    accept
+        .split(',')
+        .any(|p| p.split(';').map(str::trim).any(|x| x == "as=Table"))
+}
+
+/// Whether the Accept header asks for `PartialObjectMetadata` / `PartialObjectMetadataList`.
+pub fn wants_metadata(accept: &str) -> bool {
+    accept.split(',').any(|p| {
+        p.split(';')
+            .map(str::trim)
+            .any(|x| x == "as=PartialObjectMetadata" || x == "as=PartialObjectMetadataList")
+    })
+}
+
+/// An object reduced to `meta.k8s.io/v1 PartialObjectMetadata`.
+pub fn partial(obj: &Value) -> Value {
+    json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+           "metadata": obj.get("metadata").cloned().unwrap_or_else(|| json!({}))})
+}
+
+/// A list reduced to `PartialObjectMetadataList`.
+pub fn partial_list(list: &Value) -> Value {
+    let items: Vec<Value> = list
+        .get("items")
+        .and_then(Value::as_array)
+        .map(|items| items.iter().map(partial).collect())
+        .unwrap_or_default();
+    json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+           "metadata": list.get("metadata").cloned().unwrap_or_else(|| json!({})), "items": items})
+}
+
+/// kube's `duration.HumanDuration`.
+pub fn human_duration(secs: i64) -> String {
+    if secs < -1 {
+        return "<invalid>".into();
+    }
+    let secs = secs.max(0);
+    let (m, h) = (secs / 60, secs / 3600);
+    if secs < 120 {
+        format!("{secs}s")
+    } else if m < 10 {
+        let s = secs % 60;
+        if s == 0 {
+            format!("{m}m")
+        } else {
+            format!("{m}m{s}s")
+        }
+    } else if m < 180 {
+        format!("{m}m")
+    } else if h < 8 {
+        let mm = m % 60;
+        if mm == 0 {
+            format!("{h}h")
+        } else {
+            format!("{h}h{mm}m")
+        }
+    } else if h < 48 {
+        format!("{h}h")
+    } else if h < 24 * 8 {
+        let (d, hh) = (h / 24, h % 24);
+        if hh == 0 {
+            format!("{d}d")
+        } else {
+            format!("{d}d{hh}h")
+        }
+    } else if h < 24 * 365 * 2 {
+        format!("{}d", h / 24)
+    } else if h < 24 * 365 * 8 {
+        let (y, d) = (h / (24 * 365), (h / 24) % 365);
+        if d == 0 {
+            format!("{y}y")
+        } else {
+            format!("{y}y{d}d")
+        }
+    } else {
+        format!("{}y", h / (24 * 365))
+    }
+}
+
+fn age(obj: &Value) -> Value {
+    let ts = meta::str_at(obj, "/metadata/creationTimestamp");
+    match ts.parse::<jiff::Timestamp>() {
+        Ok(t) => json!(human_duration(
+            jiff::Timestamp::now().as_second() - t.as_second()
+        )),
+        Err(_) => json!("<unknown>"),
+    }
+}
+
+fn column_value(obj: &Value, col: &PrinterColumn) -> Value {
+    let path = format!("${}", col.json_path);
+    let found: Vec<Value> = obj
+        .query(&path)
+        .map(|v| v.into_iter().cloned().collect())
+        .unwrap_or_default();
+    let Some(first) = found.into_iter().next() else {
+        return Value::Null;
+    };
+    if col.type_ == "date"
+        && let Some(s) = first.as_str()
+        && let Ok(t) = s.parse::<jiff::Timestamp>()
+    {
+        return json!(human_duration(
+            jiff::Timestamp::now().as_second() - t.as_second()
+        ));
+    }
+    match first {
+        Value::Object(_) | Value::Array(_) => json!(first.to_string()),
+        other => other,
+    }
+}
+
+fn columns(t: &Target) -> Vec<PrinterColumn> {
+    t.rt.version(&t.version)
+        .map(|v| v.printer_columns.clone())
+        .unwrap_or_default()
+}
+
+fn definitions(cols: &[PrinterColumn]) -> Vec<Value> {
+    let mut defs = vec![
+        json!({"name": "Name", "type": "string", "format": "name", "description": "Name must be unique within a namespace.", "priority": 0}),
+    ];
+    for c in cols {
+        defs.push(json!({"name": c.name, "type": c.type_, "format": c.format, "description": c.description, "priority": c.priority}));
+    }
+    if !cols.iter().any(|c| c.name == "Age") {
+        defs.push(json!({"name": "Age", "type": "date", "format": "", "description": "CreationTimestamp is a timestamp representing the server time when this object was created.", "priority": 0}));
+    }
+    defs
+}
+
+fn row(obj: &Value, cols: &[PrinterColumn]) -> Value {
+    let mut cells = vec![json!(meta::name(obj))];
+    for c in cols {
+        cells.push(column_value(obj, c));
+    }
+    if !cols.iter().any(|c| c.name == "Age") {
+        cells.push(age(obj));
+    }
+    let mut partial = json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1"});
+    partial["metadata"] = obj.get("metadata").cloned().unwrap_or_else(|| json!({}));
+    json!({"cells": cells, "object": partial})
+}
+
+/// Table for a list response.
+pub fn list_table(t: &Target, list: &Value) -> Value {
+    let cols = columns(t);
+    let rows: Vec<Value> = list
+        .get("items")
+        .and_then(Value::as_array)
+        .map(|items| items.iter().map(|o| row(o, &cols)).collect())
+        .unwrap_or_default();
+    let mut md = json!({"resourceVersion": list.pointer("/metadata/resourceVersion").cloned().unwrap_or(Value::Null)});
+    if let Some(c) = list.pointer("/metadata/continue") {
+        md["continue"] = c.clone();
+    }
+    json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": md, "columnDefinitions": definitions(&cols), "rows": rows})
+}
+
+/// Table for one object (GET or a watch event).
+pub fn object_table(t: &Target, obj: &Value) -> Value {
+    let cols = columns(t);
+    json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1",
+           "metadata": {"resourceVersion": meta::resource_version(obj)},
+           "columnDefinitions": definitions(&cols), "rows": [row(obj, &cols)]})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_durations_like_kubectl() {
+        assert_eq!(human_duration(5), "5s");
+        assert_eq!(human_duration(150), "2m30s");
+        assert_eq!(human_duration(600), "10m");
+        assert_eq!(human_duration(3 * 3600 + 60), "3h1m");
+        assert_eq!(human_duration(50 * 3600), "2d2h");
+    }
+
+    #[test]
+    fn printer_column_jsonpath() {
+        let col = PrinterColumn {
+            name: "Size".into(),
+            type_: "string".into(),
+            json_path: ".spec.size".into(),
+            format: String::new(),
+            description: String::new(),
+            priority: 0,
+        };
+        assert_eq!(
+            column_value(&json!({"spec": {"size": "small"}}), &col),
+            json!("small")
+        );
+        let ready = PrinterColumn {
+            json_path: ".status.conditions[?(@.type==\"Ready\")].status".into(),
+            ..col
+        };
+        assert_eq!(
+            column_value(
+                &json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}}),
+                &ready
+            ),
+            json!("True")
+        );
+        assert!(wants_table(
+            "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+        ));
+    }
+}

@@ -1,0 +1,237 @@
+//! Watch streams (emulator-spec M8): replay from a resourceVersion, in-stream 410, selector
+//! transitions, bookmarks, sendInitialEvents, timeoutSeconds; one `\n`-terminated JSON per event.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderValue, header};
+use axum::response::Response;
+use serde_json::{Value, json};
+use tokio::sync::broadcast::error::RecvError;
+
+use super::error::ApiError;
+use super::filter::Filter;
+use super::http::Query;
+use super::meta;
+use super::ops::{self, Target};
+use super::server::EmbeddedServer;
+use super::store::{EventType, StoreEvent};
+use super::table;
+
+/// Default server-side watch timeout when the client gives none (kube's min-request-timeout).
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
+
+/// How watch events are rendered.
+#[derive(Clone)]
+struct Render {
+    target: Target,
+    table: bool,
+    metadata: bool,
+}
+
+impl Render {
+    fn line(&self, type_: &str, obj: Value) -> Bytes {
+        let obj = if type_ == "ERROR" || type_ == "BOOKMARK" {
+            obj
+        } else {
+            let presented = ops::present(&self.target.rt, &self.target.version, obj);
+            if self.table {
+                table::object_table(&self.target, &presented)
+            } else if self.metadata {
+                table::partial(&presented)
+            } else {
+                presented
+            }
+        };
+        let mut bytes =
+            serde_json::to_vec(&json!({"type": type_, "object": obj})).unwrap_or_default();
+        bytes.push(b'\n');
+        Bytes::from(bytes)
+    }
+
+    fn bookmark(&self, rv: u64, initial_end: bool) -> Bytes {
+        let mut md = json!({"resourceVersion": rv.to_string(), "creationTimestamp": null});
+        if initial_end {
+            md["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+        }
+        let obj = json!({
+            "kind": self.target.rt.kind,
+            "apiVersion": self.target.rt.api_version(&self.target.version),
+            "metadata": md,
+        });
+        self.line("BOOKMARK", obj)
+    }
+}
+
+/// What one stored event means for a filtered watcher.
+fn translate(filter: &Filter, t: &Target, ev: &StoreEvent) -> Option<(&'static str, Value)> {
+    if ev.group != t.rt.group || ev.resource != t.rt.resource {
+        return None;
+    }
+    let now = filter.matches(&ev.object);
+    let before = ev.old.as_ref().is_some_and(|o| filter.matches(o));
+    match ev.type_ {
+        EventType::Added => now.then(|| ("ADDED", ev.object.clone())),
+        EventType::Deleted => now.then(|| ("DELETED", ev.object.clone())),
+        EventType::Modified => match (before, now) {
+            (true, true) => Some(("MODIFIED", ev.object.clone())),
+            (false, true) => Some(("ADDED", ev.object.clone())),
+            (true, false) => {
+                let mut old = ev.old.clone().unwrap_or_default();
+                meta::set_meta(&mut old, "resourceVersion", json!(ev.rv.to_string()));
+                Some(("DELETED", old))
+            }
+            (false, false) => None,
+        },
+    }
+}
+
+fn parse_rv(s: Option<&String>) -> Result<Option<u64>, ApiError> {
+    match s.map(String::as_str) {
+        None | Some("") => Ok(None),
+        Some(v) => v
+            .parse::<u64>()
+            .map(Some)
+            .map_err(|_| ApiError::bad_request(format!("invalid resource version: {v}"))),
+    }
+}
+
+fn error_line(e: &ApiError) -> Bytes {
+    let mut bytes =
+        serde_json::to_vec(&json!({"type": "ERROR", "object": e.status()})).unwrap_or_default();
+    bytes.push(b'\n');
+    Bytes::from(bytes)
+}
+
+fn stream_response(body: Body) -> Response {
+    let mut resp = Response::new(body);
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, private"),
+    );
+    resp
+}
+
+/// Starts a watch; always answers 200 with a stream (errors become an ERROR event).
+pub fn start(
+    server: &EmbeddedServer,
+    t: Target,
+    filter: Filter,
+    q: &Query,
+    accept: &str,
+) -> Response {
+    let render = Render {
+        target: t.clone(),
+        table: table::wants_table(accept),
+        metadata: table::wants_metadata(accept),
+    };
+    let rv = match parse_rv(q.get("resourceVersion")) {
+        Ok(rv) => rv,
+        Err(e) => return super::http::error_response(&e),
+    };
+    let send_initial = matches!(
+        q.get("sendInitialEvents").map(String::as_str),
+        Some("true" | "1")
+    );
+    let bookmarks = matches!(
+        q.get("allowWatchBookmarks").map(String::as_str),
+        Some("true" | "1")
+    );
+    let timeout = q
+        .get("timeoutSeconds")
+        .and_then(|s| s.parse::<u64>().ok())
+        .map(Duration::from_secs)
+        .unwrap_or(DEFAULT_TIMEOUT);
+    let drop_after = server.faults().drop_watch_after();
+    let dropping = drop_after.is_some_and(|d| d < timeout);
+    let deadline = tokio::time::Instant::now() + drop_after.map_or(timeout, |d| d.min(timeout));
+    let faults_server = server.clone();
+    let bookmark_every = server.options().bookmark_interval;
+
+    // Snapshot + subscription under one lock: no gap, no duplicate.
+    let mut initial: Vec<Bytes> = Vec::new();
+    let (mut rx, start_rv) = {
+        let store = server.lock();
+        let rx = store.subscribe();
+        let current = store.rv;
+        let resume = rv.filter(|r| *r != 0 && !send_initial);
+        match resume {
+            None => {
+                for obj in ops::list(&store, &t)
+                    .into_iter()
+                    .filter(|o| filter.matches(o))
+                {
+                    initial.push(render.line("ADDED", obj));
+                }
+                if send_initial && bookmarks {
+                    initial.push(render.bookmark(current, true));
+                }
+            }
+            Some(from) => {
+                let expired = server.faults().take_watch_expiry();
+                match store.events_since(from) {
+                    Ok(events) if !expired => {
+                        for ev in events {
+                            if let Some((ty, obj)) = translate(&filter, &t, &ev) {
+                                initial.push(render.line(ty, obj));
+                            }
+                        }
+                    }
+                    Ok(_) | Err(_) => {
+                        let oldest = store.events_since(from).err().map_or(current, |e| e.oldest);
+                        let e = ApiError::expired(format!(
+                            "too old resource version: {from} ({oldest})"
+                        ));
+                        let body = Body::from(error_line(&e));
+                        return stream_response(body);
+                    }
+                }
+            }
+        }
+        (rx, current)
+    };
+    let target = t;
+    let stream = async_stream::stream! {
+        for line in initial {
+            yield Ok::<Bytes, Infallible>(line);
+        }
+        let mut last_rv = start_rv;
+        let mut ticker = tokio::time::interval(bookmark_every);
+        ticker.tick().await;
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep_until(deadline) => {
+                    if dropping {
+                        faults_server.faults().record_drop();
+                    }
+                    break;
+                }
+                _ = ticker.tick(), if bookmarks => {
+                    yield Ok(render.bookmark(last_rv, false));
+                }
+                ev = rx.recv() => match ev {
+                    Ok(ev) => {
+                        let ev: Arc<StoreEvent> = ev;
+                        if ev.rv <= start_rv {
+                            continue;
+                        }
+                        if ev.group == target.rt.group && ev.resource == target.rt.resource {
+                            last_rv = ev.rv;
+                        }
+                        if let Some((ty, obj)) = translate(&filter, &target, &ev) {
+                            yield Ok(render.line(ty, obj));
+                        }
+                    }
+                    Err(RecvError::Lagged(_)) | Err(RecvError::Closed) => break,
+                }
+            }
+        }
+    };
+    stream_response(Body::from_stream(stream))
+}

@@ -1,0 +1,26 @@
+//! The embedded API server against emulator-spec §7 (checks 1–53) and real kube-rs clients.
+
+#[path = "apiserver/basics.rs"]
+mod basics;
+#[path = "apiserver/common.rs"]
+mod common;
+#[path = "apiserver/crd.rs"]
+mod crd;
+#[path = "apiserver/deletion.rs"]
+mod deletion;
+#[path = "apiserver/discovery.rs"]
+mod discovery;
+#[path = "apiserver/extras.rs"]
+mod extras;
+#[path = "apiserver/kube_clients.rs"]
+mod kube_clients;
+#[path = "apiserver/patches.rs"]
+mod patches;
+#[path = "apiserver/rbac.rs"]
+mod rbac;
+#[path = "apiserver/schema.rs"]
+mod schema;
+#[path = "apiserver/status.rs"]
+mod status;
+#[path = "apiserver/watch.rs"]
+mod watch;

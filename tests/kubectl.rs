@@ -1,0 +1,524 @@
+//! emulator-spec §7 checks 54–64: the real kubectl binaries against `capi-conformance serve`.
+//! Every versioned binary `kubectl.1.29` … `kubectl.1.33` beside the `kubectl` on PATH is used;
+//! absent ones are skipped with a printed reason.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+const VERSIONS: &[&str] = &["1.29", "1.30", "1.31", "1.32", "1.33"];
+
+fn kubectl_dir() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    let found = std::env::split_paths(&path)
+        .map(|d| d.join("kubectl"))
+        .find(|p| p.is_file())?;
+    std::fs::canonicalize(found)
+        .ok()?
+        .parent()
+        .map(Path::to_path_buf)
+}
+
+/// The versioned kubectl binaries present (printing why others are skipped).
+fn binaries() -> Vec<(String, PathBuf)> {
+    let Some(dir) = kubectl_dir() else {
+        println!("skip: no kubectl on PATH");
+        return Vec::new();
+    };
+    VERSIONS
+        .iter()
+        .filter_map(|v| {
+            let p = dir.join(format!("kubectl.{v}"));
+            if p.is_file() {
+                Some((v.to_string(), p))
+            } else {
+                println!("skip: kubectl.{v} not found in {}", dir.display());
+                None
+            }
+        })
+        .collect()
+}
+
+struct Serve {
+    child: Child,
+    dir: tempfile::TempDir,
+    kubeconfig: PathBuf,
+}
+
+impl Serve {
+    fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = dir.path().join("kubeconfig");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_capi-conformance"))
+            .args(["serve", "--write-kubeconfig"])
+            .arg(&kubeconfig)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert!(line.starts_with("serving https://127.0.0.1:"), "{line}");
+        assert!(
+            line.trim_end()
+                .ends_with(&format!("kubeconfig {}", kubeconfig.display())),
+            "{line}"
+        );
+        Self {
+            child,
+            dir,
+            kubeconfig,
+        }
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.dir.path().join(name);
+        std::fs::File::create(&p)
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+        p
+    }
+
+    fn run(&self, bin: &Path, args: &[&str]) -> Output {
+        Command::new(bin)
+            .args(args)
+            .env("KUBECONFIG", &self.kubeconfig)
+            .env("KUBECACHEDIR", self.dir.path().join("cache"))
+            .env_remove("KUBECTL_EXTERNAL_DIFF")
+            .output()
+            .unwrap()
+    }
+
+    /// Runs kubectl and returns stdout, asserting success.
+    fn ok(&self, bin: &Path, args: &[&str]) -> String {
+        let out = self.run(bin, args);
+        assert!(
+            out.status.success(),
+            "kubectl {args:?} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn spawn(&self, bin: &Path, args: &[&str]) -> Child {
+        Command::new(bin)
+            .args(args)
+            .env("KUBECONFIG", &self.kubeconfig)
+            .env("KUBECACHEDIR", self.dir.path().join("cache"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    fn install_crd(&self, bin: &Path) -> PathBuf {
+        let crd = self.write("crd.yaml", CRD);
+        let out = self.ok(bin, &["apply", "-f", crd.to_str().unwrap()]);
+        assert!(out.contains("widgets.example.com created"), "{out}");
+        self.ok(
+            bin,
+            &[
+                "wait",
+                "--for=condition=Established",
+                "crd/widgets.example.com",
+                "--timeout=10s",
+            ],
+        );
+        crd
+    }
+
+    fn apply_widget(&self, bin: &Path, size: &str) -> String {
+        let cr = self.write("cr.yaml", &CR.replace("SIZE", size));
+        self.ok(bin, &["apply", "-f", cr.to_str().unwrap()])
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, shortNames: [wd], categories: [all]}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources:
+      status: {}
+      scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas, labelSelectorPath: .status.selector}
+    additionalPrinterColumns:
+    - {name: Size, type: string, jsonPath: .spec.size}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            required: [size]
+            properties:
+              replicas: {type: integer, minimum: 0}
+              size: {type: string, enum: [small, large]}
+              mode: {type: string, default: auto}
+          status:
+            type: object
+            x-kubernetes-preserve-unknown-fields: true
+"#;
+
+const CR: &str = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w1\n  namespace: default\nspec:\n  size: SIZE\n";
+
+fn each_kubectl(check: impl Fn(&str, &Path)) {
+    for (v, bin) in binaries() {
+        println!("kubectl {v}");
+        check(&v, &bin);
+    }
+}
+
+#[test]
+fn check_54_apply_crd_unchanged_and_wait_established() {
+    each_kubectl(|_, k| {
+        let s = Serve::start();
+        let crd = s.install_crd(k);
+        let again = s.ok(k, &["apply", "-f", crd.to_str().unwrap()]);
+        assert!(again.contains("widgets.example.com unchanged"), "{again}");
+        let w = s.ok(
+            k,
+            &[
+                "wait",
+                "--for=condition=Established",
+                "crd/widgets.example.com",
+            ],
+        );
+        assert!(w.contains("condition met"), "{w}");
+    });
+}
+
+#[test]
+fn check_55_apply_edit_reapply_configured() {
+    each_kubectl(|_, k| {
+        let s = Serve::start();
+        s.install_crd(k);
+        assert!(
+            s.apply_widget(k, "small")
+                .contains("widget.example.com/w1 created")
+        );
+        assert!(
+            s.apply_widget(k, "large")
+                .contains("widget.example.com/w1 configured")
+        );
+        let last = s.ok(k, &["get", "widget", "w1", "-o", "jsonpath={.metadata.annotations.kubectl\\.kubernetes\\.io/last-applied-configuration}"]);
+        assert!(last.contains("\"size\":\"large\""), "{last}");
+        assert!(s.apply_widget(k, "large").contains("unchanged"));
+    });
+}
+
+#[test]
+fn check_56_server_side_apply() {
+    each_kubectl(|_, k| {
+        let s = Serve::start();
+        s.install_crd(k);
+        let cr = s.write("cr.yaml", &CR.replace("SIZE", "small"));
+        let out = s.ok(k, &["apply", "--server-side", "-f", cr.to_str().unwrap()]);
+        assert!(out.contains("serverside-applied"), "{out}");
+        let mf = s.ok(
+            k,
+            &[
+                "get",
+                "widget",
+                "w1",
+                "--show-managed-fields",
+                "-o",
+                "jsonpath={.metadata.managedFields[0].manager}",
+            ],
+        );
+        assert_eq!(mf, "kubectl");
+    });
+}
+
+#[test]
+fn check_57_get_all_namespaces_and_api_resources() {
+    each_kubectl(|_, k| {
+        let s = Serve::start();
+        s.install_crd(k);
+        s.apply_widget(k, "small");
+        assert!(
+            s.ok(k, &["get", "wd", "-A", "-o", "yaml"])
+                .contains("name: w1")
+        );
+        assert!(s.ok(k, &["get", "all"]).contains("w1"));
+        let ar = s.ok(k, &["api-resources", "--api-group=example.com"]);
+        assert!(
+            ar.lines()
+                .any(|l| l.starts_with("widgets") && l.contains(" wd ")),
+            "{ar}"
+        );
+    });
+}
+
+#[test]
+fn check_58_scale() {
+    each_kubectl(|_, k| {
+        let s = Serve::start();
+        s.install_crd(k);
+        s.apply_widget(k, "small");
+        assert!(
+            s.ok(k, &["scale", "widget", "w1", "--replicas=3"])
+                .contains("scaled")
+        );
+        assert_eq!(
+            s.ok(
+                k,
+                &["get", "widget", "w1", "-o", "jsonpath={.spec.replicas}"]
+            ),
+            "3"
+        );
+    });
+}
+
+#[test]
+fn check_59_wait_for_condition() {
+    each_kubectl(|_, k| {
+        let s = Serve::start();
+        s.install_crd(k);
+        s.apply_widget(k, "small");
+        let waiter = s.spawn(
+            k,
+            &[
+                "wait",
+                "--for=condition=Ready",
+                "widget/w1",
+                "--timeout=20s",
+            ],
+        );
+        std::thread::sleep(Duration::from_millis(500));
+        s.ok(
+            k,
+            &[
+                "patch",
+                "widget",
+                "w1",
+                "--subresource=status",
+                "--type=merge",
+                "-p",
+                r#"{"status":{"conditions":[{"type":"Ready","status":"True"}]}}"#,
+            ],
+        );
+        let out = waiter.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("condition met"));
+    });
+}
+
+#[test]
+fn check_60_delete_waits_for_finalizer() {
+    each_kubectl(|_, k| {
+        let s = Serve::start();
+        s.install_crd(k);
+        s.apply_widget(k, "small");
+        s.ok(
+            k,
+            &[
+                "patch",
+                "widget",
+                "w1",
+                "--type=merge",
+                "-p",
+                r#"{"metadata":{"finalizers":["example.com/hold"]}}"#,
+            ],
+        );
+        let mut deleter = s.spawn(k, &["delete", "widget", "w1", "--timeout=20s"]);
+        std::thread::sleep(Duration::from_millis(800));
+        assert!(
+            deleter.try_wait().unwrap().is_none(),
+            "delete must block on the finalizer"
+        );
+        let ts = s.ok(
+            k,
+            &[
+                "get",
+                "widget",
+                "w1",
+                "-o",
+                "jsonpath={.metadata.deletionTimestamp}",
+            ],
+        );
+        assert!(!ts.is_empty());
+        s.ok(
+            k,
+            &[
+                "patch",
+                "widget",
+                "w1",
+                "--type=merge",
+                "-p",
+                r#"{"metadata":{"finalizers":null}}"#,
+            ],
+        );
+        let out = deleter.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("deleted"));
+        assert!(!s.run(k, &["get", "widget", "w1"]).status.success());
+    });
+}
+
+#[test]
+fn check_61_auth_can_i_and_create_secret() {
+    each_kubectl(|_, k| {
+        let s = Serve::start();
+        s.install_crd(k);
+        assert_eq!(
+            s.ok(k, &["auth", "can-i", "create", "widgets"]).trim(),
+            "yes"
+        );
+        assert!(
+            s.ok(
+                k,
+                &["create", "secret", "generic", "s", "--from-literal=a=b"]
+            )
+            .contains("secret/s created")
+        );
+        assert_eq!(
+            s.ok(k, &["get", "secret", "s", "-o", "jsonpath={.data.a}"]),
+            "Yg=="
+        );
+    });
+}
+
+#[test]
+fn check_62_label_selected_clusterroles() {
+    each_kubectl(|_, k| {
+        let s = Serve::start();
+        let roles = s.write(
+            "roles.yaml",
+            "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: labelled\n  labels: {rbac: \"yes\"}\nrules: []\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: plain\nrules: []\n",
+        );
+        s.ok(k, &["apply", "-f", roles.to_str().unwrap()]);
+        let out = s.ok(k, &["get", "clusterroles", "-l", "rbac=yes", "-o", "name"]);
+        assert_eq!(out.trim(), "clusterrole.rbac.authorization.k8s.io/labelled");
+    });
+}
+
+#[test]
+fn check_63_unknown_field_strict_and_warn() {
+    each_kubectl(|_, k| {
+        let s = Serve::start();
+        s.install_crd(k);
+        let bogus = s.write("bogus.yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w2\nspec:\n  size: small\n  bogus: 1\n");
+        let out = s.run(k, &["apply", "-f", bogus.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("unknown field \"spec.bogus\""));
+        let out = s.run(
+            k,
+            &["apply", "--validate=warn", "-f", bogus.to_str().unwrap()],
+        );
+        assert!(out.status.success());
+        assert!(String::from_utf8_lossy(&out.stderr).contains("unknown field \"spec.bogus\""));
+    });
+}
+
+#[test]
+fn check_64_printer_columns() {
+    each_kubectl(|_, k| {
+        let s = Serve::start();
+        s.install_crd(k);
+        s.apply_widget(k, "large");
+        let out = s.ok(k, &["get", "widgets"]);
+        let mut lines = out.lines();
+        let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+        assert_eq!(header, ["NAME", "SIZE", "AGE"]);
+        let row: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+        assert_eq!(&row[..2], ["w1", "large"]);
+    });
+}
+
+/// `serve --load` establishes CRDs before reporting ready; SIGINT shuts it down cleanly.
+#[test]
+fn serve_loads_manifests_and_stops_on_interrupt() {
+    let dir = tempfile::tempdir().unwrap();
+    let crd = dir.path().join("crd.yaml");
+    std::fs::write(&crd, CRD).unwrap();
+    let cm = dir.path().join("cm.yaml");
+    std::fs::write(&cm, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: loaded\n  namespace: default\ndata: {a: b}\n").unwrap();
+    let kubeconfig = dir.path().join("kc");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_capi-conformance"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--load"])
+        .arg(&crd)
+        .arg("--load")
+        .arg(&cm)
+        .arg("--write-kubeconfig")
+        .arg(&kubeconfig)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.starts_with("serving https://"), "{line}");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let kc = kube::config::Kubeconfig::read_from(&kubeconfig).unwrap();
+        let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default()).await.unwrap();
+        let client = kube::Client::try_from(cfg).unwrap();
+        let crds: kube::Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> = kube::Api::all(client.clone());
+        let crd = crds.get("widgets.example.com").await.unwrap();
+        let conds = crd.status.unwrap().conditions.unwrap();
+        assert!(conds.iter().any(|c| c.type_ == "Established" && c.status == "True"));
+        let cms: kube::Api<k8s_openapi::api::core::v1::ConfigMap> = kube::Api::default_namespaced(client);
+        assert!(cms.get("loaded").await.is_ok());
+    });
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(code) = child.try_wait().unwrap() {
+            assert!(code.success(), "{code:?}");
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "serve did not stop on SIGINT"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+}
+
+#[test]
+fn serve_refuses_remote_bind_without_flag() {
+    let out = Command::new(env!("CARGO_BIN_EXE_capi-conformance"))
+        .args(["serve", "--addr", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--allow-remote"));
+    let out = Command::new(env!("CARGO_BIN_EXE_capi-conformance"))
+        .args(["serve", "--faults", "bogus"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
