@@ -198,6 +198,10 @@ pub struct CheckArgs {
         default_value = "system:serviceaccount:capi-system:capi-manager"
     )]
     pub capi_manager: String,
+    /// With --embedded and the mock as target: provider-wide faults of the target mock
+    /// (comma-separated rule ids; for demonstrating and testing failures).
+    #[arg(long = "mock-faults", value_name = "LIST", hide = true)]
+    pub mock_faults: Option<String>,
     #[command(flatten)]
     pub kube: KubeArgs,
     #[command(flatten)]

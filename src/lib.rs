@@ -10,6 +10,7 @@ pub mod cli;
 pub mod commands;
 pub mod contract;
 pub mod inventory;
+pub mod kubeconn;
 pub mod mock;
 pub mod report;
 pub mod scenarios;

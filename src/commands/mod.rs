@@ -5,18 +5,20 @@ pub mod rules;
 
 use crate::cli::{Cli, Command};
 
+pub mod check;
 pub mod lint;
+pub mod mock_provider;
 pub mod serve;
 
 /// Runs the parsed command line and returns the exit code (errors are mapped by `main`).
 pub async fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
-        Command::Lint(args) => lint::run(args),
-        Command::Check(_) => not_built("check"),
+        Command::Lint(args) => lint::run(args, &[]),
+        Command::Check(args) => check::run(*args).await,
         Command::Rules(args) => rules::run(&args),
         Command::Explain(args) => explain::run(&args),
         Command::Serve(args) => serve::run(args).await,
-        Command::MockProvider(_) => not_built("mock-provider"),
+        Command::MockProvider(cmd) => mock_provider::run(cmd).await,
         Command::Cleanup(_) => not_built("cleanup"),
         Command::Rbac(_) => not_built("rbac"),
     }

@@ -1,1 +1,109 @@
-//! See design.md.
+//! Lifecycle scenarios (design.md "Lifecycle scenarios", contract-rules.md §4): the tool plays CAPI
+//! core, drives the provider's live reconcilers and judges the recorded timeline.
+//!
+//! - [`core_sim`]: Cluster / Machine / MachinePool objects, owner references, gates.
+//! - [`observer`] + [`timeline`]: a watch per object under test → timeline of transitions.
+//! - one file per script: [`infra_cluster`], [`infra_machine`], [`bootstrap`],
+//!   [`control_plane`], [`machine_pool`], [`template`].
+//! - [`cleanup`]: the guard that removes what a run created.
+//! - [`runner`]: baseline (mock) first, then the target; verdicts → matrix cells.
+
+pub mod baseline;
+pub mod bootstrap;
+pub mod cleanup;
+pub mod control_plane;
+pub mod core_sim;
+pub mod env;
+pub mod infra_cluster;
+pub mod infra_machine;
+pub mod json;
+pub mod machine_pool;
+pub mod observer;
+pub mod plan;
+pub mod runner;
+pub mod script;
+pub mod template;
+pub mod timeline;
+pub mod verdicts;
+
+use crate::contract::Role;
+use crate::report::Column;
+use kube::discovery::ApiResource;
+use serde_json::Value;
+use std::time::Duration;
+
+/// Label on every object (and namespace) a run creates; its value is the run id.
+pub const RUN_LABEL: &str = "capi-conformance.io/run";
+/// CAPI's multi-instance label; mock instances reconcile only objects carrying their value.
+pub const WATCH_FILTER_LABEL: &str = "cluster.x-k8s.io/watch-filter";
+
+/// Timing knobs of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    /// How long "must not act" assertions watch for evidence.
+    pub quiet_window: Duration,
+    /// Deadline of each step that waits for the provider.
+    pub step_timeout: Duration,
+}
+
+impl Settings {
+    /// Defaults for the embedded server and the in-process mock.
+    pub const EMBEDDED: Settings = Settings {
+        quiet_window: Duration::from_millis(300),
+        step_timeout: Duration::from_secs(10),
+    };
+    /// Defaults for a real cluster and a real provider.
+    pub const REAL: Settings = Settings {
+        quiet_window: Duration::from_secs(30),
+        step_timeout: Duration::from_secs(120),
+    };
+}
+
+/// One provider kind under one contract, as a scenario drives it.
+#[derive(Debug, Clone)]
+pub struct Subject {
+    pub column: Column,
+    /// The kind at the API version its contract label maps to.
+    pub resource: ApiResource,
+    /// For template kinds: the base kind (same group and version).
+    pub base: Option<ApiResource>,
+    /// The object body to create (`spec`, optional `metadata.annotations/labels`), from
+    /// `--sample`, an existing template, or the mock's defaults. `None`: skip "no sample object".
+    pub sample: Option<Value>,
+    /// The `openAPIV3Schema` of the kind at that version, when known (decides conditional
+    /// rules: a provider whose schema declares `status.addresses` surfaces addresses).
+    pub schema: Option<Value>,
+}
+
+impl Subject {
+    pub fn role(&self) -> Role {
+        self.column.role
+    }
+
+    /// Whether the schema declares the dotted `path` (e.g. `status.addresses`).
+    pub fn schema_has(&self, path: &str) -> bool {
+        let Some(mut cur) = self.schema.as_ref() else {
+            return false;
+        };
+        for key in path.split('.') {
+            match cur.get("properties").and_then(|p| p.get(key)) {
+                Some(next) => cur = next,
+                None => return false,
+            }
+        }
+        true
+    }
+}
+
+/// The script that exercises a role.
+pub fn script_for(role: Role) -> Option<&'static str> {
+    Some(match role {
+        Role::InfraCluster => "SC-infracluster",
+        Role::InfraMachine => "SC-inframachine",
+        Role::BootstrapConfig => "SC-bootstrap",
+        Role::ControlPlane => "SC-controlplane",
+        Role::InfraMachinePool => "SC-machinepool",
+        r if r.is_template() => "SC-template",
+        _ => return None,
+    })
+}

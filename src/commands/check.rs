@@ -1,0 +1,294 @@
+//! `check`: discovery + static rules + lifecycle scenarios on a live cluster (or the embedded
+//! server) → one matrix → the report writers; exit code from the verdict.
+
+mod cluster_source;
+pub mod embedded;
+mod interrupt;
+mod report_dir;
+
+pub use cluster_source::{add_effective_rbac, core_installed, read_documents};
+
+use crate::checks::{ConfigFile, LintOptions};
+use crate::cli::{CheckArgs, ReportArgs};
+use crate::contract::FailOn;
+use crate::inventory::{self, Document, Inventory};
+use crate::report::{Matrix, Outcome, Phase, RuleResult};
+use crate::scenarios::cleanup::{CleanupGuard, Leftovers};
+use crate::scenarios::plan::{self, PlanOptions};
+use crate::scenarios::runner::{RunOutput, RunPlan, Side, is_scenario_rule, run_all};
+use crate::scenarios::{RUN_LABEL, Settings, Subject};
+use crate::suite::{Catalog, Rule};
+use anyhow::Context;
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Options of the static part, from the report flags (same meaning as for `lint`).
+pub fn lint_options(r: &ReportArgs, source: String) -> anyhow::Result<LintOptions> {
+    let fail_on = FailOn::parse(&r.fail_on)
+        .with_context(|| format!("--fail-on {}: unknown level", r.fail_on))?;
+    let mut opts = LintOptions {
+        contract: r.contract,
+        fail_on,
+        no_waivers: r.no_waivers,
+        command: "check".into(),
+        source,
+        started_at: jiff::Timestamp::now(),
+        ..LintOptions::default()
+    };
+    if let Some(path) = &r.config {
+        let cfg = ConfigFile::load(path)?;
+        opts.roles = cfg.role_overrides()?;
+        opts.waivers = cfg.waivers;
+    }
+    opts.roles
+        .extend(inventory::parse_role_overrides(&r.roles)?);
+    Ok(opts)
+}
+
+/// The static matrix of a cluster: its CRDs/ClusterRoles through the static engine, plus the
+/// live effective-RBAC cells.
+pub async fn static_matrix(
+    client: &kube::Client,
+    opts: &LintOptions,
+    rules: &[Rule],
+    capi_manager: &str,
+) -> anyhow::Result<(Matrix, Vec<Document>)> {
+    let docs = read_documents(client).await?;
+    let mut matrix = crate::checks::evaluate_rules(docs.clone(), opts, rules)?;
+    if let Some(rule) = rules.iter().find(|r| r.id == cluster_source::RBAC_RULE) {
+        add_effective_rbac(client, &mut matrix, rule, capi_manager, &docs).await?;
+    }
+    Ok((matrix, docs))
+}
+
+/// Random, short, DNS-label-safe run id.
+pub fn new_run_id() -> String {
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    id[..8].to_string()
+}
+
+/// Timing settings from flags over the defaults for the mode.
+pub fn settings(args: &CheckArgs, defaults: Settings) -> anyhow::Result<Settings> {
+    let mut s = defaults;
+    if let Some(q) = &args.quiet_window {
+        s.quiet_window = crate::kubeconn::parse_duration(q)?.unwrap_or(Duration::ZERO);
+    }
+    if let Some(t) = &args.timeout {
+        s.step_timeout = crate::kubeconn::parse_duration(t)?.unwrap_or(Duration::from_secs(3600));
+    }
+    Ok(s)
+}
+
+/// Which scenarios `--scenarios` selects (`None` = all; empty = none).
+pub fn selected_scenarios(arg: Option<&str>) -> Option<Vec<String>> {
+    match arg {
+        None => None,
+        Some(s) if s.trim() == "none" => Some(Vec::new()),
+        Some(s) => Some(
+            s.split(',')
+                .map(|x| x.trim().to_string())
+                .filter(|x| !x.is_empty())
+                .collect(),
+        ),
+    }
+}
+
+/// Filters subjects by the `--scenarios` selection.
+pub fn filter_subjects(subjects: Vec<Subject>, selection: &Option<Vec<String>>) -> Vec<Subject> {
+    match selection {
+        None => subjects,
+        Some(list) => subjects
+            .into_iter()
+            .filter(|s| {
+                crate::scenarios::script_for(s.role())
+                    .is_some_and(|sc| list.iter().any(|x| x.eq_ignore_ascii_case(sc)))
+            })
+            .collect(),
+    }
+}
+
+/// Adds the scenario output to the static matrix: cells, columns, rules, records.
+pub fn merge_into(matrix: &mut Matrix, out: &RunOutput, rules: &[Rule]) {
+    matrix.results.extend(out.results.iter().cloned());
+    matrix.columns.extend(out.columns.iter().cloned());
+    matrix.scenarios.extend(out.records.iter().cloned());
+    let used: std::collections::BTreeSet<&str> =
+        matrix.results.iter().map(|r| r.rule_id.as_str()).collect();
+    matrix.rules = rules
+        .iter()
+        .filter(|r| used.contains(r.id.as_str()))
+        .cloned()
+        .collect();
+    matrix.sort();
+}
+
+/// Marks every lifecycle cell of the target inconclusive with `reason` (broken environment).
+pub fn environment_inconclusive(
+    rules: &[Rule],
+    subjects: &[Subject],
+    reason: &str,
+) -> Vec<RuleResult> {
+    let mut out = Vec::new();
+    for s in subjects {
+        let Some(contract) = s.column.contract else {
+            continue;
+        };
+        for rule in rules.iter().filter(|r| {
+            is_scenario_rule(r) && r.applies_to_role(s.role()) && r.applies_to_contract(contract)
+        }) {
+            out.push(RuleResult {
+                rule_id: rule.id.clone(),
+                column: s.column.clone(),
+                level: rule.level_for(Some(contract)),
+                phase: Phase::Lifecycle,
+                outcome: Outcome::Inconclusive,
+                reason: Some(format!("environment: {reason}")),
+                evidence: Vec::new(),
+                duration_ms: None,
+            });
+        }
+    }
+    out
+}
+
+fn progress_enabled(mode: &str) -> bool {
+    match mode {
+        "always" => true,
+        "never" => false,
+        _ => std::io::stderr().is_terminal(),
+    }
+}
+
+/// A progress callback printing one line per finished scenario to stderr.
+pub fn progress(mode: &str) -> Option<Arc<dyn Fn(String) + Send + Sync>> {
+    progress_enabled(mode).then(|| {
+        let f: Arc<dyn Fn(String) + Send + Sync> = Arc::new(|line: String| eprintln!("  {line}"));
+        f
+    })
+}
+
+/// Prints what cleanup could not remove.
+pub fn report_leftovers(run_id: &str, leftovers: &Leftovers) {
+    for l in &leftovers.0 {
+        eprintln!("leftover from run {run_id}: {l}");
+    }
+    if !leftovers.0.is_empty() {
+        eprintln!(
+            "remove them with `capi-conformance cleanup --run {run_id} --force-cleanup` (objects carry {RUN_LABEL}={run_id})"
+        );
+    }
+}
+
+/// `check` against the cluster of the kubeconfig.
+pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
+    if args.embedded {
+        let extra = embedded::EmbeddedOptions {
+            target_faults: args.mock_faults.clone().unwrap_or_default(),
+        };
+        let matrix = embedded::embedded_matrix(&args, &extra).await?;
+        crate::report::write_outputs(&matrix, &args.report, std::io::stdout().is_terminal())?;
+        return Ok(matrix.verdict().exit_code());
+    }
+    let catalog = Catalog::embedded()?;
+    let rules = catalog.rules().to_vec();
+    let conn = crate::kubeconn::connect(&args.kube).await?;
+    let client = conn.client()?;
+    let source = conn.config.cluster_url.to_string();
+    let opts = lint_options(&args.report, source)?;
+    let (mut matrix, docs) = static_matrix(&client, &opts, &rules, &args.capi_manager).await?;
+    let selection = selected_scenarios(args.scenarios.as_deref());
+    if !args.static_only && selection.as_ref().is_none_or(|s| !s.is_empty()) {
+        let run_id = new_run_id();
+        matrix.context.run_id = Some(run_id.clone());
+        let (inv, _) = Inventory::build(docs, &opts.roles, true)?;
+        let samples = load_samples(&args)?;
+        let mut subjects = plan::subjects(
+            &inv,
+            &PlanOptions {
+                provider: args.provider.clone(),
+                contract: args.report.contract,
+                samples,
+            },
+        );
+        subjects = filter_subjects(subjects, &selection);
+        plan::fill_samples_from_cluster(&client, &mut subjects).await;
+        let out = scenarios_on_cluster(&client, &args, &rules, subjects, &run_id).await?;
+        merge_into(&mut matrix, &out, &rules);
+    }
+    crate::report::write_outputs(&matrix, &args.report, std::io::stdout().is_terminal())?;
+    Ok(matrix.verdict().exit_code())
+}
+
+/// Reads `--sample` files into documents.
+pub fn load_samples(args: &CheckArgs) -> anyhow::Result<Vec<serde_json::Value>> {
+    if args.sample.is_empty() {
+        return Ok(Vec::new());
+    }
+    let loaded = inventory::load_paths(&args.sample, false)?;
+    Ok(loaded.documents.into_iter().map(|d| d.value).collect())
+}
+
+/// Scenarios on a real cluster: needs CAPI core's CRDs (or `--install-core-crds`, which the
+/// embedded mode always does) and the mock's CRDs for the baseline.
+async fn scenarios_on_cluster(
+    client: &kube::Client,
+    args: &CheckArgs,
+    rules: &[Rule],
+    subjects: Vec<Subject>,
+    run_id: &str,
+) -> anyhow::Result<RunOutput> {
+    if !core_installed(client).await? && !args.install_core_crds {
+        let reason = format!(
+            "CAPI core CRDs are not installed ({} absent); install CAPI core or pass --install-core-crds",
+            cluster_source::CORE_CLUSTER_CRD
+        );
+        return Ok(RunOutput {
+            results: environment_inconclusive(rules, &subjects, &reason),
+            columns: subjects.iter().map(|s| s.column.clone()).collect(),
+            ..RunOutput::default()
+        });
+    }
+    let settings = settings(args, Settings::REAL)?;
+    let guard = CleanupGuard::default();
+    let pause_core = core_installed(client).await? && !args.install_core_crds;
+    let side = |ns: String, filter: Option<String>| Side {
+        client: client.clone(),
+        namespace: ns,
+        run_id: run_id.to_string(),
+        watch_filter: filter,
+        pause_core,
+        settings,
+        guard: guard.clone(),
+    };
+    let plan = RunPlan {
+        baseline: side(
+            format!("capi-conformance-{run_id}-baseline"),
+            Some(format!("capi-conformance-baseline-{run_id}")),
+        ),
+        target: side(format!("capi-conformance-{run_id}"), None),
+        targets: subjects,
+        // The mock baseline needs the mock running in-process; on a real cluster this needs the
+        // mock's CRDs, which `check --embedded` installs. Without them the targets run alone.
+        with_baseline: false,
+        baseline_subjects: Vec::new(),
+        parallel: args.parallel,
+        rules: rules.to_vec(),
+        progress: progress(&args.progress),
+    };
+    plan.target.create_namespace().await?;
+    let out = interrupt::run_guarded(run_all(&plan)).await;
+    let leftovers = guard
+        .cleanup(client, settings.step_timeout, args.force_cleanup)
+        .await;
+    report_leftovers(run_id, &leftovers);
+    match out {
+        Some(out) => {
+            if let Some(dir) = &args.report_dir {
+                report_dir::write(dir, &out)?;
+            }
+            Ok(out)
+        }
+        None => anyhow::bail!("interrupted (run {run_id} cleaned up)"),
+    }
+}

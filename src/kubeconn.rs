@@ -1,0 +1,649 @@
+//! kubectl-compatible connection setup: [`KubeArgs`] → [`kube::Config`].
+//!
+//! Resolution order, as kubectl does it:
+//! 1. `--kubeconfig PATH` (only that file; a missing file is an error);
+//! 2. else `$KUBECONFIG`, a colon-separated list merged first-wins (missing files are skipped);
+//! 3. else `~/.kube/config` when it exists;
+//! 4. else the in-cluster service-account config (or `--server` alone).
+//!
+//! Then `--context/--cluster/--user` select entries, and `--server`, `--token`,
+//! `--certificate-authority`, `--insecure-skip-tls-verify`, `--request-timeout` and `-n` override.
+
+use crate::cli::KubeArgs;
+use kube::config::{
+    AuthInfo, Cluster, Context, KubeConfigOptions, Kubeconfig, NamedAuthInfo, NamedCluster,
+    NamedContext,
+};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Why no connection could be configured. Every variant is an input error (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum KubeConnError {
+    #[error("kubeconfig {path}: {message}")]
+    Read { path: PathBuf, message: String },
+    #[error("cannot merge kubeconfig {path}: {message}")]
+    Merge { path: PathBuf, message: String },
+    #[error("context {context:?} not found in {files} (contexts: {known})")]
+    MissingContext {
+        context: String,
+        files: String,
+        known: String,
+    },
+    #[error("cluster {cluster:?} not found in {files}")]
+    MissingCluster { cluster: String, files: String },
+    #[error("no current-context set in {files}; pass --context")]
+    NoCurrentContext { files: String },
+    #[error(
+        "no kubeconfig found (--kubeconfig, $KUBECONFIG, ~/.kube/config) and not running in a cluster; pass --kubeconfig or --server"
+    )]
+    NothingFound,
+    #[error("invalid kubeconfig from {files}: {message}")]
+    Invalid { files: String, message: String },
+    #[error("in-cluster config: {0}")]
+    InCluster(String),
+    #[error("invalid --server {server:?}: {message}")]
+    Server { server: String, message: String },
+    #[error("invalid duration {value:?} (use e.g. 30s, 1m, 300ms, or a bare number of seconds)")]
+    Duration { value: String },
+}
+
+/// A usable connection configuration plus a description of where it came from.
+#[derive(Debug, Clone)]
+pub struct Connection {
+    pub config: kube::Config,
+    /// Human-readable origin: `context kind-mgmt (/home/u/.kube/config)` or `in-cluster`.
+    pub source: String,
+}
+
+impl Connection {
+    pub fn client(&self) -> anyhow::Result<kube::Client> {
+        kube::Client::try_from(self.config.clone())
+            .map_err(|e| anyhow::anyhow!("cannot build a client for {}: {e}", self.source))
+    }
+}
+
+/// What the process environment contributes (injected so tests need not mutate the env).
+#[derive(Debug, Clone, Default)]
+pub struct Environment {
+    /// `$KUBECONFIG`, unsplit.
+    pub kubeconfig: Option<OsString>,
+    /// The home directory (for `~/.kube/config`).
+    pub home: Option<PathBuf>,
+    /// Whether the in-cluster service-account config is available.
+    pub in_cluster: bool,
+}
+
+impl Environment {
+    pub fn from_process() -> Self {
+        Environment {
+            kubeconfig: std::env::var_os("KUBECONFIG"),
+            home: std::env::var_os("HOME").map(PathBuf::from),
+            in_cluster: std::env::var_os("KUBERNETES_SERVICE_HOST").is_some()
+                && Path::new("/var/run/secrets/kubernetes.io/serviceaccount/token").exists(),
+        }
+    }
+}
+
+/// Builds the connection the way kubectl would, from the process environment.
+pub async fn connect(args: &KubeArgs) -> Result<Connection, KubeConnError> {
+    connect_with(args, &Environment::from_process()).await
+}
+
+/// Builds the connection from `args` and an explicit environment.
+pub async fn connect_with(args: &KubeArgs, env: &Environment) -> Result<Connection, KubeConnError> {
+    let timeout = match &args.request_timeout {
+        Some(v) => parse_duration(v)?,
+        None => None,
+    };
+    let files = kubeconfig_files(args, env)?;
+    let mut conn = if files.is_empty() {
+        if let Some(server) = &args.server {
+            from_kubeconfig(synthetic_kubeconfig(server), args, "--server").await?
+        } else if env.in_cluster {
+            let mut config =
+                kube::Config::incluster().map_err(|e| KubeConnError::InCluster(e.to_string()))?;
+            apply_incluster_overrides(&mut config, args)?;
+            Connection {
+                config,
+                source: "in-cluster".into(),
+            }
+        } else {
+            return Err(KubeConnError::NothingFound);
+        }
+    } else {
+        let merged = read_merged(&files)?;
+        let names = files
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(":");
+        from_kubeconfig(merged, args, &names).await?
+    };
+    if let Some(ns) = &args.namespace {
+        conn.config.default_namespace = ns.clone();
+    }
+    if let Some(t) = timeout {
+        conn.config.connect_timeout = Some(t);
+        conn.config.read_timeout = Some(t);
+        conn.config.write_timeout = Some(t);
+    }
+    Ok(conn)
+}
+
+/// The kubeconfig files to read, in precedence order (empty: none found).
+pub fn kubeconfig_files(args: &KubeArgs, env: &Environment) -> Result<Vec<PathBuf>, KubeConnError> {
+    if let Some(path) = &args.kubeconfig {
+        if !path.exists() {
+            return Err(KubeConnError::Read {
+                path: path.clone(),
+                message: "no such file".into(),
+            });
+        }
+        return Ok(vec![path.clone()]);
+    }
+    if let Some(list) = &env.kubeconfig {
+        let existing: Vec<PathBuf> = std::env::split_paths(list)
+            .filter(|p| !p.as_os_str().is_empty() && p.exists())
+            .collect();
+        if !existing.is_empty() {
+            return Ok(existing);
+        }
+        if std::env::split_paths(list).any(|p| !p.as_os_str().is_empty()) {
+            // kubectl: a KUBECONFIG that names only missing files means "no config".
+            return Ok(Vec::new());
+        }
+    }
+    if let Some(home) = &env.home {
+        let default = home.join(".kube").join("config");
+        if default.exists() {
+            return Ok(vec![default]);
+        }
+    }
+    Ok(Vec::new())
+}
+
+/// Reads and merges kubeconfig files, first file wins per key (kubectl's rule).
+pub fn read_merged(files: &[PathBuf]) -> Result<Kubeconfig, KubeConnError> {
+    let mut merged = Kubeconfig::default();
+    for path in files {
+        let next = Kubeconfig::read_from(path).map_err(|e| KubeConnError::Read {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        merged = merged.merge(next).map_err(|e| KubeConnError::Merge {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+    }
+    Ok(merged)
+}
+
+fn synthetic_kubeconfig(server: &str) -> Kubeconfig {
+    Kubeconfig {
+        clusters: vec![NamedCluster {
+            name: "flags".into(),
+            cluster: Some(Cluster {
+                server: Some(server.to_string()),
+                ..Cluster::default()
+            }),
+            other: Default::default(),
+        }],
+        auth_infos: vec![NamedAuthInfo {
+            name: "flags".into(),
+            auth_info: Some(AuthInfo::default()),
+            other: Default::default(),
+        }],
+        contexts: vec![NamedContext {
+            name: "flags".into(),
+            context: Some(Context {
+                cluster: "flags".into(),
+                user: Some("flags".into()),
+                ..Context::default()
+            }),
+            other: Default::default(),
+        }],
+        current_context: Some("flags".into()),
+        ..Kubeconfig::default()
+    }
+}
+
+async fn from_kubeconfig(
+    mut kc: Kubeconfig,
+    args: &KubeArgs,
+    files: &str,
+) -> Result<Connection, KubeConnError> {
+    let context_name = match (&args.context, &kc.current_context) {
+        (Some(c), _) => c.clone(),
+        (None, Some(c)) if !c.is_empty() => c.clone(),
+        _ => {
+            return Err(KubeConnError::NoCurrentContext {
+                files: files.to_string(),
+            });
+        }
+    };
+    let Some(context) = kc
+        .contexts
+        .iter()
+        .find(|c| c.name == context_name)
+        .and_then(|c| c.context.clone())
+    else {
+        let known = kc
+            .contexts
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(KubeConnError::MissingContext {
+            context: context_name,
+            files: files.to_string(),
+            known,
+        });
+    };
+    let cluster_name = args.cluster.clone().unwrap_or(context.cluster.clone());
+    let Some(cluster) = kc
+        .clusters
+        .iter_mut()
+        .find(|c| c.name == cluster_name)
+        .and_then(|c| c.cluster.as_mut())
+    else {
+        return Err(KubeConnError::MissingCluster {
+            cluster: cluster_name,
+            files: files.to_string(),
+        });
+    };
+    if let Some(server) = &args.server {
+        cluster.server = Some(server.clone());
+    }
+    if let Some(ca) = &args.certificate_authority {
+        cluster.certificate_authority = Some(ca.display().to_string());
+        cluster.certificate_authority_data = None;
+    }
+    if args.insecure_skip_tls_verify {
+        cluster.insecure_skip_tls_verify = Some(true);
+        cluster.certificate_authority = None;
+        cluster.certificate_authority_data = None;
+    }
+    let user_name = args.user.clone().or(context.user.clone());
+    if let Some(token) = &args.token {
+        let name = user_name.clone().unwrap_or_else(|| "flags".into());
+        match kc.auth_infos.iter_mut().find(|u| u.name == name) {
+            Some(named) => {
+                let auth = named.auth_info.get_or_insert_with(AuthInfo::default);
+                set_token(auth, token);
+            }
+            None => {
+                let mut auth = AuthInfo::default();
+                set_token(&mut auth, token);
+                kc.auth_infos.push(NamedAuthInfo {
+                    name: name.clone(),
+                    auth_info: Some(auth),
+                    other: Default::default(),
+                });
+            }
+        }
+    }
+    let options = KubeConfigOptions {
+        context: Some(context_name.clone()),
+        cluster: Some(cluster_name),
+        user: match (&args.token, user_name) {
+            (Some(_), None) => Some("flags".into()),
+            (_, u) => u,
+        },
+    };
+    let config = kube::Config::from_custom_kubeconfig(kc, &options)
+        .await
+        .map_err(|e| KubeConnError::Invalid {
+            files: files.to_string(),
+            message: e.to_string(),
+        })?;
+    Ok(Connection {
+        config,
+        source: format!("context {context_name} ({files})"),
+    })
+}
+
+fn set_token(auth: &mut AuthInfo, token: &str) {
+    auth.token = Some(token.to_string().into());
+    auth.token_file = None;
+    auth.exec = None;
+    auth.auth_provider = None;
+    auth.username = None;
+    auth.password = None;
+}
+
+fn apply_incluster_overrides(
+    config: &mut kube::Config,
+    args: &KubeArgs,
+) -> Result<(), KubeConnError> {
+    if let Some(server) = &args.server {
+        config.cluster_url =
+            server
+                .parse()
+                .map_err(|e: http::uri::InvalidUri| KubeConnError::Server {
+                    server: server.clone(),
+                    message: e.to_string(),
+                })?;
+    }
+    if let Some(token) = &args.token {
+        set_token(&mut config.auth_info, token);
+    }
+    if let Some(ca) = &args.certificate_authority {
+        config.root_cert_file = Some(ca.clone());
+    }
+    if args.insecure_skip_tls_verify {
+        config.accept_invalid_certs = true;
+    }
+    Ok(())
+}
+
+/// Parses a kubectl duration: Go syntax (`1h2m3s`, `300ms`, `1.5s`) or a bare number of seconds.
+/// `0` (in any unit) means "no timeout" and returns `None`.
+pub fn parse_duration(value: &str) -> Result<Option<Duration>, KubeConnError> {
+    let err = || KubeConnError::Duration {
+        value: value.to_string(),
+    };
+    let s = value.trim();
+    if s.is_empty() {
+        return Err(err());
+    }
+    if let Ok(secs) = s.parse::<u64>() {
+        return Ok((secs > 0).then(|| Duration::from_secs(secs)));
+    }
+    let mut total = 0f64;
+    let mut rest = s;
+    while !rest.is_empty() {
+        let num_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(err)?;
+        if num_len == 0 {
+            return Err(err());
+        }
+        let number: f64 = rest[..num_len].parse().map_err(|_| err())?;
+        rest = &rest[num_len..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let factor = match &rest[..unit_len] {
+            "ns" => 1e-9,
+            "us" | "µs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            _ => return Err(err()),
+        };
+        total += number * factor;
+        rest = &rest[unit_len..];
+    }
+    if !total.is_finite() {
+        return Err(err());
+    }
+    Ok((total > 0.0).then(|| Duration::from_secs_f64(total)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn kubeconfig(
+        dir: &Path,
+        file: &str,
+        current: Option<&str>,
+        entries: &[(&str, &str)],
+    ) -> PathBuf {
+        // entries: (context name, server)
+        let mut y = String::from("apiVersion: v1\nkind: Config\n");
+        if let Some(c) = current {
+            y.push_str(&format!("current-context: {c}\n"));
+        }
+        y.push_str("clusters:\n");
+        for (name, server) in entries {
+            y.push_str(&format!(
+                "- name: {name}\n  cluster:\n    server: {server}\n"
+            ));
+        }
+        y.push_str("users:\n");
+        for (name, _) in entries {
+            y.push_str(&format!("- name: {name}\n  user:\n    token: tok-{name}\n"));
+        }
+        y.push_str("contexts:\n");
+        for (name, _) in entries {
+            y.push_str(&format!(
+                "- name: {name}\n  context:\n    cluster: {name}\n    user: {name}\n    namespace: ns-{name}\n"
+            ));
+        }
+        let path = dir.join(file);
+        let mut f = std::fs::File::create(&path).unwrap();
+        f.write_all(y.as_bytes()).unwrap();
+        path
+    }
+
+    fn env_with(list: &[&Path]) -> Environment {
+        Environment {
+            kubeconfig: Some(std::env::join_paths(list).unwrap()),
+            home: None,
+            in_cluster: false,
+        }
+    }
+
+    fn token_of(c: &Connection) -> Option<String> {
+        use secrecy::ExposeSecret;
+        c.config
+            .auth_info
+            .token
+            .as_ref()
+            .map(|t| t.expose_secret().to_string())
+    }
+
+    #[tokio::test]
+    async fn two_files_merge_first_wins_and_current_context_from_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = kubeconfig(
+            dir.path(),
+            "a",
+            Some("alpha"),
+            &[("alpha", "https://a.example:6443")],
+        );
+        let b = kubeconfig(
+            dir.path(),
+            "b",
+            Some("beta"),
+            &[
+                ("beta", "https://b.example:6443"),
+                ("alpha", "https://shadowed.example"),
+            ],
+        );
+        let conn = connect_with(&KubeArgs::default(), &env_with(&[&a, &b]))
+            .await
+            .unwrap();
+        assert_eq!(conn.config.cluster_url.host(), Some("a.example"));
+        assert_eq!(conn.config.default_namespace, "ns-alpha");
+        assert!(conn.source.contains("context alpha"));
+
+        let args = KubeArgs {
+            context: Some("beta".into()),
+            ..KubeArgs::default()
+        };
+        let conn = connect_with(&args, &env_with(&[&a, &b])).await.unwrap();
+        assert_eq!(conn.config.cluster_url.host(), Some("b.example"));
+        assert_eq!(token_of(&conn).as_deref(), Some("tok-beta"));
+    }
+
+    #[tokio::test]
+    async fn missing_files_in_kubeconfig_list_are_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = kubeconfig(
+            dir.path(),
+            "a",
+            Some("alpha"),
+            &[("alpha", "https://a.example")],
+        );
+        let missing = dir.path().join("nope");
+        let conn = connect_with(&KubeArgs::default(), &env_with(&[&missing, &a]))
+            .await
+            .unwrap();
+        assert_eq!(conn.config.cluster_url.host(), Some("a.example"));
+    }
+
+    #[tokio::test]
+    async fn explicit_kubeconfig_wins_over_env_and_missing_file_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = kubeconfig(
+            dir.path(),
+            "a",
+            Some("alpha"),
+            &[("alpha", "https://a.example")],
+        );
+        let b = kubeconfig(
+            dir.path(),
+            "b",
+            Some("beta"),
+            &[("beta", "https://b.example")],
+        );
+        let args = KubeArgs {
+            kubeconfig: Some(b.clone()),
+            ..KubeArgs::default()
+        };
+        let conn = connect_with(&args, &env_with(&[&a])).await.unwrap();
+        assert_eq!(conn.config.cluster_url.host(), Some("b.example"));
+
+        let args = KubeArgs {
+            kubeconfig: Some(dir.path().join("absent")),
+            ..KubeArgs::default()
+        };
+        let err = connect_with(&args, &env_with(&[&a])).await.unwrap_err();
+        assert!(err.to_string().contains("absent"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn missing_context_names_context_and_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = kubeconfig(
+            dir.path(),
+            "a",
+            Some("alpha"),
+            &[("alpha", "https://a.example")],
+        );
+        let args = KubeArgs {
+            context: Some("gamma".into()),
+            ..KubeArgs::default()
+        };
+        let err = connect_with(&args, &env_with(&[&a])).await.unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("\"gamma\""), "{msg}");
+        assert!(msg.contains(&a.display().to_string()), "{msg}");
+        assert!(msg.contains("alpha"), "{msg}");
+    }
+
+    #[tokio::test]
+    async fn no_current_context_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = kubeconfig(dir.path(), "a", None, &[("alpha", "https://a.example")]);
+        let err = connect_with(&KubeArgs::default(), &env_with(&[&a]))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, KubeConnError::NoCurrentContext { .. }),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn flags_override_server_token_namespace_timeout_and_cluster() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = kubeconfig(
+            dir.path(),
+            "a",
+            Some("alpha"),
+            &[
+                ("alpha", "https://a.example"),
+                ("other", "https://o.example"),
+            ],
+        );
+        let args = KubeArgs {
+            server: Some("https://s.example:7443".into()),
+            token: Some("flag-token".into()),
+            namespace: Some("work".into()),
+            request_timeout: Some("1m".into()),
+            insecure_skip_tls_verify: true,
+            ..KubeArgs::default()
+        };
+        let conn = connect_with(&args, &env_with(&[&a])).await.unwrap();
+        assert_eq!(conn.config.cluster_url.host(), Some("s.example"));
+        assert_eq!(token_of(&conn).as_deref(), Some("flag-token"));
+        assert_eq!(conn.config.default_namespace, "work");
+        assert_eq!(conn.config.read_timeout, Some(Duration::from_secs(60)));
+        assert!(conn.config.accept_invalid_certs);
+
+        let args = KubeArgs {
+            cluster: Some("other".into()),
+            ..KubeArgs::default()
+        };
+        let conn = connect_with(&args, &env_with(&[&a])).await.unwrap();
+        assert_eq!(conn.config.cluster_url.host(), Some("o.example"));
+    }
+
+    #[tokio::test]
+    async fn home_default_and_server_only_and_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".kube")).unwrap();
+        kubeconfig(
+            &dir.path().join(".kube"),
+            "config",
+            Some("home"),
+            &[("home", "https://h.example")],
+        );
+        let env = Environment {
+            kubeconfig: None,
+            home: Some(dir.path().to_path_buf()),
+            in_cluster: false,
+        };
+        let conn = connect_with(&KubeArgs::default(), &env).await.unwrap();
+        assert_eq!(conn.config.cluster_url.host(), Some("h.example"));
+
+        let empty = Environment::default();
+        let err = connect_with(&KubeArgs::default(), &empty)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, KubeConnError::NothingFound));
+
+        let args = KubeArgs {
+            server: Some("http://127.0.0.1:8080".into()),
+            token: Some("t".into()),
+            ..KubeArgs::default()
+        };
+        let conn = connect_with(&args, &empty).await.unwrap();
+        assert_eq!(conn.config.cluster_url.port_u16(), Some(8080));
+        assert_eq!(token_of(&conn).as_deref(), Some("t"));
+    }
+
+    #[test]
+    fn durations_follow_kubectl() {
+        assert_eq!(parse_duration("30").unwrap(), Some(Duration::from_secs(30)));
+        assert_eq!(
+            parse_duration("30s").unwrap(),
+            Some(Duration::from_secs(30))
+        );
+        assert_eq!(parse_duration("1m").unwrap(), Some(Duration::from_secs(60)));
+        assert_eq!(
+            parse_duration("300ms").unwrap(),
+            Some(Duration::from_millis(300))
+        );
+        assert_eq!(
+            parse_duration("1h2m3s").unwrap(),
+            Some(Duration::from_secs(3723))
+        );
+        assert_eq!(
+            parse_duration("1.5s").unwrap(),
+            Some(Duration::from_millis(1500))
+        );
+        assert_eq!(parse_duration("0").unwrap(), None);
+        assert_eq!(parse_duration("0s").unwrap(), None);
+        for bad in ["", "s", "1x", "-1s", "1m-", "abc"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,282 @@
+//! `infrastructure.mock.capi-conformance.io/v1beta1`: contract v1beta1 shapes.
+
+use super::common::{
+    ApiEndpointV1Beta1, ConditionV1Beta1, FailureDomainSpecV1Beta1, MachineAddress, TemplateMeta,
+};
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Desired state of a MockCluster.
+#[derive(CustomResource, Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kube(
+    group = "infrastructure.mock.capi-conformance.io",
+    version = "v1beta1",
+    kind = "MockCluster",
+    namespaced,
+    status = "MockClusterStatus",
+    category = "cluster-api",
+    printcolumn(
+        name = "Cluster",
+        type_ = "string",
+        json_path = ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']"
+    ),
+    printcolumn(name = "Ready", type_ = "boolean", json_path = ".status.ready"),
+    printcolumn(
+        name = "Endpoint",
+        type_ = "string",
+        json_path = ".spec.controlPlaneEndpoint.host"
+    ),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
+)]
+#[serde(rename_all = "camelCase")]
+pub struct MockClusterSpec {
+    /// Endpoint of the workload cluster's API server (set by the mock when empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control_plane_endpoint: Option<ApiEndpointV1Beta1>,
+}
+
+/// Observed state of a MockCluster (contract v1beta1).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MockClusterStatus {
+    /// True once the cluster infrastructure is provisioned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready: Option<bool>,
+    /// Failure domains by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_domains: Option<BTreeMap<String, FailureDomainSpecV1Beta1>>,
+    /// Terminal failure reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_reason: Option<String>,
+    /// Terminal failure message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_message: Option<String>,
+    /// CAPI v1beta1 conditions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<Vec<ConditionV1Beta1>>,
+}
+
+/// Desired state of a MockClusterTemplate.
+#[derive(CustomResource, Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kube(
+    group = "infrastructure.mock.capi-conformance.io",
+    version = "v1beta1",
+    kind = "MockClusterTemplate",
+    namespaced,
+    category = "cluster-api",
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
+)]
+pub struct MockClusterTemplateSpec {
+    /// The object cloned into a MockCluster.
+    pub template: MockClusterTemplateResource,
+}
+
+/// Template body of a MockClusterTemplate.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MockClusterTemplateResource {
+    /// Metadata for the cloned object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<TemplateMeta>,
+    /// Spec of the cloned object.
+    pub spec: MockClusterSpec,
+}
+
+/// Desired state of a MockMachine.
+#[derive(CustomResource, Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kube(
+    group = "infrastructure.mock.capi-conformance.io",
+    version = "v1beta1",
+    kind = "MockMachine",
+    namespaced,
+    status = "MockMachineStatus",
+    category = "cluster-api",
+    printcolumn(
+        name = "Cluster",
+        type_ = "string",
+        json_path = ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']"
+    ),
+    printcolumn(name = "ProviderID", type_ = "string", json_path = ".spec.providerID"),
+    printcolumn(name = "Ready", type_ = "boolean", json_path = ".status.ready"),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
+)]
+#[serde(rename_all = "camelCase")]
+pub struct MockMachineSpec {
+    /// Identifier of the simulated instance, `mock://<namespace>/<name>/<uid-prefix>`.
+    #[serde(
+        default,
+        rename = "providerID",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub provider_id: Option<String>,
+}
+
+/// Observed state of a MockMachine (contract v1beta1).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MockMachineStatus {
+    /// True once the instance is provisioned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready: Option<bool>,
+    /// Addresses of the instance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub addresses: Option<Vec<MachineAddress>>,
+    /// Terminal failure reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_reason: Option<String>,
+    /// Terminal failure message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_message: Option<String>,
+    /// CAPI v1beta1 conditions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<Vec<ConditionV1Beta1>>,
+}
+
+/// Desired state of a MockMachineTemplate.
+#[derive(CustomResource, Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kube(
+    group = "infrastructure.mock.capi-conformance.io",
+    version = "v1beta1",
+    kind = "MockMachineTemplate",
+    namespaced,
+    category = "cluster-api",
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
+)]
+pub struct MockMachineTemplateSpec {
+    /// The object cloned into a MockMachine.
+    pub template: MockMachineTemplateResource,
+}
+
+/// Template body of a MockMachineTemplate.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MockMachineTemplateResource {
+    /// Metadata for the cloned object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<TemplateMeta>,
+    /// Spec of the cloned object.
+    pub spec: MockMachineSpec,
+}
+
+/// Desired state of a MockMachinePool.
+#[derive(CustomResource, Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kube(
+    group = "infrastructure.mock.capi-conformance.io",
+    version = "v1beta1",
+    kind = "MockMachinePool",
+    namespaced,
+    status = "MockMachinePoolStatus",
+    category = "cluster-api",
+    scale(
+        spec_replicas_path = ".spec.replicas",
+        status_replicas_path = ".status.replicas",
+        label_selector_path = ".status.selector"
+    ),
+    printcolumn(
+        name = "Cluster",
+        type_ = "string",
+        json_path = ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']"
+    ),
+    printcolumn(name = "Replicas", type_ = "integer", json_path = ".status.replicas"),
+    printcolumn(name = "Ready", type_ = "boolean", json_path = ".status.ready"),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
+)]
+#[serde(rename_all = "camelCase")]
+pub struct MockMachinePoolSpec {
+    /// Identifier of the simulated pool.
+    #[serde(
+        default,
+        rename = "providerID",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub provider_id: Option<String>,
+    /// Provider IDs of the pool's instances.
+    #[serde(
+        default,
+        rename = "providerIDList",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub provider_id_list: Option<Vec<String>>,
+    /// Instance count when the owning MachinePool does not set one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i32>,
+    /// Create one MockMachine per instance (MachinePool Machines).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_pool_machines: Option<bool>,
+}
+
+/// Observed state of a MockMachinePool (contract v1beta1).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MockMachinePoolStatus {
+    /// True once the pool's instances are provisioned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready: Option<bool>,
+    /// Observed instance count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i32>,
+    /// Label selector of the pool's instances (scale subresource).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+    /// Kind of the per-instance objects (MachinePool Machines).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub infrastructure_machine_kind: Option<String>,
+    /// Terminal failure reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_reason: Option<String>,
+    /// Terminal failure message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_message: Option<String>,
+    /// CAPI v1beta1 conditions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<Vec<ConditionV1Beta1>>,
+}
+
+/// Desired state of a MockMachinePoolTemplate.
+#[derive(CustomResource, Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kube(
+    group = "infrastructure.mock.capi-conformance.io",
+    version = "v1beta1",
+    kind = "MockMachinePoolTemplate",
+    namespaced,
+    category = "cluster-api",
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
+)]
+pub struct MockMachinePoolTemplateSpec {
+    /// The object cloned into a MockMachinePool.
+    pub template: MockMachinePoolTemplateResource,
+}
+
+/// Template body of a MockMachinePoolTemplate.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MockMachinePoolTemplateResource {
+    /// Metadata for the cloned object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<TemplateMeta>,
+    /// Spec of the cloned object.
+    pub spec: MockMachinePoolSpec,
+}

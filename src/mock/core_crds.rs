@@ -1,0 +1,90 @@
+//! Minimal CAPI core CRDs (Cluster, Machine, MachinePool in `cluster.x-k8s.io`) for clusters
+//! without CAPI installed (the embedded server, bare clusters). Spec and status are open
+//! (`x-kubernetes-preserve-unknown-fields`), so the tool can play CAPI core with either
+//! contract's field spellings; conversion is None.
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use serde_json::{Value, json};
+
+/// CAPI core's API group.
+pub const CORE_GROUP: &str = "cluster.x-k8s.io";
+/// The version the tool and the mock read core objects at.
+pub const CORE_VERSION: &str = "v1beta2";
+
+/// The three core CRDs as JSON documents.
+pub fn core_crd_documents() -> Vec<Value> {
+    vec![
+        core_crd("Cluster", "clusters", &["cl"], false),
+        core_crd("Machine", "machines", &["ma"], false),
+        core_crd("MachinePool", "machinepools", &["mp"], true),
+    ]
+}
+
+/// The three core CRDs, typed.
+pub fn core_crds() -> Result<Vec<CustomResourceDefinition>, serde_json::Error> {
+    core_crd_documents()
+        .into_iter()
+        .map(serde_json::from_value)
+        .collect()
+}
+
+fn core_crd(kind: &str, plural: &str, short: &[&str], scale: bool) -> Value {
+    let open = json!({ "type": "object", "x-kubernetes-preserve-unknown-fields": true });
+    let schema = json!({
+        "openAPIV3Schema": {
+            "type": "object",
+            "properties": {
+                "apiVersion": { "type": "string" },
+                "kind": { "type": "string" },
+                "metadata": { "type": "object" },
+                "spec": open,
+                "status": open,
+            },
+        }
+    });
+    let mut subresources = json!({ "status": {} });
+    if scale {
+        subresources["scale"] = json!({
+            "specReplicasPath": ".spec.replicas",
+            "statusReplicasPath": ".status.replicas",
+            "labelSelectorPath": ".status.selector",
+        });
+    }
+    let version = |name: &str, storage: bool| {
+        json!({
+            "name": name,
+            "served": true,
+            "storage": storage,
+            "schema": schema,
+            "subresources": subresources,
+            "additionalPrinterColumns": [
+                { "name": "Cluster", "type": "string", "jsonPath": ".spec.clusterName" },
+                { "name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp" },
+            ],
+        })
+    };
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {
+            "name": format!("{plural}.{CORE_GROUP}"),
+            "labels": {
+                "cluster.x-k8s.io/provider": "cluster-api",
+                "capi-conformance.io/core-crd": "minimal",
+            },
+        },
+        "spec": {
+            "group": CORE_GROUP,
+            "scope": "Namespaced",
+            "names": {
+                "kind": kind,
+                "listKind": format!("{kind}List"),
+                "plural": plural,
+                "singular": kind.to_lowercase(),
+                "shortNames": short,
+                "categories": ["cluster-api"],
+            },
+            "versions": [version(CORE_VERSION, true), version("v1beta1", false)],
+        },
+    })
+}

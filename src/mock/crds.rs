@@ -1,0 +1,105 @@
+//! The mock's CRDs, generated from the Rust types in [`super::api`]: one CRD per kind with the
+//! two served versions merged (`v1beta2` stored), the contract labels and the provider label.
+
+use super::api::{
+    bootstrap, controlplane, infrastructure_v1beta1 as i1, infrastructure_v1beta2 as i2,
+};
+use super::kinds::provider_label;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceDefinition, JSONSchemaProps,
+};
+use kube::CustomResourceExt;
+use kube::core::crd::{MergeError, merge_crds};
+
+/// The storage version of every mock CRD.
+pub const STORAGE_VERSION: &str = "v1beta2";
+
+/// Every mock CRD, in manifest order (base kind before its template).
+pub fn mock_crds() -> Result<Vec<CustomResourceDefinition>, MergeError> {
+    let pairs = vec![
+        (i1::MockCluster::crd(), i2::MockCluster::crd()),
+        (
+            i1::MockClusterTemplate::crd(),
+            i2::MockClusterTemplate::crd(),
+        ),
+        (i1::MockMachine::crd(), i2::MockMachine::crd()),
+        (
+            i1::MockMachineTemplate::crd(),
+            i2::MockMachineTemplate::crd(),
+        ),
+        (i1::MockMachinePool::crd(), i2::MockMachinePool::crd()),
+        (
+            i1::MockMachinePoolTemplate::crd(),
+            i2::MockMachinePoolTemplate::crd(),
+        ),
+        (
+            bootstrap::v1beta1::MockConfig::crd(),
+            bootstrap::v1beta2::MockConfig::crd(),
+        ),
+        (
+            bootstrap::v1beta1::MockConfigTemplate::crd(),
+            bootstrap::v1beta2::MockConfigTemplate::crd(),
+        ),
+        (
+            controlplane::v1beta1::MockControlPlane::crd(),
+            controlplane::v1beta2::MockControlPlane::crd(),
+        ),
+        (
+            controlplane::v1beta1::MockControlPlaneTemplate::crd(),
+            controlplane::v1beta2::MockControlPlaneTemplate::crd(),
+        ),
+    ];
+    pairs
+        .into_iter()
+        .map(|(b1, b2)| {
+            merge_crds(vec![b1, b2], STORAGE_VERSION)
+                .map(labelled)
+                .map(with_type_meta)
+        })
+        .collect()
+}
+
+/// Sets `listKind`, adds `apiVersion`, `kind` and `metadata` to every version's root schema
+/// (kube-derive leaves them out) and replaces the generated description.
+fn with_type_meta(mut crd: CustomResourceDefinition) -> CustomResourceDefinition {
+    let kind = crd.spec.names.kind.clone();
+    crd.spec.names.list_kind = Some(format!("{kind}List"));
+    for version in &mut crd.spec.versions {
+        let Some(schema) = version
+            .schema
+            .as_mut()
+            .and_then(|s| s.open_api_v3_schema.as_mut())
+        else {
+            continue;
+        };
+        schema.description = Some(format!(
+            "{kind} of the capi-conformance mock provider (contract {} shapes).",
+            version.name
+        ));
+        let props = schema.properties.get_or_insert_with(Default::default);
+        let string = || JSONSchemaProps {
+            type_: Some("string".into()),
+            ..Default::default()
+        };
+        props.insert("apiVersion".into(), string());
+        props.insert("kind".into(), string());
+        props.insert(
+            "metadata".into(),
+            JSONSchemaProps {
+                type_: Some("object".into()),
+                ..Default::default()
+            },
+        );
+    }
+    crd
+}
+
+/// Adds the contract labels and the clusterctl provider label.
+fn labelled(mut crd: CustomResourceDefinition) -> CustomResourceDefinition {
+    let provider = provider_label(&crd.spec.group);
+    let labels = crd.metadata.labels.get_or_insert_with(Default::default);
+    labels.insert("cluster.x-k8s.io/v1beta1".into(), "v1beta1".into());
+    labels.insert("cluster.x-k8s.io/v1beta2".into(), "v1beta2".into());
+    labels.insert("cluster.x-k8s.io/provider".into(), provider.into());
+    crd
+}

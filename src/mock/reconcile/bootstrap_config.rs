@@ -1,0 +1,117 @@
+//! BootstrapConfig (MockConfig): owner gate (Machine/MachinePool controller) → cluster lookup →
+//! pause → failure gate (v1beta1) → data Secret with a deterministic name → dataSecretName →
+//! ready / dataSecretCreated. The Secret is owned by the config, so deletion needs no finalizer.
+
+use super::secrets::{self, CAPI_SECRET_TYPE, SecretSpec};
+use super::{Ctx, Gates, Result, Subject, common_gates};
+use crate::contract::Contract;
+use crate::mock::conditions::Wanted;
+use crate::mock::core::CoreKind;
+use crate::mock::kinds::MOCK_CONFIG;
+use crate::mock::object::{self, CLUSTER_NAME_LABEL, is_deleting};
+use kube::ResourceExt;
+use kube::core::DynamicObject;
+use kube::runtime::controller::Action;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// Reconciles one MockConfig.
+pub async fn reconcile(obj: Arc<DynamicObject>, ctx: Arc<Ctx>) -> Result<Action> {
+    let s = Subject::new(obj, MOCK_CONFIG, &ctx)?;
+    if is_deleting(&s.obj) {
+        return Ok(Action::await_change());
+    }
+    let cluster =
+        match common_gates(&s, &ctx, &[CoreKind::Machine, CoreKind::MachinePool], true).await? {
+            Gates::Stop(action) => return Ok(action),
+            Gates::Go(c) => c.map(|c| *c),
+        };
+    if s.is_b1()
+        && (object::string_field(&s.obj, "status.failureReason").is_some()
+            || object::string_field(&s.obj, "status.failureMessage").is_some())
+    {
+        return Ok(Action::await_change());
+    }
+    let cluster_name = object::label(&s.obj, CLUSTER_NAME_LABEL)
+        .map(str::to_string)
+        .or_else(|| cluster.as_ref().map(|c| c.name_any()));
+    let secret_name = secret_name(&s);
+    let spec = SecretSpec {
+        name: &secret_name,
+        cluster: cluster_name.as_deref().filter(|_| !s.fault("secret-label")),
+        key: if s.fault("secret-value") {
+            "data"
+        } else {
+            "value"
+        },
+        value: payload(&s),
+        secret_type: if s.fault("secret-type") {
+            "Opaque"
+        } else {
+            CAPI_SECRET_TYPE
+        },
+        owned: !s.fault("secret-owner"),
+    };
+    if s.fault("status-after-secret") {
+        s.patch_status_if_changed(status(&s, &secret_name)).await?;
+        tokio::time::sleep(
+            ctx.opts
+                .provision_delay
+                .max(std::time::Duration::from_millis(20)),
+        )
+        .await;
+        secrets::ensure(&ctx.client, &s, spec).await?;
+        return Ok(Action::await_change());
+    }
+    secrets::ensure(&ctx.client, &s, spec).await?;
+    s.patch_status_if_changed(status(&s, &secret_name)).await?;
+    Ok(Action::await_change())
+}
+
+/// The config's name (deterministic, so a moved or status-wiped config finds its Secret again);
+/// under the `deterministic-name` fault a random name whenever the status does not hold one.
+fn secret_name(s: &Subject) -> String {
+    if !s.fault("deterministic-name") {
+        return s.name.clone();
+    }
+    match object::string_field(&s.obj, "status.dataSecretName") {
+        Some(existing) => existing.to_string(),
+        None => format!(
+            "{}-{}",
+            s.name,
+            &uuid::Uuid::new_v4().simple().to_string()[..8]
+        ),
+    }
+}
+
+fn payload(s: &Subject) -> String {
+    object::string_field(&s.obj, "spec.payload").map(str::to_string).unwrap_or_else(|| {
+        format!(
+            "#!/bin/sh\n# capi-conformance mock bootstrap data for {}/{}\nmkdir -p /run/cluster-api && touch /run/cluster-api/bootstrap-success.complete\n",
+            s.namespace, s.name
+        )
+    })
+}
+
+fn status(s: &Subject, secret_name: &str) -> Value {
+    let created = !s.fault("data-secret-created");
+    let mut status = match s.contract {
+        Contract::V1Beta1 => json!({ "ready": created }),
+        Contract::V1Beta2 => json!({ "initialization": { "dataSecretCreated": created } }),
+    };
+    if !s.fault("data-secret-name") {
+        let reported = if s.fault("secret-name") {
+            format!("{secret_name}-other")
+        } else {
+            secret_name.to_string()
+        };
+        status["dataSecretName"] = json!(reported);
+    }
+    if !s.fault("ready-condition") {
+        status["conditions"] = Value::Array(s.conditions(
+            &[Wanted::new("Ready", created, "DataSecretAvailable", "")],
+            &[],
+        ));
+    }
+    status
+}

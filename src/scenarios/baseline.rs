@@ -1,0 +1,142 @@
+//! The built-in mock provider as the baseline: which mock kind plays each role, and the sample
+//! objects the mock needs (its defaults).
+
+use super::Subject;
+use crate::contract::{Contract, Role};
+use crate::report::Column;
+use kube::discovery::ApiResource;
+use serde_json::{Value, json};
+
+/// Provider name of the baseline columns.
+pub const BASELINE_PROVIDER: &str = "mock";
+
+/// The mock's group and kind for a role.
+pub fn mock_kind(role: Role) -> Option<(&'static str, &'static str)> {
+    const INFRA: &str = "infrastructure.mock.capi-conformance.io";
+    const BOOTSTRAP: &str = "bootstrap.mock.capi-conformance.io";
+    const CP: &str = "controlplane.mock.capi-conformance.io";
+    Some(match role {
+        Role::InfraCluster => (INFRA, "MockCluster"),
+        Role::InfraClusterTemplate => (INFRA, "MockClusterTemplate"),
+        Role::InfraMachine => (INFRA, "MockMachine"),
+        Role::InfraMachineTemplate => (INFRA, "MockMachineTemplate"),
+        Role::InfraMachinePool => (INFRA, "MockMachinePool"),
+        Role::InfraMachinePoolTemplate => (INFRA, "MockMachinePoolTemplate"),
+        Role::BootstrapConfig => (BOOTSTRAP, "MockConfig"),
+        Role::BootstrapConfigTemplate => (BOOTSTRAP, "MockConfigTemplate"),
+        Role::ControlPlane => (CP, "MockControlPlane"),
+        Role::ControlPlaneTemplate => (CP, "MockControlPlaneTemplate"),
+        _ => return None,
+    })
+}
+
+/// The roles the scenarios drive (the mock implements all of them).
+pub const SCENARIO_ROLES: [Role; 10] = [
+    Role::InfraCluster,
+    Role::InfraClusterTemplate,
+    Role::InfraMachine,
+    Role::InfraMachineTemplate,
+    Role::InfraMachinePool,
+    Role::InfraMachinePoolTemplate,
+    Role::BootstrapConfig,
+    Role::BootstrapConfigTemplate,
+    Role::ControlPlane,
+    Role::ControlPlaneTemplate,
+];
+
+fn resource(group: &str, version: &str, kind: &str) -> ApiResource {
+    ApiResource {
+        group: group.into(),
+        version: version.into(),
+        api_version: format!("{group}/{version}"),
+        kind: kind.into(),
+        plural: format!("{}s", kind.to_lowercase()),
+    }
+}
+
+/// The mock's spec for a (non-template) kind.
+fn base_spec(role: Role) -> Value {
+    match role {
+        Role::ControlPlane | Role::ControlPlaneTemplate => {
+            json!({"replicas": 1, "version": "v1.33.0"})
+        }
+        Role::InfraMachinePool | Role::InfraMachinePoolTemplate => {
+            json!({"machinePoolMachines": true})
+        }
+        _ => json!({}),
+    }
+}
+
+/// Annotation telling the mock which contract's shapes an object uses (its objects are served
+/// at both versions from one storage, so the apiVersion alone does not say).
+pub const MOCK_CONTRACT_ANNOTATION: &str = "mock.capi-conformance.io/contract";
+
+/// The mock's default sample for a role and contract: `{metadata, spec}` (templates wrap the
+/// base spec and carry the contract annotation for the clones too).
+pub fn mock_sample(role: Role, contract: Contract) -> Value {
+    let annotations = json!({MOCK_CONTRACT_ANNOTATION: contract.as_str()});
+    if role.is_template() {
+        json!({"metadata": {"annotations": annotations.clone()},
+               "spec": {"template": {"metadata": {"annotations": annotations}, "spec": base_spec(role)}}})
+    } else {
+        json!({"metadata": {"annotations": annotations}, "spec": base_spec(role)})
+    }
+}
+
+/// The mock subject for a role and contract (the mock serves version = contract name).
+pub fn mock_subject(
+    role: Role,
+    contract: Contract,
+    provider: &str,
+    baseline: bool,
+) -> Option<Subject> {
+    let (group, kind) = mock_kind(role)?;
+    let version = contract.as_str();
+    let base = role
+        .is_template()
+        .then(|| kind.strip_suffix("Template"))
+        .flatten()
+        .map(|k| resource(group, version, k));
+    Some(Subject {
+        column: Column {
+            provider: provider.into(),
+            kind: kind.into(),
+            role,
+            contract: Some(contract),
+            baseline,
+        },
+        resource: resource(group, version, kind),
+        base,
+        sample: Some(mock_sample(role, contract)),
+        schema: None,
+    })
+}
+
+/// Baseline subjects for every role × contract.
+pub fn all_mock_subjects(provider: &str, baseline: bool) -> Vec<Subject> {
+    SCENARIO_ROLES
+        .iter()
+        .flat_map(|r| Contract::ALL.iter().map(move |c| (*r, *c)))
+        .filter_map(|(r, c)| mock_subject(r, c, provider, baseline))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_role_and_contract_has_a_mock_subject() {
+        let all = all_mock_subjects(BASELINE_PROVIDER, true);
+        assert_eq!(all.len(), 20);
+        let t = mock_subject(Role::InfraMachineTemplate, Contract::V1Beta2, "mock", true).unwrap();
+        assert_eq!(t.resource.plural, "mockmachinetemplates");
+        assert_eq!(t.base.unwrap().kind, "MockMachine");
+        assert!(t.sample.unwrap().pointer("/spec/template/spec").is_some());
+        let cp = mock_subject(Role::BootstrapConfig, Contract::V1Beta1, "mock", true).unwrap();
+        assert_eq!(
+            cp.resource.api_version,
+            "bootstrap.mock.capi-conformance.io/v1beta1"
+        );
+    }
+}

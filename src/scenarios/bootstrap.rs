@@ -1,0 +1,369 @@
+//! SC-bootstrap (contract-rules.md §4.1): owner gate, pause, the data Secret (name, label, owner,
+//! key, type), status order (Secret → dataSecretName → created), deterministic name, Ready.
+
+use super::core_sim::{CLUSTER_NAME_LABEL, ClusterSpec, controller_owner_ref, secret_resource};
+use super::env::EnvError;
+use super::json::{self, get_bool};
+use super::observer::watch_all;
+use super::script::{ScriptRun, has_ready_condition};
+use super::timeline::{Snapshot, rv_before};
+use crate::contract::Contract;
+use kube::discovery::ApiResource;
+use serde_json::{Value, json};
+
+pub const SECRET_TYPE: &str = "cluster.x-k8s.io/secret";
+
+fn created_path(c: Contract) -> &'static str {
+    match c {
+        Contract::V1Beta1 => "status.ready",
+        Contract::V1Beta2 => "status.initialization.dataSecretCreated",
+    }
+}
+
+pub async fn run(r: &mut ScriptRun<'_>) {
+    if let Err(e) = steps(r).await {
+        r.env_failed(e);
+    }
+    r.end_step();
+}
+
+async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
+    let p = r.prefix();
+    let bc = format!("{p}-bc");
+    let cluster = format!("{p}-c");
+    let machine = format!("{p}-m");
+    let res = r.subject.resource.clone();
+    let created = created_path(r.contract());
+
+    r.step("create Cluster (initialized) and Machine");
+    let secrets = watch_all(
+        r.env.client.clone(),
+        &secret_resource(),
+        &r.env.namespace,
+        r.env.recorder.clone(),
+    );
+    r.keep(secrets);
+    r.env
+        .create_cluster(
+            &cluster,
+            ClusterSpec {
+                endpoint: Some(("cp.capi-conformance.invalid", 6443)),
+                ..ClusterSpec::default()
+            },
+        )
+        .await?;
+    r.env.set_control_plane_initialized(&cluster).await?;
+    let placeholder_infra = ApiResource {
+        group: "infrastructure.cluster.x-k8s.io".into(),
+        version: "v1beta2".into(),
+        api_version: "infrastructure.cluster.x-k8s.io/v1beta2".into(),
+        kind: "PlaceholderMachine".into(),
+        plural: "placeholdermachines".into(),
+    };
+    let m = r
+        .env
+        .create_machine(
+            &machine,
+            &cluster,
+            (&placeholder_infra, &machine),
+            Some((&res, &bc)),
+            None,
+            None,
+        )
+        .await?;
+    // Owner gate on a throwaway config, so a provider acting early cannot spoil the main one.
+    let bc0 = format!("{p}-bc0");
+    r.create_unowned_and_expect_quiet(&bc0, "bootstrap/owner-gate")
+        .await?;
+    r.env.delete(&res, &bc0).await?;
+    r.owned_while_paused(&bc, &cluster, controller_owner_ref(&m), None, true)
+        .await?;
+
+    r.step("generate bootstrap data");
+    let v = match r.wait(&bc, |v| get_bool(v, created) == Some(true)).await {
+        Ok(v) => {
+            r.verdicts.pass("bootstrap/data-secret-created");
+            v
+        }
+        Err(last) => {
+            r.verdicts.fail(
+                "bootstrap/data-secret-created",
+                format!("{created} not true before the deadline"),
+                r.evidence(&bc, "bootstrap data never reported created", Some(created)),
+            );
+            last.unwrap_or(Value::Null)
+        }
+    };
+    let secret_name = json::get_str(&v, "status.dataSecretName")
+        .unwrap_or_default()
+        .to_string();
+    r.verdicts.check(
+        "bootstrap/data-secret-name",
+        !secret_name.is_empty(),
+        "status.dataSecretName empty while the created flag is true",
+        r.evidence(&bc, "no dataSecretName", Some("status.dataSecretName")),
+    );
+    if secret_name.is_empty() {
+        return Ok(());
+    }
+    let secret_key = format!("Secret/{secret_name}");
+    let secret = r
+        .env
+        .recorder
+        .wait_for(&secret_key, r.env.settings.step_timeout, |_| true)
+        .await
+        .ok();
+    judge_secret(r, &bc, &cluster, &secret_name, secret.as_ref(), &v);
+    let order = order_violation(
+        &r.env.recorder.history(&secret_key),
+        &r.env.recorder.history(&r.key(&bc)),
+        created,
+    );
+    r.verdicts.check(
+        "bootstrap/status-after-secret",
+        order.is_none(),
+        order.unwrap_or_default(),
+        r.evidence(
+            &bc,
+            "status written out of order",
+            Some("status.dataSecretName"),
+        ),
+    );
+    r.verdicts.check(
+        "bootstrap/ready-condition",
+        has_ready_condition(&v),
+        "no Ready condition once the data Secret was created",
+        r.evidence(&bc, "Ready condition missing", Some("status.conditions")),
+    );
+
+    r.step("clear status: same Secret again");
+    let uid_before = secret
+        .as_ref()
+        .and_then(|s| s.pointer("/metadata/uid").cloned());
+    r.env
+        .patch_status(&res, &bc, json!({"status": null}), "clear status")
+        .await?;
+    let again = r
+        .wait(&bc, |v| json::has_text(v, "status.dataSecretName"))
+        .await;
+    let name_after = again
+        .as_ref()
+        .ok()
+        .and_then(|v| json::get_str(v, "status.dataSecretName"))
+        .unwrap_or_default()
+        .to_string();
+    let uid_after = r
+        .env
+        .recorder
+        .latest(&secret_key)
+        .and_then(|s| s.pointer("/metadata/uid").cloned());
+    // The Secret's reuse is judged only when it existed (a missing one is secret-name's failure).
+    let reused = uid_before.is_none() || uid_before == uid_after;
+    r.verdicts.check(
+        "bootstrap/deterministic-name",
+        name_after == secret_name && reused,
+        format!(
+            "after the status was wiped the provider reported {name_after:?} (was {secret_name:?}){}",
+            if reused { "" } else { " and recreated the Secret" }
+        ),
+        r.evidence(&bc, "bootstrap data Secret not reused", Some("status.dataSecretName")),
+    );
+    cluster_lookup(r, &p, &res).await?;
+
+    r.pause_by_annotation(&bc, None).await?;
+    r.delete_and_expect_gone(&bc, "bootstrap/delete").await?;
+    Ok(())
+}
+
+/// A config owned by a Machine of a Cluster that does not exist: no bootstrap data.
+async fn cluster_lookup(r: &mut ScriptRun<'_>, p: &str, res: &ApiResource) -> Result<(), EnvError> {
+    r.step("cluster-name label names a missing Cluster");
+    let missing = format!("{p}-missing");
+    let machine = format!("{p}-m3");
+    let bc = format!("{p}-bc3");
+    let created = created_path(r.contract());
+    let placeholder_infra = ApiResource {
+        group: "infrastructure.cluster.x-k8s.io".into(),
+        version: "v1beta2".into(),
+        api_version: "infrastructure.cluster.x-k8s.io/v1beta2".into(),
+        kind: "PlaceholderMachine".into(),
+        plural: "placeholdermachines".into(),
+    };
+    let m = r
+        .env
+        .create_machine(
+            &machine,
+            &missing,
+            (&placeholder_infra, &machine),
+            Some((res, &bc)),
+            None,
+            None,
+        )
+        .await?;
+    r.watch(res, &bc).await;
+    let mut obj = r.provider_object(&bc, &[]);
+    obj["metadata"]["ownerReferences"] = json!([controller_owner_ref(&m)]);
+    obj["metadata"]["labels"][CLUSTER_NAME_LABEL] = json!(missing);
+    r.env.create(res, obj).await?;
+    let acted = r
+        .env
+        .recorder
+        .wait_for(&r.key(&bc), r.env.settings.quiet_window, |v| {
+            json::has_text(v, "status.dataSecretName") || get_bool(v, created) == Some(true)
+        })
+        .await
+        .is_ok();
+    r.verdicts.check(
+        "bootstrap/cluster-lookup",
+        !acted,
+        "generated bootstrap data although the Cluster does not exist",
+        r.evidence(
+            &bc,
+            "acted without its Cluster",
+            Some("status.dataSecretName"),
+        ),
+    );
+    Ok(())
+}
+
+fn judge_secret(
+    r: &mut ScriptRun<'_>,
+    bc: &str,
+    cluster: &str,
+    name: &str,
+    secret: Option<&Value>,
+    config: &Value,
+) {
+    let ev = |msg: &str, path: &str| crate::report::Evidence {
+        message: msg.to_string(),
+        object: Some(format!("Secret {name}")),
+        path: Some(path.to_string()),
+        resource_version: None,
+        location: None,
+    };
+    let Some(s) = secret else {
+        r.verdicts.fail(
+            "bootstrap/secret-name",
+            format!("no Secret named {name:?} (status.dataSecretName) in the config's namespace"),
+            r.evidence(bc, "data Secret missing", Some("status.dataSecretName")),
+        );
+        return;
+    };
+    r.verdicts.pass("bootstrap/secret-name");
+    let label = s
+        .pointer("/metadata/labels")
+        .and_then(|l| l.get(CLUSTER_NAME_LABEL))
+        .and_then(Value::as_str);
+    r.verdicts.check(
+        "bootstrap/secret-label",
+        label == Some(cluster),
+        format!("Secret label {CLUSTER_NAME_LABEL} is {label:?}, want {cluster:?}"),
+        ev("cluster-name label missing or wrong", "metadata.labels"),
+    );
+    let config_uid = config.pointer("/metadata/uid");
+    let owned = s
+        .pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .is_some_and(|refs| {
+            refs.iter().any(|o| {
+                o.get("controller") == Some(&json!(true))
+                    && (o.get("uid") == config_uid || config_uid.is_none())
+                    && o.get("name").and_then(Value::as_str) == Some(bc)
+            })
+        });
+    r.verdicts.check(
+        "bootstrap/secret-owner",
+        owned,
+        "the Secret has no controller owner reference to the bootstrap config",
+        ev(
+            "no controller ownerRef to the config",
+            "metadata.ownerReferences",
+        ),
+    );
+    let has_value = s.pointer("/data/value").is_some();
+    r.verdicts.check(
+        "bootstrap/secret-value",
+        has_value,
+        "the Secret has no data key `value`",
+        ev("data key `value` missing", "data"),
+    );
+    let ty = s.get("type").and_then(Value::as_str).unwrap_or_default();
+    r.verdicts.check(
+        "bootstrap/secret-type",
+        ty == SECRET_TYPE,
+        format!("Secret type is {ty:?}, want {SECRET_TYPE:?}"),
+        ev("wrong Secret type", "type"),
+    );
+}
+
+/// Checks Secret → dataSecretName → created order across the recorded histories (by
+/// resourceVersion when numeric). Returns the violation, if any.
+pub fn order_violation(secret: &[Snapshot], config: &[Snapshot], created: &str) -> Option<String> {
+    let secret_added = secret.iter().find(|s| s.event == "ADDED")?;
+    let name_set = config
+        .iter()
+        .find(|s| json::has_text(&s.value, "status.dataSecretName"));
+    let created_set = config
+        .iter()
+        .find(|s| get_bool(&s.value, created) == Some(true));
+    if let Some(n) = name_set
+        && rv_before(&n.resource_version, &secret_added.resource_version) == Some(true)
+    {
+        return Some("status.dataSecretName was set before the Secret existed".into());
+    }
+    if let Some(c) = created_set {
+        if rv_before(&c.resource_version, &secret_added.resource_version) == Some(true) {
+            return Some(format!("{created} was true before the Secret existed"));
+        }
+        match name_set {
+            None => return Some(format!("{created} true without status.dataSecretName")),
+            Some(n) if rv_before(&c.resource_version, &n.resource_version) == Some(true) => {
+                return Some(format!(
+                    "{created} was true before status.dataSecretName was set"
+                ));
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snap(rv: &str, event: &'static str, value: Value) -> Snapshot {
+        Snapshot {
+            at_ms: 0,
+            object: String::new(),
+            resource_version: rv.into(),
+            event,
+            value,
+            changed: vec![],
+        }
+    }
+
+    #[test]
+    fn order_is_judged_by_resource_version() {
+        let created = "status.initialization.dataSecretCreated";
+        let secret = vec![snap("5", "ADDED", json!({}))];
+        let good = vec![
+            snap("3", "ADDED", json!({})),
+            snap("6", "MODIFIED", json!({"status": {"dataSecretName": "s"}})),
+            snap(
+                "7",
+                "MODIFIED",
+                json!({"status": {"dataSecretName": "s", "initialization": {"dataSecretCreated": true}}}),
+            ),
+        ];
+        assert_eq!(order_violation(&secret, &good, created), None);
+        let early = vec![snap(
+            "4",
+            "MODIFIED",
+            json!({"status": {"dataSecretName": "s", "initialization": {"dataSecretCreated": true}}}),
+        )];
+        assert!(order_violation(&secret, &early, created).is_some());
+        let late_secret = vec![snap("9", "ADDED", json!({}))];
+        assert!(order_violation(&late_secret, &good, created).is_some());
+    }
+}

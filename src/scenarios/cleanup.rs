@@ -1,0 +1,182 @@
+//! The cleanup guard: remembers everything a run created and removes it on success, failure,
+//! timeout and Ctrl-C; reports leftovers by name; with `force`, strips finalizers a broken
+//! provider never removes. Never touches an object without the run label.
+
+use super::RUN_LABEL;
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use kube::discovery::ApiResource;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+#[derive(Debug, Clone)]
+struct Created {
+    resource: ApiResource,
+    namespace: Option<String>,
+    name: String,
+}
+
+/// Tracks the objects of one run.
+#[derive(Clone, Default)]
+pub struct CleanupGuard {
+    created: Arc<Mutex<Vec<Created>>>,
+}
+
+/// What cleanup could not remove (`Kind namespace/name (finalizers: …)`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Leftovers(pub Vec<String>);
+
+impl CleanupGuard {
+    pub fn track(&self, resource: &ApiResource, namespace: Option<&str>, name: &str) {
+        let mut c = self
+            .created
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !c.iter().any(|x| {
+            x.resource == *resource && x.namespace.as_deref() == namespace && x.name == name
+        }) {
+            c.push(Created {
+                resource: resource.clone(),
+                namespace: namespace.map(str::to_string),
+                name: name.to_string(),
+            });
+        }
+    }
+
+    fn take(&self) -> Vec<Created> {
+        std::mem::take(
+            &mut *self
+                .created
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    /// Deletes everything tracked (newest first; namespaces last) and waits up to `wait` for it
+    /// to disappear. With `force`, finalizers still blocking after the wait are stripped.
+    pub async fn cleanup(&self, client: &kube::Client, wait: Duration, force: bool) -> Leftovers {
+        let mut items = self.take();
+        items.reverse();
+        // Namespaces go last so the provider can still finalize its objects in them.
+        items.sort_by_key(|c| c.namespace.is_none());
+        for c in &items {
+            let _ = api_for(client, c)
+                .delete(&c.name, &DeleteParams::background())
+                .await;
+        }
+        let deadline = tokio::time::Instant::now() + wait;
+        let mut remaining = items;
+        loop {
+            remaining = still_present(client, remaining).await;
+            if remaining.is_empty() || tokio::time::Instant::now() >= deadline {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        if force && !remaining.is_empty() {
+            for c in &remaining {
+                strip_finalizers(client, c).await;
+            }
+            let deadline = tokio::time::Instant::now() + wait;
+            loop {
+                remaining = still_present(client, remaining).await;
+                if remaining.is_empty() || tokio::time::Instant::now() >= deadline {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(25)).await;
+            }
+        }
+        let mut names = Vec::new();
+        for c in &remaining {
+            let fins = match api_for(client, c).get_opt(&c.name).await {
+                Ok(Some(o)) => o.metadata.finalizers.unwrap_or_default(),
+                _ => Vec::new(),
+            };
+            names.push(describe(c, &fins));
+        }
+        names.sort();
+        Leftovers(names)
+    }
+}
+
+fn api_for(client: &kube::Client, c: &Created) -> Api<DynamicObject> {
+    match &c.namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &c.resource),
+        None => Api::all_with(client.clone(), &c.resource),
+    }
+}
+
+async fn still_present(client: &kube::Client, items: Vec<Created>) -> Vec<Created> {
+    let mut out = Vec::new();
+    for c in items {
+        if let Ok(Some(_)) = api_for(client, &c).get_opt(&c.name).await {
+            out.push(c);
+        }
+    }
+    out
+}
+
+async fn strip_finalizers(client: &kube::Client, c: &Created) {
+    let api = api_for(client, c);
+    let labelled = matches!(api.get_opt(&c.name).await, Ok(Some(o))
+        if o.metadata.labels.as_ref().is_some_and(|l| l.contains_key(RUN_LABEL)));
+    if labelled {
+        let patch = serde_json::json!({"metadata": {"finalizers": null}});
+        let _ = api
+            .patch(&c.name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await;
+    }
+}
+
+fn describe(c: &Created, finalizers: &[String]) -> String {
+    let mut s = match &c.namespace {
+        Some(ns) => format!("{} {ns}/{}", c.resource.kind, c.name),
+        None => format!("{} {}", c.resource.kind, c.name),
+    };
+    if !finalizers.is_empty() {
+        s.push_str(&format!(" (finalizers: {})", finalizers.join(", ")));
+    }
+    s
+}
+
+/// Removes what earlier runs left: every namespace labelled with the run label (value `run`, or
+/// any value when `None`), after deleting the labelled objects of `resources` in it.
+pub async fn cleanup_runs(
+    client: &kube::Client,
+    run: Option<&str>,
+    resources: &[ApiResource],
+    wait: Duration,
+    force: bool,
+) -> anyhow::Result<Leftovers> {
+    let selector = match run {
+        Some(id) => format!("{RUN_LABEL}={id}"),
+        None => RUN_LABEL.to_string(),
+    };
+    let lp = ListParams::default().labels(&selector);
+    let ns_resource = ApiResource {
+        group: String::new(),
+        version: "v1".into(),
+        api_version: "v1".into(),
+        kind: "Namespace".into(),
+        plural: "namespaces".into(),
+    };
+    let namespaces: Api<DynamicObject> = Api::all_with(client.clone(), &ns_resource);
+    let guard = CleanupGuard::default();
+    let list = namespaces.list(&lp).await?;
+    for ns in &list.items {
+        let Some(ns_name) = ns.metadata.name.as_deref() else {
+            continue;
+        };
+        for r in resources {
+            let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns_name, r);
+            if let Ok(objs) = api.list(&lp).await {
+                for o in objs.items {
+                    if let Some(name) = o.metadata.name.as_deref() {
+                        guard.track(r, Some(ns_name), name);
+                    }
+                }
+            }
+        }
+        guard.track(&ns_resource, None, ns_name);
+    }
+    Ok(guard.cleanup(client, wait, force).await)
+}

@@ -1,0 +1,300 @@
+//! SC-controlplane (contract-rules.md §4.1), the part that needs no Machine stack: kubeconfig
+//! Secret, initialized, endpoint, version(s), replica counters, scale subresource, pause, delete.
+
+use super::bootstrap::SECRET_TYPE;
+use super::core_sim::{CLUSTER_NAME_LABEL, ClusterSpec, secret_resource};
+use super::env::EnvError;
+use super::json::{self, get, get_bool};
+use super::observer::watch_all;
+use super::script::{ScriptRun, cluster_owner};
+use crate::contract::Contract;
+use kube::api::{Patch, PatchParams};
+use serde_json::{Value, json};
+
+const NO_MACHINES: &str =
+    "needs a Machine-based control plane with a working infrastructure and bootstrap stack";
+
+pub async fn run(r: &mut ScriptRun<'_>) {
+    if let Err(e) = steps(r).await {
+        r.env_failed(e);
+    }
+    r.end_step();
+}
+
+fn initialized_path(c: Contract) -> &'static str {
+    match c {
+        Contract::V1Beta1 => "status.initialized",
+        Contract::V1Beta2 => "status.initialization.controlPlaneInitialized",
+    }
+}
+
+fn counters(c: Contract) -> &'static [&'static str] {
+    match c {
+        Contract::V1Beta1 => &[
+            "status.replicas",
+            "status.updatedReplicas",
+            "status.readyReplicas",
+        ],
+        Contract::V1Beta2 => &[
+            "status.replicas",
+            "status.readyReplicas",
+            "status.availableReplicas",
+            "status.upToDateReplicas",
+        ],
+    }
+}
+
+fn converged(c: Contract, want: i64) -> impl Fn(&Value) -> bool {
+    move |v| {
+        counters(c)
+            .iter()
+            .all(|p| get(v, p).and_then(Value::as_i64) == Some(want))
+            && json::has_text(v, "status.selector")
+            && (c == Contract::V1Beta2
+                || get(v, "status.unavailableReplicas")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0)
+                    == 0)
+    }
+}
+
+async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
+    let p = r.prefix();
+    let cp = format!("{p}-cp");
+    let cluster = format!("{p}-c");
+    let res = r.subject.resource.clone();
+    let contract = r.contract();
+    r.verdicts.skip("control-plane/machine-label", NO_MACHINES);
+    r.verdicts
+        .skip("control-plane/in-place-propagation", NO_MACHINES);
+
+    r.step("create Cluster and control plane");
+    r.keep(watch_all(
+        r.env.client.clone(),
+        &secret_resource(),
+        &r.env.namespace,
+        r.env.recorder.clone(),
+    ));
+    let c = r
+        .env
+        .create_cluster(
+            &cluster,
+            ClusterSpec {
+                control_plane: Some((&res, &cp)),
+                ..ClusterSpec::default()
+            },
+        )
+        .await?;
+    r.env.set_infra_provisioned(&cluster, true).await?;
+    r.watch(&res, &cp).await;
+    let mut obj = r.provider_object(&cp, &[]);
+    if obj.pointer("/spec/replicas").is_none() {
+        obj["spec"]["replicas"] = json!(1);
+    }
+    let want = obj
+        .pointer("/spec/replicas")
+        .and_then(Value::as_i64)
+        .unwrap_or(1);
+    r.env.create(&res, obj).await?;
+    r.adopt_while_paused(
+        &cp,
+        &cluster,
+        cluster_owner(&c),
+        Some("control-plane/pause"),
+    )
+    .await?;
+
+    r.step("initialize");
+    let init = initialized_path(contract);
+    let v = match r.wait(&cp, |v| get_bool(v, init) == Some(true)).await {
+        Ok(v) => {
+            r.verdicts.pass("control-plane/initialized");
+            v
+        }
+        Err(last) => {
+            r.verdicts.fail(
+                "control-plane/initialized",
+                format!("{init} not true before the deadline"),
+                r.evidence(&cp, "never initialized", Some(init)),
+            );
+            last.unwrap_or(Value::Null)
+        }
+    };
+    let kubeconfig = format!("Secret/{cluster}-kubeconfig");
+    let secret = r
+        .env
+        .recorder
+        .wait_for(&kubeconfig, r.env.settings.step_timeout, |_| true)
+        .await
+        .ok();
+    let secret_ok = secret.as_ref().is_some_and(|s| {
+        s.get("type").and_then(Value::as_str) == Some(SECRET_TYPE)
+            && s.pointer("/metadata/labels")
+                .and_then(|l| l.get(CLUSTER_NAME_LABEL))
+                .and_then(Value::as_str)
+                == Some(cluster.as_str())
+            && s.pointer("/data/value").is_some()
+    });
+    r.verdicts.check(
+        "control-plane/kubeconfig-secret",
+        secret_ok,
+        format!("Secret {cluster}-kubeconfig missing, or without type {SECRET_TYPE}, the cluster-name label or data key `value`"),
+        r.evidence(&cp, "kubeconfig Secret missing or malformed", None),
+    );
+    match get(&v, "spec.controlPlaneEndpoint") {
+        None if r.subject.schema_has("spec.controlPlaneEndpoint") => r.verdicts.fail(
+            "control-plane/endpoint",
+            "initialized without spec.controlPlaneEndpoint while the Cluster has no endpoint from elsewhere",
+            r.evidence(&cp, "endpoint missing", Some("spec.controlPlaneEndpoint")),
+        ),
+        None => r.verdicts.skip("control-plane/endpoint", "the provider does not create the endpoint"),
+        Some(e) => {
+            let host = e.get("host").and_then(Value::as_str).unwrap_or_default();
+            let port = e.get("port").and_then(Value::as_i64).unwrap_or(0);
+            r.verdicts.check(
+                "control-plane/endpoint",
+                !host.is_empty() && (1..=65535).contains(&port),
+                format!("endpoint is host {host:?} port {port}"),
+                r.evidence(&cp, "invalid endpoint", Some("spec.controlPlaneEndpoint")),
+            );
+        }
+    }
+    let (cond, cond_path) = match contract {
+        Contract::V1Beta1 => ("Ready", "status.conditions[Ready]"),
+        Contract::V1Beta2 => ("Available", "status.conditions[Available]"),
+    };
+    let has_cond = r
+        .wait(&cp, |v| json::condition(v, cond).is_some())
+        .await
+        .is_ok();
+    r.verdicts.check(
+        "control-plane/conditions",
+        has_cond,
+        format!("no {cond} condition once initialized"),
+        r.evidence(&cp, "summary condition missing", Some(cond_path)),
+    );
+    judge_versions(r, &cp, contract).await;
+
+    r.step("replicas converge");
+    let conv = r.wait(&cp, converged(contract, want)).await;
+    r.verdicts.check(
+        "control-plane/status-replicas",
+        conv.is_ok(),
+        format!("status counters and selector did not converge to {want}"),
+        r.evidence(
+            &cp,
+            "replica counters did not converge",
+            Some("status.replicas"),
+        ),
+    );
+    if contract == Contract::V1Beta1 {
+        if conv.is_ok() {
+            let ready = r
+                .wait(&cp, |v| get_bool(v, "status.ready") == Some(true))
+                .await;
+            r.verdicts.check(
+                "control-plane/ready",
+                ready.is_ok(),
+                "status.ready never true although the replicas converged",
+                r.evidence(&cp, "not ready", Some("status.ready")),
+            );
+        } else {
+            r.verdicts.skip(
+                "control-plane/ready",
+                "the control plane never converged (see control-plane/status-replicas)",
+            );
+        }
+    }
+
+    r.step("scale subresource to 3");
+    let scaled = r
+        .env
+        .api(&res)
+        .patch_scale(
+            &cp,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 3}})),
+        )
+        .await;
+    match scaled {
+        Ok(_) => {
+            let spec3 = r
+                .wait(&cp, |v| {
+                    get(v, "spec.replicas").and_then(Value::as_i64) == Some(3)
+                })
+                .await;
+            r.verdicts.check(
+                "control-plane/scale-subresource",
+                spec3.is_ok(),
+                "the scale subresource did not change spec.replicas",
+                r.evidence(&cp, "scale had no effect", Some("spec.replicas")),
+            );
+            let scaled = r
+                .wait(&cp, |v| {
+                    get(v, "status.replicas").and_then(Value::as_i64) == Some(3)
+                })
+                .await;
+            r.verdicts.check(
+                "control-plane/scale-subresource",
+                scaled.is_ok(),
+                "status.replicas did not follow the scale subresource to 3",
+                r.evidence(&cp, "scale did not converge", Some("status.replicas")),
+            );
+        }
+        Err(e) => r.verdicts.fail(
+            "control-plane/scale-subresource",
+            format!("PATCH scale rejected: {e}"),
+            r.evidence(&cp, "scale subresource unusable", None),
+        ),
+    }
+
+    r.pause_by_annotation(&cp, Some("control-plane/pause"))
+        .await?;
+    r.delete_and_expect_gone(&cp, "control-plane/delete")
+        .await?;
+    Ok(())
+}
+
+async fn judge_versions(r: &mut ScriptRun<'_>, cp: &str, contract: Contract) {
+    let Some(spec_version) = r
+        .env
+        .recorder
+        .latest(&r.key(cp))
+        .and_then(|v| json::get_str(&v, "spec.version").map(str::to_string))
+    else {
+        r.verdicts.skip(
+            "control-plane/status-version",
+            "the control plane has no spec.version",
+        );
+        return;
+    };
+    let pred = move |v: &Value| match contract {
+        Contract::V1Beta1 => json::has_text(v, "status.version"),
+        Contract::V1Beta2 => {
+            get(v, "status.versions")
+                .and_then(Value::as_array)
+                .is_some_and(|a| {
+                    !a.is_empty()
+                        && a.iter().all(|e| {
+                            e.get("version")
+                                .and_then(Value::as_str)
+                                .is_some_and(|s| s.starts_with('v'))
+                                && e.get("replicas")
+                                    .is_none_or(|n| n.as_i64().is_some_and(|n| n >= 1))
+                        })
+                })
+                || json::has_text(v, "status.version")
+        }
+    };
+    let seen = r.wait(cp, pred).await;
+    r.verdicts.check(
+        "control-plane/status-version",
+        seen.is_ok(),
+        format!("no valid status version(s) reported for spec.version {spec_version}"),
+        r.evidence(
+            cp,
+            "status version(s) missing or malformed",
+            Some("status.versions"),
+        ),
+    );
+}

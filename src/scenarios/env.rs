@@ -1,0 +1,195 @@
+//! The environment one scenario runs in: its namespace, labels, recorder and cleanup guard, and
+//! the tool's writes (each recorded in the timeline as a tool action). The core simulator's
+//! objects are built in [`super::core_sim`].
+
+use super::cleanup::CleanupGuard;
+use super::timeline::Recorder;
+use super::{RUN_LABEL, Settings, WATCH_FILTER_LABEL};
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use kube::discovery::ApiResource;
+use serde_json::{Value, json};
+
+/// Why a tool action failed: the environment, not the provider.
+#[derive(Debug, thiserror::Error)]
+pub enum EnvError {
+    #[error("{action} {object}: {source}")]
+    Api {
+        action: &'static str,
+        object: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// One scenario's environment.
+#[derive(Clone)]
+pub struct Env {
+    pub client: kube::Client,
+    pub namespace: String,
+    pub run_id: String,
+    /// `cluster.x-k8s.io/watch-filter` value put on every object (mock instances filter on it).
+    pub watch_filter: Option<String>,
+    /// Annotate the tool's own core objects with `cluster.x-k8s.io/paused` (real CAPI core runs).
+    pub pause_core: bool,
+    pub recorder: Recorder,
+    pub guard: CleanupGuard,
+    pub settings: Settings,
+}
+
+pub fn key(resource: &ApiResource, name: &str) -> String {
+    format!("{}/{name}", resource.kind)
+}
+
+impl Env {
+    pub fn api(&self, resource: &ApiResource) -> Api<DynamicObject> {
+        Api::namespaced_with(self.client.clone(), &self.namespace, resource)
+    }
+
+    /// The labels every object of the run carries.
+    pub fn run_labels(&self) -> serde_json::Map<String, Value> {
+        let mut m = serde_json::Map::new();
+        m.insert(RUN_LABEL.into(), Value::String(self.run_id.clone()));
+        if let Some(f) = &self.watch_filter {
+            m.insert(WATCH_FILTER_LABEL.into(), Value::String(f.clone()));
+        }
+        m
+    }
+
+    /// Creates `object` (apiVersion/kind set from `resource`) in the run namespace with the run
+    /// labels added; tracks it for cleanup and records the write.
+    pub async fn create(
+        &self,
+        resource: &ApiResource,
+        mut object: Value,
+    ) -> Result<Value, EnvError> {
+        let name = object
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                EnvError::Invalid(format!("{} object without metadata.name", resource.kind))
+            })?
+            .to_string();
+        let Some(obj) = object.as_object_mut() else {
+            return Err(EnvError::Invalid(format!(
+                "{} object is not a mapping",
+                resource.kind
+            )));
+        };
+        obj.insert(
+            "apiVersion".into(),
+            Value::String(resource.api_version.clone()),
+        );
+        obj.insert("kind".into(), Value::String(resource.kind.clone()));
+        let meta = obj.entry("metadata").or_insert_with(|| json!({}));
+        if let Some(meta) = meta.as_object_mut() {
+            meta.insert("namespace".into(), Value::String(self.namespace.clone()));
+            let labels = meta.entry("labels").or_insert_with(|| json!({}));
+            if let Some(labels) = labels.as_object_mut() {
+                labels.extend(self.run_labels());
+            }
+        }
+        let dynamic: DynamicObject = serde_json::from_value(object)
+            .map_err(|e| EnvError::Invalid(format!("{} {name}: {e}", resource.kind)))?;
+        let created = self
+            .api(resource)
+            .create(&PostParams::default(), &dynamic)
+            .await
+            .map_err(|source| EnvError::Api {
+                action: "create",
+                object: key(resource, &name),
+                source,
+            })?;
+        self.guard.track(resource, Some(&self.namespace), &name);
+        self.record(resource, &name, &created, "create");
+        self.settle(resource, &name, &created).await;
+        to_value(created)
+    }
+
+    /// JSON merge patch on the object (metadata/spec).
+    pub async fn merge_patch(
+        &self,
+        resource: &ApiResource,
+        name: &str,
+        patch: Value,
+        action: &str,
+    ) -> Result<Value, EnvError> {
+        let out = self
+            .api(resource)
+            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(|source| EnvError::Api {
+                action: "patch",
+                object: key(resource, name),
+                source,
+            })?;
+        self.record(resource, name, &out, action);
+        self.settle(resource, name, &out).await;
+        to_value(out)
+    }
+
+    /// JSON merge patch through the status subresource.
+    pub async fn patch_status(
+        &self,
+        resource: &ApiResource,
+        name: &str,
+        patch: Value,
+        action: &str,
+    ) -> Result<Value, EnvError> {
+        let out = self
+            .api(resource)
+            .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(|source| EnvError::Api {
+                action: "patch status of",
+                object: key(resource, name),
+                source,
+            })?;
+        self.record(resource, name, &out, action);
+        self.settle(resource, name, &out).await;
+        to_value(out)
+    }
+
+    pub async fn delete(&self, resource: &ApiResource, name: &str) -> Result<(), EnvError> {
+        match self
+            .api(resource)
+            .delete(name, &DeleteParams::background())
+            .await
+        {
+            Ok(outcome) => {
+                if let Some(obj) = outcome.left() {
+                    self.record(resource, name, &obj, "delete");
+                }
+                Ok(())
+            }
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+            Err(source) => Err(EnvError::Api {
+                action: "delete",
+                object: key(resource, name),
+                source,
+            }),
+        }
+    }
+
+    fn record(&self, resource: &ApiResource, name: &str, obj: &DynamicObject, action: &str) {
+        let rv = obj.metadata.resource_version.clone().unwrap_or_default();
+        self.recorder.tool_write(&key(resource, name), &rv, action);
+    }
+
+    /// After a tool write on a watched object: wait until the watch has delivered it.
+    async fn settle(&self, resource: &ApiResource, name: &str, obj: &DynamicObject) {
+        let k = key(resource, name);
+        if let Some(rv) = &obj.metadata.resource_version
+            && self.recorder.is_watched(&k)
+        {
+            self.recorder
+                .wait_seen(&k, rv, self.settings.step_timeout)
+                .await;
+        }
+    }
+}
+
+fn to_value(obj: DynamicObject) -> Result<Value, EnvError> {
+    serde_json::to_value(obj).map_err(|e| EnvError::Invalid(e.to_string()))
+}

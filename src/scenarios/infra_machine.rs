@@ -1,0 +1,323 @@
+//! SC-inframachine (contract-rules.md §4.1): owner gate, pause, finalizer, cluster and bootstrap
+//! gates, providerID before provisioned, addresses, failure domain, Ready, delete (also with a
+//! closed gate).
+
+use super::core_sim::ClusterSpec;
+use super::env::EnvError;
+use super::infra_cluster::sticky_violation;
+use super::json::{self, get, get_bool};
+use super::script::{ScriptRun, has_finalizer, has_ready_condition, provisioned_path};
+use crate::contract::Contract;
+use kube::discovery::ApiResource;
+use serde_json::Value;
+
+const FAILURE_DOMAIN: &str = "fd-1";
+const ADDRESS_TYPES: [&str; 5] = [
+    "Hostname",
+    "ExternalIP",
+    "InternalIP",
+    "ExternalDNS",
+    "InternalDNS",
+];
+
+pub async fn run(r: &mut ScriptRun<'_>) {
+    if let Err(e) = steps(r).await {
+        r.env_failed(e);
+    }
+    r.end_step();
+}
+
+fn provisioned_or_id(path: &'static str) -> impl Fn(&Value) -> bool {
+    move |v| get_bool(v, path) == Some(true) || json::has_text(v, "spec.providerID")
+}
+
+async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
+    let p = r.prefix();
+    let im = format!("{p}-im");
+    let cluster = format!("{p}-c");
+    let machine = format!("{p}-m");
+    let boot = format!("{p}-boot");
+    let res = r.subject.resource.clone();
+    let path = provisioned_path(r.contract());
+
+    r.step("create Cluster, Machine, bootstrap Secret");
+    r.env
+        .create_cluster(&cluster, ClusterSpec::default())
+        .await?;
+    r.env.set_infra_provisioned(&cluster, false).await?;
+    r.env.create_bootstrap_secret(&boot, &cluster).await?;
+    let m = r
+        .env
+        .create_machine(
+            &machine,
+            &cluster,
+            (&res, &im),
+            None,
+            None,
+            Some(FAILURE_DOMAIN),
+        )
+        .await?;
+    r.create_unowned_and_expect_quiet(&im, "infra-machine/owner-gate")
+        .await?;
+    r.adopt_while_paused(
+        &im,
+        &cluster,
+        super::core_sim::controller_owner_ref(&m),
+        None,
+    )
+    .await?;
+
+    r.step("owned, gates closed");
+    let fin = r.wait(&im, has_finalizer).await;
+    r.verdicts.check(
+        "infra-machine/finalizer",
+        fin.is_ok(),
+        "no finalizer after the Machine owner reference was set",
+        r.evidence(&im, "no finalizer", Some("metadata.finalizers")),
+    );
+
+    r.step("cluster gate open, bootstrap gate closed");
+    r.env.set_infra_provisioned(&cluster, true).await?;
+    let early = quick_check(r, &im, provisioned_or_id(path)).await;
+    r.verdicts.check(
+        "infra-machine/bootstrap-gate",
+        !early,
+        "provisioned (or set providerID) before Machine.spec.bootstrap.dataSecretName was set",
+        r.evidence(&im, "acted before the bootstrap gate opened", Some(path)),
+    );
+
+    r.step("bootstrap gate open: provision");
+    r.env.set_data_secret_name(&machine, &boot).await?;
+    match r.wait(&im, |v| get_bool(v, path) == Some(true)).await {
+        Ok(_) => {
+            r.verdicts.pass("infra-machine/provisioned");
+            // Judge the settled state: providerID may legitimately follow in the same reconcile.
+            let settled = match r
+                .wait(&im, |v| {
+                    get_bool(v, path) == Some(true) && json::has_text(v, "spec.providerID")
+                })
+                .await
+            {
+                Ok(v) => v,
+                Err(last) => last.unwrap_or(Value::Null),
+            };
+            judge(r, &im, &settled);
+        }
+        Err(_) => r.verdicts.fail(
+            "infra-machine/provisioned",
+            format!("{path} not true before the deadline"),
+            r.evidence(&im, "never provisioned", Some(path)),
+        ),
+    }
+    let history = r.env.recorder.history(&r.key(&im));
+    let values: Vec<&Value> = history.iter().map(|s| &s.value).collect();
+    if values.iter().any(|v| json::has_text(v, "spec.providerID")) {
+        let bad = values
+            .iter()
+            .any(|v| get_bool(v, path) == Some(true) && !json::has_text(v, "spec.providerID"));
+        r.verdicts.check(
+            "infra-machine/provider-id-before-provisioned",
+            !bad,
+            "a recorded state has the provisioned flag true with an empty spec.providerID",
+            r.evidence(
+                &im,
+                "provisioned before providerID",
+                Some("spec.providerID"),
+            ),
+        );
+    } else {
+        r.verdicts.skip(
+            "infra-machine/provider-id-before-provisioned",
+            "spec.providerID was never set (see infra-machine/provider-id)",
+        );
+    }
+    r.pause_by_annotation(&im, None).await?;
+    let history = r.env.recorder.history(&r.key(&im));
+    let flipped = sticky_violation(&history.iter().map(|s| &s.value).collect::<Vec<_>>(), path);
+    r.verdicts.check(
+        "infra-machine/provisioned-sticky",
+        !flipped,
+        format!("{path} went back to false after being true"),
+        r.evidence(&im, "provisioned flag flipped back", Some(path)),
+    );
+    r.delete_and_expect_gone(&im, "infra-machine/delete")
+        .await?;
+
+    delete_with_closed_gate(r, &p, &res).await
+}
+
+/// Cluster infrastructure gate with the bootstrap gate open: no provisioning while the
+/// Cluster's infrastructure is not provisioned; deleting meanwhile still completes.
+async fn delete_with_closed_gate(
+    r: &mut ScriptRun<'_>,
+    p: &str,
+    res: &ApiResource,
+) -> Result<(), EnvError> {
+    r.step("cluster gate closed, bootstrap gate open; delete");
+    let path = provisioned_path(r.contract());
+    let cluster = format!("{p}-c2");
+    let machine = format!("{p}-m2");
+    let im = format!("{p}-im2");
+    let boot = format!("{p}-boot2");
+    r.env
+        .create_cluster(&cluster, ClusterSpec::default())
+        .await?;
+    r.env.set_infra_provisioned(&cluster, false).await?;
+    r.env.create_bootstrap_secret(&boot, &cluster).await?;
+    let m = r
+        .env
+        .create_machine(&machine, &cluster, (res, &im), None, Some(&boot), None)
+        .await?;
+    r.watch(res, &im).await;
+    r.env.create(res, r.provider_object(&im, &[])).await?;
+    r.env
+        .adopt(
+            res,
+            &im,
+            super::core_sim::controller_owner_ref(&m),
+            &cluster,
+        )
+        .await?;
+    let early = quick_check(r, &im, provisioned_or_id(path)).await;
+    r.verdicts.check(
+        "infra-machine/cluster-infra-gate",
+        !early,
+        "provisioned (or set providerID) while the Cluster's infrastructure was not provisioned",
+        r.evidence(
+            &im,
+            "acted before the cluster infrastructure gate opened",
+            Some(path),
+        ),
+    );
+    r.env.delete(res, &im).await?;
+    let gone = r
+        .env
+        .recorder
+        .wait_gone(&r.key(&im), r.env.settings.step_timeout)
+        .await;
+    // Only attributable to the gate when deletion works with the gate open.
+    if r.verdicts
+        .get("infra-machine/delete")
+        .is_some_and(|v| v.outcome == crate::report::Outcome::Pass)
+    {
+        let reason = "deletion did not complete while the cluster infrastructure gate was closed";
+        r.verdicts.check(
+            "infra-machine/cluster-infra-gate",
+            gone,
+            reason,
+            r.evidence(&im, reason, Some("metadata.finalizers")),
+        );
+    }
+    cluster_lookup(r, p, res).await
+}
+
+/// A Machine whose cluster-name label names a Cluster that does not exist: no provisioning.
+async fn cluster_lookup(r: &mut ScriptRun<'_>, p: &str, res: &ApiResource) -> Result<(), EnvError> {
+    r.step("cluster-name label names a missing Cluster");
+    let path = provisioned_path(r.contract());
+    let missing = format!("{p}-missing");
+    let machine = format!("{p}-m3");
+    let im = format!("{p}-im3");
+    let boot = format!("{p}-boot3");
+    r.env.create_bootstrap_secret(&boot, &missing).await?;
+    let m = r
+        .env
+        .create_machine(&machine, &missing, (res, &im), None, Some(&boot), None)
+        .await?;
+    r.watch(res, &im).await;
+    r.env.create(res, r.provider_object(&im, &[])).await?;
+    r.env
+        .adopt(
+            res,
+            &im,
+            super::core_sim::controller_owner_ref(&m),
+            &missing,
+        )
+        .await?;
+    let acted = quick_check(r, &im, provisioned_or_id(path)).await;
+    r.verdicts.check(
+        "infra-machine/cluster-lookup",
+        !acted,
+        "provisioned although the Cluster named by cluster.x-k8s.io/cluster-name does not exist",
+        r.evidence(&im, "acted without its Cluster", Some(path)),
+    );
+    Ok(())
+}
+
+/// Whether `pred` becomes true within the quiet window.
+async fn quick_check(r: &ScriptRun<'_>, name: &str, pred: impl Fn(&Value) -> bool) -> bool {
+    r.env
+        .recorder
+        .wait_for(&r.key(name), r.env.settings.quiet_window, pred)
+        .await
+        .is_ok()
+}
+
+fn judge(r: &mut ScriptRun<'_>, im: &str, v: &Value) {
+    let id = json::get_str(v, "spec.providerID").unwrap_or_default();
+    r.verdicts.check(
+        "infra-machine/provider-id",
+        !id.is_empty() && id.len() <= 512,
+        format!(
+            "spec.providerID is {} characters once provisioned (want 1..512)",
+            id.len()
+        ),
+        r.evidence(im, "invalid providerID", Some("spec.providerID")),
+    );
+    match get(v, "status.addresses") {
+        None if r.subject.schema_has("status.addresses") => r.verdicts.fail(
+            "infra-machine/addresses",
+            "the schema declares status.addresses but none were reported once provisioned",
+            r.evidence(im, "addresses missing", Some("status.addresses")),
+        ),
+        None => r.verdicts.skip(
+            "infra-machine/addresses",
+            "the provider reports no addresses",
+        ),
+        Some(a) => {
+            let ok = a.as_array().is_some_and(|a| {
+                a.len() <= 256
+                    && a.iter().all(|x| {
+                        let t = x.get("type").and_then(Value::as_str).unwrap_or_default();
+                        let addr = x.get("address").and_then(Value::as_str).unwrap_or_default();
+                        ADDRESS_TYPES.contains(&t) && (1..=256).contains(&addr.len())
+                    })
+            });
+            r.verdicts.check(
+                "infra-machine/addresses",
+                ok,
+                "status.addresses has an entry with an unknown type or an empty/too long address",
+                r.evidence(im, "invalid addresses", Some("status.addresses")),
+            );
+        }
+    }
+    if r.contract() == Contract::V1Beta2 {
+        match json::get_str(v, "status.failureDomain") {
+            None => r.verdicts.skip(
+                "infra-machine/failure-domain-placement",
+                "the provider reports no status.failureDomain",
+            ),
+            Some(fd) => r.verdicts.check(
+                "infra-machine/failure-domain-placement",
+                fd == FAILURE_DOMAIN,
+                format!("status.failureDomain is {fd:?}, the Machine asked for {FAILURE_DOMAIN:?}"),
+                r.evidence(
+                    im,
+                    "instance not placed in the Machine's failure domain",
+                    Some("status.failureDomain"),
+                ),
+            ),
+        }
+    } else {
+        r.verdicts.skip(
+            "infra-machine/failure-domain-placement",
+            "contract v1beta1 has no status.failureDomain to observe placement",
+        );
+    }
+    r.verdicts.check(
+        "infra-machine/ready-condition",
+        has_ready_condition(v),
+        "no Ready condition once provisioned",
+        r.evidence(im, "Ready condition missing", Some("status.conditions")),
+    );
+}

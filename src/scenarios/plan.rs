@@ -1,0 +1,198 @@
+//! Which subjects a run drives: every scenario-role CRD of the inventory × contract, with its
+//! sample object (`--sample`, an existing template, or the mock's defaults for mock kinds).
+
+use super::Subject;
+use super::baseline::{SCENARIO_ROLES, mock_sample};
+use crate::cli::ContractSelection;
+use crate::contract::Contract;
+use crate::inventory::{ClassifiedCrd, Inventory};
+use crate::report::Column;
+use kube::api::{Api, DynamicObject, ListParams};
+use kube::discovery::ApiResource;
+use serde_json::{Value, json};
+
+/// Group suffix of the built-in mock's kinds (they get the mock's default samples).
+pub const MOCK_GROUP_SUFFIX: &str = "mock.capi-conformance.io";
+
+#[derive(Debug, Clone, Default)]
+pub struct PlanOptions {
+    pub provider: Option<String>,
+    pub contract: ContractSelection,
+    /// Documents from `--sample` files.
+    pub samples: Vec<Value>,
+}
+
+fn resource_of(c: &ClassifiedCrd, version: &str) -> ApiResource {
+    ApiResource {
+        group: c.crd.group.clone(),
+        version: version.into(),
+        api_version: format!("{}/{version}", c.crd.group),
+        kind: c.crd.kind.clone(),
+        plural: c.crd.plural.clone(),
+    }
+}
+
+/// (contract, version) pairs a CRD is driven under.
+fn contracts_of(c: &ClassifiedCrd, sel: ContractSelection) -> Vec<(Contract, String)> {
+    let declared = |k: Contract| {
+        c.declared
+            .iter()
+            .find(|d| d.contract == k)
+            .map(|d| d.version.clone())
+    };
+    let storage = || c.crd.storage_version().map(|v| v.name.clone());
+    let forced = |k: Contract| declared(k).or_else(storage).map(|v| (k, v));
+    match sel {
+        ContractSelection::Declared => c
+            .declared
+            .iter()
+            .map(|d| (d.contract, d.version.clone()))
+            .collect(),
+        ContractSelection::V1beta1 => forced(Contract::V1Beta1).into_iter().collect(),
+        ContractSelection::V1beta2 => forced(Contract::V1Beta2).into_iter().collect(),
+        ContractSelection::All => Contract::ALL.iter().filter_map(|k| forced(*k)).collect(),
+    }
+}
+
+/// A sample from `--sample` documents for `group`/`kind`: the object itself, or the
+/// `spec.template` of a `<kind>Template` sample.
+pub fn sample_from_docs(samples: &[Value], group: &str, kind: &str) -> Option<Value> {
+    let group_of = |v: &Value| {
+        v.get("apiVersion")
+            .and_then(Value::as_str)
+            .and_then(|a| a.split_once('/'))
+            .map(|(g, _)| g.to_string())
+    };
+    let kind_of = |v: &Value| v.get("kind").and_then(Value::as_str).map(str::to_string);
+    if let Some(s) = samples
+        .iter()
+        .find(|v| group_of(v).as_deref() == Some(group) && kind_of(v).as_deref() == Some(kind))
+    {
+        return Some(s.clone());
+    }
+    let template_kind = format!("{kind}Template");
+    samples
+        .iter()
+        .find(|v| {
+            group_of(v).as_deref() == Some(group)
+                && kind_of(v).as_deref() == Some(template_kind.as_str())
+        })
+        .and_then(|t| t.pointer("/spec/template").cloned())
+}
+
+/// The baseline subjects: the inventory's mock kinds as `mock` baseline columns.
+pub fn baseline_subjects(inv: &Inventory) -> Vec<Subject> {
+    let opts = PlanOptions {
+        contract: ContractSelection::Declared,
+        ..PlanOptions::default()
+    };
+    subjects(inv, &opts)
+        .into_iter()
+        .filter(|s| s.resource.group.ends_with(MOCK_GROUP_SUFFIX))
+        .map(|mut s| {
+            s.column.provider = super::baseline::BASELINE_PROVIDER.into();
+            s.column.baseline = true;
+            s
+        })
+        .collect()
+}
+
+/// The subjects of the inventory (target columns; samples resolved from documents and mock
+/// defaults; the cluster lookup is [`fill_samples_from_cluster`]).
+pub fn subjects(inv: &Inventory, opts: &PlanOptions) -> Vec<Subject> {
+    let mut out = Vec::new();
+    for p in &inv.providers {
+        if opts.provider.as_deref().is_some_and(|want| want != p.name) {
+            continue;
+        }
+        for c in &p.crds {
+            if !SCENARIO_ROLES.contains(&c.role) {
+                continue;
+            }
+            for (contract, version) in contracts_of(c, opts.contract) {
+                let base = c
+                    .role
+                    .is_template()
+                    .then(|| c.crd.kind.strip_suffix("Template"))
+                    .flatten()
+                    .and_then(|k| inv.find_crd(&c.crd.group, k))
+                    .map(|b| resource_of(b, &version));
+                let sample =
+                    sample_from_docs(&opts.samples, &c.crd.group, &c.crd.kind).or_else(|| {
+                        c.crd
+                            .group
+                            .ends_with(MOCK_GROUP_SUFFIX)
+                            .then(|| mock_sample(c.role, contract))
+                    });
+                let schema = c.crd.version(&version).and_then(|v| v.schema.clone());
+                out.push(Subject {
+                    schema,
+                    column: Column {
+                        provider: p.name.clone(),
+                        kind: c.crd.kind.clone(),
+                        role: c.role,
+                        contract: Some(contract),
+                        baseline: false,
+                    },
+                    resource: resource_of(c, &version),
+                    base,
+                    sample,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// For subjects without a sample: use the `spec.template` of an existing `<Kind>Template` in
+/// the cluster (read only), or for a template kind an existing object of that kind.
+pub async fn fill_samples_from_cluster(client: &kube::Client, subjects: &mut [Subject]) {
+    for s in subjects.iter_mut().filter(|s| s.sample.is_none()) {
+        let (resource, is_template) = if s.role().is_template() {
+            (s.resource.clone(), true)
+        } else {
+            let kind = format!("{}Template", s.resource.kind);
+            let plural = format!("{}templates", s.resource.kind.to_lowercase());
+            (
+                ApiResource {
+                    kind,
+                    plural,
+                    ..s.resource.clone()
+                },
+                false,
+            )
+        };
+        let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+        let Ok(list) = api.list(&ListParams::default().limit(1)).await else {
+            continue;
+        };
+        let Some(found) = list.items.into_iter().next() else {
+            continue;
+        };
+        let data = found.data;
+        s.sample = if is_template {
+            Some(json!({"spec": data.get("spec").cloned().unwrap_or(json!({}))}))
+        } else {
+            data.pointer("/spec/template").cloned()
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_match_kind_or_template() {
+        let samples = vec![
+            json!({"apiVersion": "infrastructure.foo.io/v1beta2", "kind": "FooMachineTemplate",
+                   "spec": {"template": {"spec": {"size": "m"}}}}),
+            json!({"apiVersion": "infrastructure.foo.io/v1beta2", "kind": "FooCluster", "spec": {"region": "x"}}),
+        ];
+        let m = sample_from_docs(&samples, "infrastructure.foo.io", "FooMachine").unwrap();
+        assert_eq!(m.pointer("/spec/size").unwrap(), "m");
+        let c = sample_from_docs(&samples, "infrastructure.foo.io", "FooCluster").unwrap();
+        assert_eq!(c.pointer("/spec/region").unwrap(), "x");
+        assert!(sample_from_docs(&samples, "infrastructure.bar.io", "FooCluster").is_none());
+    }
+}

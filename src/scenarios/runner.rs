@@ -1,0 +1,438 @@
+//! Runs the scripts for a set of subjects, the baseline (mock) first, and turns verdicts into
+//! matrix cells: a rule the baseline could not pass is `inconclusive (environment: …)` for the
+//! target, never `fail`.
+
+use super::cleanup::CleanupGuard;
+use super::env::Env;
+use super::script::ScriptRun;
+use super::timeline::Recorder;
+use super::verdicts::Verdicts;
+use super::{RUN_LABEL, Settings, Subject, script_for};
+use crate::contract::Role;
+use crate::report::{Outcome, Phase, RuleResult, ScenarioRecord, StepRecord, TimelineEntry};
+use crate::suite::{Rule, RuleKind};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, PostParams};
+use std::time::Instant;
+
+/// Where one side (baseline or target) runs.
+#[derive(Clone)]
+pub struct Side {
+    pub client: kube::Client,
+    pub namespace: String,
+    pub run_id: String,
+    pub watch_filter: Option<String>,
+    pub pause_core: bool,
+    pub settings: Settings,
+    pub guard: CleanupGuard,
+}
+
+impl Side {
+    /// Creates the side's namespace (labelled with the run id) and tracks it for cleanup.
+    pub async fn create_namespace(&self) -> anyhow::Result<()> {
+        let ns: Namespace = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": self.namespace, "labels": {RUN_LABEL: self.run_id}}
+        }))?;
+        let api: Api<Namespace> = Api::all(self.client.clone());
+        match api.create(&PostParams::default(), &ns).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 409 => {}
+            Err(e) => anyhow::bail!("cannot create namespace {}: {e}", self.namespace),
+        }
+        let resource = kube::discovery::ApiResource::erase::<Namespace>(&());
+        self.guard.track(&resource, None, &self.namespace);
+        Ok(())
+    }
+}
+
+/// What one script did for one subject.
+#[derive(Debug, Clone)]
+pub struct SubjectRun {
+    pub subject: Subject,
+    pub script: Option<&'static str>,
+    pub verdicts: Verdicts,
+    pub steps: Vec<StepRecord>,
+    pub timeline: Vec<TimelineEntry>,
+    pub environment_error: Option<String>,
+    pub duration_ms: u64,
+    /// Last observed state of every watched object (for `--report-dir`).
+    pub final_objects: Vec<serde_json::Value>,
+}
+
+impl SubjectRun {
+    pub fn failed(&self) -> bool {
+        self.environment_error.is_some() || self.verdicts.failed()
+    }
+
+    /// The scenario record for reports (the timeline is kept only when something failed, so
+    /// healthy runs compare equal across runs).
+    pub fn record(&self) -> Option<ScenarioRecord> {
+        let script = self.script?;
+        Some(ScenarioRecord {
+            scenario: script.to_string(),
+            column: self.subject.column.clone(),
+            steps: self.steps.clone(),
+            timeline: if self.failed() {
+                self.timeline.clone()
+            } else {
+                Vec::new()
+            },
+        })
+    }
+}
+
+/// Runs the script of `subject` on `side`.
+pub async fn run_subject(side: &Side, subject: &Subject) -> SubjectRun {
+    let started = Instant::now();
+    let script = script_for(subject.role());
+    let mut out = SubjectRun {
+        subject: subject.clone(),
+        script,
+        verdicts: Verdicts::default(),
+        steps: Vec::new(),
+        timeline: Vec::new(),
+        environment_error: None,
+        duration_ms: 0,
+        final_objects: Vec::new(),
+    };
+    if script.is_none() || subject.sample.is_none() {
+        return out;
+    }
+    let env = Env {
+        client: side.client.clone(),
+        namespace: side.namespace.clone(),
+        run_id: side.run_id.clone(),
+        watch_filter: side.watch_filter.clone(),
+        pause_core: side.pause_core,
+        recorder: Recorder::new(),
+        guard: side.guard.clone(),
+        settings: side.settings,
+    };
+    let mut run = ScriptRun::new(&env, subject);
+    // Every wait is bounded by the step timeout; this only guards against a hung API server.
+    let overall = side.settings.step_timeout * 40 + side.settings.quiet_window * 20;
+    let finished = tokio::time::timeout(overall, async {
+        match subject.role() {
+            Role::InfraCluster => super::infra_cluster::run(&mut run).await,
+            Role::InfraMachine => super::infra_machine::run(&mut run).await,
+            Role::BootstrapConfig => super::bootstrap::run(&mut run).await,
+            Role::ControlPlane => super::control_plane::run(&mut run).await,
+            Role::InfraMachinePool => super::machine_pool::run(&mut run).await,
+            r if r.is_template() => super::template::run(&mut run).await,
+            _ => {}
+        }
+    })
+    .await;
+    if finished.is_err() {
+        run.environment_error = Some(format!(
+            "scenario did not finish within {}s",
+            overall.as_secs()
+        ));
+        run.end_step();
+    }
+    out.verdicts = std::mem::take(&mut run.verdicts);
+    out.steps = std::mem::take(&mut run.steps);
+    out.environment_error = run.environment_error.take();
+    drop(run);
+    out.timeline = env.recorder.entries();
+    out.final_objects = env.recorder.last_states();
+    out.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    out
+}
+
+/// Whether a catalog rule is judged by a lifecycle scenario.
+pub fn is_scenario_rule(rule: &Rule) -> bool {
+    rule.kind == RuleKind::Scenario || rule.scenario.is_some()
+}
+
+/// The lifecycle cells of one subject's column. `baseline`: the mock's run of the same role and
+/// contract, if the target is not itself the baseline.
+pub fn cells(rules: &[Rule], run: &SubjectRun, baseline: Option<&SubjectRun>) -> Vec<RuleResult> {
+    let column = &run.subject.column;
+    let Some(contract) = column.contract else {
+        return Vec::new();
+    };
+    let script = run.script.unwrap_or("a scenario");
+    rules
+        .iter()
+        .filter(|r| {
+            is_scenario_rule(r) && r.applies_to_role(column.role) && r.applies_to_contract(contract)
+        })
+        .map(|rule| {
+            let (outcome, reason, evidence) = decide(rule, run, baseline, script);
+            RuleResult {
+                rule_id: rule.id.clone(),
+                column: column.clone(),
+                level: rule.level_for(Some(contract)),
+                phase: Phase::Lifecycle,
+                outcome,
+                reason,
+                evidence,
+                duration_ms: Some(run.duration_ms),
+            }
+        })
+        .collect()
+}
+
+fn decide(
+    rule: &Rule,
+    run: &SubjectRun,
+    baseline: Option<&SubjectRun>,
+    script: &str,
+) -> (Outcome, Option<String>, Vec<crate::report::Evidence>) {
+    if run.script.is_none() {
+        return (
+            Outcome::Skip,
+            Some("no scenario drives this role".into()),
+            Vec::new(),
+        );
+    }
+    if run.subject.sample.is_none() {
+        return (
+            Outcome::Skip,
+            Some("no sample object (pass --sample FILE or install a template of this kind)".into()),
+            Vec::new(),
+        );
+    }
+    if let Some(b) = baseline {
+        if let Some(e) = &b.environment_error {
+            return (
+                Outcome::Inconclusive,
+                Some(format!(
+                    "environment: the baseline mock could not run {script}: {e}"
+                )),
+                Vec::new(),
+            );
+        }
+        if let Some(v) = b.verdicts.get(&rule.id)
+            && matches!(v.outcome, Outcome::Fail | Outcome::Inconclusive)
+        {
+            return (
+                Outcome::Inconclusive,
+                Some(format!(
+                    "environment: the baseline mock failed this rule too ({})",
+                    v.reason.clone().unwrap_or_default()
+                )),
+                Vec::new(),
+            );
+        }
+    }
+    match run.verdicts.get(&rule.id) {
+        Some(v) => (v.outcome, v.reason.clone(), v.evidence.clone()),
+        None => match &run.environment_error {
+            Some(e) => (
+                Outcome::Inconclusive,
+                Some(format!(
+                    "environment: {script} stopped before judging this rule: {e}"
+                )),
+                Vec::new(),
+            ),
+            None => (
+                Outcome::Skip,
+                Some(format!(
+                    "not driven by {script} (needs a workload cluster or real infrastructure)"
+                )),
+                Vec::new(),
+            ),
+        },
+    }
+}
+
+/// Everything one `check` asks of the scenario engine.
+pub struct RunPlan {
+    pub baseline: Side,
+    pub target: Side,
+    pub targets: Vec<Subject>,
+    /// Run the mock baseline first (off only when the caller has no mock to run).
+    pub with_baseline: bool,
+    /// The mock's subjects (from the installed mock CRDs); missing roles fall back to
+    /// [`super::baseline::mock_subject`].
+    pub baseline_subjects: Vec<Subject>,
+    pub parallel: usize,
+    pub rules: Vec<Rule>,
+    /// Called with one line per finished subject (progress display).
+    pub progress: Option<std::sync::Arc<dyn Fn(String) + Send + Sync>>,
+}
+
+/// What the scenario engine contributes to the matrix.
+#[derive(Debug, Default)]
+pub struct RunOutput {
+    pub results: Vec<RuleResult>,
+    pub columns: Vec<crate::report::Column>,
+    pub records: Vec<ScenarioRecord>,
+    pub runs: Vec<SubjectRun>,
+}
+
+async fn run_many(side: &Side, subjects: Vec<Subject>, plan: &RunPlan) -> Vec<SubjectRun> {
+    use futures::StreamExt;
+    futures::stream::iter(subjects)
+        .map(|s| async move {
+            let run = run_subject(side, &s).await;
+            if let Some(p) = &plan.progress {
+                let verdict = if run.environment_error.is_some() {
+                    "inconclusive"
+                } else if run.verdicts.failed() {
+                    "FAIL"
+                } else {
+                    "ok"
+                };
+                p(format!(
+                    "{} {} {verdict} ({} ms)",
+                    run.script.unwrap_or("-"),
+                    s.column.id(),
+                    run.duration_ms
+                ));
+            }
+            run
+        })
+        .buffer_unordered(plan.parallel.max(1))
+        .collect()
+        .await
+}
+
+/// Runs the baseline (mock) subjects first, then the targets; builds the cells.
+pub async fn run_all(plan: &RunPlan) -> RunOutput {
+    let mut wanted: Vec<(Role, crate::contract::Contract)> = plan
+        .targets
+        .iter()
+        .filter_map(|s| s.column.contract.map(|c| (s.role(), c)))
+        .collect();
+    wanted.sort();
+    wanted.dedup();
+    let baseline_subjects: Vec<Subject> = if plan.with_baseline {
+        wanted
+            .iter()
+            .filter_map(|(r, c)| {
+                plan.baseline_subjects
+                    .iter()
+                    .find(|s| s.role() == *r && s.column.contract == Some(*c))
+                    .cloned()
+                    .or_else(|| {
+                        super::baseline::mock_subject(
+                            *r,
+                            *c,
+                            super::baseline::BASELINE_PROVIDER,
+                            true,
+                        )
+                    })
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let baseline_runs = run_many(&plan.baseline, baseline_subjects, plan).await;
+    let target_runs = run_many(&plan.target, plan.targets.clone(), plan).await;
+    let mut out = RunOutput::default();
+    for b in &baseline_runs {
+        out.results.extend(cells(&plan.rules, b, None));
+        out.columns.push(b.subject.column.clone());
+        out.records.extend(b.record());
+    }
+    for t in &target_runs {
+        let base = baseline_runs.iter().find(|b| {
+            b.subject.role() == t.subject.role()
+                && b.subject.column.contract == t.subject.column.contract
+        });
+        let mut c = cells(&plan.rules, t, base);
+        if plan.with_baseline && base.is_none() {
+            for cell in &mut c {
+                if matches!(cell.outcome, Outcome::Pass | Outcome::Fail) {
+                    cell.outcome = Outcome::Inconclusive;
+                    cell.reason =
+                        Some("environment: no baseline run for this role and contract".into());
+                }
+            }
+        }
+        out.results.extend(c);
+        out.columns.push(t.subject.column.clone());
+        out.records.extend(t.record());
+    }
+    out.runs = baseline_runs.into_iter().chain(target_runs).collect();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::{Contract, Level};
+    use crate::report::{Column, Evidence};
+    use kube::discovery::ApiResource;
+
+    fn rule(id: &str) -> Rule {
+        Rule {
+            id: id.into(),
+            title: id.into(),
+            level: Level::Must,
+            levels: Default::default(),
+            condition: None,
+            contracts: vec![Contract::V1Beta2],
+            roles: vec![Role::InfraMachine],
+            kind: RuleKind::Scenario,
+            doc: "https://example.invalid".into(),
+            description: String::new(),
+            remediation: String::new(),
+            check: None,
+            scenario: Some("SC-inframachine".into()),
+            faults: vec![],
+        }
+    }
+
+    fn run(baseline: bool, verdicts: Verdicts) -> SubjectRun {
+        SubjectRun {
+            subject: Subject {
+                column: Column {
+                    provider: "p".into(),
+                    kind: "PMachine".into(),
+                    role: Role::InfraMachine,
+                    contract: Some(Contract::V1Beta2),
+                    baseline,
+                },
+                resource: ApiResource {
+                    group: "g".into(),
+                    version: "v1beta2".into(),
+                    api_version: "g/v1beta2".into(),
+                    kind: "PMachine".into(),
+                    plural: "pmachines".into(),
+                },
+                base: None,
+                sample: Some(serde_json::json!({})),
+                schema: None,
+            },
+            script: Some("SC-inframachine"),
+            verdicts,
+            steps: vec![],
+            timeline: vec![],
+            environment_error: None,
+            duration_ms: 1,
+            final_objects: vec![],
+        }
+    }
+
+    #[test]
+    fn baseline_failure_makes_target_inconclusive_and_unjudged_rules_skip() {
+        let rules = vec![rule("a"), rule("b"), rule("c")];
+        let mut bv = Verdicts::default();
+        bv.fail("a", "mock broke", Evidence::msg("x"));
+        bv.pass("b");
+        let mut tv = Verdicts::default();
+        tv.fail("a", "target broke", Evidence::msg("y"));
+        tv.fail("b", "target broke", Evidence::msg("y"));
+        let base = run(true, bv);
+        let target = run(false, tv);
+        let cells = cells(&rules, &target, Some(&base));
+        let by = |id: &str| cells.iter().find(|c| c.rule_id == id).unwrap().outcome;
+        assert_eq!(by("a"), Outcome::Inconclusive);
+        assert_eq!(by("b"), Outcome::Fail);
+        assert_eq!(by("c"), Outcome::Skip);
+        assert!(cells.iter().all(|c| c.phase == Phase::Lifecycle));
+    }
+
+    #[test]
+    fn no_sample_skips_everything() {
+        let mut t = run(false, Verdicts::default());
+        t.subject.sample = None;
+        let cells = cells(&[rule("a")], &t, None);
+        assert_eq!(cells[0].outcome, Outcome::Skip);
+        assert!(cells[0].reason.as_deref().unwrap().contains("no sample"));
+    }
+}

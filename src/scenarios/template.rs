@@ -1,0 +1,110 @@
+//! SC-template (contract-rules.md §4.1): server-side apply dry-run with the topology dry-run
+//! annotation is admitted; `spec.template` cloned into the base kind is admitted (dryRun=All).
+
+use super::core_sim::CLUSTER_NAME_LABEL;
+use super::env::EnvError;
+use super::script::ScriptRun;
+use kube::api::{DynamicObject, Patch, PatchParams, PostParams};
+use serde_json::{Value, json};
+
+pub const DRY_RUN_ANNOTATION: &str = "topology.cluster.x-k8s.io/dry-run";
+
+pub async fn run(r: &mut ScriptRun<'_>) {
+    if let Err(e) = steps(r).await {
+        r.env_failed(e);
+    }
+    r.end_step();
+}
+
+async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
+    let p = r.prefix();
+    let name = format!("{p}-t");
+    let res = r.subject.resource.clone();
+    let role = r.subject.role();
+    let ssa_rule = format!("{}/ssa-dry-run", role.as_str());
+
+    r.step("create template");
+    let created = r.env.create(&res, r.provider_object(&name, &[])).await?;
+
+    r.step("server-side apply dry run");
+    let mut applied = json!({
+        "apiVersion": res.api_version,
+        "kind": res.kind,
+        "metadata": {"name": name, "annotations": {DRY_RUN_ANNOTATION: ""}},
+        "spec": created.get("spec").cloned().unwrap_or(json!({})),
+    });
+    applied["metadata"]["labels"] = json!(r.env.run_labels());
+    let pp = PatchParams::apply("capi-conformance").dry_run().force();
+    match r
+        .env
+        .api(&res)
+        .patch(&name, &pp, &Patch::Apply(&applied))
+        .await
+    {
+        Ok(_) => {
+            r.verdicts.pass("template/ssa-dry-run");
+            r.verdicts.pass(&ssa_rule);
+        }
+        Err(e) => {
+            let reason =
+                format!("dry-run server-side apply with {DRY_RUN_ANNOTATION} rejected: {e}");
+            let ev = r.evidence(&name, reason.clone(), None);
+            r.verdicts
+                .fail("template/ssa-dry-run", reason.clone(), ev.clone());
+            r.verdicts.fail(&ssa_rule, reason, ev);
+        }
+    }
+
+    r.step("clone into the base kind (dry run)");
+    let Some(base) = r.subject.base.clone() else {
+        r.verdicts.skip(
+            "template/clone-compatible",
+            "the base kind of this template is not installed",
+        );
+        return Ok(());
+    };
+    let tmpl = created
+        .pointer("/spec/template")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let mut clone = json!({
+        "apiVersion": base.api_version,
+        "kind": base.kind,
+        "metadata": {
+            "name": format!("{p}-clone"),
+            "namespace": r.env.namespace,
+            "labels": tmpl.pointer("/metadata/labels").cloned().unwrap_or(json!({})),
+            "annotations": tmpl.pointer("/metadata/annotations").cloned().unwrap_or(json!({})),
+        },
+        "spec": tmpl.get("spec").cloned().unwrap_or(json!({})),
+    });
+    clone["metadata"]["labels"][CLUSTER_NAME_LABEL] = json!(format!("{p}-c"));
+    for (k, v) in r.env.run_labels() {
+        clone["metadata"]["labels"][k] = v;
+    }
+    clone["metadata"]["annotations"]["cluster.x-k8s.io/cloned-from-name"] = json!(name);
+    clone["metadata"]["annotations"]["cluster.x-k8s.io/cloned-from-groupkind"] =
+        json!(format!("{}.{}", res.kind, res.group));
+    let obj: DynamicObject = serde_json::from_value(clone)
+        .map_err(|e| EnvError::Invalid(format!("clone of {name}: {e}")))?;
+    let pp = PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    };
+    match r.env.api(&base).create(&pp, &obj).await {
+        Ok(_) => r.verdicts.pass("template/clone-compatible"),
+        Err(e) => r.verdicts.fail(
+            "template/clone-compatible",
+            format!(
+                "creating a {} from spec.template was rejected: {e}",
+                base.kind
+            ),
+            r.evidence(
+                &name,
+                "spec.template.spec does not validate as the base kind",
+                Some("spec.template.spec"),
+            ),
+        ),
+    }
+    Ok(())
+}

@@ -1,0 +1,446 @@
+//! The scenario timeline: every observed version of every object under test, in arrival order,
+//! plus the tool's own writes (so "the provider wrote" can be told from "the tool wrote").
+//! Assertions read this history, not just the end state.
+
+use super::json::changed_paths;
+use crate::report::TimelineEntry;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+use tokio::sync::Notify;
+
+/// One observed version of one object.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub at_ms: u64,
+    /// `Kind/name`.
+    pub object: String,
+    pub resource_version: String,
+    /// `ADDED`, `MODIFIED` or `DELETED`.
+    pub event: &'static str,
+    /// The object (for DELETED: its last state).
+    pub value: Value,
+    pub changed: Vec<String>,
+}
+
+#[derive(Default)]
+struct State {
+    snapshots: Vec<Snapshot>,
+    latest: BTreeMap<String, Value>,
+    gone: BTreeSet<String>,
+    tool_rvs: BTreeSet<(String, String)>,
+    actions: Vec<TimelineEntry>,
+    watched: BTreeSet<String>,
+}
+
+/// Shared, cheaply cloned recorder of one scenario run.
+#[derive(Clone)]
+pub struct Recorder {
+    state: Arc<Mutex<State>>,
+    notify: Arc<Notify>,
+    start: Instant,
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A position in the history (see [`Recorder::mark`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mark(usize);
+
+impl Recorder {
+    pub fn new() -> Self {
+        Recorder {
+            state: Arc::default(),
+            notify: Arc::new(Notify::new()),
+            start: Instant::now(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A poisoned lock only means another observer panicked mid-update; the data is still usable.
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub fn elapsed_ms(&self) -> u64 {
+        u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Records a watch event. Repeated deliveries of the same resourceVersion are ignored.
+    pub fn observe(&self, object: &str, deleted: bool, value: Value) {
+        let rv = value
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        {
+            let mut st = self.lock();
+            let prev = st.latest.get(object);
+            let same_rv = prev
+                .and_then(|p| p.pointer("/metadata/resourceVersion"))
+                .and_then(Value::as_str)
+                == Some(rv.as_str());
+            if same_rv && !deleted {
+                return;
+            }
+            if deleted && st.gone.contains(object) {
+                return;
+            }
+            let event = if deleted {
+                "DELETED"
+            } else if prev.is_none() || st.gone.contains(object) {
+                "ADDED"
+            } else {
+                "MODIFIED"
+            };
+            let changed = if deleted {
+                Vec::new()
+            } else {
+                changed_paths(prev.filter(|_| event != "ADDED"), &value)
+            };
+            let at_ms = self.elapsed_ms();
+            st.snapshots.push(Snapshot {
+                at_ms,
+                object: object.to_string(),
+                resource_version: rv,
+                event,
+                value: value.clone(),
+                changed,
+            });
+            if deleted {
+                st.gone.insert(object.to_string());
+            } else {
+                st.gone.remove(object);
+            }
+            st.latest.insert(object.to_string(), value);
+        }
+        self.notify.notify_waiters();
+    }
+
+    /// Records a write made by the tool (its response resourceVersion marks the version as ours).
+    pub fn tool_write(&self, object: &str, resource_version: &str, action: &str) {
+        let at_ms = self.elapsed_ms();
+        let mut st = self.lock();
+        st.tool_rvs
+            .insert((object.to_string(), resource_version.to_string()));
+        st.actions.push(TimelineEntry {
+            at_ms,
+            object: object.to_string(),
+            resource_version: resource_version.to_string(),
+            event: format!("tool: {action}"),
+            changed: Vec::new(),
+        });
+    }
+
+    /// Marks `object` as watched (its writes can be awaited with [`Recorder::wait_seen`]).
+    pub fn register(&self, object: &str) {
+        self.lock().watched.insert(object.to_string());
+    }
+
+    pub fn is_watched(&self, object: &str) -> bool {
+        self.lock().watched.contains(object)
+    }
+
+    /// Read-your-writes barrier: waits until the watch has delivered `resource_version` of
+    /// `object` (or a later one, or its deletion), so later waits never judge a stale state.
+    pub async fn wait_seen(&self, object: &str, resource_version: &str, timeout: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let st = self.lock();
+                let seen = st.gone.contains(object)
+                    || st.snapshots.iter().any(|s| {
+                        s.object == object
+                            && (s.resource_version == resource_version
+                                || rv_before(resource_version, &s.resource_version) == Some(true))
+                    });
+                if seen {
+                    return true;
+                }
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return false;
+            }
+        }
+    }
+
+    /// A position: later queries can look only at what happened after it.
+    pub fn mark(&self) -> Mark {
+        Mark(self.lock().snapshots.len())
+    }
+
+    /// The last observed state (None if never seen or deleted).
+    pub fn latest(&self, object: &str) -> Option<Value> {
+        let st = self.lock();
+        if st.gone.contains(object) {
+            return None;
+        }
+        st.latest.get(object).cloned()
+    }
+
+    pub fn is_gone(&self, object: &str) -> bool {
+        self.lock().gone.contains(object)
+    }
+
+    /// The last observed state of every object (deleted ones included), by key.
+    pub fn last_states(&self) -> Vec<Value> {
+        self.lock().latest.values().cloned().collect()
+    }
+
+    /// Every observed version of `object`, oldest first.
+    pub fn history(&self, object: &str) -> Vec<Snapshot> {
+        self.lock()
+            .snapshots
+            .iter()
+            .filter(|s| s.object == object)
+            .cloned()
+            .collect()
+    }
+
+    /// Every snapshot (all objects) in arrival order.
+    pub fn all(&self) -> Vec<Snapshot> {
+        self.lock().snapshots.clone()
+    }
+
+    /// Versions of `object` after `mark` that the tool did not write.
+    pub fn provider_writes_since(&self, object: &str, mark: Mark) -> Vec<Snapshot> {
+        let st = self.lock();
+        st.snapshots[mark.0.min(st.snapshots.len())..]
+            .iter()
+            .filter(|s| {
+                s.object == object
+                    && s.event != "DELETED"
+                    && !st
+                        .tool_rvs
+                        .contains(&(s.object.clone(), s.resource_version.clone()))
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// Waits until `pred` holds on the latest state of `object` (or `deadline` passes: `Err`
+    /// carries the last state seen).
+    pub async fn wait_for(
+        &self,
+        object: &str,
+        timeout: Duration,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Result<Value, Option<Value>> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if let Some(v) = self.latest(object)
+                && pred(&v)
+            {
+                return Ok(v);
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return Err(self.latest(object));
+            }
+        }
+    }
+
+    /// Waits until `object` has been deleted (true) or the timeout passes (false).
+    pub async fn wait_gone(&self, object: &str, timeout: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.is_gone(object) {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return self.is_gone(object);
+            }
+        }
+    }
+
+    /// Provider writes of `object` after `mark` that changed it, as seen through `normalize`
+    /// (which drops what the caller does not count, e.g. the Paused condition).
+    pub fn provider_changes_since(
+        &self,
+        object: &str,
+        mark: Mark,
+        normalize: &impl Fn(&Value) -> Value,
+    ) -> Vec<Snapshot> {
+        let st = self.lock();
+        let mut prev: Option<Value> = None;
+        let mut out = Vec::new();
+        for (i, s) in st.snapshots.iter().enumerate() {
+            if s.object != object {
+                continue;
+            }
+            let cur = normalize(&s.value);
+            let by_tool = st
+                .tool_rvs
+                .contains(&(s.object.clone(), s.resource_version.clone()));
+            if i >= mark.0
+                && s.event != "DELETED"
+                && !by_tool
+                && prev.as_ref().is_none_or(|p| *p != cur)
+            {
+                out.push(s.clone());
+            }
+            prev = Some(cur);
+        }
+        out
+    }
+
+    /// Watches `object` for `window`; returns the first provider write after `mark` that changed
+    /// the object as seen through `normalize` (evidence that the provider acted), or None if it
+    /// stayed quiet. Judged at the end of the window: a watch event can arrive before the
+    /// response of the tool's own write that caused it, so earlier judgement could blame the
+    /// provider for the tool's write.
+    pub async fn quiet(
+        &self,
+        object: &str,
+        mark: Mark,
+        window: Duration,
+        normalize: impl Fn(&Value) -> Value,
+    ) -> Option<Snapshot> {
+        tokio::time::sleep(window).await;
+        self.provider_changes_since(object, mark, &normalize)
+            .into_iter()
+            .next()
+    }
+
+    /// The timeline for reports: observed transitions and tool actions, in time order.
+    pub fn entries(&self) -> Vec<TimelineEntry> {
+        let st = self.lock();
+        let mut out: Vec<TimelineEntry> = st
+            .snapshots
+            .iter()
+            .map(|s| TimelineEntry {
+                at_ms: s.at_ms,
+                object: s.object.clone(),
+                resource_version: s.resource_version.clone(),
+                event: s.event.to_string(),
+                changed: s.changed.clone(),
+            })
+            .chain(st.actions.iter().cloned())
+            .collect();
+        out.sort_by_key(|e| e.at_ms);
+        out
+    }
+}
+
+/// A copy without the fields every write changes (resourceVersion, managedFields, generation).
+pub fn without_bookkeeping(v: &Value) -> Value {
+    let mut v = v.clone();
+    if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+        m.remove("resourceVersion");
+        m.remove("managedFields");
+        m.remove("generation");
+    }
+    v
+}
+
+/// Orders two resourceVersions: numeric when both parse (kube-apiserver/etcd and the embedded
+/// server use increasing integers), otherwise unknown.
+pub fn rv_before(a: &str, b: &str) -> Option<bool> {
+    Some(a.parse::<u64>().ok()? < b.parse::<u64>().ok()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(rv: &str, status: Value) -> Value {
+        json!({"metadata": {"name": "x", "resourceVersion": rv}, "status": status})
+    }
+
+    #[tokio::test]
+    async fn records_transitions_and_separates_tool_writes() {
+        let r = Recorder::new();
+        let m0 = r.mark();
+        r.observe("K/x", false, obj("1", json!({})));
+        r.tool_write("K/x", "1", "create");
+        r.observe("K/x", false, obj("1", json!({}))); // duplicate delivery
+        r.observe("K/x", false, obj("2", json!({"ready": true})));
+        let h = r.history("K/x");
+        assert_eq!(h.len(), 2);
+        assert_eq!(h[0].event, "ADDED");
+        assert_eq!(h[1].changed, vec!["status.ready"]);
+        let writes = r.provider_writes_since("K/x", m0);
+        assert_eq!(writes.len(), 1);
+        assert_eq!(writes[0].resource_version, "2");
+        r.observe("K/x", true, obj("3", json!({"ready": true})));
+        assert!(r.is_gone("K/x"));
+        assert!(r.latest("K/x").is_none());
+        let kinds: Vec<String> = r.entries().into_iter().map(|e| e.event).collect();
+        assert!(kinds.contains(&"tool: create".to_string()));
+        assert!(kinds.contains(&"DELETED".to_string()));
+    }
+
+    #[tokio::test]
+    async fn wait_for_wakes_on_later_event_and_times_out() {
+        let r = Recorder::new();
+        let r2 = r.clone();
+        let waiter = tokio::spawn(async move {
+            r2.wait_for("K/x", Duration::from_secs(5), |v| {
+                v.pointer("/status/ready") == Some(&json!(true))
+            })
+            .await
+        });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        r.observe("K/x", false, obj("1", json!({"ready": false})));
+        r.observe("K/x", false, obj("2", json!({"ready": true})));
+        assert!(waiter.await.unwrap().is_ok());
+        let err = r
+            .wait_for("K/y", Duration::from_millis(30), |_| true)
+            .await
+            .unwrap_err();
+        assert!(err.is_none());
+    }
+
+    #[tokio::test]
+    async fn quiet_reports_first_counted_provider_write() {
+        let r = Recorder::new();
+        let same = |v: &Value| without_bookkeeping(v);
+        r.observe("K/x", false, obj("1", json!({})));
+        let m = r.mark();
+        assert!(
+            r.quiet("K/x", m, Duration::from_millis(20), same)
+                .await
+                .is_none()
+        );
+        r.observe("K/x", false, obj("2", json!({"ready": true})));
+        let hit = r.quiet("K/x", m, Duration::from_millis(20), same).await;
+        assert_eq!(hit.unwrap().resource_version, "2");
+        // A write that changes only what the normalizer drops is not evidence.
+        let m = r.mark();
+        r.observe("K/x", false, obj("3", json!({"ready": true, "x": 1})));
+        let drop_x = |v: &Value| {
+            let mut v = without_bookkeeping(v);
+            if let Some(s) = v.get_mut("status").and_then(Value::as_object_mut) {
+                s.remove("x");
+            }
+            v
+        };
+        assert!(
+            r.quiet("K/x", m, Duration::from_millis(20), drop_x)
+                .await
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn rv_order() {
+        assert_eq!(rv_before("9", "10"), Some(true));
+        assert_eq!(rv_before("10", "9"), Some(false));
+        assert_eq!(rv_before("a", "9"), None);
+    }
+}

@@ -1,0 +1,95 @@
+//! What a script concluded per rule id, before it becomes matrix cells.
+
+use crate::report::{Evidence, Outcome};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub outcome: Outcome,
+    pub reason: Option<String>,
+    pub evidence: Vec<Evidence>,
+}
+
+/// Rule id → verdict. A failure sticks: later passes for the same rule do not hide it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Verdicts(pub BTreeMap<String, Verdict>);
+
+impl Verdicts {
+    fn put(&mut self, rule: &str, v: Verdict) {
+        match self.0.get(rule) {
+            Some(old) if old.outcome == Outcome::Fail => {}
+            Some(old) if old.outcome == Outcome::Pass && v.outcome == Outcome::Skip => {}
+            _ => {
+                self.0.insert(rule.to_string(), v);
+            }
+        }
+    }
+
+    pub fn pass(&mut self, rule: &str) {
+        self.put(
+            rule,
+            Verdict {
+                outcome: Outcome::Pass,
+                reason: None,
+                evidence: Vec::new(),
+            },
+        );
+    }
+
+    pub fn fail(&mut self, rule: &str, reason: impl Into<String>, evidence: Evidence) {
+        self.put(
+            rule,
+            Verdict {
+                outcome: Outcome::Fail,
+                reason: Some(reason.into()),
+                evidence: vec![evidence],
+            },
+        );
+    }
+
+    pub fn skip(&mut self, rule: &str, reason: impl Into<String>) {
+        self.put(
+            rule,
+            Verdict {
+                outcome: Outcome::Skip,
+                reason: Some(reason.into()),
+                evidence: Vec::new(),
+            },
+        );
+    }
+
+    /// Pass when `ok`, else fail with `reason`.
+    pub fn check(&mut self, rule: &str, ok: bool, reason: impl Into<String>, evidence: Evidence) {
+        if ok {
+            self.pass(rule);
+        } else {
+            self.fail(rule, reason, evidence);
+        }
+    }
+
+    pub fn get(&self, rule: &str) -> Option<&Verdict> {
+        self.0.get(rule)
+    }
+
+    pub fn failed(&self) -> bool {
+        self.0.values().any(|v| v.outcome == Outcome::Fail)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failure_sticks_and_pass_beats_skip() {
+        let mut v = Verdicts::default();
+        v.fail("a", "no", Evidence::msg("x"));
+        v.pass("a");
+        assert_eq!(v.get("a").unwrap().outcome, Outcome::Fail);
+        v.pass("b");
+        v.skip("b", "later");
+        assert_eq!(v.get("b").unwrap().outcome, Outcome::Pass);
+        v.check("c", false, "bad", Evidence::msg("y"));
+        assert!(v.failed());
+    }
+}

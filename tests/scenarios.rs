@@ -1,0 +1,10 @@
+//! `check` and the lifecycle scenarios against the embedded API server.
+
+#[path = "scenarios/common.rs"]
+mod common;
+#[path = "scenarios/embedded.rs"]
+mod embedded;
+#[path = "scenarios/faults.rs"]
+mod faults;
+#[path = "scenarios/static_only.rs"]
+mod static_only;

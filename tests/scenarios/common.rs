@@ -1,0 +1,44 @@
+//! Helpers: run `check` in-process from command-line words.
+
+use capi_conformance::cli::{CheckArgs, Cli, Command};
+use capi_conformance::commands::check::embedded::{EmbeddedOptions, embedded_matrix};
+use capi_conformance::report::{Matrix, Outcome, Phase, RuleResult};
+use clap::Parser;
+
+pub fn check_args(words: &[&str]) -> CheckArgs {
+    let mut argv = vec!["capi-conformance", "check"];
+    argv.extend_from_slice(words);
+    match Cli::try_parse_from(argv).unwrap().command {
+        Command::Check(a) => *a,
+        _ => unreachable!(),
+    }
+}
+
+/// `check --embedded <words>` with the target mock's provider-wide faults.
+pub async fn embedded(words: &[&str], faults: &str) -> Matrix {
+    let mut w = vec!["--embedded", "--progress", "never"];
+    w.extend_from_slice(words);
+    let args = check_args(&w);
+    embedded_matrix(
+        &args,
+        &EmbeddedOptions {
+            target_faults: faults.to_string(),
+        },
+    )
+    .await
+    .unwrap()
+}
+
+pub fn lifecycle(m: &Matrix, baseline: bool) -> impl Iterator<Item = &RuleResult> {
+    m.results
+        .iter()
+        .filter(move |r| r.phase == Phase::Lifecycle && r.column.baseline == baseline)
+}
+
+/// Rule ids failed by target lifecycle cells (the effective-RBAC cells excluded).
+pub fn failed_scenario_rules(m: &Matrix, baseline: bool) -> std::collections::BTreeSet<String> {
+    lifecycle(m, baseline)
+        .filter(|r| r.outcome == Outcome::Fail && r.rule_id != "all/rbac-aggregation")
+        .map(|r| r.rule_id.clone())
+        .collect()
+}
