@@ -13,7 +13,7 @@ pub mod serve;
 /// Runs the parsed command line and returns the exit code (errors are mapped by `main`).
 pub async fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
-        Command::Lint(args) => lint::run(args, &[]),
+        Command::Lint(args) => lint::run(args),
         Command::Check(args) => check::run(*args).await,
         Command::Rules(args) => rules::run(&args),
         Command::Explain(args) => explain::run(&args),

@@ -19,6 +19,10 @@ pub const FAULTS: &[(&str, &str)] = &[
         "never writes the Paused condition (contract v1beta2)",
     ),
     (
+        "all/ready-condition-lifecycle",
+        "drops the Ready condition when deletion starts (bootstrap: first status write has no Ready)",
+    ),
+    (
         "infra-cluster/owner-gate",
         "reconciles the MockCluster before it has a Cluster owner reference",
     ),
@@ -69,6 +73,10 @@ pub const FAULTS: &[(&str, &str)] = &[
         "provisions before the Machine's spec.bootstrap.dataSecretName is set",
     ),
     (
+        "infra-machine/failure-gate",
+        "keeps provisioning after status.failureReason/failureMessage is set (contract v1beta1)",
+    ),
+    (
         "infra-machine/provider-id",
         "reports provisioned but never sets spec.providerID",
     ),
@@ -105,12 +113,16 @@ pub const FAULTS: &[(&str, &str)] = &[
         "reconciles the MockMachinePool before it has a MachinePool controller owner reference",
     ),
     (
+        "infra-machinepool/pause",
+        "keeps reconciling the MockMachinePool while paused",
+    ),
+    (
         "infra-machinepool/provider-id-list",
         "keeps spec.providerIDList one entry short of the instances",
     ),
     (
         "infra-machinepool/replicas",
-        "keeps status.replicas at the first observed count when spec.replicas changes",
+        "keeps status.replicas at the first observed count when the MachinePool's replicas change",
     ),
     (
         "infra-machinepool/list-replicas-consistency",
@@ -118,7 +130,7 @@ pub const FAULTS: &[(&str, &str)] = &[
     ),
     (
         "infra-machinepool/ready",
-        "never sets status.ready (nor b2 status.initialization.provisioned)",
+        "never sets status.ready (nor v1beta2 status.initialization.provisioned)",
     ),
     (
         "infra-machinepool/mpm-kind",
@@ -129,8 +141,8 @@ pub const FAULTS: &[(&str, &str)] = &[
         "creates MachinePool Machines without the cluster.x-k8s.io/pool-name label",
     ),
     (
-        "infra-machinepool/delete",
-        "never removes its finalizer, so deletion never completes",
+        "infra-machinepool/conditions",
+        "never writes the Ready condition",
     ),
     (
         "bootstrap/owner-gate",
@@ -139,6 +151,10 @@ pub const FAULTS: &[(&str, &str)] = &[
     (
         "bootstrap/cluster-lookup",
         "creates the data Secret even when the Cluster does not exist",
+    ),
+    (
+        "bootstrap/failure-gate",
+        "keeps creating the data Secret after status.failureReason/failureMessage is set (contract v1beta1)",
     ),
     (
         "bootstrap/data-secret-name",
@@ -181,13 +197,16 @@ pub const FAULTS: &[(&str, &str)] = &[
         "never writes the Ready condition",
     ),
     (
-        "control-plane/owner-gate",
-        "reconciles the MockControlPlane before it has a Cluster owner reference",
+        "control-plane/pause",
+        "keeps reconciling the MockControlPlane while paused",
     ),
-    ("control-plane/finalizer", "never adds its finalizer"),
     (
         "control-plane/kubeconfig-secret",
         "stores the kubeconfig under key `kubeconfig` instead of `value`",
+    ),
+    (
+        "control-plane/certificates",
+        "creates the <cluster>-ca/-etcd/-proxy/-sa Secrets without the cluster-name label",
     ),
     (
         "control-plane/initialized",
@@ -203,7 +222,7 @@ pub const FAULTS: &[(&str, &str)] = &[
     ),
     (
         "control-plane/scale-subresource",
-        "ignores spec.replicas changes after the first scale-up: scale never converges",
+        "ignores spec.replicas changes after the first instance: scale never converges",
     ),
     (
         "control-plane/status-replicas",
@@ -215,13 +234,83 @@ pub const FAULTS: &[(&str, &str)] = &[
     ),
     (
         "control-plane/conditions",
-        "never writes the Ready (b1) / Available (b2) condition",
-    ),
-    (
-        "control-plane/delete",
-        "never removes its finalizer, so deletion never completes",
+        "never writes the Ready (b1) / Available and Ready (b2) conditions",
     ),
 ];
+
+/// Scenario rules of the mock's roles that have no fault, and why (the mock does not implement
+/// the behaviour the rule is about, so there is nothing to break).
+pub const NOT_APPLICABLE: &[(&str, &str)] = &[
+    (
+        "infra-cluster/endpoint-wait",
+        "the mock creates its own control plane endpoint",
+    ),
+    (
+        "control-plane/endpoint-wait",
+        "the mock creates its own control plane endpoint",
+    ),
+    (
+        "infra-machine/in-place",
+        "the mock has no admission webhooks and no in-place update support",
+    ),
+    (
+        "bootstrap/in-place",
+        "the mock has no admission webhooks and no in-place update support",
+    ),
+    (
+        "infra-machinepool/external-autoscaler",
+        "the mock does not support cluster.x-k8s.io/replicas-managed-by",
+    ),
+    (
+        "control-plane/machine-label",
+        "the mock's control plane instances are simulated, not CAPI Machines",
+    ),
+    (
+        "control-plane/in-place-propagation",
+        "the mock's control plane instances are simulated, not CAPI Machines",
+    ),
+    (
+        "control-plane/placement",
+        "the mock's control plane instances are simulated, not CAPI Machines",
+    ),
+    (
+        "control-plane/min-ready-uptodate",
+        "the mock's control plane instances are simulated, not CAPI Machines",
+    ),
+    (
+        "control-plane/in-place-updates",
+        "needs the Runtime SDK, which the mock does not use",
+    ),
+    (
+        "control-plane/kubeconfig-rotation",
+        "the mock's kubeconfig uses a token, not a client certificate",
+    ),
+    (
+        "template/ssa-dry-run",
+        "the mock has no admission webhooks, so every dry-run apply is admitted",
+    ),
+    (
+        "infra-machine-template/ssa-dry-run",
+        "the mock has no admission webhooks, so every dry-run apply is admitted",
+    ),
+    (
+        "infra-machinepool-template/ssa-dry-run",
+        "the mock has no admission webhooks, so every dry-run apply is admitted",
+    ),
+    (
+        "bootstrap-template/ssa-dry-run",
+        "the mock has no admission webhooks, so every dry-run apply is admitted",
+    ),
+    ("ipam/consumer-claim", "the mock does not use IPAM"),
+];
+
+/// The fault that makes the mock break `rule_id`, if there is one.
+pub fn fault_for(rule_id: &str) -> Option<&'static str> {
+    FAULTS
+        .iter()
+        .find(|(id, _)| *id == rule_id)
+        .map(|(id, _)| *id)
+}
 
 /// Whether `name` is a known fault.
 pub fn is_known(name: &str) -> bool {

@@ -26,10 +26,7 @@ pub async fn reconcile(obj: Arc<DynamicObject>, ctx: Arc<Ctx>) -> Result<Action>
             Gates::Stop(action) => return Ok(action),
             Gates::Go(c) => c.map(|c| *c),
         };
-    if s.is_b1()
-        && (object::string_field(&s.obj, "status.failureReason").is_some()
-            || object::string_field(&s.obj, "status.failureMessage").is_some())
-    {
+    if s.is_b1() && super::has_failure(&s.obj) && !s.fault("failure-gate") {
         return Ok(Action::await_change());
     }
     let cluster_name = object::label(&s.obj, CLUSTER_NAME_LABEL)
@@ -39,12 +36,14 @@ pub async fn reconcile(obj: Arc<DynamicObject>, ctx: Arc<Ctx>) -> Result<Action>
     let spec = SecretSpec {
         name: &secret_name,
         cluster: cluster_name.as_deref().filter(|_| !s.fault("secret-label")),
-        key: if s.fault("secret-value") {
-            "data"
-        } else {
-            "value"
-        },
-        value: payload(&s),
+        data: vec![(
+            if s.fault("secret-value") {
+                "data"
+            } else {
+                "value"
+            },
+            payload(&s),
+        )],
         secret_type: if s.fault("secret-type") {
             "Opaque"
         } else {
@@ -54,16 +53,22 @@ pub async fn reconcile(obj: Arc<DynamicObject>, ctx: Arc<Ctx>) -> Result<Action>
     };
     if s.fault("status-after-secret") {
         s.patch_status_if_changed(status(&s, &secret_name)).await?;
-        tokio::time::sleep(
-            ctx.opts
-                .provision_delay
-                .max(std::time::Duration::from_millis(20)),
-        )
-        .await;
+        tokio::time::sleep(super::observable_gap(&ctx)).await;
         secrets::ensure(&ctx.client, &s, spec).await?;
         return Ok(Action::await_change());
     }
     secrets::ensure(&ctx.client, &s, spec).await?;
+    if s.faults.has("all/ready-condition-lifecycle")
+        && super::condition_status(&s.latest(), "Ready").is_none()
+    {
+        // Status first without Ready; Ready only in a later write.
+        let mut early = status(&s, &secret_name);
+        if let Some(map) = early.as_object_mut() {
+            map.remove("conditions");
+        }
+        s.patch_status_if_changed(early).await?;
+        tokio::time::sleep(super::observable_gap(&ctx)).await;
+    }
     s.patch_status_if_changed(status(&s, &secret_name)).await?;
     Ok(Action::await_change())
 }

@@ -28,9 +28,6 @@ pub async fn reconcile(obj: Arc<DynamicObject>, ctx: Arc<Ctx>) -> Result<Action>
             Gates::Go(c) => cluster = c.map(|c| *c),
         }
     }
-    if deleting && s.fault("delete") {
-        return Ok(Action::await_change());
-    }
     if s.fault("finalizer") {
         return if deleting {
             Ok(Action::await_change())
@@ -89,16 +86,32 @@ async fn apply(s: &Subject, ctx: &Ctx, cluster: Option<&DynamicObject>) -> Resul
         let spec = SecretSpec {
             name: &kubeconfig_name,
             cluster: Some(&cluster_name),
-            key: if s.fault("kubeconfig-secret") {
-                "kubeconfig"
-            } else {
-                "value"
-            },
-            value: kubeconfig(&cluster_name, &host),
+            data: vec![(
+                if s.fault("kubeconfig-secret") {
+                    "kubeconfig"
+                } else {
+                    "value"
+                },
+                kubeconfig(&cluster_name, &host),
+            )],
             secret_type: CAPI_SECRET_TYPE,
             owned: true,
         };
         secrets::ensure(&ctx.client, s, spec).await?;
+        for purpose in CERTIFICATE_PURPOSES {
+            let name = format!("{cluster_name}-{purpose}");
+            let spec = SecretSpec {
+                name: &name,
+                cluster: Some(cluster_name.as_str()).filter(|_| !s.fault("certificates")),
+                data: vec![
+                    ("tls.crt", fake_pem("CERTIFICATE", purpose)),
+                    ("tls.key", fake_pem("PRIVATE KEY", purpose)),
+                ],
+                secret_type: CAPI_SECRET_TYPE,
+                owned: true,
+            };
+            secrets::ensure(&ctx.client, s, spec).await?;
+        }
     }
     let status = status(s, &cluster_name, desired, next);
     s.patch_status_if_changed(status).await?;
@@ -171,6 +184,17 @@ fn status(s: &Subject, cluster_name: &str, desired: i64, replicas: i64) -> Value
     status
 }
 
+/// Certificate Secrets `<cluster>-<purpose>` the mock keeps (contract: control-plane/certificates).
+pub const CERTIFICATE_PURPOSES: [&str; 4] = ["ca", "etcd", "proxy", "sa"];
+
+/// A PEM-framed placeholder (not a real key or certificate: the workload cluster is simulated).
+fn fake_pem(label: &str, purpose: &str) -> String {
+    use base64::Engine;
+    let body = base64::engine::general_purpose::STANDARD
+        .encode(format!("capi-conformance mock {purpose} {label}"));
+    format!("-----BEGIN {label}-----\n{body}\n-----END {label}-----\n")
+}
+
 /// A syntactically valid kubeconfig for the simulated workload cluster (no real credentials).
 fn kubeconfig(cluster: &str, host: &str) -> String {
     format!(
@@ -179,6 +203,7 @@ fn kubeconfig(cluster: &str, host: &str) -> String {
 }
 
 async fn cleanup(s: &Subject, ctx: &Ctx) -> Result<Action> {
+    super::drop_ready_on_delete(s, ctx).await?;
     ctx.infra.release(&s.infra_id());
     Ok(Action::await_change())
 }

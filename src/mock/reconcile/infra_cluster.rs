@@ -115,6 +115,7 @@ fn failure_domains_b2(s: &Subject) -> Value {
 }
 
 async fn cleanup(s: &Subject, ctx: &Ctx) -> Result<Action> {
+    super::drop_ready_on_delete(s, ctx).await?;
     ctx.infra.release(&s.infra_id());
     Ok(Action::await_change())
 }

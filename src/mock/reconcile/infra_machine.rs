@@ -68,10 +68,7 @@ async fn apply(s: &Subject, ctx: &Ctx, cluster: Option<&DynamicObject>) -> Resul
         )
         .await;
     }
-    if s.is_b1()
-        && (object::string_field(&s.obj, "status.failureReason").is_some()
-            || object::string_field(&s.obj, "status.failureMessage").is_some())
-    {
+    if s.is_b1() && super::has_failure(&s.obj) && !s.fault("failure-gate") {
         return Ok(Action::await_change());
     }
     ctx.infra.provision(&s.infra_id()).await;
@@ -85,12 +82,7 @@ async fn apply(s: &Subject, ctx: &Ctx, cluster: Option<&DynamicObject>) -> Resul
     let status = status(s, ctx, machine.as_ref());
     s.patch_status_if_changed(status).await?;
     if !has_id && late_id {
-        tokio::time::sleep(
-            ctx.opts
-                .provision_delay
-                .max(std::time::Duration::from_millis(20)),
-        )
-        .await;
+        tokio::time::sleep(super::observable_gap(ctx)).await;
         s.patch(json!({ "spec": { "providerID": provider_id } }))
             .await?;
     }
@@ -170,6 +162,7 @@ async fn waiting(s: &Subject, reason: &str, message: &str) -> Result<Action> {
 }
 
 async fn cleanup(s: &Subject, ctx: &Ctx) -> Result<Action> {
+    super::drop_ready_on_delete(s, ctx).await?;
     ctx.infra.release(&s.infra_id());
     Ok(Action::await_change())
 }

@@ -110,13 +110,15 @@ fn status(s: &Subject, cluster_name: &str, pool_label: &str, desired: usize, mpm
         };
         status["infrastructureMachineKind"] = json!(kind);
     }
-    let (reason, message) = if ready {
-        ("Provisioned", "")
-    } else {
-        ("Provisioning", "instances are not ready")
-    };
-    status["conditions"] =
-        Value::Array(s.conditions(&[Wanted::new("Ready", ready, reason, message)], &[]));
+    if !s.fault("conditions") {
+        let (reason, message) = if ready {
+            ("Provisioned", "")
+        } else {
+            ("Provisioning", "instances are not ready")
+        };
+        status["conditions"] =
+            Value::Array(s.conditions(&[Wanted::new("Ready", ready, reason, message)], &[]));
+    }
     status
 }
 
@@ -202,6 +204,7 @@ async fn delete_ignoring_missing(api: &Api<DynamicObject>, name: &str) -> Result
 }
 
 async fn cleanup(s: &Subject, ctx: &Ctx) -> Result<Action> {
+    super::drop_ready_on_delete(s, ctx).await?;
     ctx.infra.release(&s.infra_id());
     let api: Api<DynamicObject> = Api::namespaced_with(
         ctx.client.clone(),

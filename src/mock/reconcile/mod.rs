@@ -210,6 +210,40 @@ pub fn contains(have: &Value, want: &Value) -> bool {
     }
 }
 
+/// v1beta1 terminal failure: `status.failureReason` or `status.failureMessage` set.
+pub fn has_failure(obj: &DynamicObject) -> bool {
+    object::string_field(obj, "status.failureReason").is_some()
+        || object::string_field(obj, "status.failureMessage").is_some()
+}
+
+/// The `status` of condition `type_` on `obj`, if present.
+pub fn condition_status<'a>(obj: &'a DynamicObject, type_: &str) -> Option<&'a str> {
+    object::field(obj, "status.conditions")?
+        .as_array()?
+        .iter()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some(type_))?
+        .get("status")?
+        .as_str()
+}
+
+/// Deletion under the `all/ready-condition-lifecycle` fault: drop the Ready condition first and
+/// keep it dropped long enough to be observed.
+pub async fn drop_ready_on_delete(s: &Subject, ctx: &Ctx) -> Result<()> {
+    if !s.faults.has("all/ready-condition-lifecycle") {
+        return Ok(());
+    }
+    let conds = s.conditions(&[], &["Ready"]);
+    s.patch_status(json!({ "conditions": conds })).await?;
+    tokio::time::sleep(observable_gap(ctx)).await;
+    Ok(())
+}
+
+/// How long faults that reorder writes keep the wrong intermediate state (long enough for a
+/// watch or a poll to see it).
+pub fn observable_gap(ctx: &Ctx) -> Duration {
+    ctx.opts.provision_delay.max(Duration::from_millis(100))
+}
+
 /// The rule-id prefix of a role (`infra-cluster`, `bootstrap`, …).
 pub fn rule_prefix(role: Role) -> &'static str {
     match role {
@@ -262,7 +296,7 @@ pub async fn common_gates(
     let paused = cluster.as_ref().is_some_and(core::cluster_paused)
         || object::annotation(&s.obj, PAUSED_ANNOTATION).is_some();
     sync_paused_condition(s, paused).await?;
-    if paused && !s.faults.has("all/pause") {
+    if paused && !s.faults.has("all/pause") && !s.fault("pause") {
         return Ok(Gates::Stop(Action::await_change()));
     }
     Ok(Gates::Go(cluster.map(Box::new)))

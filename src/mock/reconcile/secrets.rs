@@ -16,8 +16,7 @@ pub const CAPI_SECRET_TYPE: &str = "cluster.x-k8s.io/secret";
 pub struct SecretSpec<'a> {
     pub name: &'a str,
     pub cluster: Option<&'a str>,
-    pub key: &'a str,
-    pub value: String,
+    pub data: Vec<(&'a str, String)>,
     pub secret_type: &'a str,
     pub owned: bool,
 }
@@ -54,10 +53,12 @@ pub async fn ensure(client: &Client, s: &Subject, spec: SecretSpec<'_>) -> Resul
             ..Default::default()
         },
         type_: Some(spec.secret_type.to_string()),
-        data: Some(BTreeMap::from([(
-            spec.key.to_string(),
-            ByteString(spec.value.into_bytes()),
-        )])),
+        data: Some(
+            spec.data
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), ByteString(v.into_bytes())))
+                .collect(),
+        ),
         ..Default::default()
     };
     let params = PostParams {
