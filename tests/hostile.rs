@@ -208,7 +208,7 @@ fn non_utf8_bytes_are_a_clear_error() {
 }
 
 #[test]
-fn duplicate_keys_yaml_is_an_error_and_json_keeps_the_last() {
+fn duplicate_keys_in_yaml_and_json_are_errors() {
     let dir = tempfile::tempdir().unwrap();
     let yaml = write(
         dir.path(),
@@ -223,23 +223,25 @@ fn duplicate_keys_yaml_is_an_error_and_json_keeps_the_last() {
         "{}",
         run.stderr
     );
-    // JSON: decoded like encoding/json and kube-apiserver's non-strict decoding, the last
-    // occurrence wins, deterministically; no panic.
+    // JSON: the same clear error (a silently-last-wins `kind` or `scope` would mislead).
     let docs = parse_text(
         "dup.json",
         r#"{"apiVersion": "v1", "kind": "ConfigMap", "kind": "Secret", "metadata": {"name": "x"}}"#,
     );
     assert_eq!(docs.len(), 1);
-    assert_eq!(docs[0].as_ref().unwrap().value["kind"], "Secret");
+    let err = docs[0].as_ref().unwrap_err().to_string();
+    assert!(err.contains("duplicate key \"kind\""), "{err}");
     let json = write(
         dir.path(),
         "dup.json",
-        br#"{"apiVersion": "v1", "kind": "ConfigMap", "kind": "Secret", "metadata": {"name": "x"}}"#,
+        br#"{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "name": "y"}}"#,
     );
     let run = lint("duplicate keys (JSON)", &json, 64);
     assert_eq!(run.code, Some(2), "{}", run.stderr);
     assert!(
-        run.stderr.contains("dup.json: no CustomResourceDefinition"),
+        run.stderr
+            .contains("dup.json: document 0 (line 1): invalid JSON")
+            && run.stderr.contains("duplicate key \"name\""),
         "{}",
         run.stderr
     );
