@@ -14,6 +14,8 @@ mod discovery;
 mod extras;
 #[path = "apiserver/kube_clients.rs"]
 mod kube_clients;
+#[path = "apiserver/more.rs"]
+mod more;
 #[path = "apiserver/patches.rs"]
 mod patches;
 #[path = "apiserver/rbac.rs"]
