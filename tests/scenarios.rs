@@ -6,5 +6,7 @@ mod common;
 mod embedded;
 #[path = "scenarios/faults.rs"]
 mod faults;
+#[path = "scenarios/process.rs"]
+mod process;
 #[path = "scenarios/static_only.rs"]
 mod static_only;

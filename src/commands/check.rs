@@ -220,6 +220,18 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
     Ok(matrix.verdict().exit_code())
 }
 
+/// The Deployment CAPI core's controllers run in (`clusterctl init` installs it).
+pub const CORE_MANAGER_DEPLOYMENT: &str = "capi-controller-manager";
+
+/// Whether CAPI core's controller manager is deployed (any namespace).
+pub async fn core_controllers_running(client: &kube::Client) -> bool {
+    use k8s_openapi::api::apps::v1::Deployment;
+    let api: kube::Api<Deployment> = kube::Api::all(client.clone());
+    let lp = kube::api::ListParams::default()
+        .fields(&format!("metadata.name={CORE_MANAGER_DEPLOYMENT}"));
+    api.list(&lp).await.is_ok_and(|l| !l.items.is_empty())
+}
+
 /// Reads `--sample` files into documents.
 pub fn load_samples(args: &CheckArgs) -> anyhow::Result<Vec<serde_json::Value>> {
     if args.sample.is_empty() {
@@ -251,7 +263,8 @@ async fn scenarios_on_cluster(
     }
     let settings = settings(args, Settings::REAL)?;
     let guard = CleanupGuard::default();
-    let pause_core = core_installed(client).await? && !args.install_core_crds;
+    // Keep CAPI core's controllers off the tool's objects when they run (design.md).
+    let pause_core = core_controllers_running(client).await;
     let side = |ns: String, filter: Option<String>| Side {
         client: client.clone(),
         namespace: ns,

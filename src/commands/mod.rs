@@ -6,6 +6,7 @@ pub mod rules;
 use crate::cli::{Cli, Command};
 
 pub mod check;
+pub mod cleanup;
 pub mod lint;
 pub mod mock_provider;
 pub mod serve;
@@ -19,7 +20,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Explain(args) => explain::run(&args),
         Command::Serve(args) => serve::run(args).await,
         Command::MockProvider(cmd) => mock_provider::run(cmd).await,
-        Command::Cleanup(_) => not_built("cleanup"),
+        Command::Cleanup(args) => cleanup::run(args).await,
         Command::Rbac(_) => not_built("rbac"),
     }
 }

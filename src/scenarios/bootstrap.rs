@@ -129,9 +129,10 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
             Some("status.dataSecretName"),
         ),
     );
+    let ready = r.wait(&bc, has_ready_condition).await.is_ok();
     r.verdicts.check(
         "bootstrap/ready-condition",
-        has_ready_condition(&v),
+        ready,
         "no Ready condition once the data Secret was created",
         r.evidence(&bc, "Ready condition missing", Some("status.conditions")),
     );
@@ -169,6 +170,37 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         r.evidence(&bc, "bootstrap data Secret not reused", Some("status.dataSecretName")),
     );
     cluster_lookup(r, &p, &res).await?;
+    if r.contract() == Contract::V1Beta1 {
+        r.step("failure reason set: no bootstrap data");
+        let machine4 = format!("{p}-m4");
+        let bc4 = format!("{p}-bc4");
+        let m4 = r
+            .env
+            .create_machine(
+                &machine4,
+                &cluster,
+                (&placeholder_infra, &machine4),
+                Some((&res, &bc4)),
+                None,
+                None,
+            )
+            .await?;
+        let acted = r
+            .failed_then_owned(&bc4, &cluster, controller_owner_ref(&m4), |v| {
+                json::has_text(v, "status.dataSecretName") || get_bool(v, created) == Some(true)
+            })
+            .await?;
+        r.verdicts.check(
+            "bootstrap/failure-gate",
+            !acted,
+            "generated bootstrap data although status.failureReason was set",
+            r.evidence(
+                &bc4,
+                "reconciled past a terminal failure",
+                Some("status.failureReason"),
+            ),
+        );
+    }
 
     r.pause_by_annotation(&bc, None).await?;
     r.delete_and_expect_gone(&bc, "bootstrap/delete").await?;

@@ -173,6 +173,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         format!("no {cond} condition once initialized"),
         r.evidence(&cp, "summary condition missing", Some(cond_path)),
     );
+    judge_certificates(r, &cp, &cluster).await;
     judge_versions(r, &cp, contract).await;
 
     r.step("replicas converge");
@@ -253,6 +254,53 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     r.delete_and_expect_gone(&cp, "control-plane/delete")
         .await?;
     Ok(())
+}
+
+/// Certificate Secrets `<cluster>-<purpose>` the provider keeps: type and cluster-name label.
+async fn judge_certificates(r: &mut ScriptRun<'_>, cp: &str, cluster: &str) {
+    let ca = format!("Secret/{cluster}-ca");
+    let _ = r
+        .env
+        .recorder
+        .wait_for(&ca, r.env.settings.quiet_window, |_| true)
+        .await;
+    let found: Vec<(String, Value)> = ["ca", "etcd", "proxy", "sa"]
+        .iter()
+        .filter_map(|p| {
+            let name = format!("{cluster}-{p}");
+            r.env
+                .recorder
+                .latest(&format!("Secret/{name}"))
+                .map(|v| (name, v))
+        })
+        .collect();
+    if found.is_empty() {
+        r.verdicts.skip(
+            "control-plane/certificates",
+            "the provider keeps no <cluster>-<purpose> certificate Secrets",
+        );
+        return;
+    }
+    let bad: Vec<&str> = found
+        .iter()
+        .filter(|(_, s)| {
+            s.get("type").and_then(Value::as_str) != Some(SECRET_TYPE)
+                || s.pointer("/metadata/labels")
+                    .and_then(|l| l.get(CLUSTER_NAME_LABEL))
+                    .and_then(Value::as_str)
+                    != Some(cluster)
+        })
+        .map(|(n, _)| n.as_str())
+        .collect();
+    r.verdicts.check(
+        "control-plane/certificates",
+        bad.is_empty(),
+        format!(
+            "certificate Secrets without type {SECRET_TYPE} or the cluster-name label: {}",
+            bad.join(", ")
+        ),
+        r.evidence(cp, "certificate Secrets malformed", None),
+    );
 }
 
 async fn judge_versions(r: &mut ScriptRun<'_>, cp: &str, contract: Contract) {

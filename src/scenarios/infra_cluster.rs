@@ -43,14 +43,14 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
 
     r.step("provision");
     let path = provisioned_path(contract);
-    let mut provisioned = r.wait(&ic, |v| get_bool(v, path) == Some(true)).await;
+    let mut provisioned = r.wait_ever(&ic, |v| get_bool(v, path) == Some(true)).await;
     if provisioned.is_err() && !endpoint_set(r.env.recorder.latest(&r.key(&ic)).as_ref()) {
         // The provider may wait for the Cluster's endpoint (endpoint-wait): give it one.
         r.step("provision: set Cluster endpoint");
         r.env
             .set_cluster_endpoint(&cluster, "cp.capi-conformance.invalid", 6443)
             .await?;
-        provisioned = r.wait(&ic, |v| get_bool(v, path) == Some(true)).await;
+        provisioned = r.wait_ever(&ic, |v| get_bool(v, path) == Some(true)).await;
         r.verdicts.check(
             "infra-cluster/endpoint-wait",
             provisioned.is_ok(),

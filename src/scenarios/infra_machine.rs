@@ -88,7 +88,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
 
     r.step("bootstrap gate open: provision");
     r.env.set_data_secret_name(&machine, &boot).await?;
-    match r.wait(&im, |v| get_bool(v, path) == Some(true)).await {
+    match r.wait_ever(&im, |v| get_bool(v, path) == Some(true)).await {
         Ok(_) => {
             r.verdicts.pass("infra-machine/provisioned");
             // Judge the settled state: providerID may legitimately follow in the same reconcile.
@@ -208,7 +208,49 @@ async fn delete_with_closed_gate(
             r.evidence(&im, reason, Some("metadata.finalizers")),
         );
     }
-    cluster_lookup(r, p, res).await
+    cluster_lookup(r, p, res).await?;
+    failure_gate(r, p, res).await
+}
+
+/// Contract v1beta1: once `status.failureReason` is set the provider stops reconciling.
+async fn failure_gate(r: &mut ScriptRun<'_>, p: &str, res: &ApiResource) -> Result<(), EnvError> {
+    if r.contract() != Contract::V1Beta1 {
+        return Ok(());
+    }
+    r.step("failure reason set: no provisioning");
+    let path = provisioned_path(r.contract());
+    let cluster = format!("{p}-c4");
+    let machine = format!("{p}-m4");
+    let im = format!("{p}-im4");
+    let boot = format!("{p}-boot4");
+    r.env
+        .create_cluster(&cluster, ClusterSpec::default())
+        .await?;
+    r.env.set_infra_provisioned(&cluster, true).await?;
+    r.env.create_bootstrap_secret(&boot, &cluster).await?;
+    let m = r
+        .env
+        .create_machine(&machine, &cluster, (res, &im), None, Some(&boot), None)
+        .await?;
+    let acted = r
+        .failed_then_owned(
+            &im,
+            &cluster,
+            super::core_sim::controller_owner_ref(&m),
+            provisioned_or_id(path),
+        )
+        .await?;
+    r.verdicts.check(
+        "infra-machine/failure-gate",
+        !acted,
+        "provisioned although status.failureReason was set",
+        r.evidence(
+            &im,
+            "reconciled past a terminal failure",
+            Some("status.failureReason"),
+        ),
+    );
+    Ok(())
 }
 
 /// A Machine whose cluster-name label names a Cluster that does not exist: no provisioning.

@@ -6,7 +6,7 @@ use super::core_sim::{
 };
 use super::env::EnvError;
 use super::json::{get, get_bool, get_str};
-use super::script::ScriptRun;
+use super::script::{ScriptRun, has_ready_condition};
 use crate::contract::Contract;
 use kube::api::{Api, DynamicObject, ListParams};
 use kube::discovery::ApiResource;
@@ -50,13 +50,17 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         .env
         .create_machine_pool(&pool, &cluster, 2, (&res, &imp), &boot)
         .await?;
-    r.create_unowned_and_expect_quiet(&imp, "infra-machinepool/owner-gate")
+    // Owner gate on a throwaway object, so a provider acting early cannot spoil the main one.
+    let imp0 = format!("{p}-imp0");
+    r.create_unowned_and_expect_quiet(&imp0, "infra-machinepool/owner-gate")
         .await?;
-    r.adopt_while_paused(
+    r.env.delete(&res, &imp0).await?;
+    r.owned_while_paused(
         &imp,
         &cluster,
         controller_owner_ref(&mp),
         Some("infra-machinepool/pause"),
+        true,
     )
     .await?;
 
@@ -87,6 +91,13 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
             ),
         );
     }
+    let ready_cond = r.wait(&imp, has_ready_condition).await.is_ok();
+    r.verdicts.check(
+        "infra-machinepool/conditions",
+        ready_cond,
+        "no Ready condition once ready",
+        r.evidence(&imp, "Ready condition missing", Some("status.conditions")),
+    );
     judge_tracking(r, &imp, 2).await;
 
     r.step("scale MachinePool to 3");

@@ -164,6 +164,18 @@ impl<'a> ScriptRun<'a> {
             .await
     }
 
+    /// Waits until some recorded state of the object under test satisfies `pred`.
+    pub async fn wait_ever(
+        &self,
+        name: &str,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Result<Value, Option<Value>> {
+        self.env
+            .recorder
+            .wait_ever(&self.key(name), self.env.settings.step_timeout, pred)
+            .await
+    }
+
     /// Adopts the object while its Cluster is paused (the provider must stay quiet apart from
     /// the Paused condition), then unpauses. Judges `all/pause` and `all/paused-condition` and
     /// the role's own `<role>/pause` id when given.
@@ -263,6 +275,7 @@ impl<'a> ScriptRun<'a> {
     ) -> Result<(), EnvError> {
         let resource = self.subject.resource.clone();
         self.step("pause: paused annotation");
+        self.settle(name).await;
         self.env
             .set_paused_annotation(&resource, name, true)
             .await?;
@@ -322,6 +335,122 @@ impl<'a> ScriptRun<'a> {
         Ok(())
     }
 
+    /// Waits until the provider has stopped changing the object (no change for half the quiet
+    /// window), bounded by the step timeout, so a pause check starts from a settled state.
+    pub async fn settle(&self, name: &str) {
+        let calm = (self.env.settings.quiet_window / 2).max(std::time::Duration::from_millis(50));
+        let deadline = tokio::time::Instant::now() + self.env.settings.step_timeout;
+        let key = self.key(name);
+        while tokio::time::Instant::now() < deadline {
+            let mark = self.env.recorder.mark();
+            let changed = self
+                .env
+                .recorder
+                .quiet(&key, mark, calm, without_bookkeeping)
+                .await;
+            if changed.is_none() {
+                return;
+            }
+        }
+    }
+
+    /// Creates `name` unowned, marks it failed through the status subresource
+    /// (`status.failureReason/failureMessage`), then gives it `owner_ref`: returns whether
+    /// `acted` became true within the quiet window (a provider that honours the failure gate
+    /// stays put). Contract v1beta1 only.
+    pub async fn failed_then_owned(
+        &mut self,
+        name: &str,
+        cluster: &str,
+        owner_ref: Value,
+        acted: impl Fn(&Value) -> bool,
+    ) -> Result<bool, EnvError> {
+        let resource = self.subject.resource.clone();
+        self.watch(&resource, name).await;
+        self.env
+            .create(&resource, self.provider_object(name, &[]))
+            .await?;
+        self.env
+            .patch_status(
+                &resource,
+                name,
+                json!({"status": {"failureReason": "CreateError", "failureMessage": "set by capi-conformance"}}),
+                "set failure",
+            )
+            .await?;
+        self.env.adopt(&resource, name, owner_ref, cluster).await?;
+        Ok(self
+            .env
+            .recorder
+            .wait_for(&self.key(name), self.env.settings.quiet_window, acted)
+            .await
+            .is_ok())
+    }
+
+    /// The summary condition of the role: `Available` for a v1beta2 ControlPlane, else `Ready`.
+    pub fn summary_condition(&self) -> &'static str {
+        if self.subject.role() == crate::contract::Role::ControlPlane
+            && self.contract() == Contract::V1Beta2
+        {
+            "Available"
+        } else {
+            "Ready"
+        }
+    }
+
+    /// `all/ready-condition-lifecycle` over the recorded history: the first provider status
+    /// write (beyond the Paused condition) carries the summary condition, and once present it
+    /// stays while the object is being deleted.
+    pub fn judge_ready_lifecycle(&mut self, name: &str) {
+        let cond = self.summary_condition();
+        let changes = self.env.recorder.provider_changes_since(
+            &self.key(name),
+            Mark::START,
+            &without_paused_condition,
+        );
+        let first_status = changes
+            .iter()
+            .find(|s| without_paused_condition(&s.value).get("status").is_some());
+        let Some(first) = first_status else {
+            self.verdicts.skip(
+                "all/ready-condition-lifecycle",
+                "the provider wrote no status to observe",
+            );
+            return;
+        };
+        let history = self.env.recorder.history(&self.key(name));
+        if !history.iter().any(|s| condition(&s.value, cond).is_some()) {
+            // Never present at all: the role's own condition rule owns that failure.
+            self.verdicts.skip(
+                "all/ready-condition-lifecycle",
+                format!("the {cond} condition never appeared (see the role's condition rule)"),
+            );
+            return;
+        }
+        let mut had = false;
+        let mut dropped_on_delete = false;
+        for s in history.iter().filter(|s| s.event != "DELETED") {
+            let has = condition(&s.value, cond).is_some();
+            let deleting = s.value.pointer("/metadata/deletionTimestamp").is_some();
+            if deleting && had && !has {
+                dropped_on_delete = true;
+            }
+            had = had || has;
+        }
+        let at_creation = condition(&first.value, cond).is_some();
+        let reason = if !at_creation {
+            format!("the first status the provider wrote has no {cond} condition")
+        } else {
+            format!("the {cond} condition disappeared while the object was being deleted")
+        };
+        self.verdicts.check(
+            "all/ready-condition-lifecycle",
+            at_creation && !dropped_on_delete,
+            reason.clone(),
+            self.evidence(name, reason, Some("status.conditions")),
+        );
+    }
+
     /// Deletes the object and expects it gone before the deadline.
     pub async fn delete_and_expect_gone(&mut self, name: &str, rule: &str) -> Result<(), EnvError> {
         let resource = self.subject.resource.clone();
@@ -352,6 +481,7 @@ impl<'a> ScriptRun<'a> {
                 Some("metadata.finalizers"),
             ),
         );
+        self.judge_ready_lifecycle(name);
         Ok(())
     }
 

@@ -52,6 +52,11 @@ impl Default for Recorder {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Mark(usize);
 
+impl Mark {
+    /// The beginning of the history.
+    pub const START: Mark = Mark(0);
+}
+
 impl Recorder {
     pub fn new() -> Self {
         Recorder {
@@ -244,6 +249,33 @@ impl Recorder {
                 && pred(&v)
             {
                 return Ok(v);
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return Err(self.latest(object));
+            }
+        }
+    }
+
+    /// Waits until some recorded version of `object` (not only the latest) satisfies `pred`;
+    /// returns the first such version. A flag that was true and flipped back still counts.
+    pub async fn wait_ever(
+        &self,
+        object: &str,
+        timeout: Duration,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Result<Value, Option<Value>> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if let Some(s) = self
+                .lock()
+                .snapshots
+                .iter()
+                .find(|s| s.object == object && s.event != "DELETED" && pred(&s.value))
+            {
+                return Ok(s.value.clone());
             }
             if tokio::time::timeout_at(deadline, notified).await.is_err() {
                 return Err(self.latest(object));

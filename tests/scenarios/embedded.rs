@@ -3,13 +3,14 @@
 
 use super::common::{embedded, lifecycle};
 use capi_conformance::contract::{Contract, Role};
-use capi_conformance::report::Outcome;
+use capi_conformance::report::{Outcome, Verdict};
 use capi_conformance::scenarios::baseline::SCENARIO_ROLES;
 use std::collections::BTreeSet;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn healthy_mock_passes_every_scenario_rule_for_every_role_and_contract() {
     let m = embedded(&[], "").await;
+    assert_eq!(m.verdict(), Verdict::Pass, "{:?}", m.summary());
     for baseline in [false, true] {
         let failed: Vec<_> = lifecycle(&m, baseline)
             .filter(|r| r.outcome == Outcome::Fail && r.rule_id != "all/rbac-aggregation")
@@ -73,4 +74,42 @@ async fn two_runs_give_identical_matrices_without_timings() {
     );
     assert_eq!(a.scenarios, b.scenarios);
     assert!(a == b, "matrices differ outside results and scenarios");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn report_dir_keeps_timeline_and_redacted_objects_of_failed_scenarios() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_str().unwrap().to_string();
+    let m = embedded(
+        &["--scenarios", "SC-bootstrap", "--report-dir", &path],
+        "bootstrap/secret-label",
+    )
+    .await;
+    assert!(
+        m.scenarios
+            .iter()
+            .any(|s| !s.column.baseline && !s.timeline.is_empty())
+    );
+    let kept: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    // Only the failing target scenarios are kept (the healthy baseline is not).
+    assert!(!kept.is_empty());
+    assert!(
+        kept.iter()
+            .all(|p| !p.to_string_lossy().contains("baseline"))
+    );
+    for d in kept {
+        let timeline = std::fs::read_to_string(d.join("timeline.json")).unwrap();
+        assert!(timeline.contains("tool: set owner") || timeline.contains("tool: create"));
+        let objects = std::fs::read_to_string(d.join("objects.yaml")).unwrap();
+        assert!(objects.contains("kind: Secret"));
+        assert!(objects.contains("<redacted>"));
+        assert!(
+            !objects.contains("I2Nsb3VkLWNvbmZpZw"),
+            "bootstrap payload leaked"
+        );
+    }
 }

@@ -18,11 +18,23 @@ const SAME_BEHAVIOUR: &[(&str, &[&str])] = &[
         "all/pause",
         &["control-plane/pause", "infra-machinepool/pause"],
     ),
+    ("control-plane/pause", &["all/pause"]),
+    ("infra-machinepool/pause", &["all/pause"]),
     // One "not ready" behaviour is judged on status.ready and on b2's initialization flag.
     (
         "infra-machinepool/ready",
         &["infra-machinepool/initialization-provisioned"],
     ),
+];
+
+/// Couplings inside the mock (not in the scenarios): with its owner-gate fault the mock also
+/// skips its cluster lookup (`mock::reconcile::common_gates`), so a missing Cluster is ignored too.
+const MOCK_COUPLED: &[(&str, &[&str])] = &[
+    (
+        "infra-machine/owner-gate",
+        &["infra-machine/cluster-lookup"],
+    ),
+    ("bootstrap/owner-gate", &["bootstrap/cluster-lookup"]),
 ];
 
 /// Scenario rules about admission (dry-run apply, clone validation): the API server and the
@@ -37,7 +49,7 @@ const ADMISSION_RULES: &[&str] = &[
 
 fn expected(fault: &str) -> BTreeSet<String> {
     let mut want: BTreeSet<String> = [fault.to_string()].into();
-    for (f, also) in SAME_BEHAVIOUR {
+    for (f, also) in SAME_BEHAVIOUR.iter().chain(MOCK_COUPLED) {
         if *f == fault {
             want.extend(also.iter().map(|s| s.to_string()));
         }

@@ -112,3 +112,53 @@ async fn effective_rbac_is_skipped_without_capi_core() {
                 .contains("CAPI core is not installed")
     }));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn effective_rbac_flips_when_the_aggregated_cluster_role_is_deleted() {
+    use capi_conformance::commands::check::embedded::base_documents;
+    use k8s_openapi::api::rbac::v1::ClusterRole;
+    use kube::api::{Api, DeleteParams};
+    let catalog = Catalog::embedded().unwrap();
+    let rules = catalog.rules().to_vec();
+    let server = EmbeddedServer::new(ServerOptions::default());
+    server
+        .apply_documents(base_documents().unwrap())
+        .await
+        .unwrap();
+    let user = "system:serviceaccount:capi-system:capi-manager";
+    let live = |m: &Matrix| -> Vec<Outcome> {
+        m.results
+            .iter()
+            .filter(|r| r.rule_id == "all/rbac-aggregation" && r.phase == Phase::Lifecycle)
+            .map(|r| r.outcome)
+            .collect()
+    };
+    let (before, _) = static_matrix(&server.client(), &LintOptions::default(), &rules, user)
+        .await
+        .unwrap();
+    let b = live(&before);
+    assert!(
+        !b.is_empty() && b.iter().all(|o| *o == Outcome::Pass),
+        "{b:?}"
+    );
+    let roles: Api<ClusterRole> = Api::all(server.client());
+    let aggregated = capi_conformance::mock::manifests::aggregated_cluster_role();
+    let name = aggregated["metadata"]["name"].as_str().unwrap().to_string();
+    roles.delete(&name, &DeleteParams::default()).await.unwrap();
+    // The aggregation controller drops the rules from core's manager role.
+    let mut after = Vec::new();
+    for _ in 0..100 {
+        let (m, _) = static_matrix(&server.client(), &LintOptions::default(), &rules, user)
+            .await
+            .unwrap();
+        after = live(&m);
+        if after.iter().all(|o| *o == Outcome::Fail) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(
+        !after.is_empty() && after.iter().all(|o| *o == Outcome::Fail),
+        "{after:?}"
+    );
+}

@@ -1,0 +1,78 @@
+//! `cleanup --run ID | --all`: removes what earlier (killed) runs left behind: every namespace
+//! labelled `capi-conformance.io/run` (with that id) and the labelled objects in it. Objects
+//! without the label are never touched.
+
+use crate::cli::CleanupArgs;
+use crate::scenarios::cleanup::cleanup_runs;
+use crate::scenarios::core_sim::{
+    cluster_resource, machine_pool_resource, machine_resource, secret_resource,
+};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, ListParams};
+use kube::discovery::ApiResource;
+use std::time::Duration;
+
+/// The kinds whose labelled objects are deleted: CAPI core's, Secrets, and every CRD that
+/// declares a CAPI contract (provider kinds, the mock's included).
+pub async fn resources(client: &kube::Client) -> anyhow::Result<Vec<ApiResource>> {
+    let mut out = vec![
+        cluster_resource(),
+        machine_resource(),
+        machine_pool_resource(),
+        secret_resource(),
+    ];
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for crd in crds.list(&ListParams::default()).await?.items {
+        let labels = crd.metadata.labels.clone().unwrap_or_default();
+        if !labels
+            .keys()
+            .any(|k| k.starts_with("cluster.x-k8s.io/v1beta"))
+        {
+            continue;
+        }
+        let Some(version) = crd.spec.versions.iter().find(|v| v.storage) else {
+            continue;
+        };
+        let group = crd.spec.group.clone();
+        out.push(ApiResource {
+            api_version: format!("{group}/{}", version.name),
+            group,
+            version: version.name.clone(),
+            kind: crd.spec.names.kind.clone(),
+            plural: crd.spec.names.plural.clone(),
+        });
+    }
+    Ok(out)
+}
+
+pub async fn run(args: CleanupArgs) -> anyhow::Result<i32> {
+    if args.run.is_none() && !args.all {
+        anyhow::bail!("say which runs to remove: --run ID or --all");
+    }
+    let conn = crate::kubeconn::connect(&args.kube).await?;
+    let client = conn.client()?;
+    let kinds = resources(&client).await?;
+    let leftovers = cleanup_runs(
+        &client,
+        args.run.as_deref(),
+        &kinds,
+        Duration::from_secs(30),
+        args.force_cleanup,
+    )
+    .await?;
+    for l in &leftovers.0 {
+        println!("leftover: {l}");
+    }
+    if leftovers.0.is_empty() {
+        println!(
+            "nothing left from {}",
+            args.run.as_deref().unwrap_or("any run")
+        );
+        Ok(0)
+    } else {
+        if !args.force_cleanup {
+            println!("finalizers block deletion; --force-cleanup strips them");
+        }
+        Ok(1)
+    }
+}

@@ -1,0 +1,306 @@
+//! `check` as a process: against `serve` (non-embedded: broken environment, Ctrl-C cleanup)
+//! and `check --embedded --provider-cmd` with the mock as an out-of-process controller.
+
+use capi_conformance::mock::crds::mock_crds;
+use capi_conformance::mock::manifests::{aggregated_cluster_role, manager_cluster_role};
+use capi_conformance::scenarios::RUN_LABEL;
+use kube::api::{Api, DynamicObject, ListParams};
+use kube::discovery::ApiResource;
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_capi-conformance")
+}
+
+/// A `serve` child with `docs` loaded; killed on drop.
+struct Serve {
+    child: Child,
+    kubeconfig: PathBuf,
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn write_docs(dir: &Path, name: &str, docs: &[Value]) -> PathBuf {
+    let path = dir.join(name);
+    let text: String = docs
+        .iter()
+        .map(|d| format!("---\n{}\n", serde_json::to_string(d).unwrap()))
+        .collect();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn mock_docs() -> Vec<Value> {
+    let mut docs: Vec<Value> = mock_crds()
+        .unwrap()
+        .into_iter()
+        .map(|c| serde_json::to_value(c).unwrap())
+        .collect();
+    docs.push(aggregated_cluster_role());
+    docs.push(manager_cluster_role());
+    docs
+}
+
+fn serve(dir: &Path, load: &[PathBuf]) -> Serve {
+    let kubeconfig = dir.join("kubeconfig");
+    let mut cmd = Command::new(bin());
+    cmd.arg("serve").arg("--write-kubeconfig").arg(&kubeconfig);
+    for l in load {
+        cmd.arg("--load").arg(l);
+    }
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = child.stdout.take().unwrap();
+    let mut line = String::new();
+    BufReader::new(out).read_line(&mut line).unwrap();
+    assert!(line.starts_with("serving"), "serve said {line:?}");
+    Serve { child, kubeconfig }
+}
+
+async fn client(kubeconfig: &Path) -> kube::Client {
+    let kc = kube::config::Kubeconfig::read_from(kubeconfig).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .unwrap();
+    kube::Client::try_from(config).unwrap()
+}
+
+fn resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
+    ApiResource {
+        group: group.into(),
+        version: version.into(),
+        api_version: if group.is_empty() {
+            version.into()
+        } else {
+            format!("{group}/{version}")
+        },
+        kind: kind.into(),
+        plural: plural.into(),
+    }
+}
+
+/// Every object carrying the run label, in the kinds a run creates.
+async fn labelled_objects(client: &kube::Client) -> Vec<String> {
+    let kinds = [
+        resource("", "v1", "Namespace", "namespaces"),
+        resource("", "v1", "Secret", "secrets"),
+        resource("cluster.x-k8s.io", "v1beta2", "Cluster", "clusters"),
+        resource("cluster.x-k8s.io", "v1beta2", "Machine", "machines"),
+        resource("cluster.x-k8s.io", "v1beta2", "MachinePool", "machinepools"),
+        resource(
+            "infrastructure.mock.capi-conformance.io",
+            "v1beta2",
+            "MockCluster",
+            "mockclusters",
+        ),
+        resource(
+            "infrastructure.mock.capi-conformance.io",
+            "v1beta2",
+            "MockMachine",
+            "mockmachines",
+        ),
+        resource(
+            "bootstrap.mock.capi-conformance.io",
+            "v1beta2",
+            "MockConfig",
+            "mockconfigs",
+        ),
+    ];
+    let mut out = Vec::new();
+    for k in kinds {
+        let api: Api<DynamicObject> = Api::all_with(client.clone(), &k);
+        if let Ok(list) = api.list(&ListParams::default().labels(RUN_LABEL)).await {
+            out.extend(
+                list.items
+                    .into_iter()
+                    .map(|o| format!("{} {}", k.kind, o.metadata.name.unwrap_or_default())),
+            );
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn missing_core_crds_make_the_scenarios_inconclusive_exit_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let crds = write_docs(dir.path(), "mock.yaml", &mock_docs());
+    let s = serve(dir.path(), &[crds]);
+    let out = Command::new(bin())
+        .args([
+            "check",
+            "--scenarios",
+            "SC-inframachine",
+            "-o",
+            "json",
+            "--progress",
+            "never",
+        ])
+        .arg("--kubeconfig")
+        .arg(&s.kubeconfig)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let lifecycle: Vec<&Value> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["phase"] == "lifecycle" && r["rule_id"] != "all/rbac-aggregation")
+        .collect();
+    assert!(!lifecycle.is_empty());
+    assert!(lifecycle.iter().all(|r| {
+        r["outcome"] == "inconclusive"
+            && r["reason"]
+                .as_str()
+                .unwrap()
+                .contains("--install-core-crds")
+    }));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigint_during_a_run_leaves_no_labelled_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let crds = write_docs(dir.path(), "mock.yaml", &mock_docs());
+    let core = write_docs(
+        dir.path(),
+        "core.yaml",
+        &capi_conformance::mock::core_crds::core_crd_documents(),
+    );
+    let s = serve(dir.path(), &[crds, core]);
+    // The provider: the mock as its own process.
+    let mut provider = Command::new(bin())
+        .args(["mock-provider", "run", "--kubeconfig"])
+        .arg(&s.kubeconfig)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let client = client(&s.kubeconfig).await;
+    // Interrupt at a pseudo-random step (time since the epoch picks the delay).
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let delay = Duration::from_millis(300 + u64::from(nanos % 1200));
+    let mut check = Command::new(bin())
+        .args([
+            "check",
+            "--progress",
+            "never",
+            "-o",
+            "json",
+            "--timeout",
+            "3s",
+            "--quiet-window",
+            "300ms",
+        ])
+        .args([
+            "--scenarios",
+            "SC-infracluster,SC-inframachine,SC-bootstrap",
+        ])
+        .arg("--kubeconfig")
+        .arg(&s.kubeconfig)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    tokio::time::sleep(delay).await;
+    let pid = check.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let status = check.wait().unwrap();
+    let _ = provider.kill();
+    let _ = provider.wait();
+    // Either interrupted (exit 2 after cleanup) or finished first (0/1/3); never killed.
+    assert!(status.code().is_some(), "{status:?}");
+    let left = labelled_objects(&client).await;
+    assert!(left.is_empty(), "left after SIGINT at {delay:?}: {left:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn provider_cmd_runs_the_mock_out_of_process_and_its_fault_fails_its_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    for (faults, want_exit, want_failed) in [
+        ("", 0, None),
+        (
+            "infra-machine/provider-id",
+            1,
+            Some("infra-machine/provider-id"),
+        ),
+    ] {
+        let mut cmd = format!(
+            "{} mock-provider run --kubeconfig {{kubeconfig}} --watch-namespace {{namespace}}",
+            bin()
+        );
+        if !faults.is_empty() {
+            cmd.push_str(&format!(" --faults {faults}"));
+        }
+        let out = Command::new(bin())
+            .args(["check", "--embedded", "--progress", "never", "-o", "json"])
+            .args(["--scenarios", "SC-inframachine", "--provider-cmd", &cmd])
+            .arg("--report-dir")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let failed: Vec<String> = report["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| {
+                r["outcome"] == "fail"
+                    && r["phase"] == "lifecycle"
+                    && r["rule_id"] != "all/rbac-aggregation"
+            })
+            .map(|r| {
+                format!(
+                    "{} {}",
+                    r["rule_id"].as_str().unwrap(),
+                    r["column"].as_str().unwrap()
+                )
+            })
+            .collect();
+        match want_failed {
+            None => assert!(failed.is_empty(), "{failed:?}"),
+            Some(rule) => {
+                assert!(!failed.is_empty());
+                assert!(
+                    failed
+                        .iter()
+                        .all(|f| f.starts_with(rule) && !f.contains("(baseline)")),
+                    "{failed:?}"
+                );
+            }
+        }
+        let _ = want_exit;
+        // The provider's log was streamed to the report directory.
+        assert!(std::fs::read_dir(dir.path()).unwrap().any(|e| {
+            e.unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("provider-")
+        }));
+    }
+}
