@@ -13,6 +13,7 @@ mod mock {
     pub mod harness;
     pub mod infra_cluster;
     pub mod infra_machine;
+    pub mod isolation;
     pub mod machine_pool;
     pub mod manifests;
     pub mod process;

@@ -96,3 +96,28 @@ async fn infra_cluster_v1beta1_reaches_ready_and_deletes() {
 async fn infra_cluster_v1beta2_reaches_ready_and_deletes() {
     healthy(Contract::V1Beta2).await;
 }
+
+/// Without the contract annotation (and without managedFields, which the embedded server does not
+/// record) the mock uses v1beta2 paths, whatever version the object was created at.
+#[tokio::test]
+async fn objects_without_the_contract_annotation_get_v1beta2_shapes() {
+    let env = with_mock("").await;
+    let cluster = env.cluster("c1", false).await;
+    let b1 = env.mock_api(MOCK_CLUSTER, Contract::V1Beta1);
+    let ar = MOCK_CLUSTER.api_resource(Contract::V1Beta1);
+    let obj: kube::core::DynamicObject = serde_json::from_value(json!({
+        "apiVersion": ar.api_version, "kind": ar.kind,
+        "metadata": {"name": "plain", "namespace": NS}, "spec": {},
+    }))
+    .unwrap();
+    b1.create(&Default::default(), &obj).await.unwrap();
+    env.own(MOCK_CLUSTER, Contract::V1Beta1, "plain", &cluster, "c1")
+        .await;
+    let b2 = env.mock_api(MOCK_CLUSTER, Contract::V1Beta2);
+    let ready = wait_for(&b2, "plain", "v1beta2 provisioned", |o| {
+        flag(o, "status.initialization.provisioned")
+    })
+    .await;
+    assert!(at(&ready, "status.ready").is_none());
+    env.stop().await;
+}

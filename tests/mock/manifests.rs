@@ -414,3 +414,35 @@ fn mock_crds_are_typed_crds_and_core_crds_are_minimal() {
         );
     }
 }
+
+#[test]
+fn manifests_lint_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("infrastructure-components.yaml");
+    std::fs::write(&file, manifests_yaml(&ManifestOptions::default()).unwrap()).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_capi-conformance"))
+        .arg("lint")
+        .arg(dir.path())
+        .args(["-o", "json"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "lint JSON: {e}; stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let results = report["results"].as_array().unwrap();
+    let failed: Vec<String> = results
+        .iter()
+        .filter(|r| matches!(r["outcome"].as_str(), Some("fail" | "inconclusive")))
+        .map(|r| format!("{} {} {}", r["rule_id"], r["column"], r["reason"]))
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "lint findings on the mock's manifests: {failed:#?}"
+    );
+    let passed = results.iter().filter(|r| r["outcome"] == "pass").count();
+    assert!(passed > 100, "only {passed} rules passed");
+    assert_eq!(out.status.code(), Some(0));
+}
