@@ -228,7 +228,16 @@ pub fn start(
                             yield Ok(render.line(ty, obj));
                         }
                     }
-                    Err(RecvError::Lagged(_)) | Err(RecvError::Closed) => break,
+                    Err(RecvError::Lagged(missed)) => {
+                        // A watcher that does not keep up is cut off (bounded buffer), like
+                        // kube-apiserver: the client relists.
+                        let e = ApiError::expired(format!(
+                            "watch too slow: {missed} events dropped after resourceVersion {last_rv}"
+                        ));
+                        yield Ok(error_line(&e));
+                        break;
+                    }
+                    Err(RecvError::Closed) => break,
                 }
             }
         }

@@ -33,12 +33,12 @@ fn flag(node: &Value, key: &str) -> bool {
 pub fn lookup<'a>(root: &'a Value, path: &str) -> Lookup<'a> {
     let mut node = root;
     let mut walked = String::new();
-    for raw in path.split('.') {
+    for (i, raw) in path.split('.').enumerate() {
         let (seg, into_items) = match raw.strip_suffix("[]") {
             Some(s) => (s, true),
             None => (raw, false),
         };
-        if !walked.is_empty() {
+        if i > 0 {
             walked.push('.');
         }
         walked.push_str(raw);

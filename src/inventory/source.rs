@@ -262,12 +262,79 @@ pub fn parse_text(file: &str, text: &str) -> Vec<Result<Document, InputError>> {
 const PARALLEL_BYTES: usize = 512 * 1024;
 
 fn parse_json(text: &str, origin: Origin) -> Result<Document, InputError> {
-    let value: Value = serde_json::from_str(text).map_err(|e| InputError::InvalidSyntax {
-        origin: origin.clone(),
-        message: format!("invalid JSON at line {}: {e}", e.line()),
-    })?;
+    let value = serde_json::from_str::<StrictValue>(text)
+        .map(|v| v.0)
+        .map_err(|e| InputError::InvalidSyntax {
+            origin: origin.clone(),
+            message: format!("invalid JSON at line {}: {e}", e.line()),
+        })?;
     // A JSON `List` (kubectl get -o json) holds its documents in `items`.
     document(value, origin)
+}
+
+/// A JSON value that refuses duplicate object keys, as YAML input does (a duplicated `scope` or
+/// `kind` must not silently take the last value).
+struct StrictValue(Value);
+
+impl<'de> serde::Deserialize<'de> for StrictValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(StrictVisitor).map(StrictValue)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> serde::de::Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        serde::Deserialize::deserialize(d).map(|v: StrictValue| v.0)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(StrictValue(v)) = seq.next_element()? {
+            items.push(v);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let StrictValue(v) = map.next_value()?;
+            if out.contains_key(&key) {
+                return Err(serde::de::Error::custom(format!("duplicate key {key:?}")));
+            }
+            out.insert(key, v);
+        }
+        Ok(Value::Object(out))
+    }
 }
 
 fn parse_yaml_doc(doc: &str, origin: Origin) -> Result<Document, InputError> {
@@ -392,6 +459,17 @@ mod tests {
             "{err}"
         );
         assert!(!err.contains('\n'));
+    }
+
+    #[test]
+    fn duplicate_json_keys_are_an_error() {
+        let docs = parse_text("x.json", r#"{"kind": "A", "spec": {"a": 1, "a": 2}}"#);
+        let err = docs[0].as_ref().unwrap_err().to_string();
+        assert!(
+            err.starts_with("x.json: document 0 (line 1): invalid JSON at line 1")
+                && err.contains("duplicate key \"a\""),
+            "{err}"
+        );
     }
 
     #[test]

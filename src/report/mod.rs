@@ -12,6 +12,7 @@ mod markdown;
 pub mod migration;
 pub mod model;
 mod output;
+pub mod paths;
 mod prepare;
 pub mod redact;
 mod table;

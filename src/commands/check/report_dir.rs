@@ -23,20 +23,11 @@ pub fn redact(mut v: Value) -> Value {
 }
 
 fn dir_name(run: &SubjectRun) -> String {
-    let id = format!(
+    crate::report::paths::safe_component(&format!(
         "{}-{}",
         run.script.unwrap_or("none"),
         run.subject.column.id()
-    );
-    id.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    ))
 }
 
 /// Writes the files; returns how many scenarios were kept.
