@@ -46,6 +46,29 @@ fn rules_json_has_every_rule() {
     assert!(got.contains(&"infra-machinepool/initialization-provisioned"));
 }
 
+/// Issue 4: `rules -o json` shows, for each scenario rule, the mock fault that exercises it.
+#[test]
+fn rules_json_names_the_mock_fault_of_each_scenario_rule() {
+    let out = run(&["rules", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let rules: Vec<Rule> = serde_json::from_str(&stdout(&out)).expect("rules -o json parses");
+    let by_id = |id: &str| rules.iter().find(|r| r.id == id).expect(id).clone();
+    assert_eq!(
+        by_id("infra-machine/provider-id-before-provisioned").faults,
+        vec!["infra-machine/provider-id-before-provisioned".to_string()]
+    );
+    assert_eq!(
+        by_id("bootstrap/secret-value").faults,
+        vec!["bootstrap/secret-value".to_string()]
+    );
+    assert!(
+        by_id("all/namespaced").faults.is_empty(),
+        "static rules have no fault"
+    );
+    let with_fault = rules.iter().filter(|r| !r.faults.is_empty()).count();
+    assert_eq!(with_fault, capi_conformance::mock::faults::FAULTS.len());
+}
+
 #[test]
 fn rules_yaml_parses_back() {
     let out = run(&["rules", "-o", "yaml"]);

@@ -39,7 +39,8 @@ const AREAS: [(&str, &str); 9] = [
 ];
 
 pub fn run(args: &RulesArgs) -> anyhow::Result<i32> {
-    let catalog = Catalog::embedded().context("loading the embedded rule catalog")?;
+    let mut catalog = Catalog::embedded().context("loading the embedded rule catalog")?;
+    catalog.annotate_faults(crate::mock::faults::fault_for);
     let out = match args.output {
         RulesFormat::Table => render_table(&catalog, std::io::stdout().is_terminal()),
         RulesFormat::Json => render_json(&catalog)?,

@@ -177,6 +177,18 @@ impl Catalog {
         &self.rules
     }
 
+    /// Fills each rule's `faults` with the fault names `fault_for(rule_id)` knows (the mock
+    /// provider names its faults by rule id), so `rules -o json` shows which fault exercises a rule.
+    pub fn annotate_faults(&mut self, fault_for: impl Fn(&str) -> Option<&'static str>) {
+        for rule in &mut self.rules {
+            if let Some(f) = fault_for(&rule.id)
+                && !rule.faults.iter().any(|x| x == f)
+            {
+                rule.faults.push(f.to_string());
+            }
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.rules.len()
     }

@@ -290,7 +290,12 @@ pub async fn common_gates(
         Some(name) => core::get(&ctx.client, CoreKind::Cluster, &s.namespace, name).await?,
         None => None,
     };
-    if cluster.is_none() && !s.fault("cluster-lookup") && !s.fault("owner-gate") {
+    // The owner-gate fault acts on an object no owner points at: without a cluster-name label
+    // there is no Cluster to look up, so that fault must go on without one. A label naming a
+    // missing Cluster is the cluster-lookup rule's business and stops the mock unless that
+    // rule's own fault is set.
+    let unowned_without_label = s.fault("owner-gate") && cluster_name.is_none();
+    if cluster.is_none() && !s.fault("cluster-lookup") && !unowned_without_label {
         return Ok(Gates::Stop(Action::requeue(RECHECK)));
     }
     let paused = cluster.as_ref().is_some_and(core::cluster_paused)
