@@ -210,6 +210,18 @@ pub fn builtins() -> Vec<ResourceType> {
             false,
             c,
         ),
+        // Provider components ship their controllers as Deployments (clusterctl's
+        // manager-container rule reads them); served as stored objects, no controller runs them.
+        builtin(
+            "apps",
+            "v1",
+            "deployments",
+            "Deployment",
+            true,
+            &["deploy"],
+            true,
+            c,
+        ),
         builtin(
             "coordination.k8s.io",
             "v1",

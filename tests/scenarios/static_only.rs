@@ -20,17 +20,93 @@ fn corpus(name: &str) -> PathBuf {
 /// The CRDs and ClusterRoles of a components file (what a cluster would hold).
 fn cluster_objects(name: &str) -> Vec<Value> {
     let text = std::fs::read_to_string(corpus(name)).unwrap();
-    parse_text("components.yaml", &text)
+    objects_of_kinds(&text, &["CustomResourceDefinition", "ClusterRole"])
+}
+
+fn objects_of_kinds(text: &str, kinds: &[&str]) -> Vec<Value> {
+    parse_text("components.yaml", text)
         .into_iter()
         .filter_map(Result::ok)
         .map(|d| d.value)
         .filter(|v| {
-            matches!(
-                v.get("kind").and_then(Value::as_str),
-                Some("CustomResourceDefinition" | "ClusterRole")
-            )
+            v.get("kind")
+                .and_then(Value::as_str)
+                .is_some_and(|k| kinds.contains(&k))
         })
         .collect()
+}
+
+/// Every YAML file of one of our conformant fixtures, concatenated.
+fn fixture_text(name: &str) -> String {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|p| format!("---\n{}\n", std::fs::read_to_string(p).unwrap()))
+        .collect()
+}
+
+/// Issue 3: `check --static-only` against a server loaded with our conformant fixture (CRDs,
+/// ClusterRoles, Roles and the manager Deployment) gives the same static cells as `lint` on the
+/// same objects.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn static_only_on_the_conformant_fixture_matches_lint() {
+    let catalog = Catalog::embedded().unwrap();
+    let rules = catalog.rules().to_vec();
+    for fixture in ["conformant-v1beta2", "conformant-v1beta1"] {
+        let text = fixture_text(fixture);
+        let kinds = [
+            "CustomResourceDefinition",
+            "ClusterRole",
+            "Role",
+            "Deployment",
+        ];
+        let objects = objects_of_kinds(&text, &kinds);
+        assert!(
+            objects
+                .iter()
+                .any(|o| o.get("kind").and_then(Value::as_str) == Some("Deployment")),
+            "{fixture}: the fixture has a manager Deployment"
+        );
+        let lint_text: String = objects
+            .iter()
+            .map(|o| format!("---\n{}\n", serde_json::to_string(o).unwrap()))
+            .collect();
+        let docs: Vec<_> = parse_text("objects.yaml", &lint_text)
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
+        let opts = LintOptions::default();
+        let lint = evaluate_rules(docs, &opts, &rules).unwrap();
+
+        let server = EmbeddedServer::new(ServerOptions::default());
+        let mut load = objects_of_kinds(&text, &["Namespace"]);
+        load.extend(objects);
+        server.apply_documents(load).await.unwrap();
+        let (check, _) = static_matrix(
+            &server.client(),
+            &opts,
+            &rules,
+            "system:serviceaccount:capi-system:capi-manager",
+        )
+        .await
+        .unwrap();
+        let (a, b) = (static_cells(&lint), static_cells(&check));
+        assert!(a.len() > 100, "{fixture}: too few cells");
+        let only_lint: Vec<_> = a.iter().filter(|c| !b.contains(c)).collect();
+        let only_check: Vec<_> = b.iter().filter(|c| !a.contains(c)).collect();
+        assert!(
+            only_lint.is_empty() && only_check.is_empty(),
+            "{fixture}: lint-only {only_lint:#?}\ncheck-only {only_check:#?}"
+        );
+    }
 }
 
 type Cell = (String, String, Phase, Outcome);
