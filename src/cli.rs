@@ -162,8 +162,9 @@ pub struct CheckArgs {
     /// Only check this provider (as grouped by the inventory).
     #[arg(long)]
     pub provider: Option<String>,
-    /// Scenarios run concurrently.
-    #[arg(long, default_value_t = 4)]
+    /// Scenarios run concurrently (the default runs every embedded scenario of one provider at
+    /// once: the run is bounded by quiet windows, not CPU).
+    #[arg(long, default_value_t = 8)]
     pub parallel: usize,
     /// With --embedded: a provider's CRDs/RBAC to install (files or directories).
     #[arg(long, value_name = "PATH")]
