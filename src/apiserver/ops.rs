@@ -776,8 +776,10 @@ mod tests {
             &WriteOpts::default(),
         )
         .unwrap();
-        let Deleted::Pending(obj) = delete(&mut s, &t, &DeleteOpts::default()).unwrap() else {
-            panic!("expected pending")
+        let deleted = delete(&mut s, &t, &DeleteOpts::default()).unwrap();
+        assert!(matches!(deleted, Deleted::Pending(_)), "expected pending");
+        let Deleted::Pending(obj) = deleted else {
+            return;
         };
         assert!(meta::is_deleting(&obj));
         let mut cleared = obj.clone();
