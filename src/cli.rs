@@ -93,6 +93,10 @@ pub struct ReportArgs {
     /// Ignore every waiver (annotations and config): strict gate.
     #[arg(long = "no-waivers")]
     pub no_waivers: bool,
+    /// The provider manager's `--help` output (a text file): evidence for
+    /// `all/multi-instance-flags` when the manifests do not set the flags.
+    #[arg(long = "manager-help", value_name = "FILE")]
+    pub manager_help: Option<PathBuf>,
     /// Also report what a v1beta1 provider must change for the given contract.
     #[arg(long, value_name = "CONTRACT")]
     pub migration: Option<String>,

@@ -467,15 +467,44 @@ pub fn multi_instance_flags(_: &Rule, ctx: &CheckCtx) -> Finding {
         return Finding::skip("no `manager` container among the inputs");
     }
     let all: Vec<&str> = mgrs.iter().flat_map(|c| args(c)).collect();
-    let missing: Vec<&str> = ["--namespace", "--watch-filter"]
+    let in_args: Vec<&str> = MULTI_INSTANCE_FLAGS
         .into_iter()
         .filter(|f| flag_value(&all, f).is_none())
         .collect();
-    if missing.is_empty() {
-        Finding::pass_msg("manager args carry --namespace and --watch-filter")
-    } else {
-        Finding::fail_msg(format!("manager args do not show {}", missing.join(" or ")))
+    if in_args.is_empty() {
+        return Finding::pass_msg("manager args carry --namespace and --watch-filter");
     }
+    // The flags are opt-in: a manager that accepts them need not set them. Only the binary's
+    // `--help` output can show that it accepts them.
+    let Some(help) = ctx.opts.manager_help.as_deref() else {
+        return Finding::inconclusive(format!(
+            "manager args do not set {} (the flags are opt-in); whether the manager accepts them \
+             shows only in its --help output: pass it with --manager-help FILE",
+            in_args.join(" or ")
+        ));
+    };
+    let missing: Vec<&str> = MULTI_INSTANCE_FLAGS
+        .into_iter()
+        .filter(|f| !help_lists_flag(help, f))
+        .collect();
+    if missing.is_empty() {
+        Finding::pass_msg("the manager's --help output lists --namespace and --watch-filter")
+    } else {
+        Finding::fail_msg(format!(
+            "the manager's --help output (--manager-help) does not list {}",
+            missing.join(" or ")
+        ))
+    }
+}
+
+const MULTI_INSTANCE_FLAGS: [&str; 2] = ["--namespace", "--watch-filter"];
+
+/// Whether a `--help` text documents `flag` (as a whole word: `--namespace` must not match
+/// `--namespace-foo`); Go's flag package prints `-flag` as well as `--flag`.
+fn help_lists_flag(help: &str, flag: &str) -> bool {
+    let bare = flag.trim_start_matches('-');
+    help.split(|c: char| c.is_whitespace() || matches!(c, ',' | '=' | '[' | ']'))
+        .any(|tok| tok.starts_with('-') && tok.trim_start_matches('-') == bare)
 }
 
 pub fn images(_: &Rule, ctx: &CheckCtx) -> Finding {
@@ -797,7 +826,17 @@ pub fn clusterclass_files(_: &Rule, ctx: &CheckCtx) -> Finding {
 
 #[cfg(test)]
 mod tests {
-    use super::bad_variable;
+    use super::{bad_variable, help_lists_flag};
+
+    #[test]
+    fn help_output_flags_are_whole_words() {
+        let help = "Usage:\n  --namespace string   ns\n  -watch-filter=LABEL\n  --metrics-bind-addr string\n";
+        assert!(help_lists_flag(help, "--namespace"));
+        assert!(help_lists_flag(help, "--watch-filter"));
+        assert!(!help_lists_flag(help, "--metrics"));
+        assert!(!help_lists_flag("--namespace-prefix string", "--namespace"));
+        assert!(!help_lists_flag("the namespace to watch", "--namespace"));
+    }
 
     #[test]
     fn envsubst_grammar() {

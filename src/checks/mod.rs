@@ -57,6 +57,8 @@ pub struct LintOptions {
     /// Waivers from `--config`.
     pub waivers: Vec<ConfigWaiver>,
     pub no_waivers: bool,
+    /// `--manager-help FILE`: the manager binary's `--help` output (evidence for flag rules).
+    pub manager_help: Option<String>,
     /// Broken documents become `Matrix.problems` instead of an error.
     pub keep_going: bool,
     /// Problems found while loading (only with `keep_going`).
@@ -77,6 +79,7 @@ impl Default for LintOptions {
             roles: BTreeMap::new(),
             waivers: Vec::new(),
             no_waivers: false,
+            manager_help: None,
             keep_going: false,
             load_problems: Vec::new(),
             command: "lint".into(),
@@ -117,6 +120,14 @@ impl Finding {
     }
     pub fn skip(reason: impl Into<String>) -> Finding {
         Finding::skip_with(reason, Vec::new())
+    }
+    /// The inputs cannot decide the rule (the reason says what would).
+    pub fn inconclusive(reason: impl Into<String>) -> Finding {
+        Finding {
+            outcome: Outcome::Inconclusive,
+            reason: Some(reason.into()),
+            evidence: Vec::new(),
+        }
     }
     pub fn skip_with(reason: impl Into<String>, evidence: Vec<Evidence>) -> Finding {
         Finding {

@@ -36,6 +36,7 @@ pub fn lint_options(r: &ReportArgs, source: String) -> anyhow::Result<LintOption
         started_at: jiff::Timestamp::now(),
         ..LintOptions::default()
     };
+    opts.manager_help = super::lint::read_manager_help(r)?;
     if let Some(path) = &r.config {
         let cfg = ConfigFile::load(path)?;
         opts.roles = cfg.role_overrides()?;

@@ -2,7 +2,7 @@
 //! print the report, exit with the verdict's code (input errors: exit 2 via `main`).
 
 use crate::checks::{ConfigFile, LintOptions};
-use crate::cli::LintArgs;
+use crate::cli::{LintArgs, ReportArgs};
 use crate::contract::FailOn;
 use crate::inventory::{self, load_paths};
 use crate::report::{self, Matrix};
@@ -29,6 +29,7 @@ pub fn options(args: &LintArgs) -> anyhow::Result<LintOptions> {
         started_at: jiff::Timestamp::now(),
         ..LintOptions::default()
     };
+    opts.manager_help = read_manager_help(r)?;
     if let Some(m) = &r.migration {
         opts.also_contract = Some(
             crate::contract::Contract::parse(m)
@@ -43,6 +44,28 @@ pub fn options(args: &LintArgs) -> anyhow::Result<LintOptions> {
     opts.roles
         .extend(inventory::parse_role_overrides(&r.roles)?);
     Ok(opts)
+}
+
+/// Largest `--manager-help` file read (a `--help` text is a few KiB).
+const MAX_MANAGER_HELP: u64 = 1 << 20;
+
+/// Reads `--manager-help FILE`, if given.
+pub fn read_manager_help(r: &ReportArgs) -> anyhow::Result<Option<String>> {
+    let Some(path) = &r.manager_help else {
+        return Ok(None);
+    };
+    let len = std::fs::metadata(path)
+        .with_context(|| format!("--manager-help {}: cannot read the file", path.display()))?
+        .len();
+    if len > MAX_MANAGER_HELP {
+        anyhow::bail!(
+            "--manager-help {}: {len} bytes is not a --help text (limit {MAX_MANAGER_HELP} bytes)",
+            path.display()
+        );
+    }
+    let bytes = std::fs::read(path)
+        .with_context(|| format!("--manager-help {}: cannot read the file", path.display()))?;
+    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
 }
 
 /// Loads and evaluates; input errors come back as errors (one line each).

@@ -148,3 +148,16 @@ fn keep_going_reports_the_rest_and_marks_the_broken_document() {
     assert_eq!(problems[0]["source"], format!("{f}#1"));
     assert!(stdout.contains("FooMachine"));
 }
+
+#[test]
+fn missing_manager_help_file_is_named() {
+    expect_error(
+        &[
+            "lint",
+            "fixtures/conformant-v1beta2",
+            "--manager-help",
+            "/nonexistent/manager-help.txt",
+        ],
+        "--manager-help /nonexistent/manager-help.txt: cannot read the file",
+    );
+}

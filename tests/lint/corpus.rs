@@ -181,3 +181,38 @@ fn capa_envsubst_operators_are_accepted_as_variables() {
     assert_eq!(r.len(), 1);
     assert_eq!(r[0].outcome, Outcome::Pass, "{r:?}");
 }
+
+/// Real managers accept `--namespace`/`--watch-filter` without setting them in their
+/// Deployment: the manifests alone cannot decide the rule (inconclusive, never a false fail);
+/// the manager's `--help` output given with `--manager-help` decides it.
+#[test]
+fn multi_instance_flags_need_help_output_when_args_do_not_set_them() {
+    let Some(m) = lint_provider("capd") else {
+        return;
+    };
+    let r = cells(&m, "all/multi-instance-flags");
+    assert!(!r.is_empty());
+    for x in &r {
+        assert_eq!(x.outcome, Outcome::Inconclusive, "{x:?}");
+        assert!(
+            x.reason.as_deref().unwrap().contains("--manager-help"),
+            "{x:?}"
+        );
+    }
+    for (help, want) in [
+        (
+            "  --namespace string\n  --watch-filter string   label value\n",
+            Outcome::Pass,
+        ),
+        ("  --namespace string\n  --leader-elect\n", Outcome::Fail),
+    ] {
+        let opts = capi_conformance::checks::LintOptions {
+            manager_help: Some(help.to_string()),
+            ..Default::default()
+        };
+        let m = lint_docs(load(&corpus().join("capd")), &opts);
+        for x in cells(&m, "all/multi-instance-flags") {
+            assert_eq!(x.outcome, want, "{help:?}: {x:?}");
+        }
+    }
+}

@@ -43,6 +43,9 @@ struct Violation {
     /// `--contract` for this violation (and its baseline).
     #[serde(default)]
     contract: Option<String>,
+    /// `--manager-help` text for this violation (evidence for flag rules).
+    #[serde(default)]
+    manager_help: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -185,6 +188,7 @@ fn every_static_rule_has_a_violation_that_breaks_only_that_rule() {
                 .iter()
                 .map(|(k, r)| (k.clone(), Role::parse(r).unwrap()))
                 .collect(),
+            manager_help: v.manager_help.clone(),
             ..LintOptions::default()
         };
         let m = lint_docs(violation_docs(&v), &opts);
