@@ -42,7 +42,7 @@ pub struct ApiError {
     /// Extra response headers (e.g. `Retry-After`).
     pub headers: Vec<(&'static str, String)>,
     /// `metadata.continue` of the Status (the inconsistent-continue token of a 410).
-    pub list_continue: Option<String>,
+    pub list_continue: Option<Box<str>>,
 }
 
 /// `widgets.example.com` for groups, `secrets` for the core group.

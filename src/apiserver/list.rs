@@ -294,7 +294,7 @@ pub fn list(store: &Store, t: &Target, filter: &Filter, q: &Query) -> Result<Val
 /// the same key at the latest state (kube-apiserver's "inconsistent continue").
 fn continue_expired(tok: &ContinueToken) -> ApiError {
     let mut e = ApiError::expired(CONTINUE_EXPIRED);
-    e.list_continue = Some(encode_continue(-1, tok.start.trim_end_matches('\u{0}')));
+    e.list_continue = Some(encode_continue(-1, tok.start.trim_end_matches('\u{0}')).into());
     e
 }
 

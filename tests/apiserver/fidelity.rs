@@ -222,3 +222,406 @@ async fn remaining_item_count_only_without_selectors() {
     assert!(filtered["metadata"]["continue"].is_string());
     assert!(filtered["metadata"].get("remainingItemCount").is_none());
 }
+
+// ---- managedFields for Update operations ----
+
+/// A POST with a User-Agent and no fieldManager.
+async fn post_as(h: &H, path: &str, user_agent: &str, body: Value) -> Value {
+    use axum::body::Body;
+    use axum::http::Request;
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let req = Request::builder()
+        .method("POST")
+        .uri(path)
+        .header("content-type", "application/json")
+        .header("user-agent", user_agent)
+        .body(Body::from(serde_json::to_vec(&body).unwrap()))
+        .unwrap();
+    let resp = h.server.router().oneshot(req).await.unwrap();
+    assert_eq!(resp.status().as_u16(), 201);
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+fn entry<'a>(obj: &'a Value, manager: &str, operation: &str) -> Option<&'a Value> {
+    obj["metadata"]["managedFields"]
+        .as_array()?
+        .iter()
+        .find(|e| e["manager"] == manager && e["operation"] == operation)
+}
+
+fn managers(obj: &Value) -> Vec<(String, String, String)> {
+    obj["metadata"]["managedFields"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|e| {
+                    (
+                        e["manager"].as_str().unwrap_or_default().to_string(),
+                        e["operation"].as_str().unwrap_or_default().to_string(),
+                        e["subresource"].as_str().unwrap_or_default().to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn create_records_an_update_entry_for_the_field_manager() {
+    let h = H::widgets().await;
+    let r = h
+        .post(
+            &format!("{W}?fieldManager=creator"),
+            json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w1", "labels": {"app": "x"}}, "spec": {"size": "small"}}),
+        )
+        .await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    let e = entry(&r.body, "creator", "Update").expect("creator entry");
+    assert_eq!(e["apiVersion"], "example.com/v1");
+    assert_eq!(e["fieldsType"], "FieldsV1");
+    assert!(e["time"].as_str().unwrap().ends_with('Z'));
+    assert!(e.get("subresource").is_none());
+    // Added parents are members ("."); stripped metadata and reset status are not tracked.
+    assert_eq!(
+        e["fieldsV1"],
+        json!({
+            "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+            "f:spec": {".": {}, "f:mode": {}, "f:size": {}}
+        })
+    );
+}
+
+#[tokio::test]
+async fn manager_defaults_to_the_user_agent_prefix() {
+    let h = H::new();
+    let obj = post_as(
+        &h,
+        CM,
+        "mytool/v1.2.3 (linux/amd64) kubernetes/abc",
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "v"}}),
+    )
+    .await;
+    assert_eq!(
+        managers(&obj),
+        [("mytool".into(), "Update".into(), String::new())]
+    );
+    assert_eq!(
+        obj["metadata"]["managedFields"][0]["fieldsV1"],
+        json!({"f:data": {".": {}, "f:k": {}}})
+    );
+}
+
+#[tokio::test]
+async fn updates_move_ownership_and_merge_the_same_manager() {
+    let h = H::widgets().await;
+    h.post(
+        &format!("{W}?fieldManager=creator"),
+        json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w1"}, "spec": {"size": "small", "replicas": 1}}),
+    )
+    .await;
+    let r = h
+        .patch(
+            &format!("{W}/w1?fieldManager=scaler"),
+            MERGE,
+            json!({"spec": {"replicas": 2}}),
+        )
+        .await;
+    assert_eq!(r.code, 200);
+    let scaler = entry(&r.body, "scaler", "Update").unwrap();
+    assert_eq!(scaler["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}));
+    let creator = entry(&r.body, "creator", "Update").unwrap();
+    assert!(creator["fieldsV1"]["f:spec"].get("f:replicas").is_none());
+    assert!(creator["fieldsV1"]["f:spec"].get("f:size").is_some());
+    // The same manager again: one entry, union of its fields.
+    let r = h
+        .patch(
+            &format!("{W}/w1?fieldManager=scaler"),
+            MERGE,
+            json!({"metadata": {"labels": {"l": "1"}}}),
+        )
+        .await;
+    let scaler_entries: Vec<_> = managers(&r.body)
+        .into_iter()
+        .filter(|(m, _, _)| m == "scaler")
+        .collect();
+    assert_eq!(scaler_entries.len(), 1);
+    let scaler = entry(&r.body, "scaler", "Update").unwrap();
+    assert_eq!(
+        scaler["fieldsV1"],
+        json!({"f:metadata": {"f:labels": {".": {}, "f:l": {}}}, "f:spec": {"f:replicas": {}}})
+    );
+    // A no-op write changes nothing, not even the entry's time.
+    let rv_before = rv(&r.body);
+    let again = h
+        .patch(
+            &format!("{W}/w1?fieldManager=other"),
+            MERGE,
+            json!({"spec": {"replicas": 2}}),
+        )
+        .await;
+    assert_eq!(rv(&again.body), rv_before);
+    assert!(entry(&again.body, "other", "Update").is_none());
+    // Removing a field removes it from its owner.
+    let r = h
+        .patch(
+            &format!("{W}/w1?fieldManager=cleaner"),
+            MERGE,
+            json!({"metadata": {"labels": null}}),
+        )
+        .await;
+    let scaler = entry(&r.body, "scaler", "Update").unwrap();
+    assert_eq!(scaler["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}));
+    assert!(entry(&r.body, "cleaner", "Update").is_none());
+}
+
+#[tokio::test]
+async fn status_and_scale_writes_record_their_subresource() {
+    let h = H::widgets().await;
+    h.widget("w1", json!({"size": "small"})).await;
+    let r = h
+        .patch(
+            &format!("{W}/w1/status?fieldManager=ctrl"),
+            MERGE,
+            json!({"status": {"ready": true}}),
+        )
+        .await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    let e = entry(&r.body, "ctrl", "Update").unwrap();
+    assert_eq!(e["subresource"], "status");
+    assert_eq!(e["fieldsV1"], json!({"f:status": {".": {}, "f:ready": {}}}));
+    let r = h
+        .patch(
+            &format!("{W}/w1/scale?fieldManager=hpa"),
+            MERGE,
+            json!({"spec": {"replicas": 3}}),
+        )
+        .await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    let obj = h.get(&format!("{W}/w1")).await.body;
+    let e = entry(&obj, "hpa", "Update").unwrap();
+    assert_eq!(e["subresource"], "scale");
+    assert_eq!(e["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}));
+}
+
+#[tokio::test]
+async fn apply_conflicts_with_fields_an_update_manager_owns() {
+    let h = H::widgets().await;
+    h.post(
+        &format!("{W}?fieldManager=kubectl-edit"),
+        json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w1"}, "spec": {"size": "small"}}),
+    )
+    .await;
+    let doc = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w1"}, "spec": {"size": "large"}});
+    let r = h
+        .patch(&format!("{W}/w1?fieldManager=ssa"), APPLY, doc.clone())
+        .await;
+    assert_eq!(r.code, 409, "{}", r.body);
+    assert_eq!(
+        r.body["message"],
+        "Apply failed with 1 conflict: conflict with \"kubectl-edit\" using example.com/v1: .spec.size"
+    );
+    // Applying the same value shares ownership without a conflict.
+    let same = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w1"}, "spec": {"size": "small"}});
+    let r = h
+        .patch(&format!("{W}/w1?fieldManager=ssa"), APPLY, same)
+        .await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert!(
+        entry(&r.body, "kubectl-edit", "Update").unwrap()["fieldsV1"]["f:spec"]
+            .get("f:size")
+            .is_some()
+    );
+    assert!(
+        entry(&r.body, "ssa", "Apply").unwrap()["fieldsV1"]["f:spec"]
+            .get("f:size")
+            .is_some()
+    );
+    let r = h
+        .patch(&format!("{W}/w1?fieldManager=ssa&force=true"), APPLY, doc)
+        .await;
+    assert_eq!(r.code, 200);
+    assert!(
+        entry(&r.body, "kubectl-edit", "Update").unwrap()["fieldsV1"]["f:spec"]
+            .get("f:size")
+            .is_none()
+    );
+    // Apply entries sort before Update entries.
+    assert_eq!(managers(&r.body)[0].1, "Apply");
+}
+
+// ---- server-side apply list semantics ----
+
+fn listy_crd() -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+                    "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                        "items": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}, "port": {"type": "integer"}}}},
+                    "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+                    "args": {"type": "array", "items": {"type": "string"}},
+                    "selector": {"type": "object", "x-kubernetes-map-type": "atomic", "additionalProperties": {"type": "string"}},
+                    "env": {"type": "object", "additionalProperties": {"type": "string"}}
+                }}}}}
+            }]
+        }
+    })
+}
+
+const G: &str = "/apis/example.com/v1/namespaces/default/gadgets";
+
+async fn gadgets() -> H {
+    let h = H::new();
+    let r = h
+        .post(
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            listy_crd(),
+        )
+        .await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    h.server
+        .wait_established("gadgets.example.com", std::time::Duration::from_secs(5))
+        .await
+        .unwrap();
+    h
+}
+
+async fn apply_gadget(h: &H, manager: &str, spec: Value) -> Resp {
+    h.patch(
+        &format!("{G}/g?fieldManager={manager}"),
+        APPLY,
+        json!({"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}, "spec": spec}),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn map_lists_merge_by_key_with_per_item_ownership() {
+    let h = gadgets().await;
+    let r = apply_gadget(&h, "a", json!({"ports": [{"name": "http", "port": 80}]})).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert_eq!(
+        entry(&r.body, "a", "Apply").unwrap()["fieldsV1"],
+        json!({"f:spec": {"f:ports": {"k:{\"name\":\"http\"}": {".": {}, "f:name": {}, "f:port": {}}}}})
+    );
+    let r = apply_gadget(
+        &h,
+        "b",
+        json!({"ports": [{"name": "metrics", "port": 9090}]}),
+    )
+    .await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(
+        r.body["spec"]["ports"],
+        json!([{"name": "http", "port": 80}, {"name": "metrics", "port": 9090}])
+    );
+    // b changing a's item is a per-item conflict.
+    let r = apply_gadget(
+        &h,
+        "b",
+        json!({"ports": [{"name": "metrics", "port": 9090}, {"name": "http", "port": 8080}]}),
+    )
+    .await;
+    assert_eq!(r.code, 409);
+    assert_eq!(
+        r.body["details"]["causes"][0]["field"],
+        ".spec.ports[name=\"http\"].port"
+    );
+    // a stops applying its item: the item goes, b's stays.
+    let r = apply_gadget(&h, "a", json!({})).await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(
+        r.body["spec"]["ports"],
+        json!([{"name": "metrics", "port": 9090}])
+    );
+}
+
+#[tokio::test]
+async fn set_lists_merge_by_value_and_atomic_lists_replace() {
+    let h = gadgets().await;
+    apply_gadget(
+        &h,
+        "a",
+        json!({"tags": ["x"], "args": ["--one"], "selector": {"k": "v"}}),
+    )
+    .await;
+    let r = apply_gadget(&h, "b", json!({"tags": ["y"]})).await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(r.body["spec"]["tags"], json!(["x", "y"]));
+    assert_eq!(
+        entry(&r.body, "b", "Apply").unwrap()["fieldsV1"],
+        json!({"f:spec": {"f:tags": {"v:\"y\"": {}}}})
+    );
+    // Atomic list and atomic map: owned whole, so another applier's different value conflicts.
+    let r = apply_gadget(&h, "b", json!({"tags": ["y"], "args": ["--two"]})).await;
+    assert_eq!(r.code, 409);
+    assert_eq!(r.body["details"]["causes"][0]["field"], ".spec.args");
+    let r = h
+        .patch(
+            &format!("{G}/g?fieldManager=b&force=true"),
+            APPLY,
+            json!({"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}, "spec": {"tags": ["y"], "args": ["--two"], "selector": {"other": "1"}}}),
+        )
+        .await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(r.body["spec"]["args"], json!(["--two"]));
+    assert_eq!(r.body["spec"]["selector"], json!({"other": "1"}));
+    assert_eq!(
+        entry(&r.body, "a", "Apply").unwrap()["fieldsV1"],
+        json!({"f:spec": {"f:tags": {"v:\"x\"": {}}}})
+    );
+    // a drops its tag: only its value leaves the set.
+    let r = apply_gadget(&h, "a", json!({})).await;
+    assert_eq!(r.body["spec"]["tags"], json!(["y"]));
+}
+
+#[tokio::test]
+async fn granular_maps_and_metadata_lists_are_per_key() {
+    let h = gadgets().await;
+    let r = h
+        .patch(
+            &format!("{G}/g?fieldManager=a"),
+            APPLY,
+            json!({"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g", "finalizers": ["a.io/f"], "labels": {"a": "1"}}, "spec": {"env": {"A": "1"}}}),
+        )
+        .await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    let r = h
+        .patch(
+            &format!("{G}/g?fieldManager=b"),
+            APPLY,
+            json!({"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g", "finalizers": ["b.io/f"], "labels": {"b": "2"},
+                "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "uid": "u-1"}]}, "spec": {"env": {"B": "2"}}}),
+        )
+        .await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(
+        r.body["metadata"]["finalizers"],
+        json!(["a.io/f", "b.io/f"])
+    );
+    assert_eq!(r.body["metadata"]["labels"], json!({"a": "1", "b": "2"}));
+    assert_eq!(r.body["spec"]["env"], json!({"A": "1", "B": "2"}));
+    let b = &entry(&r.body, "b", "Apply").unwrap()["fieldsV1"]["f:metadata"];
+    assert!(b["f:finalizers"].get("v:\"b.io/f\"").is_some());
+    assert!(b["f:ownerReferences"].get("k:{\"uid\":\"u-1\"}").is_some());
+    // b withdraws: its finalizer, label, owner reference and env key go; a's stay.
+    let r = apply_gadget(&h, "b", json!({})).await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(r.body["metadata"]["finalizers"], json!(["a.io/f"]));
+    assert_eq!(r.body["metadata"]["labels"], json!({"a": "1"}));
+    assert!(
+        r.body["metadata"]
+            .get("ownerReferences")
+            .is_none_or(|o| o == &json!([]))
+    );
+    assert_eq!(r.body["spec"]["env"], json!({"A": "1"}));
+}
