@@ -401,6 +401,7 @@ fn resource(
     }
     let resp = match (method.clone(), p.name.is_some()) {
         (Method::GET, false) if truthy(q, "watch") => {
+            super::list::validate_watch(q)?;
             let filter = Filter::parse(
                 &rt,
                 &p.version,

@@ -98,8 +98,14 @@ fn forbidden(field: &str, detail: &str) -> StatusCause {
 }
 
 /// kube-apiserver's `ValidateListOptions` for a list (422 `ListOptions.meta.k8s.io`).
-fn validate(rv: &str, rv_match: &str, cont: &str) -> Result<(), ApiError> {
+fn validate(rv: &str, rv_match: &str, cont: &str, send_initial: bool) -> Result<(), ApiError> {
     let mut causes = Vec::new();
+    if send_initial {
+        causes.push(forbidden(
+            "sendInitialEvents",
+            "sendInitialEvents is forbidden for list",
+        ));
+    }
     if !rv_match.is_empty() {
         if rv.is_empty() {
             causes.push(forbidden(
@@ -126,6 +132,46 @@ fn validate(rv: &str, rv_match: &str, cont: &str) -> Result<(), ApiError> {
             causes.push(forbidden(
                 "resourceVersionMatch",
                 "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+            ));
+        }
+    }
+    if causes.is_empty() {
+        Ok(())
+    } else {
+        Err(list_options_invalid(causes))
+    }
+}
+
+/// kube-apiserver's `ValidateListOptions` for a watch (422 before the stream starts).
+pub fn validate_watch(q: &Query) -> Result<(), ApiError> {
+    let get = |k: &str| q.get(k).map(String::as_str).unwrap_or_default();
+    let (rv_match, cont) = (get("resourceVersionMatch"), get("continue"));
+    let send_initial = q.contains_key("sendInitialEvents");
+    let mut causes = Vec::new();
+    if send_initial && rv_match != "NotOlderThan" {
+        causes.push(forbidden(
+            "resourceVersionMatch",
+            "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+        ));
+    }
+    if !rv_match.is_empty() {
+        if !send_initial {
+            causes.push(forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+            ));
+        }
+        if rv_match != "NotOlderThan" {
+            causes.push(StatusCause::new(
+                "FieldValueNotSupported",
+                "resourceVersionMatch",
+                format!("Unsupported value: \"{rv_match}\": supported values: \"NotOlderThan\""),
+            ));
+        }
+        if !cont.is_empty() {
+            causes.push(forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden when continue is provided",
             ));
         }
     }
@@ -203,7 +249,12 @@ pub fn list(store: &Store, t: &Target, filter: &Filter, q: &Query) -> Result<Val
         get("resourceVersionMatch"),
         get("continue"),
     );
-    validate(rv_param, rv_match, cont)?;
+    validate(
+        rv_param,
+        rv_match,
+        cont,
+        q.contains_key("sendInitialEvents"),
+    )?;
     let limit: usize = match get("limit") {
         "" | "0" => 0,
         l => l
@@ -332,20 +383,21 @@ mod tests {
 
     #[test]
     fn list_options_validation() {
-        assert!(validate("", "", "").is_ok());
-        assert!(validate("5", "Exact", "").is_ok());
-        let e = validate("", "NotOlderThan", "").unwrap_err();
+        assert!(validate("", "", "", false).is_ok());
+        assert_eq!(validate("", "", "", true).unwrap_err().code, 422);
+        assert!(validate("5", "Exact", "", false).is_ok());
+        let e = validate("", "NotOlderThan", "", false).unwrap_err();
         assert_eq!(e.code, 422);
         assert_eq!(
             e.message,
             "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"
         );
-        let e = validate("0", "Exact", "").unwrap_err();
+        let e = validate("0", "Exact", "", false).unwrap_err();
         assert!(
             e.message
                 .contains("\"exact\" is forbidden for resourceVersion \"0\"")
         );
-        let e = validate("", "Bogus", "").unwrap_err();
+        let e = validate("", "Bogus", "", false).unwrap_err();
         assert_eq!(e.status()["details"]["causes"].as_array().unwrap().len(), 2);
     }
 }

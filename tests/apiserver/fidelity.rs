@@ -205,6 +205,36 @@ async fn list_options_validation_matches_kube_apiserver() {
         );
     }
     assert_eq!(h.get(&format!("{CM}?resourceVersion=abc")).await.code, 400);
+    let r = h.get(&format!("{CM}?sendInitialEvents=true")).await;
+    assert_eq!(r.code, 422);
+    assert!(
+        r.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("sendInitialEvents is forbidden for list")
+    );
+    // Watches: resourceVersionMatch only with sendInitialEvents, and only NotOlderThan.
+    let r = h
+        .get(&format!(
+            "{CM}?watch=true&resourceVersion=1&resourceVersionMatch=NotOlderThan"
+        ))
+        .await;
+    assert_eq!(r.code, 422, "{}", r.body);
+    assert!(r.body["message"].as_str().unwrap().contains(
+        "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"
+    ));
+    let r = h
+        .get(&format!(
+            "{CM}?watch=true&sendInitialEvents=true&resourceVersionMatch=Exact&resourceVersion=1"
+        ))
+        .await;
+    assert_eq!(r.code, 422);
+    assert!(
+        r.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("supported values: \"NotOlderThan\"")
+    );
 }
 
 #[tokio::test]
