@@ -539,11 +539,11 @@ pub fn update(
     } else {
         admit(t, new, Some(&old), &t.name, o.validation)?
     };
-    let mut new_present = present(&t.rt, storage_name(&t.rt, &t.version), new.clone());
+    let mut new_present = present(&t.rt, storage_name(&t.rt, &t.version), new);
     // Generation.
     if tracks_generation(&t.rt) {
         let without_status = t.rt.has_status(&t.version);
-        if meta::spec_part(&old, without_status) != meta::spec_part(&new_present, without_status) {
+        if !meta::same_spec_part(&old, &new_present, without_status) {
             let g = old
                 .pointer("/metadata/generation")
                 .and_then(Value::as_i64)
