@@ -495,7 +495,7 @@ pub fn update(
         "deletionGracePeriodSeconds",
         "generation",
     ] {
-        match old.pointer(&format!("/metadata/{k}")) {
+        match old.get("metadata").and_then(|m| m.get(k)) {
             Some(v) => meta::set_meta(&mut new, k, v.clone()),
             None => {
                 meta::remove_meta(&mut new, k);
