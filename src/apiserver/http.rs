@@ -637,7 +637,7 @@ fn patch_object(
         ops::present(&t.rt, &t.version, current)
     };
     let patched = match ptype {
-        PatchType::Merge => patch::merge(&base, &body)?,
+        PatchType::Merge => patch::merge_into(base, &body)?,
         PatchType::Json => patch::json_patch(&base, &body)?,
         PatchType::Strategic => super::smp_patch(&base, &body, &t.rt.kind)?,
         PatchType::Apply => return Err(ApiError::internal("unreachable apply")),

@@ -510,7 +510,7 @@ pub fn update(
         "deletionGracePeriodSeconds",
         "generation",
     ] {
-        match old.pointer(&format!("/metadata/{k}")) {
+        match old.get("metadata").and_then(|m| m.get(k)) {
             Some(v) => meta::set_meta(&mut new, k, v.clone()),
             None => {
                 meta::remove_meta(&mut new, k);
@@ -554,11 +554,11 @@ pub fn update(
     } else {
         admit(t, new, Some(&old), &t.name, o.validation)?
     };
-    let mut new_present = present(&t.rt, storage_name(&t.rt, &t.version), new.clone());
+    let mut new_present = present(&t.rt, storage_name(&t.rt, &t.version), new);
     // Generation.
     if tracks_generation(&t.rt) {
         let without_status = t.rt.has_status(&t.version);
-        if meta::spec_part(&old, without_status) != meta::spec_part(&new_present, without_status) {
+        if !meta::same_spec_part(&old, &new_present, without_status) {
             let g = old
                 .pointer("/metadata/generation")
                 .and_then(Value::as_i64)
