@@ -655,3 +655,34 @@ async fn granular_maps_and_metadata_lists_are_per_key() {
     );
     assert_eq!(r.body["spec"]["env"], json!({"A": "1"}));
 }
+
+#[tokio::test]
+async fn builtin_rbac_rules_are_atomic_and_owner_references_keyed_by_uid() {
+    let h = H::new();
+    let path = "/apis/rbac.authorization.k8s.io/v1/clusterroles/r";
+    let role = |verbs: Value| {
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "r"},
+               "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": verbs}]})
+    };
+    let r = h
+        .patch(
+            &format!("{path}?fieldManager=a"),
+            APPLY,
+            role(json!(["get"])),
+        )
+        .await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert_eq!(
+        entry(&r.body, "a", "Apply").unwrap()["fieldsV1"],
+        json!({"f:rules": {}})
+    );
+    let r = h
+        .patch(
+            &format!("{path}?fieldManager=b"),
+            APPLY,
+            role(json!(["list"])),
+        )
+        .await;
+    assert_eq!(r.code, 409);
+    assert_eq!(r.body["details"]["causes"][0]["field"], ".rules");
+}
