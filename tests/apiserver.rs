@@ -12,6 +12,8 @@ mod deletion;
 mod discovery;
 #[path = "apiserver/extras.rs"]
 mod extras;
+#[path = "apiserver/fidelity.rs"]
+mod fidelity;
 #[path = "apiserver/kube_clients.rs"]
 mod kube_clients;
 #[path = "apiserver/more.rs"]

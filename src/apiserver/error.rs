@@ -41,6 +41,8 @@ pub struct ApiError {
     pub details: Option<Value>,
     /// Extra response headers (e.g. `Retry-After`).
     pub headers: Vec<(&'static str, String)>,
+    /// `metadata.continue` of the Status (the inconsistent-continue token of a 410).
+    pub list_continue: Option<Box<str>>,
 }
 
 /// `widgets.example.com` for groups, `secrets` for the core group.
@@ -72,6 +74,7 @@ impl ApiError {
             message: message.into(),
             details: None,
             headers: Vec::new(),
+            list_continue: None,
         }
     }
 
@@ -241,6 +244,9 @@ impl ApiError {
         });
         if let Some(d) = &self.details {
             s["details"] = d.clone();
+        }
+        if let Some(c) = &self.list_continue {
+            s["metadata"] = json!({"continue": c});
         }
         s
     }

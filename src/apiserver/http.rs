@@ -321,7 +321,7 @@ fn decode_yaml_or_json(body: &Bytes) -> Result<Value, ApiError> {
         .map_err(|e| ApiError::bad_request(format!("couldn't decode request body: {e}")))
 }
 
-fn write_opts(q: &Query) -> Result<WriteOpts, ApiError> {
+fn write_opts(q: &Query, headers: &HeaderMap) -> Result<WriteOpts, ApiError> {
     let dry_run = match q.get("dryRun").map(String::as_str) {
         None | Some("") => false,
         Some("All") => true,
@@ -336,6 +336,11 @@ fn write_opts(q: &Query) -> Result<WriteOpts, ApiError> {
         validation: FieldValidation::parse(q.get("fieldValidation").map(String::as_str))?,
         field_manager: q.get("fieldManager").cloned().filter(|s| !s.is_empty()),
         force: truthy(q, "force"),
+        update_manager: Some(ssa::update_manager(
+            q.get("fieldManager").map(String::as_str),
+            header_str(headers, header::USER_AGENT),
+        )),
+        via_subresource: None,
     })
 }
 
@@ -396,6 +401,7 @@ fn resource(
     }
     let resp = match (method.clone(), p.name.is_some()) {
         (Method::GET, false) if truthy(q, "watch") => {
+            super::list::validate_watch(q)?;
             let filter = Filter::parse(
                 &rt,
                 &p.version,
@@ -443,7 +449,7 @@ fn resource(
         }
         (Method::POST, false) => {
             let obj = decode_body(headers, &body, &rt.api_version(&p.version), &rt.kind)?;
-            let opts = write_opts(q)?;
+            let opts = write_opts(q, headers)?;
             let mut store = server.lock();
             let w = ops::create(&mut store, &t, obj, &opts)?;
             drop(store);
@@ -452,7 +458,7 @@ fn resource(
         }
         (Method::PUT, true) => {
             let obj = decode_body(headers, &body, &rt.api_version(&p.version), &rt.kind)?;
-            let opts = write_opts(q)?;
+            let opts = write_opts(q, headers)?;
             let mut store = server.lock();
             let w = if t.subresource.as_deref() == Some("scale") {
                 super::scale::write_scale(&mut store, &t, obj, UpdateKind::Put, &opts)?
@@ -479,7 +485,7 @@ fn resource(
             if ptype == PatchType::Strategic && rt.custom {
                 return Err(ApiError::unsupported_media_type(ct, &patch::accepted(true)));
             }
-            let opts = write_opts(q)?;
+            let opts = write_opts(q, headers)?;
             if opts.force && ptype != PatchType::Apply {
                 return Err(ApiError::invalid(
                     "meta.k8s.io",
@@ -631,7 +637,7 @@ fn patch_object(
         ops::present(&t.rt, &t.version, current)
     };
     let patched = match ptype {
-        PatchType::Merge => patch::merge(&base, &body)?,
+        PatchType::Merge => patch::merge_into(base, &body)?,
         PatchType::Json => patch::json_patch(&base, &body)?,
         PatchType::Strategic => super::smp_patch(&base, &body, &t.rt.kind)?,
         PatchType::Apply => return Err(ApiError::internal("unreachable apply")),

@@ -3,8 +3,29 @@
 use rand::Rng;
 use serde_json::{Map, Value};
 
+/// `Value::pointer` without its per-segment allocations (serde_json unescapes every token into a
+/// new String): plain object paths are walked in place; escapes (`~`) and arrays take the
+/// serde_json path, so the result is always the same as `v.pointer(ptr)`.
+pub fn at<'a>(v: &'a Value, ptr: &str) -> Option<&'a Value> {
+    if ptr.contains('~') {
+        return v.pointer(ptr);
+    }
+    let Some(rest) = ptr.strip_prefix('/') else {
+        return v.pointer(ptr);
+    };
+    let mut cur = v;
+    for token in rest.split('/') {
+        cur = match cur {
+            Value::Object(m) => m.get(token)?,
+            Value::Array(_) => return v.pointer(ptr),
+            _ => return None,
+        };
+    }
+    Some(cur)
+}
+
 pub fn str_at<'a>(v: &'a Value, ptr: &str) -> &'a str {
-    v.pointer(ptr).and_then(Value::as_str).unwrap_or_default()
+    at(v, ptr).and_then(Value::as_str).unwrap_or_default()
 }
 
 pub fn name(obj: &Value) -> &str {
@@ -49,7 +70,7 @@ pub fn remove_meta(obj: &mut Value, key: &str) -> Option<Value> {
 }
 
 pub fn finalizers(obj: &Value) -> Vec<String> {
-    obj.pointer("/metadata/finalizers")
+    at(obj, "/metadata/finalizers")
         .and_then(Value::as_array)
         .map(|a| {
             a.iter()
@@ -68,12 +89,11 @@ pub fn set_finalizers(obj: &mut Value, f: &[String]) {
 }
 
 pub fn is_deleting(obj: &Value) -> bool {
-    obj.pointer("/metadata/deletionTimestamp")
-        .is_some_and(|v| !v.is_null())
+    at(obj, "/metadata/deletionTimestamp").is_some_and(|v| !v.is_null())
 }
 
 pub fn labels(obj: &Value) -> std::collections::BTreeMap<String, String> {
-    obj.pointer("/metadata/labels")
+    at(obj, "/metadata/labels")
         .and_then(Value::as_object)
         .map(|m| {
             m.iter()
@@ -111,6 +131,24 @@ pub fn spec_part(obj: &Value, without_status: bool) -> Value {
         }
     }
     v
+}
+
+/// Whether two objects have the same [`spec_part`], compared in place (no clones: this runs on
+/// every update of a generation-tracking object).
+pub fn same_spec_part(a: &Value, b: &Value, without_status: bool) -> bool {
+    let ignored = |k: &str| {
+        matches!(k, "metadata" | "apiVersion" | "kind") || (without_status && k == "status")
+    };
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let kept = |m: &Map<String, Value>| m.keys().filter(|k| !ignored(k)).count();
+            kept(x) == kept(y)
+                && x.iter()
+                    .filter(|(k, _)| !ignored(k))
+                    .all(|(k, v)| y.get(k) == Some(v))
+        }
+        _ => a == b,
+    }
 }
 
 /// Reads a `.spec.replicas`-style path.
@@ -154,6 +192,57 @@ mod tests {
         assert_eq!(get_dotted(&v, ".spec.replicas"), Some(&json!(3)));
         assert_eq!(v["status"]["a"]["b"], "x");
         assert!(get_dotted(&v, ".spec.nope").is_none());
+    }
+
+    #[test]
+    fn at_agrees_with_pointer() {
+        let v = json!({"metadata": {"name": "n", "a/b": 1, "m~n": 2, "": {"x": 3}},
+            "list": [{"k": "v"}, 7], "s": "str"});
+        for p in [
+            "",
+            "/",
+            "/metadata",
+            "/metadata/name",
+            "/metadata/a~1b",
+            "/metadata/m~0n",
+            "/metadata//x",
+            "/list/0/k",
+            "/list/1",
+            "/list/01",
+            "/list/2",
+            "/s/x",
+            "/nope",
+            "metadata",
+            "/metadata/name/deeper",
+        ] {
+            assert_eq!(at(&v, p), v.pointer(p), "pointer {p:?}");
+        }
+        assert_eq!(str_at(&v, "/metadata/name"), "n");
+        assert_eq!(str_at(&v, "/list/0/k"), "v");
+    }
+
+    #[test]
+    fn same_spec_part_agrees_with_spec_part() {
+        let base = json!({"apiVersion": "a/v1", "kind": "K", "metadata": {"name": "x"},
+            "spec": {"r": 1}, "status": {"s": 1}});
+        let variants = [
+            json!({"apiVersion": "a/v2", "kind": "K", "metadata": {"name": "y"}, "spec": {"r": 1}, "status": {"s": 1}}),
+            json!({"apiVersion": "a/v1", "kind": "K", "metadata": {"name": "x"}, "spec": {"r": 2}, "status": {"s": 1}}),
+            json!({"apiVersion": "a/v1", "kind": "K", "metadata": {"name": "x"}, "spec": {"r": 1}, "status": {"s": 2}}),
+            json!({"apiVersion": "a/v1", "kind": "K", "metadata": {"name": "x"}, "spec": {"r": 1}}),
+            json!({"apiVersion": "a/v1", "kind": "K", "metadata": {"name": "x"}, "spec": {"r": 1}, "status": {"s": 1}, "data": {}}),
+            json!({"spec": {"r": 1}}),
+            json!(3),
+        ];
+        for v in &variants {
+            for without_status in [true, false] {
+                assert_eq!(
+                    same_spec_part(&base, v, without_status),
+                    spec_part(&base, without_status) == spec_part(v, without_status),
+                    "{v} without_status={without_status}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod crd;
 pub mod discovery;
 pub mod error;
 pub mod faults;
+pub mod fieldpath;
 pub mod filter;
 pub mod http;
 pub mod list;
@@ -26,6 +27,7 @@ pub mod ssa;
 pub mod store;
 pub mod table;
 pub mod tls;
+pub mod typed;
 pub mod watch;
 
 pub mod protobuf;

@@ -52,6 +52,11 @@ pub struct WriteOpts {
     pub validation: FieldValidation,
     pub field_manager: Option<String>,
     pub force: bool,
+    /// The manager recorded for a non-apply write (`fieldManager`, else the User-Agent
+    /// prefix); None for internal writes and apply, which track nothing here.
+    pub update_manager: Option<String>,
+    /// The subresource the write came through when `Target` is the main resource (`scale`).
+    pub via_subresource: Option<String>,
 }
 
 /// A successful write.
@@ -349,7 +354,11 @@ pub fn create(
         }
         obj["status"] = crd::initial_status(&obj);
     }
+    let requested_managed = obj.pointer("/metadata/managedFields").cloned();
     let (mut obj, warnings) = admit(t, obj, None, &name, o.validation)?;
+    if let Some(manager) = &o.update_manager {
+        super::ssa::track_update(t, None, &mut obj, manager, requested_managed.as_ref(), None);
+    }
     let key = t.key_for(&name);
     if store.objects.contains_key(&key) {
         return Err(ApiError::already_exists(&t.rt.group, &t.rt.resource, &name));
@@ -442,6 +451,7 @@ pub fn update(
     }
     namespace_check(t, &mut new)?;
     meta::set_meta(&mut new, "name", json!(t.name));
+    let requested_managed = new.pointer("/metadata/managedFields").cloned();
     // resourceVersion precondition.
     let new_rv = meta::resource_version(&new).to_string();
     if new_rv.is_empty() {
@@ -462,7 +472,12 @@ pub fn update(
     // Subresource strategies.
     if t.status_sub() {
         let status = new.get("status").cloned();
+        // managedFields are kept from the request (apply computed them for this write).
+        let managed = new.pointer("/metadata/managedFields").cloned();
         new = old.clone();
+        if let Some(mf) = managed {
+            meta::set_meta(&mut new, "managedFields", mf);
+        }
         match status {
             Some(s) => new["status"] = s,
             None => {
@@ -495,7 +510,7 @@ pub fn update(
         "deletionGracePeriodSeconds",
         "generation",
     ] {
-        match old.pointer(&format!("/metadata/{k}")) {
+        match old.get("metadata").and_then(|m| m.get(k)) {
             Some(v) => meta::set_meta(&mut new, k, v.clone()),
             None => {
                 meta::remove_meta(&mut new, k);
@@ -539,11 +554,11 @@ pub fn update(
     } else {
         admit(t, new, Some(&old), &t.name, o.validation)?
     };
-    let mut new_present = present(&t.rt, storage_name(&t.rt, &t.version), new.clone());
+    let mut new_present = present(&t.rt, storage_name(&t.rt, &t.version), new);
     // Generation.
     if tracks_generation(&t.rt) {
         let without_status = t.rt.has_status(&t.version);
-        if meta::spec_part(&old, without_status) != meta::spec_part(&new_present, without_status) {
+        if !meta::same_spec_part(&old, &new_present, without_status) {
             let g = old
                 .pointer("/metadata/generation")
                 .and_then(Value::as_i64)
@@ -557,6 +572,16 @@ pub fn update(
         "resourceVersion",
         json!(meta::resource_version(&old)),
     );
+    if let Some(manager) = &o.update_manager {
+        super::ssa::track_update(
+            t,
+            Some(&old),
+            &mut new,
+            manager,
+            requested_managed.as_ref(),
+            o.via_subresource.as_deref(),
+        );
+    }
     if new == old {
         return Ok(Written {
             object: old,

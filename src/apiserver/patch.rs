@@ -48,16 +48,16 @@ pub fn accepted(custom: bool) -> Vec<&'static str> {
     }
 }
 
-/// RFC 7386 merge patch.
-pub fn merge(target: &Value, patch: &Value) -> Result<Value, ApiError> {
+/// RFC 7386 merge patch, applied to an owned target (the caller's copy of the stored object is
+/// patched in place, not copied again).
+pub fn merge_into(mut target: Value, patch: &Value) -> Result<Value, ApiError> {
     if !patch.is_object() {
         return Err(ApiError::bad_request(
             "error decoding patch: merge patch must be a JSON object",
         ));
     }
-    let mut out = target.clone();
-    json_patch::merge(&mut out, patch);
-    Ok(out)
+    json_patch::merge(&mut target, patch);
+    Ok(target)
 }
 
 /// RFC 6902 JSON patch. A `test` whose path is missing passes when the expected value is `null`
@@ -118,13 +118,13 @@ mod tests {
 
     #[test]
     fn merge_deletes_nulls() {
-        let out = merge(
-            &json!({"a": 1, "b": {"c": 2}}),
+        let out = merge_into(
+            json!({"a": 1, "b": {"c": 2}}),
             &json!({"a": null, "b": {"d": 3}}),
         )
         .unwrap();
         assert_eq!(out, json!({"b": {"c": 2, "d": 3}}));
-        assert_eq!(merge(&json!({}), &json!([1])).unwrap_err().code, 400);
+        assert_eq!(merge_into(json!({}), &json!([1])).unwrap_err().code, 400);
     }
 
     #[test]

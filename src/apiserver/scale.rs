@@ -96,5 +96,9 @@ pub fn write_scale(
         ..t.clone()
     };
     let _ = kind;
-    ops::update(store, &main, new, UpdateKind::Patch, opts)
+    let opts = WriteOpts {
+        via_subresource: Some("scale".into()),
+        ..opts.clone()
+    };
+    ops::update(store, &main, new, UpdateKind::Patch, &opts)
 }

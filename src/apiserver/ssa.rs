@@ -1,171 +1,90 @@
-//! Server-side apply baseline (emulator-spec M6, part of S3): field sets per manager in
-//! `metadata.managedFields` (FieldsV1), removal of fields a manager stopped applying, and
-//! conflicts between Apply managers (`force=true` takes ownership). Lists are atomic.
+//! Field management (emulator-spec M6, S3): `metadata.managedFields` for every write, and
+//! server-side apply with structured-merge-diff semantics.
+//!
+//! - Update (POST, PUT, non-apply PATCH, on the main resource or `/status`, `/scale`): the fields
+//!   the write added or changed move to the writer's `Update` entry (manager from `fieldManager`,
+//!   else the User-Agent prefix); removed fields leave every entry. Entries are keyed by manager,
+//!   operation, subresource and (for Update) apiVersion, as kube-apiserver keys them.
+//! - Apply: the configuration merges into the live object by [`typed`] list/map semantics;
+//!   fields the applier owned last time and no manager owns now are removed; changing a field
+//!   another manager (Apply or Update) owns is a conflict unless `force=true`.
 
-use std::collections::BTreeSet;
-
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::error::{ApiError, StatusCause};
+use super::fieldpath::{self, Path, PathElement, Set};
 use super::meta;
 use super::ops::{self, Target, UpdateKind, WriteOpts, Written};
 use super::store::Store;
+use super::typed::{self, Ty};
 
-type Path = Vec<String>;
+/// kube-apiserver's limit on a field manager name.
+const MAX_MANAGER_LEN: usize = 128;
 
-const UNTRACKED_META: &[&str] = &[
-    "name",
-    "namespace",
-    "uid",
-    "resourceVersion",
-    "managedFields",
-    "creationTimestamp",
-    "generation",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-];
-
-/// Leaf paths of an applied configuration.
-pub fn leaf_paths(obj: &Value) -> BTreeSet<Path> {
-    let mut out = BTreeSet::new();
-    if let Some(m) = obj.as_object() {
-        for (k, v) in m {
-            if k == "apiVersion" || k == "kind" {
-                continue;
-            }
-            if k == "metadata" {
-                if let Some(mm) = v.as_object() {
-                    for (mk, mv) in mm {
-                        if !UNTRACKED_META.contains(&mk.as_str()) {
-                            walk(mv, vec!["metadata".into(), mk.clone()], &mut out);
-                        }
-                    }
-                }
-                continue;
-            }
-            walk(v, vec![k.clone()], &mut out);
-        }
+/// Paths never tracked (structured-merge-diff's strip set in kube-apiserver).
+fn stripped() -> Vec<Path> {
+    let f = |s: &str| PathElement::Field(s.to_string());
+    let mut out = vec![vec![f("apiVersion")], vec![f("kind")], vec![f("metadata")]];
+    for m in [
+        "name",
+        "namespace",
+        "creationTimestamp",
+        "selfLink",
+        "uid",
+        "clusterName",
+        "generation",
+        "managedFields",
+        "resourceVersion",
+    ] {
+        out.push(vec![f("metadata"), f(m)]);
     }
     out
 }
 
-fn walk(v: &Value, path: Path, out: &mut BTreeSet<Path>) {
-    match v.as_object() {
-        Some(m) if !m.is_empty() => {
-            for (k, child) in m {
-                let mut p = path.clone();
-                p.push(k.clone());
-                walk(child, p, out);
-            }
-        }
-        _ => {
-            out.insert(path);
-        }
-    }
-}
-
-/// FieldsV1 JSON for a set of leaf paths.
-pub fn to_fields_v1(paths: &BTreeSet<Path>) -> Value {
-    let mut root = Map::new();
-    for p in paths {
-        let mut cur = &mut root;
-        for seg in p {
-            let entry = cur
-                .entry(format!("f:{seg}"))
-                .or_insert_with(|| Value::Object(Map::new()));
-            if !entry.is_object() {
-                *entry = Value::Object(Map::new());
-            }
-            let Some(next) = entry.as_object_mut() else {
-                break;
-            };
-            cur = next;
-        }
-    }
-    Value::Object(root)
-}
-
-/// Leaf paths encoded in FieldsV1.
-pub fn from_fields_v1(v: &Value) -> BTreeSet<Path> {
-    let mut out = BTreeSet::new();
-    fields_walk(v, Vec::new(), &mut out);
-    out
-}
-
-fn fields_walk(v: &Value, path: Path, out: &mut BTreeSet<Path>) {
-    let children: Vec<(&String, &Value)> = v
-        .as_object()
-        .map(|m| m.iter().filter(|(k, _)| k.starts_with("f:")).collect())
-        .unwrap_or_default();
-    if children.is_empty() {
-        if !path.is_empty() {
-            out.insert(path);
-        }
-        return;
-    }
-    for (k, child) in children {
-        let mut p = path.clone();
-        p.push(k.trim_start_matches("f:").to_string());
-        fields_walk(child, p, out);
-    }
-}
-
-fn get_path<'a>(v: &'a Value, p: &Path) -> Option<&'a Value> {
-    p.iter().try_fold(v, |cur, seg| cur.get(seg))
-}
-
-fn remove_path(v: &mut Value, p: &Path) {
-    let Some((last, parents)) = p.split_last() else {
-        return;
+/// The manager of a non-apply write: `fieldManager`, else the User-Agent up to its first `/`.
+pub fn update_manager(field_manager: Option<&str>, user_agent: &str) -> String {
+    let m = match field_manager.filter(|m| !m.is_empty()) {
+        Some(m) => m,
+        None => user_agent.split('/').next().unwrap_or_default(),
     };
-    let mut cur = v;
-    for seg in parents {
-        match cur.get_mut(seg) {
-            Some(next) => cur = next,
-            None => return,
-        }
-    }
-    if let Some(m) = cur.as_object_mut() {
-        m.remove(last);
-    }
+    m.chars().take(MAX_MANAGER_LEN).collect()
 }
 
-fn deep_merge(base: &mut Value, patch: &Value) {
-    match (base.as_object_mut(), patch.as_object()) {
-        (Some(b), Some(p)) => {
-            for (k, v) in p {
-                if v.is_null() {
-                    continue;
-                }
-                match b.get_mut(k) {
-                    Some(existing) if existing.is_object() && v.is_object() => {
-                        deep_merge(existing, v)
-                    }
-                    _ => {
-                        b.insert(k.clone(), v.clone());
-                    }
-                }
-            }
-        }
-        _ => *base = patch.clone(),
-    }
-}
-
-fn dotted(p: &Path) -> String {
-    format!(".{}", p.join("."))
-}
-
+/// One `managedFields` entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Entry {
     manager: String,
     operation: String,
     subresource: String,
     api_version: String,
-    fields: BTreeSet<Path>,
+    time: Option<String>,
+    fields: Set,
 }
 
-fn entries(obj: &Value) -> Vec<Entry> {
-    obj.pointer("/metadata/managedFields")
-        .and_then(Value::as_array)
+impl Entry {
+    /// kube-apiserver's manager identifier: Apply entries ignore the apiVersion.
+    fn same_identity(&self, other: &Entry) -> bool {
+        self.manager == other.manager
+            && self.operation == other.operation
+            && self.subresource == other.subresource
+            && (self.operation == "Apply" || self.api_version == other.api_version)
+    }
+
+    /// How a conflict names this manager.
+    fn describe(&self) -> String {
+        let mut s = format!("{:?}", self.manager);
+        if !self.subresource.is_empty() {
+            s = format!("{s} with subresource {:?}", self.subresource);
+        }
+        if self.operation == "Update" {
+            s = format!("{s} using {}", self.api_version);
+        }
+        s
+    }
+}
+
+fn entries_of(v: Option<&Value>) -> Vec<Entry> {
+    v.and_then(Value::as_array)
         .map(|a| {
             a.iter()
                 .map(|e| Entry {
@@ -173,42 +92,234 @@ fn entries(obj: &Value) -> Vec<Entry> {
                     operation: meta::str_at(e, "/operation").to_string(),
                     subresource: meta::str_at(e, "/subresource").to_string(),
                     api_version: meta::str_at(e, "/apiVersion").to_string(),
-                    fields: e.get("fieldsV1").map(from_fields_v1).unwrap_or_default(),
+                    time: e.get("time").and_then(Value::as_str).map(str::to_string),
+                    fields: e
+                        .get("fieldsV1")
+                        .map(fieldpath::from_fields_v1)
+                        .unwrap_or_default(),
                 })
                 .collect()
         })
         .unwrap_or_default()
 }
 
-fn render(entries: &[Entry]) -> Value {
-    let now = meta::now_rfc3339();
-    Value::Array(
-        entries
-            .iter()
-            .filter(|e| !e.fields.is_empty())
-            .map(|e| {
-                let mut v = json!({
-                    "manager": e.manager,
-                    "operation": e.operation,
-                    "apiVersion": e.api_version,
-                    "time": now,
-                    "fieldsType": "FieldsV1",
-                    "fieldsV1": to_fields_v1(&e.fields),
-                });
-                if !e.subresource.is_empty() {
-                    v["subresource"] = json!(e.subresource);
-                }
-                v
-            })
-            .collect(),
+/// Writes the entries into `obj` in kube-apiserver's order (operation, time, manager,
+/// apiVersion, subresource), dropping empty ones.
+fn store_entries(obj: &mut Value, mut entries: Vec<Entry>) {
+    entries.retain(|e| !e.fields.is_empty());
+    cap_update_managers(&mut entries);
+    entries.sort_by(|a, b| {
+        (
+            &a.operation,
+            &a.time,
+            &a.manager,
+            &a.api_version,
+            &a.subresource,
+        )
+            .cmp(&(
+                &b.operation,
+                &b.time,
+                &b.manager,
+                &b.api_version,
+                &b.subresource,
+            ))
+    });
+    if entries.is_empty() {
+        meta::remove_meta(obj, "managedFields");
+        return;
+    }
+    let rendered: Vec<Value> = entries
+        .iter()
+        .map(|e| {
+            let mut v = json!({
+                "manager": e.manager,
+                "operation": e.operation,
+                "apiVersion": e.api_version,
+                "fieldsType": "FieldsV1",
+                "fieldsV1": fieldpath::to_fields_v1(&e.fields),
+            });
+            if let Some(t) = &e.time {
+                v["time"] = json!(t);
+            }
+            if !e.subresource.is_empty() {
+                v["subresource"] = json!(e.subresource);
+            }
+            v
+        })
+        .collect();
+    meta::set_meta(obj, "managedFields", Value::Array(rendered));
+}
+
+/// kube-apiserver keeps at most this many Update entries.
+const MAX_UPDATE_MANAGERS: usize = 10;
+
+/// Older Update entries are merged into this manager, one per apiVersion.
+const ANCIENT_CHANGES: &str = "ancient-changes";
+
+/// Merges the oldest Update entries into per-apiVersion `ancient-changes` buckets until at most
+/// [`MAX_UPDATE_MANAGERS`] Update entries remain (kube-apiserver's capManagersManager).
+fn cap_update_managers(entries: &mut Vec<Entry>) {
+    let mut updaters: Vec<usize> = (0..entries.len())
+        .filter(|&i| entries[i].operation == "Update")
+        .collect();
+    if updaters.len() <= MAX_UPDATE_MANAGERS {
+        return;
+    }
+    updaters.sort_by(|&a, &b| {
+        (&entries[a].time, &entries[a].manager).cmp(&(&entries[b].time, &entries[b].manager))
+    });
+    let mut length = updaters.len();
+    let mut first_of_version: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut merged_away: Vec<usize> = Vec::new();
+    for &i in &updaters {
+        if length <= MAX_UPDATE_MANAGERS {
+            break;
+        }
+        let version = entries[i].api_version.clone();
+        match first_of_version.get(&version) {
+            Some(&first) => {
+                let moved = std::mem::take(&mut entries[i].fields);
+                let time = entries[i].time.clone();
+                let bucket = &mut entries[first];
+                bucket.manager = ANCIENT_CHANGES.into();
+                bucket.subresource = String::new();
+                bucket.fields.extend(moved);
+                bucket.time = time;
+                merged_away.push(i);
+                length -= 1;
+            }
+            None => {
+                first_of_version.insert(version, i);
+            }
+        }
+    }
+    merged_away.sort_unstable();
+    for i in merged_away.into_iter().rev() {
+        entries.remove(i);
+    }
+}
+
+/// Fields a write to this endpoint may not own: `status` on the main resource of a kind with a
+/// status subresource, `spec` through `/status` (the strategies' reset fields).
+fn ignored(t: &Target) -> Vec<Path> {
+    let f = |s: &str| vec![PathElement::Field(s.to_string())];
+    match t.subresource.as_deref() {
+        Some("status") => vec![f("spec")],
+        None if t.rt.has_status(&t.version) => vec![f("status")],
+        _ => Vec::new(),
+    }
+}
+
+/// A set without stripped and ignored paths.
+fn tracked(set: Set, ignored: &[Path]) -> Set {
+    let stripped = stripped();
+    set.into_iter()
+        .filter(|p| !stripped.contains(p) && !ignored.iter().any(|i| p.starts_with(i)))
+        .collect()
+}
+
+fn schema_ty(t: &Target) -> Ty<'_> {
+    Ty::root(
+        t.rt.version(&t.version)
+            .and_then(|v| v.schema.as_ref())
+            .filter(|_| t.rt.custom),
     )
+}
+
+/// Records a non-apply write by `manager` in `new`'s managedFields. `old` is the live object
+/// (None on create); `requested` is the managedFields the client sent, which replace the live
+/// ones when non-empty (how clients reset them), except through a subresource.
+pub fn track_update(
+    t: &Target,
+    old: Option<&Value>,
+    new: &mut Value,
+    manager: &str,
+    requested: Option<&Value>,
+    via_subresource: Option<&str>,
+) {
+    let subresource = via_subresource
+        .or(t.subresource.as_deref())
+        .unwrap_or_default();
+    let requested_entries = requested
+        .filter(|r| r.as_array().is_some_and(|a| !a.is_empty()))
+        .filter(|_| subresource.is_empty());
+    let mut entries = match requested_entries {
+        Some(r) => entries_of(Some(r)),
+        None => entries_of(old.and_then(|o| o.pointer("/metadata/managedFields"))),
+    };
+    let ty = schema_ty(t);
+    let empty = json!({});
+    let c = typed::compare(old.unwrap_or(&empty), new, ty);
+    let ignored = ignored(t);
+    let changed = tracked(c.added.union(&c.modified).cloned().collect(), &ignored);
+    let removed = tracked(c.removed, &ignored);
+    for e in &mut entries {
+        e.fields
+            .retain(|p| !changed.contains(p) && !removed.contains(p));
+    }
+    if !changed.is_empty() {
+        let me = Entry {
+            manager: manager.to_string(),
+            operation: "Update".into(),
+            subresource: subresource.to_string(),
+            api_version: t.rt.api_version(&t.version),
+            time: Some(meta::now_rfc3339()),
+            fields: changed,
+        };
+        match entries.iter_mut().find(|e| e.same_identity(&me)) {
+            Some(prev) => {
+                prev.fields.extend(me.fields);
+                prev.time = me.time;
+            }
+            None => entries.push(me),
+        }
+    }
+    store_entries(new, entries);
+}
+
+fn conflict_error(conflicts: &[(String, Path)]) -> ApiError {
+    let causes: Vec<StatusCause> = conflicts
+        .iter()
+        .map(|(m, p)| {
+            StatusCause::new(
+                "FieldManagerConflict",
+                &fieldpath::display(p),
+                format!("conflict with {m}"),
+            )
+        })
+        .collect();
+    let message = if let [(m, p)] = conflicts {
+        format!(
+            "Apply failed with 1 conflict: conflict with {m}: {}",
+            fieldpath::display(p)
+        )
+    } else {
+        let mut by_manager: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+        for (m, p) in conflicts {
+            by_manager
+                .entry(m.as_str())
+                .or_default()
+                .push(fieldpath::display(p));
+        }
+        let mut lines = Vec::new();
+        for (m, paths) in by_manager {
+            lines.push(format!("conflicts with {m}:"));
+            lines.extend(paths.into_iter().map(|p| format!("- {p}")));
+        }
+        format!(
+            "Apply failed with {} conflicts: {}",
+            conflicts.len(),
+            lines.join("\n")
+        )
+    };
+    ApiError::new(409, "Conflict", message).with_details(json!({"causes": causes}))
 }
 
 /// `PATCH` with `application/apply-patch+yaml`.
 pub fn apply(
     store: &mut Store,
     t: &Target,
-    body: Value,
+    mut body: Value,
     opts: &WriteOpts,
 ) -> Result<(Written, u16), ApiError> {
     let Some(manager) = opts.field_manager.clone() else {
@@ -226,105 +337,88 @@ pub fn apply(
     if !body.is_object() {
         return Err(ApiError::bad_request("apply patch must be an object"));
     }
-    let subresource = t.subresource.clone().unwrap_or_default();
-    let applied = leaf_paths(&body);
-    let api_version = t.rt.api_version(&t.version);
+    if body.pointer("/metadata/managedFields").is_some() {
+        return Err(ApiError::bad_request("metadata.managedFields must be nil"));
+    }
+    let inner = WriteOpts {
+        update_manager: None,
+        ..opts.clone()
+    };
+    let ty = schema_ty(t);
+    let ignored = ignored(t);
+    let raw_set = typed::to_set(&body, ty);
+    let applied = tracked(raw_set.clone(), &ignored);
+    let me = Entry {
+        manager,
+        operation: "Apply".into(),
+        subresource: t.subresource.clone().unwrap_or_default(),
+        api_version: t.rt.api_version(&t.version),
+        time: Some(meta::now_rfc3339()),
+        fields: applied,
+    };
     let current = match ops::get(store, t) {
         Ok(c) => c,
         Err(e) if e.code == 404 && t.subresource.is_none() => {
-            let mut obj = body;
-            meta::set_meta(&mut obj, "name", json!(t.name));
-            let e = Entry {
-                manager,
-                operation: "Apply".into(),
-                subresource,
-                api_version,
-                fields: applied,
-            };
-            meta::set_meta(&mut obj, "managedFields", render(&[e]));
-            let w = ops::create(store, t, obj, opts)?;
+            meta::set_meta(&mut body, "name", json!(t.name));
+            store_entries(&mut body, vec![me]);
+            let w = ops::create(store, t, body, &inner)?;
             return Ok((w, 201));
         }
         Err(e) => return Err(e),
     };
-    let old = ops::present(&t.rt, &t.version, current);
-    let mut managers = entries(&old);
-    // Conflicts with other Apply managers over differing values.
-    let mut conflicts: Vec<(String, Path)> = Vec::new();
-    for e in managers
+    let live = ops::present(&t.rt, &t.version, current);
+    let mut entries = entries_of(live.pointer("/metadata/managedFields"));
+    let last = entries
         .iter()
-        .filter(|e| e.manager != manager && e.operation == "Apply" && e.subresource == subresource)
-    {
-        for p in applied.intersection(&e.fields) {
-            if get_path(&old, p) != get_path(&body, p) {
-                conflicts.push((e.manager.clone(), p.clone()));
-            }
+        .position(|e| e.same_identity(&me))
+        .map(|i| entries.remove(i));
+    let mut merged = typed::merge(&live, &body, ty);
+    // Prune what the applier owned last time, applies no more, and nobody else owns.
+    if let Some(last) = &last {
+        let mut owned: Set = raw_set;
+        for e in &entries {
+            owned.extend(e.fields.iter().cloned());
+        }
+        owned.extend(me.fields.iter().cloned());
+        let owned = typed::with_named_parents(&owned, ty);
+        let stripped = stripped();
+        let prune: Set = typed::with_named_parents(&last.fields, ty)
+            .into_iter()
+            .filter(|p| !owned.contains(p) && !stripped.contains(p))
+            .collect();
+        typed::remove_paths(&mut merged, &prune, ty);
+    }
+    let c = typed::compare(&live, &merged, ty);
+    let changed = tracked(c.added.union(&c.modified).cloned().collect(), &ignored);
+    let value_changed = !c.is_same();
+    let removed = tracked(c.removed, &ignored);
+    let mut conflicts: Vec<(String, Path)> = Vec::new();
+    for e in &entries {
+        for p in e.fields.intersection(&changed) {
+            conflicts.push((e.describe(), p.clone()));
         }
     }
     if !conflicts.is_empty() && !opts.force {
-        let causes: Vec<StatusCause> = conflicts
-            .iter()
-            .map(|(m, p)| {
-                StatusCause::new(
-                    "FieldManagerConflict",
-                    &dotted(p),
-                    format!("conflict with \"{m}\" using {api_version}"),
-                )
-            })
-            .collect();
-        let n = causes.len();
-        let list: Vec<String> = conflicts
-            .iter()
-            .map(|(m, p)| format!("conflict with \"{m}\" using {api_version}: {}", dotted(p)))
-            .collect();
-        let message = if n == 1 {
-            format!("Apply failed with 1 conflict: {}", list[0])
-        } else {
-            format!("Apply failed with {n} conflicts: {}", list.join("\n"))
-        };
-        return Err(ApiError::new(409, "Conflict", message).with_details(json!({"causes": causes})));
+        return Err(conflict_error(&conflicts));
     }
-    for e in managers.iter_mut().filter(|e| e.manager != manager) {
-        for (_, p) in &conflicts {
-            e.fields.remove(p);
-        }
+    for e in &mut entries {
+        e.fields
+            .retain(|p| !changed.contains(p) && !removed.contains(p));
     }
-    let previous: BTreeSet<Path> = managers
-        .iter()
-        .filter(|e| e.manager == manager && e.operation == "Apply" && e.subresource == subresource)
-        .flat_map(|e| e.fields.iter().cloned())
-        .collect();
-    let others: BTreeSet<Path> = managers
-        .iter()
-        .filter(|e| e.manager != manager)
-        .flat_map(|e| e.fields.iter().cloned())
-        .collect();
-    let mut new = old.clone();
-    deep_merge(&mut new, &body);
-    for p in previous.difference(&applied) {
-        if !others.contains(p) {
-            remove_path(&mut new, p);
-        }
+    let mut me = me;
+    if !value_changed && let Some(last) = &last {
+        me.time = last.time.clone();
     }
-    managers.retain(|e| {
-        !(e.manager == manager && e.operation == "Apply" && e.subresource == subresource)
-    });
-    managers.push(Entry {
-        manager,
-        operation: "Apply".into(),
-        subresource,
-        api_version,
-        fields: applied,
-    });
-    meta::set_meta(&mut new, "managedFields", render(&managers));
+    entries.push(me);
+    store_entries(&mut merged, entries);
     if meta::resource_version(&body).is_empty() {
         meta::set_meta(
-            &mut new,
+            &mut merged,
             "resourceVersion",
-            json!(meta::resource_version(&old)),
+            json!(meta::resource_version(&live)),
         );
     }
-    let w = ops::update(store, t, new, UpdateKind::Patch, opts)?;
+    let w = ops::update(store, t, merged, UpdateKind::Patch, &inner)?;
     Ok((w, 200))
 }
 
@@ -333,23 +427,67 @@ mod tests {
     use super::*;
 
     #[test]
-    fn fields_v1_round_trip() {
-        let obj = json!({"apiVersion": "v1", "kind": "X", "metadata": {"name": "a", "labels": {"k": "v"}}, "spec": {"size": "s", "list": [1, 2]}});
-        let paths = leaf_paths(&obj);
-        let f = to_fields_v1(&paths);
+    fn manager_from_user_agent_prefix() {
+        assert_eq!(update_manager(Some("m"), "kubectl/v1.32"), "m");
         assert_eq!(
-            f,
-            json!({"f:metadata": {"f:labels": {"f:k": {}}}, "f:spec": {"f:list": {}, "f:size": {}}})
+            update_manager(None, "kubectl/v1.32.4 (linux/amd64) kubernetes/abc"),
+            "kubectl"
         );
-        assert_eq!(from_fields_v1(&f), paths);
+        assert_eq!(update_manager(Some(""), ""), "");
+        assert_eq!(update_manager(None, &"x".repeat(300)).len(), 128);
     }
 
     #[test]
-    fn merge_and_remove() {
-        let mut v = json!({"spec": {"a": 1, "b": {"c": 2}}});
-        deep_merge(&mut v, &json!({"spec": {"b": {"d": 3}}}));
-        assert_eq!(v, json!({"spec": {"a": 1, "b": {"c": 2, "d": 3}}}));
-        remove_path(&mut v, &vec!["spec".into(), "a".into()]);
-        assert_eq!(v, json!({"spec": {"b": {"c": 2, "d": 3}}}));
+    fn update_entries_are_capped_into_ancient_changes() {
+        let entries: Vec<Entry> = (0..12)
+            .map(|i| Entry {
+                manager: format!("m{i:02}"),
+                operation: "Update".into(),
+                subresource: String::new(),
+                api_version: "v1".into(),
+                time: Some(format!("2024-01-01T00:00:{i:02}Z")),
+                fields: [vec![PathElement::Field(format!("f{i}"))]]
+                    .into_iter()
+                    .collect(),
+            })
+            .collect();
+        let mut obj = json!({"metadata": {}});
+        store_entries(&mut obj, entries);
+        let mf = obj["metadata"]["managedFields"].as_array().unwrap();
+        assert_eq!(mf.len(), 10);
+        let bucket = mf.iter().find(|e| e["manager"] == ANCIENT_CHANGES).unwrap();
+        assert_eq!(bucket["time"], "2024-01-01T00:00:02Z");
+        assert_eq!(
+            bucket["fieldsV1"],
+            json!({"f:f0": {}, "f:f1": {}, "f:f2": {}})
+        );
+    }
+
+    #[test]
+    fn entries_sort_apply_first_then_time() {
+        let e = |m: &str, op: &str, t: &str| Entry {
+            manager: m.into(),
+            operation: op.into(),
+            subresource: String::new(),
+            api_version: "v1".into(),
+            time: Some(t.into()),
+            fields: [vec![PathElement::Field(m.into())]].into_iter().collect(),
+        };
+        let mut obj = json!({"metadata": {}});
+        store_entries(
+            &mut obj,
+            vec![
+                e("b", "Update", "2024-01-01T00:00:02Z"),
+                e("c", "Apply", "2024-01-01T00:00:09Z"),
+                e("a", "Update", "2024-01-01T00:00:01Z"),
+            ],
+        );
+        let order: Vec<&str> = obj["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["manager"].as_str().unwrap())
+            .collect();
+        assert_eq!(order, ["c", "a", "b"]);
     }
 }

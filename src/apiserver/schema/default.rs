@@ -26,21 +26,20 @@ fn default_node(v: &mut Value, s: Schema<'_>) {
                     map.insert(name.to_string(), default.clone());
                 }
             }
-            let keys: Vec<String> = map.keys().cloned().collect();
-            for k in keys {
-                let Some(cs) = s.child(&k) else {
+            // Walk in place and drop the bad nulls afterwards (no copy of every key per write).
+            let mut bad_nulls: Vec<String> = Vec::new();
+            for (k, child) in map.iter_mut() {
+                let Some(cs) = s.child(k) else {
                     continue;
                 };
-                let is_bad_null = map
-                    .get(&k)
-                    .is_some_and(|c| c.is_null() && !cs.nullable() && cs.default().is_none());
-                if is_bad_null {
-                    map.remove(&k);
+                if child.is_null() && !cs.nullable() && cs.default().is_none() {
+                    bad_nulls.push(k.clone());
                     continue;
                 }
-                if let Some(child) = map.get_mut(&k) {
-                    default_node(child, cs);
-                }
+                default_node(child, cs);
+            }
+            for k in bad_nulls {
+                map.remove(&k);
             }
         }
         Value::Array(items) => {

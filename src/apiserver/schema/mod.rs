@@ -144,8 +144,8 @@ pub fn process(obj: Value, schema: &Value, opts: &PipelineOptions) -> PipelineRe
     }
     let mut causes = Vec::new();
     if let Some(namespaced) = opts.validate_metadata {
-        let meta = object.get("metadata").cloned().unwrap_or(Value::Null);
-        causes.extend(validate_object_meta(&meta, namespaced));
+        let meta = object.get("metadata").unwrap_or(&Value::Null);
+        causes.extend(validate_object_meta(meta, namespaced));
     }
     if opts.validate {
         validate(&object, schema, "", &mut causes);

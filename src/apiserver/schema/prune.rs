@@ -82,32 +82,28 @@ fn prune_node(
             };
             let is_resource = resource_root || s.embedded();
             let additional = s.additional_properties();
-            let keys: Vec<String> = map.keys().cloned().collect();
-            for k in keys {
-                let child_path = join(path, &k);
+            // Walk in place (key order) and remove afterwards: no copy of every key per write.
+            let mut unknown: Vec<String> = Vec::new();
+            for (k, child) in map.iter_mut() {
                 if is_resource && (k == "apiVersion" || k == "kind") {
                     continue;
                 }
+                let child_path = join(path, k);
                 if is_resource && k == "metadata" {
-                    if let Some(meta) = map.get_mut("metadata") {
-                        coerce_object_meta(meta, &child_path, pruned);
-                    }
+                    coerce_object_meta(child, &child_path, pruned);
                     continue;
                 }
-                if let Some(ps) = s.property(&k) {
-                    if let Some(child) = map.get_mut(&k) {
-                        prune_node(child, Some(ps), &child_path, false, pruned);
-                    }
-                } else if let Some(ap) = additional {
-                    if let Some(child) = map.get_mut(&k) {
-                        prune_node(child, Some(ap), &child_path, false, pruned);
-                    }
+                if let Some(cs) = s.property(k).or(additional) {
+                    prune_node(child, Some(cs), &child_path, false, pruned);
                 } else if s.preserve_unknown() {
                     // kept verbatim
                 } else {
-                    map.remove(&k);
+                    unknown.push(k.clone());
                     pruned.push(child_path);
                 }
+            }
+            for k in unknown {
+                map.remove(&k);
             }
         }
         Value::Array(items) => {
@@ -121,12 +117,14 @@ fn prune_node(
 }
 
 fn keep_only(map: &mut Map<String, Value>, allowed: &[&str], path: &str, pruned: &mut Vec<String>) {
-    let keys: Vec<String> = map.keys().cloned().collect();
-    for k in keys {
-        if !allowed.contains(&k.as_str()) {
-            map.remove(&k);
-            pruned.push(join(path, &k));
-        }
+    let unknown: Vec<String> = map
+        .keys()
+        .filter(|k| !allowed.contains(&k.as_str()))
+        .cloned()
+        .collect();
+    for k in unknown {
+        map.remove(&k);
+        pruned.push(join(path, &k));
     }
 }
 

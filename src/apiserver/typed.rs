@@ -1,0 +1,624 @@
+//! Values typed the way structured-merge-diff types them for server-side apply: a CRD's
+//! structural schema (`x-kubernetes-list-type` atomic/set/map with `x-kubernetes-list-map-keys`,
+//! `x-kubernetes-map-type` atomic/granular, lists without a list type atomic), ObjectMeta's known
+//! list types (finalizers a set, ownerReferences a map keyed by uid), built-in kinds with their
+//! fields declared and lists atomic, and the "deduced" type for unknown fields.
+//!
+//! Operations: the field set of a value (`ToFieldSet`), the comparison of two values
+//! (added/modified/removed paths), the apply merge, and removal of paths.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use super::fieldpath::{Path, PathElement, Set};
+
+/// How a list merges.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListKind {
+    Atomic,
+    Set,
+    Map(Vec<String>),
+}
+
+/// A type node.
+#[derive(Debug, Clone, Copy)]
+pub enum Ty<'a> {
+    /// The root of an object whose kind has a structural schema (a custom resource).
+    Root(&'a Value),
+    /// A structural-schema node.
+    Json(&'a Value),
+    /// The root of a built-in object.
+    BuiltinRoot,
+    /// A built-in struct: every field declared, lists atomic.
+    Builtin,
+    /// `metadata`.
+    ObjectMeta,
+    /// One `ownerReferences` item.
+    OwnerReference,
+    /// A map with undeclared keys whose values are of the inner type (labels, annotations).
+    StringMap,
+    /// Unknown content: granular maps with undeclared keys, atomic lists.
+    Deduced,
+    /// A leaf.
+    Scalar,
+}
+
+/// The shape a type gives a value.
+enum Shape {
+    Leaf,
+    /// Granular map: children with their type and whether the field is declared.
+    Map,
+    List(ListKind),
+}
+
+impl<'a> Ty<'a> {
+    /// The root type for an object of a kind with `schema` (None: a built-in kind).
+    pub fn root(schema: Option<&'a Value>) -> Self {
+        match schema {
+            Some(s) => Ty::Root(s),
+            None => Ty::BuiltinRoot,
+        }
+    }
+
+    fn shape(&self, v: &Value) -> Shape {
+        match self {
+            Ty::Scalar => Shape::Leaf,
+            Ty::Json(s) | Ty::Root(s) => {
+                if v.is_object() {
+                    if s.get("x-kubernetes-map-type").and_then(Value::as_str) == Some("atomic") {
+                        Shape::Leaf
+                    } else {
+                        Shape::Map
+                    }
+                } else if v.is_array() {
+                    match s.get("x-kubernetes-list-type").and_then(Value::as_str) {
+                        Some("set") => Shape::List(ListKind::Set),
+                        Some("map") => Shape::List(ListKind::Map(
+                            s.get("x-kubernetes-list-map-keys")
+                                .and_then(Value::as_array)
+                                .map(|a| {
+                                    a.iter()
+                                        .filter_map(|k| k.as_str().map(str::to_string))
+                                        .collect()
+                                })
+                                .unwrap_or_default(),
+                        )),
+                        _ => Shape::List(ListKind::Atomic),
+                    }
+                } else {
+                    Shape::Leaf
+                }
+            }
+            Ty::ObjectMeta => {
+                if v.is_object() {
+                    Shape::Map
+                } else {
+                    Shape::Leaf
+                }
+            }
+            _ => {
+                if v.is_object() {
+                    Shape::Map
+                } else if v.is_array() {
+                    Shape::List(ListKind::Atomic)
+                } else {
+                    Shape::Leaf
+                }
+            }
+        }
+    }
+
+    /// The type of a map child and whether it is a declared (struct) field.
+    fn field(&self, key: &str) -> (Ty<'a>, bool) {
+        match self {
+            Ty::Root(_) if key == "metadata" => (Ty::ObjectMeta, true),
+            Ty::Root(s) | Ty::Json(s) => {
+                if s.get("x-kubernetes-embedded-resource")
+                    .and_then(Value::as_bool)
+                    == Some(true)
+                    && key == "metadata"
+                {
+                    return (Ty::ObjectMeta, true);
+                }
+                if let Some(p) = s.get("properties").and_then(|p| p.get(key)) {
+                    return (Ty::Json(p), true);
+                }
+                match s.get("additionalProperties") {
+                    Some(ap) if ap.is_object() => (Ty::Json(ap), false),
+                    _ => (Ty::Deduced, false),
+                }
+            }
+            Ty::BuiltinRoot if key == "metadata" => (Ty::ObjectMeta, true),
+            Ty::BuiltinRoot | Ty::Builtin | Ty::OwnerReference => (Ty::Builtin, true),
+            Ty::ObjectMeta => match key {
+                "labels" | "annotations" => (Ty::StringMap, true),
+                "managedFields" => (Ty::Scalar, true),
+                _ => (Ty::Builtin, true),
+            },
+            Ty::StringMap => (Ty::Scalar, false),
+            Ty::Deduced => (Ty::Deduced, false),
+            Ty::Scalar => (Ty::Scalar, false),
+        }
+    }
+
+    /// The list kind of `metadata.<key>` (resolved by the parent for ObjectMeta lists).
+    fn meta_list(key: &str) -> Option<(ListKind, Ty<'static>)> {
+        match key {
+            "finalizers" => Some((ListKind::Set, Ty::Scalar)),
+            "ownerReferences" => Some((ListKind::Map(vec!["uid".into()]), Ty::OwnerReference)),
+            _ => None,
+        }
+    }
+
+    fn item(&self) -> Ty<'a> {
+        match self {
+            Ty::Json(s) | Ty::Root(s) => s.get("items").map(Ty::Json).unwrap_or(Ty::Deduced),
+            Ty::Deduced => Ty::Deduced,
+            _ => Ty::Builtin,
+        }
+    }
+}
+
+/// A map child's type, with ObjectMeta's list fields resolved.
+fn child<'a>(parent: Ty<'a>, key: &str) -> (Ty<'a>, bool, Option<ListKind>) {
+    if matches!(parent, Ty::ObjectMeta)
+        && let Some((kind, item)) = Ty::meta_list(key)
+    {
+        // The list node carries its item type; the parent forces the list kind.
+        return (item, true, Some(kind));
+    }
+    let (t, declared) = parent.field(key);
+    (t, declared, None)
+}
+
+/// Shape of a value under a type, honouring a list kind forced by the parent.
+fn shape_of(t: &Ty, forced: &Option<ListKind>, v: &Value) -> Shape {
+    match forced {
+        Some(kind) if v.is_array() => Shape::List(kind.clone()),
+        _ => t.shape(v),
+    }
+}
+
+/// The item type of a list node (for forced ObjectMeta lists the node type is the item type).
+fn item_of<'a>(t: &Ty<'a>, forced: &Option<ListKind>) -> Ty<'a> {
+    if forced.is_some() { *t } else { t.item() }
+}
+
+/// The path element of a list item, or None when the list kind has no per-item identity.
+fn item_pe(kind: &ListKind, item: &Value, index: usize) -> PathElement {
+    match kind {
+        ListKind::Set => PathElement::value_of(item),
+        ListKind::Map(keys) if !keys.is_empty() => PathElement::key_of(item, keys),
+        _ => PathElement::Index(index),
+    }
+}
+
+/// `ToFieldSet`: member paths of a value.
+pub fn to_set(v: &Value, t: Ty) -> Set {
+    let mut out = Set::new();
+    walk_set(v, t, &None, &mut Vec::new(), &mut out);
+    out
+}
+
+fn walk_set(v: &Value, t: Ty, forced: &Option<ListKind>, path: &mut Path, out: &mut Set) {
+    match shape_of(&t, forced, v) {
+        Shape::Leaf => {
+            if !path.is_empty() {
+                out.insert(path.clone());
+            }
+        }
+        Shape::List(ListKind::Atomic) => {
+            out.insert(path.clone());
+        }
+        Shape::List(kind) => {
+            let item_t = item_of(&t, forced);
+            for (i, item) in v.as_array().into_iter().flatten().enumerate() {
+                path.push(item_pe(&kind, item, i));
+                walk_set(item, item_t, &None, path, out);
+                out.insert(path.clone());
+                path.pop();
+            }
+        }
+        Shape::Map => {
+            for (k, cv) in v.as_object().into_iter().flatten() {
+                let (ct, declared, cforced) = child(t, k);
+                path.push(PathElement::Field(k.clone()));
+                walk_set(cv, ct, &cforced, path, out);
+                let empty_map = cv.as_object().is_some_and(Map::is_empty);
+                if cv.is_null() || empty_map || !declared {
+                    out.insert(path.clone());
+                }
+                path.pop();
+            }
+        }
+    }
+}
+
+/// Added, modified and removed paths between two values (structured-merge-diff `Compare`).
+#[derive(Debug, Default, Clone)]
+pub struct Comparison {
+    pub added: Set,
+    pub modified: Set,
+    pub removed: Set,
+}
+
+impl Comparison {
+    pub fn is_same(&self) -> bool {
+        self.added.is_empty() && self.modified.is_empty() && self.removed.is_empty()
+    }
+}
+
+pub fn compare(old: &Value, new: &Value, t: Ty) -> Comparison {
+    let mut c = Comparison::default();
+    walk_compare(Some(old), Some(new), t, &None, &mut Vec::new(), &mut c);
+    c
+}
+
+fn all_paths(v: &Value, t: Ty, forced: &Option<ListKind>, path: &mut Path, out: &mut Set) {
+    out.insert(path.clone());
+    match shape_of(&t, forced, v) {
+        Shape::Leaf | Shape::List(ListKind::Atomic) => {}
+        Shape::List(kind) => {
+            let item_t = item_of(&t, forced);
+            for (i, item) in v.as_array().into_iter().flatten().enumerate() {
+                path.push(item_pe(&kind, item, i));
+                all_paths(item, item_t, &None, path, out);
+                path.pop();
+            }
+        }
+        Shape::Map => {
+            for (k, cv) in v.as_object().into_iter().flatten() {
+                let (ct, _, cforced) = child(t, k);
+                path.push(PathElement::Field(k.clone()));
+                all_paths(cv, ct, &cforced, path, out);
+                path.pop();
+            }
+        }
+    }
+}
+
+fn index_items<'v>(
+    kind: &ListKind,
+    v: Option<&'v Value>,
+) -> (Vec<PathElement>, BTreeMap<PathElement, &'v Value>) {
+    let mut order = Vec::new();
+    let mut by_pe = BTreeMap::new();
+    for (i, item) in v
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let pe = item_pe(kind, item, i);
+        if by_pe.insert(pe.clone(), item).is_none() {
+            order.push(pe);
+        }
+    }
+    (order, by_pe)
+}
+
+fn walk_compare(
+    old: Option<&Value>,
+    new: Option<&Value>,
+    t: Ty,
+    forced: &Option<ListKind>,
+    path: &mut Path,
+    c: &mut Comparison,
+) {
+    match (old, new) {
+        (None, None) => {}
+        (None, Some(n)) => all_paths(n, t, forced, path, &mut c.added),
+        (Some(o), None) => all_paths(o, t, forced, path, &mut c.removed),
+        (Some(o), Some(n)) => {
+            let (so, sn) = (shape_of(&t, forced, o), shape_of(&t, forced, n));
+            match (so, sn) {
+                (Shape::Map, Shape::Map) => {
+                    let (om, nm) = (o.as_object(), n.as_object());
+                    let keys: std::collections::BTreeSet<&String> = om
+                        .into_iter()
+                        .flat_map(|m| m.keys())
+                        .chain(nm.into_iter().flat_map(|m| m.keys()))
+                        .collect();
+                    for k in keys {
+                        let (ct, _, cforced) = child(t, k);
+                        path.push(PathElement::Field(k.clone()));
+                        walk_compare(o.get(k), n.get(k), ct, &cforced, path, c);
+                        path.pop();
+                    }
+                }
+                (Shape::List(ko), Shape::List(kn))
+                    if ko == kn && !matches!(kn, ListKind::Atomic) =>
+                {
+                    let item_t = item_of(&t, forced);
+                    let (oo, ob) = index_items(&ko, Some(o));
+                    let (no, nb) = index_items(&kn, Some(n));
+                    let mut seen = std::collections::BTreeSet::new();
+                    for pe in oo.iter().chain(no.iter()) {
+                        if !seen.insert(pe.clone()) {
+                            continue;
+                        }
+                        path.push(pe.clone());
+                        walk_compare(
+                            ob.get(pe).copied(),
+                            nb.get(pe).copied(),
+                            item_t,
+                            &None,
+                            path,
+                            c,
+                        );
+                        path.pop();
+                    }
+                }
+                _ => {
+                    if o != n {
+                        c.modified.insert(path.clone());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The apply merge of `config` into `live`: granular maps merge by key, `map` lists by item
+/// key, `set` lists by value, atomic values are replaced. A `null` in the config removes.
+pub fn merge(live: &Value, config: &Value, t: Ty) -> Value {
+    merge_node(Some(live), config, t, &None).unwrap_or(Value::Null)
+}
+
+fn merge_node(
+    live: Option<&Value>,
+    config: &Value,
+    t: Ty,
+    forced: &Option<ListKind>,
+) -> Option<Value> {
+    if config.is_null() {
+        return None;
+    }
+    let Some(live) = live else {
+        return Some(config.clone());
+    };
+    match (shape_of(&t, forced, live), shape_of(&t, forced, config)) {
+        (Shape::Map, Shape::Map) => {
+            let mut out = live.as_object().cloned().unwrap_or_default();
+            for (k, cv) in config.as_object().into_iter().flatten() {
+                let (ct, _, cforced) = child(t, k);
+                match merge_node(out.get(k), cv, ct, &cforced) {
+                    Some(v) => {
+                        out.insert(k.clone(), v);
+                    }
+                    None => {
+                        out.remove(k);
+                    }
+                }
+            }
+            Some(Value::Object(out))
+        }
+        (Shape::List(kl), Shape::List(kc)) if kl == kc && !matches!(kc, ListKind::Atomic) => {
+            let item_t = item_of(&t, forced);
+            Some(Value::Array(merge_list(live, config, &kc, item_t)))
+        }
+        _ => Some(config.clone()),
+    }
+}
+
+/// Items of both lists: live-only items keep their place, config items come in config order.
+fn merge_list(live: &Value, config: &Value, kind: &ListKind, item_t: Ty) -> Vec<Value> {
+    let (lorder, lby) = index_items(kind, Some(live));
+    let (corder, cby) = index_items(kind, Some(config));
+    let mut out = Vec::new();
+    let mut emitted = std::collections::BTreeSet::new();
+    let mut ci = 0;
+    let emit = |pe: &PathElement,
+                out: &mut Vec<Value>,
+                emitted: &mut std::collections::BTreeSet<PathElement>| {
+        if !emitted.insert(pe.clone()) {
+            return;
+        }
+        let merged = match cby.get(pe) {
+            Some(cv) => merge_node(lby.get(pe).copied(), cv, item_t, &None),
+            None => lby.get(pe).map(|v| (*v).clone()),
+        };
+        if let Some(v) = merged {
+            out.push(v);
+        }
+    };
+    for pe in &lorder {
+        if cby.contains_key(pe) {
+            // Emit config items up to and including this shared one.
+            while ci < corder.len() {
+                let cpe = &corder[ci];
+                ci += 1;
+                emit(cpe, &mut out, &mut emitted);
+                if cpe == pe {
+                    break;
+                }
+            }
+        } else {
+            emit(pe, &mut out, &mut emitted);
+        }
+    }
+    for cpe in &corder[ci..] {
+        emit(cpe, &mut out, &mut emitted);
+    }
+    out
+}
+
+/// Removes every path of `paths` (a field, a list item or a set value) from `v`.
+pub fn remove_paths(v: &mut Value, paths: &Set, t: Ty) {
+    // Shallowest first: a list item must go while its key fields still identify it.
+    let mut sorted: Vec<&Path> = paths.iter().collect();
+    sorted.sort_by_key(|p| p.len());
+    for p in sorted {
+        remove_one(v, p, t, &None);
+    }
+}
+
+fn remove_one(v: &mut Value, path: &[PathElement], t: Ty, forced: &Option<ListKind>) {
+    let Some((first, rest)) = path.split_first() else {
+        return;
+    };
+    match first {
+        PathElement::Field(k) => {
+            let (ct, _, cforced) = child(t, k);
+            let Some(m) = v.as_object_mut() else {
+                return;
+            };
+            if rest.is_empty() {
+                m.remove(k);
+            } else if let Some(c) = m.get_mut(k) {
+                remove_one(c, rest, ct, &cforced);
+            }
+        }
+        pe => {
+            let Shape::List(kind) = shape_of(&t, forced, v) else {
+                return;
+            };
+            let item_t = item_of(&t, forced);
+            let Some(items) = v.as_array_mut() else {
+                return;
+            };
+            let positions: Vec<usize> = items
+                .iter()
+                .enumerate()
+                .filter(|(i, item)| &item_pe(&kind, item, *i) == pe)
+                .map(|(i, _)| i)
+                .collect();
+            if rest.is_empty() {
+                for i in positions.into_iter().rev() {
+                    items.remove(i);
+                }
+            } else {
+                for i in positions {
+                    if let Some(item) = items.get_mut(i) {
+                        remove_one(item, rest, item_t, &None);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Makes the named (declared struct) fields along every path members, as structured-merge-diff's
+/// `EnsureNamedFieldsAreMembers` does before pruning.
+pub fn with_named_parents(set: &Set, t: Ty) -> Set {
+    let mut out = set.clone();
+    for p in set {
+        let mut cur_t = t;
+        let mut cur_forced: Option<ListKind> = None;
+        for (i, pe) in p.iter().enumerate() {
+            match pe {
+                PathElement::Field(k) => {
+                    let (ct, declared, cforced) = child(cur_t, k);
+                    if declared && i + 1 < p.len() {
+                        out.insert(p[..=i].to_vec());
+                    }
+                    cur_t = ct;
+                    cur_forced = cforced;
+                }
+                _ => {
+                    cur_t = item_of(&cur_t, &cur_forced);
+                    cur_forced = None;
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> Value {
+        json!({"type": "object", "properties": {
+            "spec": {"type": "object", "properties": {
+                "size": {"type": "string"},
+                "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                    "items": {"type": "object", "properties": {"name": {"type": "string"}, "port": {"type": "integer"}}}},
+                "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+                "args": {"type": "array", "items": {"type": "string"}},
+                "sel": {"type": "object", "x-kubernetes-map-type": "atomic", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}},
+                "env": {"type": "object", "additionalProperties": {"type": "string"}}
+            }},
+            "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+        }})
+    }
+
+    fn f(s: &str) -> PathElement {
+        PathElement::Field(s.into())
+    }
+
+    #[test]
+    fn field_set_by_list_type() {
+        let s = schema();
+        let v = json!({"apiVersion": "x/v1", "metadata": {"labels": {"a": "1"}, "finalizers": ["x/y"], "ownerReferences": [{"uid": "u1", "name": "o"}]},
+            "spec": {"size": "s", "ports": [{"name": "http", "port": 80}], "tags": ["a"], "args": ["x"], "sel": {"a": "1"}, "env": {"K": "v"}}});
+        let set = to_set(&v, Ty::root(Some(&s)));
+        let http = PathElement::key_of(&json!({"name": "http"}), &["name".into()]);
+        let owner = PathElement::key_of(&json!({"uid": "u1"}), &["uid".into()]);
+        for p in [
+            vec![f("spec"), f("size")],
+            vec![f("spec"), f("ports"), http.clone()],
+            vec![f("spec"), f("ports"), http.clone(), f("port")],
+            vec![f("spec"), f("tags"), PathElement::value_of(&json!("a"))],
+            vec![f("spec"), f("args")],
+            vec![f("spec"), f("sel")],
+            vec![f("spec"), f("env"), f("K")],
+            vec![f("metadata"), f("labels"), f("a")],
+            vec![
+                f("metadata"),
+                f("finalizers"),
+                PathElement::value_of(&json!("x/y")),
+            ],
+            vec![f("metadata"), f("ownerReferences"), owner.clone()],
+            vec![f("metadata"), f("ownerReferences"), owner, f("name")],
+        ] {
+            assert!(set.contains(&p), "missing {p:?} in {set:?}");
+        }
+        assert!(!set.contains(&vec![f("spec")]));
+        assert!(!set.contains(&vec![f("spec"), f("sel"), f("a")]));
+    }
+
+    #[test]
+    fn merge_by_list_type() {
+        let s = schema();
+        let t = Ty::root(Some(&s));
+        let live = json!({"spec": {"ports": [{"name": "a", "port": 1}, {"name": "b", "port": 2}], "tags": ["x", "y"], "args": ["1", "2"], "sel": {"a": "1"}}});
+        let cfg = json!({"spec": {"ports": [{"name": "b", "port": 3}, {"name": "c", "port": 4}], "tags": ["z"], "args": ["3"], "sel": {"b": "2"}}});
+        let out = merge(&live, &cfg, t);
+        assert_eq!(
+            out["spec"]["ports"],
+            json!([{"name": "a", "port": 1}, {"name": "b", "port": 3}, {"name": "c", "port": 4}])
+        );
+        assert_eq!(out["spec"]["tags"], json!(["x", "y", "z"]));
+        assert_eq!(out["spec"]["args"], json!(["3"]));
+        assert_eq!(out["spec"]["sel"], json!({"b": "2"}));
+    }
+
+    #[test]
+    fn compare_and_remove_items() {
+        let s = schema();
+        let t = Ty::root(Some(&s));
+        let old = json!({"spec": {"ports": [{"name": "a", "port": 1}], "size": "s"}});
+        let new = json!({"spec": {"ports": [{"name": "a", "port": 2}, {"name": "b"}]}});
+        let c = compare(&old, &new, t);
+        let a = PathElement::key_of(&json!({"name": "a"}), &["name".into()]);
+        let b = PathElement::key_of(&json!({"name": "b"}), &["name".into()]);
+        assert!(
+            c.modified
+                .contains(&vec![f("spec"), f("ports"), a.clone(), f("port")])
+        );
+        assert!(c.added.contains(&vec![f("spec"), f("ports"), b.clone()]));
+        assert!(c.removed.contains(&vec![f("spec"), f("size")]));
+        let mut v = new.clone();
+        remove_paths(
+            &mut v,
+            &[vec![f("spec"), f("ports"), a]].into_iter().collect(),
+            t,
+        );
+        assert_eq!(v["spec"]["ports"], json!([{"name": "b"}]));
+        assert!(compare(&v, &v, t).is_same());
+    }
+}
