@@ -128,6 +128,7 @@ corpus_bytes=$(metric corpus_bytes)
 crds=$(metric corpus_crds)
 lint_ms=$(median lint 1)
 lint_cpu=$(median lint 3)
+lint_cpu=$(calc '%.2f' "$lint_cpu < 0.01 ? 0.01 : $lint_cpu")
 lint_rss=$(maximum lint 2)
 lintcrds_ms=$(median lintcrds 1)
 kubectl_ms=$(median kubectl 1)
@@ -139,10 +140,12 @@ p99=$(metric latency_poll_p99_ms)
 mem_after=$(metric memory_rss_after_mib)
 mem_before=$(metric memory_rss_before_mib)
 
-# ratio OURS REF: how many times better ours is when lower is better.
-lower() { calc '%.1f×' "$2 / $1"; }
-# higher OURS REF: the same when higher is better.
-higher() { calc '%.2f×' "$1 / $2"; }
+# ratio X: X with 3 significant digits at most, then "×".
+ratio() { awk -v r="$1" 'BEGIN { f = r >= 100 ? "%.0f×" : (r >= 10 ? "%.1f×" : "%.2f×"); printf f, r }'; }
+# lower OURS REF: how many times better ours is when lower is better (time, memory).
+lower() { ratio "$(calc '%.6f' "($2) / ($1)")"; }
+# higher OURS REF: how many times better ours is when higher is better (throughput).
+higher() { ratio "$(calc '%.6f' "($1) / ($2)")"; }
 
 {
   echo "Machine: $(nproc) cores, $cpu_model, $mem_gib GiB; load average before $load_before, after $load_after"

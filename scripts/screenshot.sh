@@ -3,13 +3,17 @@
 # passing `check --embedded`, below the report of a run whose target mock has one fault
 # (infra-machine/provider-id), focused through the report's URL query on the failing rule:
 # the matrix row, the failure expanded (evidence, fix, contract link) and the scenario's
-# steps and timeline. Needs Debian's chromium and ImageMagick's convert.
+# steps and timeline, framed in one page and photographed by headless Debian chromium.
 #
 # Usage: scripts/screenshot.sh        (SCREENSHOT_OUT=FILE to write elsewhere)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 out=${SCREENSHOT_OUT:-docs/report.png}
+case $out in
+  /*) ;;
+  *) out="$PWD/$out" ;;
+esac
 dir=reports/screenshot
 mkdir -p "$dir" "$(dirname "$out")"
 tmp=$(mktemp -d)
@@ -28,21 +32,25 @@ if [ "$rc" -ne 1 ]; then
   exit 1
 fi
 
-# shot URL WIDTH,HEIGHT PNG
-shot() {
-  timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-background-networking \
-    --disable-component-update --disable-sync --no-first-run --user-data-dir="$tmp/profile" \
-    --hide-scrollbars --virtual-time-budget=2000 --window-size="$2" --screenshot="$3" "$1" \
-    >/dev/null 2>"$tmp/chromium.err"
-  [ -s "$3" ] || { cat "$tmp/chromium.err" >&2; exit 1; }
-}
+# Both reports framed in one page and photographed once; the faulty one through its URL query
+# (filters preset, the first failure expanded, only the matrix, the failures and the scenario).
+focus='outcome=fail&amp;role=infra-machine&amp;open=failure-1&amp;only=matrix,failures,timeline-SC-inframachine'
+cat >"$dir/screenshot.html" <<EOF
+<!doctype html><html><head><meta charset="utf-8"><style>
+body{margin:0;background:#fff} iframe{display:block;border:0;width:1400px}
+#pass{height:540px} #fail{height:1260px;border-top:6px solid #8c959f}
+</style></head><body>
+<iframe id="pass" src="pass.html"></iframe>
+<iframe id="fail" src="fail.html?$focus"></iframe>
+</body></html>
+EOF
 
-shot "file://$PWD/$dir/pass.html" 1400,560 "$tmp/pass.png"
-shot "file://$PWD/$dir/fail.html?outcome=fail&role=infra-machine&open=failure-1&only=matrix,failures,timeline-SC-inframachine" \
-  1400,1260 "$tmp/fail.png"
-
-convert "$tmp/pass.png" \( -size 1400x6 xc:'#8c959f' \) "$tmp/fail.png" -append -strip \
-  -colors 64 "$out"
+rm -f "$out"
+timeout 180 chromium --headless --no-sandbox --disable-gpu --disable-background-networking \
+  --disable-component-update --disable-sync --no-first-run --user-data-dir="$tmp/profile" \
+  --hide-scrollbars --virtual-time-budget=3000 --window-size=1400,1806 --screenshot="$out" \
+  "file://$PWD/$dir/screenshot.html" >/dev/null 2>"$tmp/chromium.err" || true
+[ -s "$out" ] || { tail -5 "$tmp/chromium.err" >&2; exit 1; }
 size=$(stat -c %s "$out")
 echo "screenshot: $out ($size bytes)"
 [ "$size" -lt 300000 ] || { echo "screenshot: $out is larger than 300 KB" >&2; exit 1; }
