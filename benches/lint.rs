@@ -15,44 +15,12 @@ use capi_conformance::suite::Catalog;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 
-#[path = "../tests/lint/generate.rs"]
-#[allow(dead_code)]
-mod generate;
-
-const CRDS: usize = 1000;
-
-/// One multi-document YAML stream with exactly [`CRDS`] CRDs (plus each copy's RBAC,
-/// Deployment and Namespace objects, as in a components file), as one string per provider copy.
-fn corpus() -> Vec<String> {
-    let (_, base) = generate::files(generate::C::B2)
-        .into_iter()
-        .find(|(p, _)| p.ends_with("infrastructure-components.yaml"))
-        .expect("components fixture");
-    let docs: Vec<&str> = base.split("\n---\n").collect();
-    let mut copies = Vec::new();
-    let mut crds = 0;
-    let mut copy = 0;
-    while crds < CRDS {
-        let mut out = Vec::new();
-        for doc in &docs {
-            let is_crd = doc.contains("kind: CustomResourceDefinition");
-            if is_crd && crds == CRDS {
-                continue;
-            }
-            crds += usize::from(is_crd);
-            out.push(
-                doc.replace("foo", &format!("p{copy}x"))
-                    .replace("Foo", &format!("P{copy}x")),
-            );
-        }
-        copies.push(out.join("\n---\n"));
-        copy += 1;
-    }
-    copies
-}
+#[path = "support/corpus.rs"]
+mod corpus;
 
 fn bench(c: &mut Criterion) {
-    let copies = corpus();
+    let copies = corpus::copies();
+    assert!(!copies.is_empty(), "the components fixture is missing");
     let text = copies.join("\n---\n");
     let catalog = Catalog::embedded().expect("catalog");
     let opts = LintOptions::default();

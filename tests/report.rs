@@ -425,9 +425,17 @@ fn chromium() -> Option<std::path::PathBuf> {
 
 /// `chromium --headless --dump-dom` of `file`, killed after 90 s.
 fn dump_dom(bin: &std::path::Path, file: &std::path::Path) -> String {
+    dump_dom_url(
+        bin,
+        &format!("file://{}", file.display()),
+        &file.with_extension("dom"),
+    )
+}
+
+/// `chromium --headless --dump-dom` of `url` (written to `out_path`), killed after 90 s.
+fn dump_dom_url(bin: &std::path::Path, url: &str, out_path: &std::path::Path) -> String {
     use std::process::{Command, Stdio};
-    let out_path = file.with_extension("dom");
-    let out = std::fs::File::create(&out_path).unwrap();
+    let out = std::fs::File::create(out_path).unwrap();
     let mut child = Command::new(bin)
         .args([
             "--headless",
@@ -436,7 +444,7 @@ fn dump_dom(bin: &std::path::Path, file: &std::path::Path) -> String {
             "--virtual-time-budget=2000",
             "--dump-dom",
         ])
-        .arg(format!("file://{}", file.display()))
+        .arg(url)
         .stdout(out)
         .stderr(Stdio::null())
         .spawn()
@@ -500,6 +508,85 @@ fn html_filters_and_failure_links_work_in_a_real_browser() {
     assert!(f2_tag.contains("open"), "failure-2 not expanded: {f2_tag}");
     assert!(dom.contains("id=\"timeline-SC-inframachine\""));
     assert_eq!(dom.matches("<circle").count(), 8);
+}
+
+/// The opening tag of the element whose opening tag starts with `start`.
+fn opening_tag<'a>(dom: &'a str, start: &str) -> &'a str {
+    let at = dom
+        .find(start)
+        .unwrap_or_else(|| panic!("{start} not in the DOM"));
+    let rest = &dom[at..];
+    &rest[..rest.find('>').unwrap()]
+}
+
+/// Per provider table of the matrix: (its wrapper is hidden, it has a visible rule row).
+fn matrix_tables(dom: &str) -> Vec<(bool, bool)> {
+    dom.split("<div class=\"table-wrap\"")
+        .skip(1)
+        .filter(|chunk| chunk.contains("matrix-table"))
+        .map(|chunk| {
+            let wrap_hidden = chunk[..chunk.find('>').unwrap()].contains("hidden");
+            let table = &chunk[..chunk.find("</table>").unwrap()];
+            let row_visible = table
+                .split("<tr class=\"rule-row\"")
+                .skip(1)
+                .any(|row| !row[..row.find('>').unwrap()].contains("hidden"));
+            (wrap_hidden, row_visible)
+        })
+        .collect()
+}
+
+/// The report's URL query presets a view (what `scripts/screenshot.sh` photographs): filters,
+/// expanded failures, only the named sections; provider tables left without rows are hidden.
+#[test]
+fn html_view_from_the_url_query_works_in_a_real_browser() {
+    let Some(bin) = chromium() else {
+        assert!(
+            std::env::var_os("CAPI_CONFORMANCE_REQUIRE_BROWSER").is_none(),
+            "chromium is not on PATH"
+        );
+        eprintln!("skipped: chromium is not on PATH");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("report.html");
+    std::fs::write(&file, html(&fixtures::synthetic())).unwrap();
+    let url = format!(
+        "file://{}?outcome=fail&role=provider&open=failure-2&only=matrix,timeline-SC-inframachine",
+        file.display()
+    );
+    let dom = dump_dom_url(&bin, &url, &dir.path().join("view.dom"));
+    let visible: Vec<&str> = dom
+        .split("<tr class=\"rule-row\" data-rule=\"")
+        .skip(1)
+        .filter(|rest| !rest[..rest.find('>').unwrap()].contains("hidden"))
+        .map(|rest| &rest[..rest.find('"').unwrap()])
+        .collect();
+    assert_eq!(visible, ["provider/clusterctl-metadata"]);
+    assert!(opening_tag(&dom, "<details class=\"failure\" id=\"failure-2\"").contains("open"));
+    assert!(!opening_tag(&dom, "<details class=\"failure\" id=\"failure-1\"").contains("open"));
+    for (id, hidden) in [
+        ("matrix", false),
+        ("failures", true),
+        ("reasons", true),
+        ("scenarios", false),
+        ("timeline-SC-inframachine", false),
+    ] {
+        let tag = opening_tag(&dom, &format!("id=\"{id}\""));
+        assert_eq!(tag.contains("hidden"), hidden, "section {id}: {tag}");
+    }
+
+    // Without rows left, a provider's table goes; with rows, it stays.
+    let mut tables = matrix_tables(&dom);
+    let url = format!("file://{}?outcome=waived&role=provider", file.display());
+    let dom = dump_dom_url(&bin, &url, &dir.path().join("empty.dom"));
+    tables.extend(matrix_tables(&dom));
+    assert!(
+        tables.iter().all(|(hidden, rows)| hidden != rows),
+        "{tables:?}"
+    );
+    assert!(tables.iter().any(|(hidden, _)| *hidden), "{tables:?}");
+    assert!(tables.iter().any(|(hidden, _)| !hidden), "{tables:?}");
 }
 
 // ---------- odd matrices ----------

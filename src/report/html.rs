@@ -1,7 +1,10 @@
 //! The self-contained HTML report (`--html`): inline CSS and JS, no external assets. The
 //! matrix (`#matrix`, cells `cell-<outcome>`), filters by level, outcome and role, each failure
 //! expandable to its evidence and remediation, and per scenario (`#timeline-<scenario>`) an SVG
-//! timeline of the provider's transitions beside the baseline's.
+//! timeline of the provider's transitions beside the baseline's. The URL can preset a view:
+//! `#failure-N` expands that failure; `?outcome=fail&role=…&level=…` presets the filters,
+//! `&open=failure-1` expands failures, `&only=matrix,failures,timeline-SC-…` shows just those
+//! sections (used by `scripts/screenshot.sh`).
 
 use super::RenderOptions;
 use super::layout;
@@ -72,6 +75,15 @@ const SCRIPT: &str = r#"
       }
       row.hidden = !show;
     });
+    // A provider's table (and its heading) is hidden when no row of it is left.
+    document.querySelectorAll('#matrix table.matrix-table').forEach(function (table) {
+      var rows = table.querySelectorAll('tr.rule-row');
+      var any = Array.prototype.some.call(rows, function (row) { return !row.hidden; });
+      var wrap = table.parentElement;
+      var heading = wrap.previousElementSibling;
+      wrap.hidden = !any;
+      if (heading ? heading.tagName === 'H3' : false) { heading.hidden = !any; }
+    });
   }
   ['filter-level', 'filter-outcome', 'filter-role'].forEach(function (id) {
     byId(id).addEventListener('change', apply);
@@ -82,6 +94,23 @@ const SCRIPT: &str = r#"
   }
   window.addEventListener('hashchange', openTarget);
   openTarget();
+  // A view from the URL query: level, outcome and role preset the filters; open=ID,ID expands
+  // those failures; only=ID,ID keeps just those sections (and the sections around them) shown.
+  var query = new URLSearchParams(location.search);
+  var preset = ['level', 'outcome', 'role'].filter(function (name) { return query.has(name); });
+  preset.forEach(function (name) { byId('filter-' + name).value = query.get(name); });
+  if (preset.length > 0) { apply(); }
+  (query.get('open') || '').split(',').forEach(function (id) {
+    var el = id !== '' ? byId(id) : null;
+    if (el ? el.tagName === 'DETAILS' : false) { el.open = true; }
+  });
+  var only = (query.get('only') || '').split(',').filter(function (id) { return id !== ''; })
+    .map(byId).filter(function (el) { return el !== null; });
+  if (only.length > 0) {
+    document.querySelectorAll('section').forEach(function (s) {
+      s.hidden = !only.some(function (k) { return k === s ? true : (k.contains(s) ? true : s.contains(k)); });
+    });
+  }
 })();
 "#;
 

@@ -9,17 +9,17 @@ use serde_json::Value;
 
 /// One shell command line of a recipe whose program is `capi-conformance`, as argv.
 #[derive(Debug, Clone)]
-struct ToolCommand {
-    argv: Vec<String>,
+pub(crate) struct ToolCommand {
+    pub(crate) argv: Vec<String>,
 }
 
 impl ToolCommand {
-    fn subcommand(&self) -> &str {
+    pub(crate) fn subcommand(&self) -> &str {
         self.argv.get(1).map(String::as_str).unwrap_or("")
     }
 
     /// Parsed by our CLI; the subcommand's matches.
-    fn matches(&self) -> Result<clap::ArgMatches, clap::Error> {
+    pub(crate) fn matches(&self) -> Result<clap::ArgMatches, clap::Error> {
         let matches = Cli::command().try_get_matches_from(&self.argv)?;
         Ok(matches
             .subcommand()
@@ -37,7 +37,7 @@ impl ToolCommand {
 
 /// Splits a shell line into words and control operators (`|`, `||`, `&&`, `;`), honouring
 /// single quotes, double quotes and backslash escapes. Enough for CI recipes, not a full shell.
-fn shell_words(line: &str) -> Vec<String> {
+pub(crate) fn shell_words(line: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut word = String::new();
     let mut in_word = false;
