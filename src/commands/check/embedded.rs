@@ -9,6 +9,7 @@ use super::{
 };
 use crate::apiserver::{EmbeddedServer, ServerOptions};
 use crate::cli::CheckArgs;
+use crate::client_retry::RetryPolicy;
 use crate::inventory::Inventory;
 use crate::mock::core_crds::core_crd_documents;
 use crate::mock::crds::mock_crds;
@@ -125,9 +126,24 @@ fn start_provider(cmd: &str, log: &std::path::Path) -> anyhow::Result<ProviderPr
 
 /// Runs `check --embedded` and returns the matrix (outputs are the caller's).
 pub async fn embedded_matrix(args: &CheckArgs, extra: &EmbeddedOptions) -> anyhow::Result<Matrix> {
+    embedded_matrix_on(&EmbeddedServer::new(ServerOptions::default()), args, extra).await
+}
+
+/// [`embedded_matrix`] on a given (fresh) server, which outlives the run (tests inspect it).
+pub async fn embedded_matrix_on(
+    server: &EmbeddedServer,
+    args: &CheckArgs,
+    extra: &EmbeddedOptions,
+) -> anyhow::Result<Matrix> {
     let catalog = Catalog::embedded()?;
     let rules = catalog.rules().to_vec();
-    let server = EmbeddedServer::new(ServerOptions::default());
+    if let Some(spec) = &args.server_faults {
+        server
+            .faults()
+            .apply_spec(spec)
+            .context("--server-faults")?;
+    }
+    let settings = settings(args, Settings::EMBEDDED)?;
     server
         .apply_documents(base_documents()?)
         .await
@@ -143,7 +159,7 @@ pub async fn embedded_matrix(args: &CheckArgs, extra: &EmbeddedOptions) -> anyho
             .await
             .context("installing --crds on the embedded server")?;
     }
-    let client = server.client();
+    let client = server.client_with(RetryPolicy::within(settings.step_timeout));
     let opts = lint_options(&args.report, "embedded".into())?;
     let (mut matrix, docs) = static_matrix(&client, &opts, &rules, &args.capi_manager).await?;
     let selection = selected_scenarios(args.scenarios.as_deref());
@@ -169,7 +185,6 @@ pub async fn embedded_matrix(args: &CheckArgs, extra: &EmbeddedOptions) -> anyho
     subjects = filter_subjects(subjects, &selection);
     plan::fill_samples_from_cluster(&client, &mut subjects).await;
 
-    let settings = settings(args, Settings::EMBEDDED)?;
     let guard = CleanupGuard::default();
     let baseline_ns = format!("capi-conformance-{run_id}-baseline");
     let baseline_filter = format!("capi-conformance-baseline-{run_id}");
@@ -205,6 +220,7 @@ pub async fn embedded_matrix(args: &CheckArgs, extra: &EmbeddedOptions) -> anyho
     let mut target_mock = None;
     let mut provider = None;
     let mut listener = None;
+    let mut private_kubeconfig = None;
     let mut broken_env = None;
     if let Some(cmd) = &args.provider_cmd {
         let l = server.listen("127.0.0.1:0".parse()?).await?;
@@ -214,8 +230,13 @@ pub async fn embedded_matrix(args: &CheckArgs, extra: &EmbeddedOptions) -> anyho
             .unwrap_or_else(|| PathBuf::from("reports"));
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
-        let kubeconfig = dir.join(format!("embedded-{run_id}.kubeconfig"));
-        l.write_kubeconfig(&kubeconfig)?;
+        // The kubeconfig holds the server's token: a private temp file, not the report dir.
+        let kc = super::private_file::PrivateFile::create(
+            &format!("capi-conformance-{run_id}.kubeconfig"),
+            &l.kubeconfig_yaml(),
+        )?;
+        let kubeconfig = kc.path().to_path_buf();
+        private_kubeconfig = Some(kc);
         let expanded = expand_command(
             cmd,
             &kubeconfig.display().to_string(),
@@ -278,6 +299,7 @@ pub async fn embedded_matrix(args: &CheckArgs, extra: &EmbeddedOptions) -> anyho
     if let Some(l) = listener {
         l.shutdown().await;
     }
+    drop(private_kubeconfig);
     if let Some(m) = target_mock {
         m.shutdown().await;
     }
