@@ -246,7 +246,7 @@ mod tests {
     #[test]
     fn aliases_percentages_and_a_persistent_resource_failure() {
         let f = Faults::default();
-        f.apply_spec("force-410=2,slow-establish=1s,500=100%,fail=widgets,fail=gadgets@1h")
+        f.apply_spec("force-410=2,slow-establish=1s,500=100%,fail=widgets,fail=gadgets@3600s")
             .unwrap();
         assert!(f.take_watch_expiry() && f.take_watch_expiry() && !f.take_watch_expiry());
         assert_eq!(f.crd_delay(), Duration::from_secs(1));
