@@ -30,23 +30,6 @@ const SAME_BEHAVIOUR: &[(&str, &[&str])] = &[
 /// Couplings inside the mock (not in the scenarios). None today: each fault breaks one behaviour.
 const MOCK_COUPLED: &[(&str, &[&str])] = &[];
 
-/// Timing-dependent co-failures a fault MAY cause (allowed, not required). The b1 failure-gate
-/// step creates its object before setting `status.failureReason`; a mock that ignores the owner
-/// gate may generate data in that gap, which the step then reads as acting past the failure.
-/// Known gap: the step should close another gate first (see issue 5 note).
-const MAY_ALSO_FAIL: &[(&str, &[&str])] = &[
-    ("bootstrap/owner-gate", &["bootstrap/failure-gate"]),
-    ("infra-machine/owner-gate", &["infra-machine/failure-gate"]),
-];
-
-fn may_also_fail(fault: &str) -> BTreeSet<String> {
-    MAY_ALSO_FAIL
-        .iter()
-        .filter(|(f, _)| *f == fault)
-        .flat_map(|(_, also)| also.iter().map(|s| s.to_string()))
-        .collect()
-}
-
 /// Scenario rules about admission (dry-run apply, clone validation): the API server and the
 /// provider's webhooks decide them, the mock has no webhook, so no mock fault can fail them.
 const ADMISSION_RULES: &[&str] = &[
@@ -112,9 +95,7 @@ async fn each_fault_fails_exactly_its_rule_and_the_baseline_passes() {
     let mut wrong = Vec::new();
     for (fault, target, baseline) in outcomes {
         let want = expected(&fault);
-        let tolerated = may_also_fail(&fault);
-        let extra_ok = target.difference(&want).all(|r| tolerated.contains(r));
-        if !want.is_subset(&target) || !extra_ok || !baseline.is_empty() {
+        if target != want || !baseline.is_empty() {
             wrong.push(format!(
                 "{fault}: target failed {target:?}, baseline failed {baseline:?}"
             ));
