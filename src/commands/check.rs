@@ -4,6 +4,7 @@
 mod cluster_source;
 pub mod embedded;
 mod interrupt;
+mod private_file;
 mod report_dir;
 pub mod rule_filter;
 
@@ -191,10 +192,16 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
         crate::report::write_outputs(&matrix, &args.report, std::io::stdout().is_terminal())?;
         return Ok(matrix.verdict().exit_code());
     }
+    if args.server_faults.is_some() {
+        anyhow::bail!(
+            "--server-faults needs --embedded (it injects faults into the embedded API server)"
+        );
+    }
     let catalog = Catalog::embedded()?;
     let rules = catalog.rules().to_vec();
     let conn = crate::kubeconn::connect(&args.kube).await?;
-    let client = conn.client()?;
+    let budget = settings(&args, Settings::REAL)?.step_timeout;
+    let client = conn.client_with(crate::client_retry::RetryPolicy::within(budget))?;
     let source = conn.config.cluster_url.to_string();
     let opts = lint_options(&args.report, source)?;
     let (mut matrix, docs) = static_matrix(&client, &opts, &rules, &args.capi_manager).await?;

@@ -103,7 +103,8 @@ async fn client_from(kube_args: &KubeArgs) -> anyhow::Result<kube::Client> {
             .await
             .context("finding a kubeconfig or in-cluster config")?,
     };
-    kube::Client::try_from(config).context("building the Kubernetes client")
+    crate::client_retry::client_for_config(config, crate::client_retry::RetryPolicy::default())
+        .context("building the Kubernetes client")
 }
 
 /// Parses `5ms`, `2s`, `250us`, `1m` (a bare number is milliseconds).

@@ -84,6 +84,7 @@ impl SubjectRun {
 /// Runs the script of `subject` on `side`.
 pub async fn run_subject(side: &Side, subject: &Subject) -> SubjectRun {
     let started = Instant::now();
+    let trouble_since = tokio::time::Instant::now();
     let script = script_for(subject.role());
     let mut out = SubjectRun {
         subject: subject.clone(),
@@ -133,6 +134,7 @@ pub async fn run_subject(side: &Side, subject: &Subject) -> SubjectRun {
     out.verdicts = std::mem::take(&mut run.verdicts);
     out.steps = std::mem::take(&mut run.steps);
     out.environment_error = run.environment_error.take();
+    super::server_trouble::apply(&mut out, &side.namespace, trouble_since);
     drop(run);
     out.timeline = env.recorder.entries();
     out.final_objects = env.recorder.last_states();

@@ -9,6 +9,7 @@ use super::{
 };
 use crate::apiserver::{EmbeddedServer, Listener, ServerOptions};
 use crate::cli::CheckArgs;
+use crate::client_retry::RetryPolicy;
 use crate::inventory::Inventory;
 use crate::mock::core_crds::core_crd_documents;
 use crate::mock::crds::mock_crds;
@@ -117,6 +118,7 @@ struct TargetProcesses {
     mock: Option<MockHandle>,
     provider: Option<ProviderProcess>,
     listener: Option<Listener>,
+    private_kubeconfig: Option<super::private_file::PrivateFile>,
 }
 
 impl TargetProcesses {
@@ -136,9 +138,14 @@ impl TargetProcesses {
                 .unwrap_or_else(|| PathBuf::from("reports"));
             std::fs::create_dir_all(&dir)
                 .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-            let kubeconfig = dir.join(format!("embedded-{}.kubeconfig", t.run_id));
-            l.write_kubeconfig(&kubeconfig)
-                .map_err(|e| format!("{e:#}"))?;
+            // The kubeconfig holds the server's token: a private temp file, not the report dir.
+            let kc = super::private_file::PrivateFile::create(
+                &format!("capi-conformance-{}.kubeconfig", t.run_id),
+                &l.kubeconfig_yaml(),
+            )
+            .map_err(|e| format!("{e:#}"))?;
+            let kubeconfig = kc.path().to_path_buf();
+            self.private_kubeconfig = Some(kc);
             self.listener = Some(l);
             let expanded = expand_command(
                 cmd,
@@ -174,6 +181,7 @@ impl TargetProcesses {
         if let Some(l) = self.listener.take() {
             l.shutdown().await;
         }
+        self.private_kubeconfig = None;
         if let Some(m) = self.mock.take() {
             m.shutdown().await;
         }
@@ -218,9 +226,24 @@ fn start_provider(cmd: &str, log: &std::path::Path) -> anyhow::Result<ProviderPr
 
 /// Runs `check --embedded` and returns the matrix (outputs are the caller's).
 pub async fn embedded_matrix(args: &CheckArgs, extra: &EmbeddedOptions) -> anyhow::Result<Matrix> {
+    embedded_matrix_on(&EmbeddedServer::new(ServerOptions::default()), args, extra).await
+}
+
+/// [`embedded_matrix`] on a given (fresh) server, which outlives the run (tests inspect it).
+pub async fn embedded_matrix_on(
+    server: &EmbeddedServer,
+    args: &CheckArgs,
+    extra: &EmbeddedOptions,
+) -> anyhow::Result<Matrix> {
     let catalog = Catalog::embedded()?;
     let rules = catalog.rules().to_vec();
-    let server = EmbeddedServer::new(ServerOptions::default());
+    if let Some(spec) = &args.server_faults {
+        server
+            .faults()
+            .apply_spec(spec)
+            .context("--server-faults")?;
+    }
+    let settings = settings(args, Settings::EMBEDDED)?;
     server
         .apply_documents(base_documents()?)
         .await
@@ -236,7 +259,7 @@ pub async fn embedded_matrix(args: &CheckArgs, extra: &EmbeddedOptions) -> anyho
             .await
             .context("installing --crds on the embedded server")?;
     }
-    let client = server.client();
+    let client = server.client_with(RetryPolicy::within(settings.step_timeout));
     let opts = lint_options(&args.report, "embedded".into())?;
     let (mut matrix, docs) = static_matrix(&client, &opts, &rules, &args.capi_manager).await?;
     let selection = selected_scenarios(args.scenarios.as_deref());
@@ -269,7 +292,6 @@ pub async fn embedded_matrix(args: &CheckArgs, extra: &EmbeddedOptions) -> anyho
     }
     plan::fill_samples_from_cluster(&client, &mut subjects).await;
 
-    let settings = settings(args, Settings::EMBEDDED)?;
     let guard = CleanupGuard::default();
     let baseline_ns = format!("capi-conformance-{run_id}-baseline");
     let baseline_filter = format!("capi-conformance-baseline-{run_id}");
@@ -319,7 +341,7 @@ pub async fn embedded_matrix(args: &CheckArgs, extra: &EmbeddedOptions) -> anyho
     let phases = async {
         let baseline_runs = run_baseline(&plan).await;
         let start = TargetStart {
-            server: &server,
+            server,
             client: &client,
             args,
             extra,
