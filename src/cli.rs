@@ -159,6 +159,10 @@ pub struct CheckArgs {
     /// Scenarios to run (comma-separated ids, or `none`).
     #[arg(long, value_name = "LIST")]
     pub scenarios: Option<String>,
+    /// Only these rules (comma-separated ids or `*` globs, e.g. `infra-machine/*,*/pause`): the
+    /// matrix keeps only them and only the scenarios judging one of them run.
+    #[arg(long = "rules", value_name = "GLOBS")]
+    pub rules: Option<String>,
     /// Only check this provider (as grouped by the inventory).
     #[arg(long)]
     pub provider: Option<String>,

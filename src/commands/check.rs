@@ -6,6 +6,7 @@ pub mod embedded;
 mod interrupt;
 mod private_file;
 mod report_dir;
+pub mod rule_filter;
 
 pub use cluster_source::{add_effective_rbac, core_installed, read_documents};
 
@@ -219,9 +220,15 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
             },
         );
         subjects = filter_subjects(subjects, &selection);
+        if let Some(f) = rule_filter::RuleFilter::parse(args.rules.as_deref()) {
+            subjects = f.keep_subjects(&rules, subjects);
+        }
         plan::fill_samples_from_cluster(&client, &mut subjects).await;
         let out = scenarios_on_cluster(&client, &args, &rules, subjects, &run_id).await?;
         merge_into(&mut matrix, &out, &rules);
+    }
+    if let Some(f) = rule_filter::RuleFilter::parse(args.rules.as_deref()) {
+        f.apply(&mut matrix);
     }
     crate::report::write_outputs(&matrix, &args.report, std::io::stdout().is_terminal())?;
     Ok(matrix.verdict().exit_code())

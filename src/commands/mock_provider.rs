@@ -42,6 +42,17 @@ async fn run_controllers(args: MockRunArgs) -> anyhow::Result<i32> {
         None => DEFAULT_PROVISION_DELAY,
     };
     let client = client_from(&args.kube).await?;
+    // CRD-level faults first, so they are in place before the controllers watch anything
+    // (`check --embedded` waits for the provider's first watch before the target scenarios).
+    let changed = crate::mock::crd_faults::apply_crd_faults(&client, &faults)
+        .await
+        .context("applying the CRD-level faults")?;
+    if !changed.is_empty() {
+        eprintln!(
+            "mock provider changed CRDs for faults: {}",
+            changed.join(", ")
+        );
+    }
     let opts = MockOptions {
         watch_namespace: args
             .watch_namespace

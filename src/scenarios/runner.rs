@@ -294,6 +294,12 @@ async fn run_many(side: &Side, subjects: Vec<Subject>, plan: &RunPlan) -> Vec<Su
 
 /// Runs the baseline (mock) subjects first, then the targets; builds the cells.
 pub async fn run_all(plan: &RunPlan) -> RunOutput {
+    let baseline_runs = run_baseline(plan).await;
+    run_targets(plan, baseline_runs).await
+}
+
+/// The baseline phase: the mock's run of every (role, contract) the targets need.
+pub async fn run_baseline(plan: &RunPlan) -> Vec<SubjectRun> {
     let mut wanted: Vec<(Role, crate::contract::Contract)> = plan
         .targets
         .iter()
@@ -322,7 +328,11 @@ pub async fn run_all(plan: &RunPlan) -> RunOutput {
     } else {
         Vec::new()
     };
-    let baseline_runs = run_many(&plan.baseline, baseline_subjects, plan).await;
+    run_many(&plan.baseline, baseline_subjects, plan).await
+}
+
+/// The target phase (after [`run_baseline`]): runs the targets and builds every cell.
+pub async fn run_targets(plan: &RunPlan, baseline_runs: Vec<SubjectRun>) -> RunOutput {
     let target_runs = run_many(&plan.target, plan.targets.clone(), plan).await;
     let mut out = RunOutput::default();
     for b in &baseline_runs {
