@@ -68,9 +68,10 @@ async fn provider_process_crash_mid_run_leaves_nothing_behind() {
     let dir = tempfile::tempdir().unwrap();
     let server = new_server();
     let report_dir = dir.path().display().to_string();
-    // The mock as the provider process, killed (SIGKILL: its finalizers stay) 2 s in.
+    // The mock as the provider process, killed (SIGKILL: its finalizers stay) 1 s in; the
+    // 1.5 s quiet windows keep the scripts running well past that moment.
     let cmd = format!(
-        "{} mock-provider run --kubeconfig {{kubeconfig}} --watch-namespace {{namespace}} & p=$!; sleep 2; kill -9 $p; exit 1",
+        "{} mock-provider run --kubeconfig {{kubeconfig}} --watch-namespace {{namespace}} & p=$!; sleep 1; kill -9 $p; exit 1",
         bin()
     );
     let m = embedded_on(
@@ -80,6 +81,8 @@ async fn provider_process_crash_mid_run_leaves_nothing_behind() {
             "SC-infracluster,SC-inframachine",
             "--timeout",
             "2s",
+            "--quiet-window",
+            "1500ms",
             "--provider-cmd",
             &cmd,
             "--report-dir",
