@@ -163,6 +163,10 @@ pub struct CheckArgs {
     /// Scenarios to run (comma-separated ids, or `none`).
     #[arg(long, value_name = "LIST")]
     pub scenarios: Option<String>,
+    /// Only these rules (comma-separated ids or `*` globs, e.g. `infra-machine/*,*/pause`): the
+    /// matrix keeps only them and only the scenarios judging one of them run.
+    #[arg(long = "rules", value_name = "GLOBS")]
+    pub rules: Option<String>,
     /// Only check this provider (as grouped by the inventory).
     #[arg(long)]
     pub provider: Option<String>,
@@ -208,6 +212,10 @@ pub struct CheckArgs {
     /// (comma-separated rule ids; for demonstrating and testing failures).
     #[arg(long = "mock-faults", value_name = "LIST", hide = true)]
     pub mock_faults: Option<String>,
+    /// With --embedded: fault injection in the embedded API server, same spec as `serve
+    /// --faults`, e.g. `drop-watch=2s,force-410=20,429=5%,500=5%,latency=200ms,slow-establish=1s`.
+    #[arg(long = "server-faults", value_name = "SPEC")]
+    pub server_faults: Option<String>,
     #[command(flatten)]
     pub kube: KubeArgs,
     #[command(flatten)]

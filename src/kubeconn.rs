@@ -58,8 +58,17 @@ pub struct Connection {
 }
 
 impl Connection {
+    /// A client retrying throttled and failed requests (crate::client_retry) for up to 10 s.
     pub fn client(&self) -> anyhow::Result<kube::Client> {
-        kube::Client::try_from(self.config.clone())
+        self.client_with(crate::client_retry::RetryPolicy::default())
+    }
+
+    /// [`Self::client`] with an explicit retry policy (a run's step deadline).
+    pub fn client_with(
+        &self,
+        policy: crate::client_retry::RetryPolicy,
+    ) -> anyhow::Result<kube::Client> {
+        crate::client_retry::client_for_config(self.config.clone(), policy)
             .map_err(|e| anyhow::anyhow!("cannot build a client for {}: {e}", self.source))
     }
 }

@@ -7,6 +7,7 @@
 pub mod apiserver;
 pub mod checks;
 pub mod cli;
+pub mod client_retry;
 pub mod commands;
 pub mod contract;
 pub mod entry;

@@ -10,6 +10,7 @@ mod mock {
     pub mod faults_infra_cluster;
     pub mod faults_infra_machine;
     pub mod faults_machine_pool;
+    pub mod faults_templates;
     pub mod harness;
     pub mod infra_cluster;
     pub mod infra_machine;

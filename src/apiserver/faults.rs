@@ -1,5 +1,6 @@
 //! Runtime fault injection (emulator-spec S8): force 410 on the next watch resumes, drop watch streams,
-//! 429/500 at a rate, added latency, slow CRD establishment.
+//! 429/500 at a rate, added latency, slow CRD establishment, and a persistent 500 on one resource
+//! from some moment on (a fault that outlasts any retry).
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,11 +15,15 @@ pub struct Faults {
     expire_watches: AtomicU64,
     expired_served: AtomicU64,
     dropped_served: AtomicU64,
+    served_429: AtomicU64,
+    served_500: AtomicU64,
     drop_watch_after_ms: AtomicU64,
     rate_429: Mutex<f64>,
     rate_500: Mutex<f64>,
     latency_ms: AtomicU64,
     crd_delay_ms: AtomicU64,
+    /// Resources (plural) whose every request fails with 500 from the given instant on.
+    failing: Mutex<Vec<(String, std::time::Instant)>>,
 }
 
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -39,18 +44,26 @@ fn parse_duration(s: &str) -> Option<Duration> {
     None
 }
 
+/// `0.05` or `5%`.
 fn parse_rate(s: &str) -> Option<f64> {
-    s.parse::<f64>().ok().filter(|r| (0.0..=1.0).contains(r))
+    let rate = match s.strip_suffix('%') {
+        Some(pct) => pct.trim().parse::<f64>().ok()? / 100.0,
+        None => s.parse::<f64>().ok()?,
+    };
+    Some(rate).filter(|r| (0.0..=1.0).contains(r))
 }
 
 impl Faults {
-    /// Applies a spec like `drop-watch=5s,expire-watch[=N],429=0.05,500=0.05,latency=200ms,crd-delay=2s`.
+    /// Applies a spec like `drop-watch=5s,expire-watch[=N],429=0.05,500=5%,latency=200ms,crd-delay=2s,fail=RESOURCE[@2s]`.
+    /// `force-410` is another name for `expire-watch`, `slow-establish` for `crd-delay`; rates
+    /// are fractions or percentages; `fail=mockmachines@2s` makes every request on that resource
+    /// (plural) fail with 500 from 2 s after the spec is applied.
     pub fn apply_spec(&self, spec: &str) -> Result<(), FaultSpecError> {
         for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let (k, v) = item.split_once('=').unwrap_or((item, ""));
             let bad = |why: &str| FaultSpecError(item.to_string(), why.to_string());
             match k {
-                "expire-watch" => self.expire_next_watches(if v.is_empty() {
+                "expire-watch" | "force-410" => self.expire_next_watches(if v.is_empty() {
                     1
                 } else {
                     v.parse().map_err(|_| bad("expected a count"))?
@@ -67,12 +80,21 @@ impl Faults {
                 "latency" => {
                     self.set_latency(parse_duration(v).ok_or_else(|| bad("expected a duration"))?)
                 }
-                "crd-delay" => {
+                "fail" => {
+                    let (resource, after) = v.split_once('@').unwrap_or((v, "0s"));
+                    let after = parse_duration(after)
+                        .ok_or_else(|| bad("expected RESOURCE or RESOURCE@DURATION"))?;
+                    if resource.is_empty() {
+                        return Err(bad("expected RESOURCE or RESOURCE@DURATION"));
+                    }
+                    self.fail_resource_after(resource, after);
+                }
+                "crd-delay" | "slow-establish" => {
                     self.set_crd_delay(parse_duration(v).ok_or_else(|| bad("expected a duration"))?)
                 }
                 _ => {
                     return Err(bad(
-                        "unknown fault (expire-watch, drop-watch, 429, 500, latency, crd-delay)",
+                        "unknown fault (expire-watch|force-410, drop-watch, 429, 500, latency, crd-delay|slow-establish, fail)",
                     ));
                 }
             }
@@ -107,6 +129,14 @@ impl Faults {
         (
             self.expired_served.load(Ordering::Relaxed),
             self.dropped_served.load(Ordering::Relaxed),
+        )
+    }
+
+    /// `(429s, 500s)` injected at random so far.
+    pub fn injected_errors(&self) -> (u64, u64) {
+        (
+            self.served_429.load(Ordering::Relaxed),
+            self.served_500.load(Ordering::Relaxed),
         )
     }
 
@@ -155,6 +185,21 @@ impl Faults {
         Duration::from_millis(self.crd_delay_ms.load(Ordering::Relaxed))
     }
 
+    /// Every request on `resource` (plural) fails with 500 once `after` has passed.
+    pub fn fail_resource_after(&self, resource: &str, after: Duration) {
+        if let Ok(mut f) = self.failing.lock() {
+            f.push((resource.to_string(), std::time::Instant::now() + after));
+        }
+    }
+
+    /// Whether a request on `resource` must fail now (the `fail=` fault).
+    pub fn resource_failing(&self, resource: &str) -> bool {
+        self.failing.lock().is_ok_and(|f| {
+            f.iter()
+                .any(|(r, from)| r == resource && std::time::Instant::now() >= *from)
+        })
+    }
+
     /// The injected error status for this request, if any (429 first, then 500).
     pub fn roll_error(&self) -> Option<u16> {
         let r429 = self.rate_429.lock().map(|r| *r).unwrap_or(0.0);
@@ -164,9 +209,11 @@ impl Faults {
         }
         let mut rng = rand::rng();
         if r429 > 0.0 && rng.random_bool(r429) {
+            self.served_429.fetch_add(1, Ordering::Relaxed);
             return Some(429);
         }
         if r500 > 0.0 && rng.random_bool(r500) {
+            self.served_500.fetch_add(1, Ordering::Relaxed);
             return Some(500);
         }
         None
@@ -191,8 +238,26 @@ mod tests {
         assert_eq!(f.latency(), Duration::from_millis(200));
         assert_eq!(f.crd_delay(), Duration::from_millis(1500));
         assert_eq!(f.roll_error(), Some(429));
+        assert_eq!(f.injected_errors(), (1, 0));
         assert!(f.apply_spec("429=2").is_err());
         assert!(f.apply_spec("bogus").is_err());
+    }
+
+    #[test]
+    fn aliases_percentages_and_a_persistent_resource_failure() {
+        let f = Faults::default();
+        f.apply_spec("force-410=2,slow-establish=1s,500=100%,fail=widgets,fail=gadgets@3600s")
+            .unwrap();
+        assert!(f.take_watch_expiry() && f.take_watch_expiry() && !f.take_watch_expiry());
+        assert_eq!(f.crd_delay(), Duration::from_secs(1));
+        assert_eq!(f.roll_error(), Some(500));
+        assert!(f.resource_failing("widgets"));
+        assert!(!f.resource_failing("gadgets"), "not before its start");
+        assert!(!f.resource_failing("configmaps"));
+        f.apply_spec("500=5%").unwrap();
+        assert!(f.apply_spec("500=150%").is_err());
+        assert!(f.apply_spec("fail=").is_err());
+        assert!(f.apply_spec("fail=x@soon").is_err());
     }
 
     #[test]

@@ -181,6 +181,14 @@ async fn handle(State(server): State<EmbeddedServer>, req: Request) -> Response 
         };
         return error_response(&e);
     }
+    if let Route::Resource(res) = route(&path)
+        && faults.resource_failing(&res.resource)
+    {
+        return error_response(&ApiError::internal(format!(
+            "injected fault: every request on {} fails",
+            res.resource
+        )));
+    }
     let (parts, body) = req.into_parts();
     let bytes = match axum::body::to_bytes(body, MAX_BODY).await {
         Ok(b) => b,

@@ -135,9 +135,15 @@ impl EmbeddedServer {
         super::http::router(self.clone())
     }
 
-    /// A kube client talking to the router in-process (no socket).
+    /// A kube client talking to the router in-process (no socket), retrying throttled and
+    /// failed requests (crate::client_retry).
     pub fn client(&self) -> kube::Client {
-        kube::Client::new(self.router(), "default")
+        self.client_with(crate::client_retry::RetryPolicy::default())
+    }
+
+    /// [`Self::client`] with an explicit retry policy (a run's step deadline).
+    pub fn client_with(&self, policy: crate::client_retry::RetryPolicy) -> kube::Client {
+        crate::client_retry::client(self.router(), "default", policy)
     }
 
     /// Serves on a TCP address with a generated bearer token.
@@ -350,9 +356,12 @@ impl Listener {
         Ok(config)
     }
 
-    /// A kube client for this listener.
+    /// A kube client for this listener (with retries, crate::client_retry).
     pub fn client(&self) -> anyhow::Result<kube::Client> {
-        Ok(kube::Client::try_from(self.config()?)?)
+        Ok(crate::client_retry::client_for_config(
+            self.config()?,
+            crate::client_retry::RetryPolicy::default(),
+        )?)
     }
 
     /// Stops accepting connections and waits for the server task.

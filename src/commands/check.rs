@@ -4,7 +4,9 @@
 mod cluster_source;
 pub mod embedded;
 mod interrupt;
+mod private_file;
 mod report_dir;
+pub mod rule_filter;
 
 pub use cluster_source::{add_effective_rbac, core_installed, read_documents};
 
@@ -191,10 +193,16 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
         crate::report::write_outputs(&matrix, &args.report, std::io::stdout().is_terminal())?;
         return Ok(matrix.verdict().exit_code());
     }
+    if args.server_faults.is_some() {
+        anyhow::bail!(
+            "--server-faults needs --embedded (it injects faults into the embedded API server)"
+        );
+    }
     let catalog = Catalog::embedded()?;
     let rules = catalog.rules().to_vec();
     let conn = crate::kubeconn::connect(&args.kube).await?;
-    let client = conn.client()?;
+    let budget = settings(&args, Settings::REAL)?.step_timeout;
+    let client = conn.client_with(crate::client_retry::RetryPolicy::within(budget))?;
     let source = conn.config.cluster_url.to_string();
     let opts = lint_options(&args.report, source)?;
     let (mut matrix, docs) = static_matrix(&client, &opts, &rules, &args.capi_manager).await?;
@@ -213,9 +221,15 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
             },
         );
         subjects = filter_subjects(subjects, &selection);
+        if let Some(f) = rule_filter::RuleFilter::parse(args.rules.as_deref()) {
+            subjects = f.keep_subjects(&rules, subjects);
+        }
         plan::fill_samples_from_cluster(&client, &mut subjects).await;
         let out = scenarios_on_cluster(&client, &args, &rules, subjects, &run_id).await?;
         merge_into(&mut matrix, &out, &rules);
+    }
+    if let Some(f) = rule_filter::RuleFilter::parse(args.rules.as_deref()) {
+        f.apply(&mut matrix);
     }
     crate::report::write_outputs(&matrix, &args.report, std::io::stdout().is_terminal())?;
     Ok(matrix.verdict().exit_code())

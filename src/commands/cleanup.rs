@@ -52,7 +52,7 @@ pub async fn run(args: CleanupArgs) -> anyhow::Result<i32> {
     let conn = crate::kubeconn::connect(&args.kube).await?;
     let client = conn.client()?;
     let kinds = resources(&client).await?;
-    let leftovers = cleanup_runs(
+    let report = cleanup_runs(
         &client,
         args.run.as_deref(),
         &kinds,
@@ -60,12 +60,17 @@ pub async fn run(args: CleanupArgs) -> anyhow::Result<i32> {
         args.force_cleanup,
     )
     .await?;
+    for r in &report.removed {
+        println!("removed: {r}");
+    }
+    let leftovers = report.leftovers;
     for l in &leftovers.0 {
         println!("leftover: {l}");
     }
     if leftovers.0.is_empty() {
         println!(
-            "nothing left from {}",
+            "removed {} object(s); nothing left from {}",
+            report.removed.len(),
             args.run.as_deref().unwrap_or("any run")
         );
         Ok(0)

@@ -42,6 +42,17 @@ async fn run_controllers(args: MockRunArgs) -> anyhow::Result<i32> {
         None => DEFAULT_PROVISION_DELAY,
     };
     let client = client_from(&args.kube).await?;
+    // CRD-level faults first, so they are in place before the controllers watch anything
+    // (`check --embedded` waits for the provider's first watch before the target scenarios).
+    let changed = crate::mock::crd_faults::apply_crd_faults(&client, &faults)
+        .await
+        .context("applying the CRD-level faults")?;
+    if !changed.is_empty() {
+        eprintln!(
+            "mock provider changed CRDs for faults: {}",
+            changed.join(", ")
+        );
+    }
     let opts = MockOptions {
         watch_namespace: args
             .watch_namespace
@@ -92,7 +103,8 @@ async fn client_from(kube_args: &KubeArgs) -> anyhow::Result<kube::Client> {
             .await
             .context("finding a kubeconfig or in-cluster config")?,
     };
-    kube::Client::try_from(config).context("building the Kubernetes client")
+    crate::client_retry::client_for_config(config, crate::client_retry::RetryPolicy::default())
+        .context("building the Kubernetes client")
 }
 
 /// Parses `5ms`, `2s`, `250us`, `1m` (a bare number is milliseconds).

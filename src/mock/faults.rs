@@ -8,7 +8,8 @@ use std::collections::BTreeSet;
 /// Annotation listing the faults for one object.
 pub const FAULT_ANNOTATION: &str = "mock.capi-conformance.io/fault";
 
-/// Every fault: (rule id, what the mock does wrong).
+/// Every fault: (rule id, what the mock does wrong). The template admission faults live in the
+/// CRDs ([`super::crd_faults`]): provider-wide only.
 pub const FAULTS: &[(&str, &str)] = &[
     (
         "all/pause",
@@ -236,6 +237,26 @@ pub const FAULTS: &[(&str, &str)] = &[
         "control-plane/conditions",
         "never writes the Ready (b1) / Available and Ready (b2) conditions",
     ),
+    (
+        "template/ssa-dry-run",
+        "every template CRD makes spec immutable with a CEL rule, rejecting dry-run applies with the topology dry-run annotation (CRD fault)",
+    ),
+    (
+        "infra-machine-template/ssa-dry-run",
+        "the MockMachineTemplate CRD makes spec immutable, rejecting dry-run applies with the topology dry-run annotation (CRD fault)",
+    ),
+    (
+        "infra-machinepool-template/ssa-dry-run",
+        "the MockMachinePoolTemplate CRD makes spec immutable, rejecting dry-run applies with the topology dry-run annotation (CRD fault)",
+    ),
+    (
+        "bootstrap-template/ssa-dry-run",
+        "the MockConfigTemplate CRD makes spec immutable, rejecting dry-run applies with the topology dry-run annotation (CRD fault)",
+    ),
+    (
+        "template/clone-compatible",
+        "template CRDs default spec.template.spec.flavor to a value the base kinds reject (CRD fault)",
+    ),
 ];
 
 /// Scenario rules of the mock's roles that have no fault, and why (the mock does not implement
@@ -284,22 +305,6 @@ pub const NOT_APPLICABLE: &[(&str, &str)] = &[
     (
         "control-plane/kubeconfig-rotation",
         "the mock's kubeconfig uses a token, not a client certificate",
-    ),
-    (
-        "template/ssa-dry-run",
-        "the mock has no admission webhooks, so every dry-run apply is admitted",
-    ),
-    (
-        "infra-machine-template/ssa-dry-run",
-        "the mock has no admission webhooks, so every dry-run apply is admitted",
-    ),
-    (
-        "infra-machinepool-template/ssa-dry-run",
-        "the mock has no admission webhooks, so every dry-run apply is admitted",
-    ),
-    (
-        "bootstrap-template/ssa-dry-run",
-        "the mock has no admission webhooks, so every dry-run apply is admitted",
     ),
     ("ipam/consumer-claim", "the mock does not use IPAM"),
 ];

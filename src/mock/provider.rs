@@ -36,10 +36,17 @@ pub struct MockHandle {
 
 impl MockHandle {
     /// Stops every controller and waits for them to finish.
+    /// Stops the controllers: graceful for up to 5 s each, then aborted (a controller whose
+    /// watch keeps failing, e.g. under a persistent server fault, never ends gracefully).
     pub async fn shutdown(self) {
         let _ = self.stop.send(true);
-        for task in self.tasks {
-            let _ = task.await;
+        for mut task in self.tasks {
+            if tokio::time::timeout(std::time::Duration::from_secs(5), &mut task)
+                .await
+                .is_err()
+            {
+                task.abort();
+            }
         }
     }
 

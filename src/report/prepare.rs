@@ -60,11 +60,12 @@ fn sort_runs<T: Serialize>(items: &mut [T], same: impl Fn(&T, &T) -> bool) {
 }
 
 fn redact_evidence(e: &mut Evidence) {
-    if e.path
+    if let Some(path) = e
+        .path
         .as_deref()
-        .is_some_and(|p| is_secret_path(e.object.as_deref(), p))
+        .filter(|p| is_secret_path(e.object.as_deref(), p))
     {
-        e.message = format!("{MASK} (value of a secret-like field)");
+        e.message = format!("{MASK} (value of a secret-like field: {path})");
     }
     e.message = redact_text(&e.message);
     if let Some(o) = &e.object {

@@ -42,6 +42,19 @@ impl CleanupGuard {
         }
     }
 
+    /// What the guard tracks, described as cleanup reports it (`Kind namespace/name`), sorted.
+    pub fn tracked(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .created
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .map(|c| describe(c, &[]))
+            .collect();
+        out.sort();
+        out
+    }
+
     fn take(&self) -> Vec<Created> {
         std::mem::take(
             &mut *self
@@ -138,6 +151,14 @@ fn describe(c: &Created, finalizers: &[String]) -> String {
     s
 }
 
+/// What [`cleanup_runs`] did: the objects it removed and those it could not.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CleanupReport {
+    /// `Kind namespace/name` of every removed object, sorted.
+    pub removed: Vec<String>,
+    pub leftovers: Leftovers,
+}
+
 /// Removes what earlier runs left: every namespace labelled with the run label (value `run`, or
 /// any value when `None`), after deleting the labelled objects of `resources` in it.
 pub async fn cleanup_runs(
@@ -146,7 +167,7 @@ pub async fn cleanup_runs(
     resources: &[ApiResource],
     wait: Duration,
     force: bool,
-) -> anyhow::Result<Leftovers> {
+) -> anyhow::Result<CleanupReport> {
     let selector = match run {
         Some(id) => format!("{RUN_LABEL}={id}"),
         None => RUN_LABEL.to_string(),
@@ -178,5 +199,16 @@ pub async fn cleanup_runs(
         }
         guard.track(&ns_resource, None, ns_name);
     }
-    Ok(guard.cleanup(client, wait, force).await)
+    let tracked = guard.tracked();
+    let leftovers = guard.cleanup(client, wait, force).await;
+    let removed = tracked
+        .into_iter()
+        .filter(|t| {
+            !leftovers
+                .0
+                .iter()
+                .any(|l| l == t || l.starts_with(&format!("{t} (")))
+        })
+        .collect();
+    Ok(CleanupReport { removed, leftovers })
 }

@@ -22,6 +22,7 @@ pub mod observer;
 pub mod plan;
 pub mod runner;
 pub mod script;
+pub mod server_trouble;
 pub mod template;
 pub mod timeline;
 pub mod verdicts;

@@ -84,6 +84,7 @@ impl SubjectRun {
 /// Runs the script of `subject` on `side`.
 pub async fn run_subject(side: &Side, subject: &Subject) -> SubjectRun {
     let started = Instant::now();
+    let trouble_since = tokio::time::Instant::now();
     let script = script_for(subject.role());
     let mut out = SubjectRun {
         subject: subject.clone(),
@@ -133,6 +134,7 @@ pub async fn run_subject(side: &Side, subject: &Subject) -> SubjectRun {
     out.verdicts = std::mem::take(&mut run.verdicts);
     out.steps = std::mem::take(&mut run.steps);
     out.environment_error = run.environment_error.take();
+    super::server_trouble::apply(&mut out, &side.namespace, trouble_since);
     drop(run);
     out.timeline = env.recorder.entries();
     out.final_objects = env.recorder.last_states();
@@ -292,6 +294,12 @@ async fn run_many(side: &Side, subjects: Vec<Subject>, plan: &RunPlan) -> Vec<Su
 
 /// Runs the baseline (mock) subjects first, then the targets; builds the cells.
 pub async fn run_all(plan: &RunPlan) -> RunOutput {
+    let baseline_runs = run_baseline(plan).await;
+    run_targets(plan, baseline_runs).await
+}
+
+/// The baseline phase: the mock's run of every (role, contract) the targets need.
+pub async fn run_baseline(plan: &RunPlan) -> Vec<SubjectRun> {
     let mut wanted: Vec<(Role, crate::contract::Contract)> = plan
         .targets
         .iter()
@@ -320,7 +328,11 @@ pub async fn run_all(plan: &RunPlan) -> RunOutput {
     } else {
         Vec::new()
     };
-    let baseline_runs = run_many(&plan.baseline, baseline_subjects, plan).await;
+    run_many(&plan.baseline, baseline_subjects, plan).await
+}
+
+/// The target phase (after [`run_baseline`]): runs the targets and builds every cell.
+pub async fn run_targets(plan: &RunPlan, baseline_runs: Vec<SubjectRun>) -> RunOutput {
     let target_runs = run_many(&plan.target, plan.targets.clone(), plan).await;
     let mut out = RunOutput::default();
     for b in &baseline_runs {

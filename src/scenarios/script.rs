@@ -354,10 +354,13 @@ impl<'a> ScriptRun<'a> {
         }
     }
 
-    /// Creates `name` unowned, marks it failed through the status subresource
-    /// (`status.failureReason/failureMessage`), then gives it `owner_ref`: returns whether
-    /// `acted` became true within the quiet window (a provider that honours the failure gate
-    /// stays put). Contract v1beta1 only.
+    /// Creates `name` unowned and paused (its own `cluster.x-k8s.io/paused` annotation), marks
+    /// it failed through the status subresource (`status.failureReason/failureMessage`), gives
+    /// it `owner_ref`, then unpauses: returns whether `acted` became true within the quiet
+    /// window (a provider that honours the failure gate stays put). Two gates (owner, pause)
+    /// stay closed until the failure is set, so a provider that ignores one of them cannot act
+    /// before the failure gate is in place: the step measures only the failure gate.
+    /// Contract v1beta1 only.
     pub async fn failed_then_owned(
         &mut self,
         name: &str,
@@ -368,7 +371,10 @@ impl<'a> ScriptRun<'a> {
         let resource = self.subject.resource.clone();
         self.watch(&resource, name).await;
         self.env
-            .create(&resource, self.provider_object(name, &[]))
+            .create(
+                &resource,
+                self.provider_object(name, &[(PAUSED_ANNOTATION, "")]),
+            )
             .await?;
         self.env
             .patch_status(
@@ -379,6 +385,9 @@ impl<'a> ScriptRun<'a> {
             )
             .await?;
         self.env.adopt(&resource, name, owner_ref, cluster).await?;
+        self.env
+            .set_paused_annotation(&resource, name, false)
+            .await?;
         Ok(self
             .env
             .recorder

@@ -8,6 +8,8 @@ use kube::api::{DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
 pub const DRY_RUN_ANNOTATION: &str = "topology.cluster.x-k8s.io/dry-run";
+/// Annotation the dry-run apply adds to `spec.template.metadata` (the spec change it tests).
+pub const CHANGE_ANNOTATION: &str = "capi-conformance.io/dry-run-change";
 
 pub async fn run(r: &mut ScriptRun<'_>) {
     if let Err(e) = steps(r).await {
@@ -33,6 +35,12 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         "metadata": {"name": name, "annotations": {DRY_RUN_ANNOTATION: ""}},
         "spec": created.get("spec").cloned().unwrap_or(json!({})),
     });
+    // A spec change, as the topology controller makes when ClusterClass metadata changes:
+    // one more annotation in `spec.template.metadata` (when the schema has that field, which
+    // template/spec-template asks for; otherwise the unchanged spec).
+    if r.subject.schema.is_none() || r.subject.schema_has("spec.template.metadata") {
+        add_template_annotation(&mut applied, CHANGE_ANNOTATION, "dry-run");
+    }
     applied["metadata"]["labels"] = json!(r.env.run_labels());
     let pp = PatchParams::apply("capi-conformance").dry_run().force();
     match r
@@ -107,4 +115,43 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         ),
     }
     Ok(())
+}
+
+/// Sets `spec.template.metadata.annotations[key]` (creating the maps; a no-op when
+/// `spec.template` is not an object).
+fn add_template_annotation(obj: &mut Value, key: &str, value: &str) {
+    let Some(template) = obj
+        .pointer_mut("/spec/template")
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    let meta = template.entry("metadata").or_insert_with(|| json!({}));
+    let Some(annotations) = meta
+        .as_object_mut()
+        .map(|m| m.entry("annotations").or_insert_with(|| json!({})))
+    else {
+        return;
+    };
+    if let Some(a) = annotations.as_object_mut() {
+        a.insert(key.to_string(), json!(value));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_dry_run_change_lands_in_template_metadata() {
+        let mut o = json!({"spec": {"template": {"spec": {}}}});
+        add_template_annotation(&mut o, CHANGE_ANNOTATION, "dry-run");
+        assert_eq!(
+            o.pointer("/spec/template/metadata/annotations/capi-conformance.io~1dry-run-change"),
+            Some(&json!("dry-run"))
+        );
+        let mut odd = json!({"spec": {"template": "x"}});
+        add_template_annotation(&mut odd, CHANGE_ANNOTATION, "dry-run");
+        assert_eq!(odd, json!({"spec": {"template": "x"}}));
+    }
 }

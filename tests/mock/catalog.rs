@@ -64,6 +64,7 @@ fn every_fault_is_exercised_by_a_fault_test() {
         include_str!("faults_machine_pool.rs"),
         include_str!("faults_bootstrap.rs"),
         include_str!("faults_control_plane.rs"),
+        include_str!("faults_templates.rs"),
     ]
     .concat();
     let untested: Vec<&str> = FAULTS

@@ -20,6 +20,24 @@ const SAME_BEHAVIOUR: &[(&str, &[&str])] = &[
     ),
     ("control-plane/pause", &["all/pause"]),
     ("infra-machinepool/pause", &["all/pause"]),
+    // SC-template judges template/ssa-dry-run and the role's own ssa-dry-run id on one apply.
+    (
+        "template/ssa-dry-run",
+        &[
+            "infra-machine-template/ssa-dry-run",
+            "infra-machinepool-template/ssa-dry-run",
+            "bootstrap-template/ssa-dry-run",
+        ],
+    ),
+    (
+        "infra-machine-template/ssa-dry-run",
+        &["template/ssa-dry-run"],
+    ),
+    (
+        "infra-machinepool-template/ssa-dry-run",
+        &["template/ssa-dry-run"],
+    ),
+    ("bootstrap-template/ssa-dry-run", &["template/ssa-dry-run"]),
     // One "not ready" behaviour is judged on status.ready and on b2's initialization flag.
     (
         "infra-machinepool/ready",
@@ -29,33 +47,6 @@ const SAME_BEHAVIOUR: &[(&str, &[&str])] = &[
 
 /// Couplings inside the mock (not in the scenarios). None today: each fault breaks one behaviour.
 const MOCK_COUPLED: &[(&str, &[&str])] = &[];
-
-/// Timing-dependent co-failures a fault MAY cause (allowed, not required). The b1 failure-gate
-/// step creates its object before setting `status.failureReason`; a mock that ignores the owner
-/// gate may generate data in that gap, which the step then reads as acting past the failure.
-/// Known gap: the step should close another gate first (see issue 5 note).
-const MAY_ALSO_FAIL: &[(&str, &[&str])] = &[
-    ("bootstrap/owner-gate", &["bootstrap/failure-gate"]),
-    ("infra-machine/owner-gate", &["infra-machine/failure-gate"]),
-];
-
-fn may_also_fail(fault: &str) -> BTreeSet<String> {
-    MAY_ALSO_FAIL
-        .iter()
-        .filter(|(f, _)| *f == fault)
-        .flat_map(|(_, also)| also.iter().map(|s| s.to_string()))
-        .collect()
-}
-
-/// Scenario rules about admission (dry-run apply, clone validation): the API server and the
-/// provider's webhooks decide them, the mock has no webhook, so no mock fault can fail them.
-const ADMISSION_RULES: &[&str] = &[
-    "template/ssa-dry-run",
-    "template/clone-compatible",
-    "infra-machine-template/ssa-dry-run",
-    "infra-machinepool-template/ssa-dry-run",
-    "bootstrap-template/ssa-dry-run",
-];
 
 fn expected(fault: &str) -> BTreeSet<String> {
     let mut want: BTreeSet<String> = [fault.to_string()].into();
@@ -112,9 +103,7 @@ async fn each_fault_fails_exactly_its_rule_and_the_baseline_passes() {
     let mut wrong = Vec::new();
     for (fault, target, baseline) in outcomes {
         let want = expected(&fault);
-        let tolerated = may_also_fail(&fault);
-        let extra_ok = target.difference(&want).all(|r| tolerated.contains(r));
-        if !want.is_subset(&target) || !extra_ok || !baseline.is_empty() {
+        if target != want || !baseline.is_empty() {
             wrong.push(format!(
                 "{fault}: target failed {target:?}, baseline failed {baseline:?}"
             ));
@@ -134,7 +123,6 @@ async fn every_scenario_rule_the_mock_passes_has_a_fault() {
     let with_fault: BTreeSet<String> = catalog_faults(&catalog)
         .into_iter()
         .flat_map(|(r, _)| expected(&r.id))
-        .chain(ADMISSION_RULES.iter().map(|s| s.to_string()))
         .collect();
     let missing: Vec<&String> = judged.difference(&with_fault).collect();
     assert!(
@@ -142,4 +130,81 @@ async fn every_scenario_rule_the_mock_passes_has_a_fault() {
         "scenario rules without a fault that fails them: {missing:?}"
     );
     assert!(judged.len() > 30);
+}
+
+/// Rule ids of lifecycle cells with `outcome` in a `-o json` report, split by baseline.
+fn failed_in_report(report: &serde_json::Value, baseline: bool) -> BTreeSet<String> {
+    report["results"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .filter(|r| {
+            r["outcome"] == "fail"
+                && r["phase"] == "lifecycle"
+                && r["rule_id"] != "all/rbac-aggregation"
+                && r["column"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains("(baseline)")
+                    == baseline
+        })
+        .filter_map(|r| r["rule_id"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Every fault through `--provider-cmd`: the mock as its own process over TCP with `--faults`,
+/// `--rules` limiting the run to the scenarios (role × contract) that judge the fault's rules.
+/// Within those rules the target fails exactly the fault's rule(s) and the baseline none (the
+/// in-process walk above checks exactness over whole scripts).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_fault_through_provider_cmd_fails_exactly_its_rule() {
+    let catalog = Catalog::embedded().unwrap();
+    let cases = catalog_faults(&catalog);
+    assert!(cases.len() > 30);
+    let started = std::time::Instant::now();
+    let bin = env!("CARGO_BIN_EXE_capi-conformance");
+    let dir = tempfile::tempdir().unwrap();
+    let outcomes: Vec<String> = futures::stream::iter(cases)
+        .map(|(_, fault)| {
+            let reports = dir.path().join(fault.replace('/', "_"));
+            async move {
+                let want = expected(fault);
+                let rules: Vec<&str> = want.iter().map(String::as_str).collect();
+                let cmd = format!(
+                    "{bin} mock-provider run --kubeconfig {{kubeconfig}} \
+                     --watch-namespace {{namespace}} --watch-filter {{watch_filter}} --faults {fault}"
+                );
+                let out = tokio::process::Command::new(bin)
+                    .args(["check", "--embedded", "--progress", "never", "-o", "json"])
+                    .args(["--rules", &rules.join(","), "--provider-cmd", &cmd])
+                    .arg("--report-dir")
+                    .arg(&reports)
+                    .output()
+                    .await
+                    .unwrap();
+                let report: serde_json::Value =
+                    serde_json::from_slice(&out.stdout).unwrap_or_default();
+                let target = failed_in_report(&report, false);
+                let baseline = failed_in_report(&report, true);
+                if target == want && baseline.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "{fault}: exit {:?}, target failed {target:?}, baseline failed {baseline:?}, stderr {}",
+                        out.status.code(),
+                        String::from_utf8_lossy(&out.stderr)
+                    )
+                }
+            }
+        })
+        .buffer_unordered(4)
+        .collect()
+        .await;
+    let wrong: Vec<String> = outcomes.into_iter().filter(|s| !s.is_empty()).collect();
+    eprintln!(
+        "provider-cmd fault walk took {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

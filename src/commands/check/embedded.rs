@@ -7,17 +7,18 @@ use super::{
     environment_inconclusive, filter_subjects, lint_options, load_samples, merge_into, new_run_id,
     progress, report_dir, report_leftovers, selected_scenarios, settings, static_matrix,
 };
-use crate::apiserver::{EmbeddedServer, ServerOptions};
+use crate::apiserver::{EmbeddedServer, Listener, ServerOptions};
 use crate::cli::CheckArgs;
+use crate::client_retry::RetryPolicy;
 use crate::inventory::Inventory;
 use crate::mock::core_crds::core_crd_documents;
 use crate::mock::crds::mock_crds;
 use crate::mock::manifests::{aggregated_cluster_role, manager_cluster_role};
-use crate::mock::{FaultSet, MockOptions, MockProvider};
+use crate::mock::{FaultSet, MockHandle, MockOptions, MockProvider};
 use crate::report::Matrix;
 use crate::scenarios::cleanup::CleanupGuard;
 use crate::scenarios::plan::{self, MOCK_GROUP_SUFFIX, PlanOptions};
-use crate::scenarios::runner::{RunPlan, Side, run_all};
+use crate::scenarios::runner::{RunPlan, Side, run_baseline, run_targets};
 use crate::scenarios::{Settings, Subject};
 use crate::suite::Catalog;
 use anyhow::Context;
@@ -97,6 +98,106 @@ impl ProviderProcess {
     }
 }
 
+/// What starting the target needs.
+struct TargetStart<'a> {
+    server: &'a EmbeddedServer,
+    client: &'a kube::Client,
+    args: &'a CheckArgs,
+    extra: &'a EmbeddedOptions,
+    run_id: &'a str,
+    target_ns: &'a str,
+    target_filter: &'a str,
+    mock_is_target: bool,
+    /// How long to wait for a `--provider-cmd` provider's first watch.
+    wait: Duration,
+}
+
+/// The target's controllers: an in-process faulty mock, or a `--provider-cmd` process.
+#[derive(Default)]
+struct TargetProcesses {
+    mock: Option<MockHandle>,
+    provider: Option<ProviderProcess>,
+    listener: Option<Listener>,
+    private_kubeconfig: Option<super::private_file::PrivateFile>,
+}
+
+impl TargetProcesses {
+    /// Starts the target; `Err` is the environment problem that makes its cells inconclusive.
+    async fn start(&mut self, t: &TargetStart<'_>) -> Result<(), String> {
+        if let Some(cmd) = &t.args.provider_cmd {
+            let subscribers = t.server.subscribers();
+            let l = t
+                .server
+                .listen("127.0.0.1:0".parse().map_err(|e| format!("{e}"))?)
+                .await
+                .map_err(|e| format!("{e:#}"))?;
+            let dir = t
+                .args
+                .report_dir
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("reports"));
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            // The kubeconfig holds the server's token: a private temp file, not the report dir.
+            let kc = super::private_file::PrivateFile::create(
+                &format!("capi-conformance-{}.kubeconfig", t.run_id),
+                &l.kubeconfig_yaml(),
+            )
+            .map_err(|e| format!("{e:#}"))?;
+            let kubeconfig = kc.path().to_path_buf();
+            self.private_kubeconfig = Some(kc);
+            self.listener = Some(l);
+            let expanded = expand_command(
+                cmd,
+                &kubeconfig.display().to_string(),
+                t.target_ns,
+                t.target_filter,
+            );
+            let log = dir.join(format!("provider-{}.log", t.run_id));
+            self.provider = Some(start_provider(&expanded, &log).map_err(|e| format!("{e:#}"))?);
+            wait_for_new_watch(t.server, subscribers, t.wait).await;
+        } else if t.mock_is_target {
+            let faults = FaultSet::parse(&t.extra.target_faults);
+            crate::mock::crd_faults::apply_crd_faults(t.client, &faults)
+                .await
+                .map_err(|e| format!("applying the target mock's CRD faults: {e}"))?;
+            self.mock = Some(MockProvider::start(
+                t.client.clone(),
+                MockOptions {
+                    watch_namespace: Some(t.target_ns.to_string()),
+                    watch_filter: Some(t.target_filter.to_string()),
+                    faults,
+                    ..MockOptions::default()
+                },
+            ));
+        }
+        Ok(())
+    }
+
+    async fn stop(&mut self) {
+        if let Some(p) = self.provider.take() {
+            p.stop().await;
+        }
+        if let Some(l) = self.listener.take() {
+            l.shutdown().await;
+        }
+        self.private_kubeconfig = None;
+        if let Some(m) = self.mock.take() {
+            m.shutdown().await;
+        }
+    }
+}
+
+/// Waits (at most `limit`) until the server has more watch subscribers than `before`: the
+/// started provider watches, so whatever it does first (the mock's CRD faults) is in place.
+/// A provider that never watches only costs the wait.
+async fn wait_for_new_watch(server: &EmbeddedServer, before: usize, limit: Duration) {
+    let deadline = tokio::time::Instant::now() + limit;
+    while server.subscribers() <= before && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
 /// Replaces `{kubeconfig}`, `{namespace}` and `{watch_filter}` in the command.
 pub fn expand_command(cmd: &str, kubeconfig: &str, namespace: &str, watch_filter: &str) -> String {
     cmd.replace("{kubeconfig}", kubeconfig)
@@ -125,9 +226,24 @@ fn start_provider(cmd: &str, log: &std::path::Path) -> anyhow::Result<ProviderPr
 
 /// Runs `check --embedded` and returns the matrix (outputs are the caller's).
 pub async fn embedded_matrix(args: &CheckArgs, extra: &EmbeddedOptions) -> anyhow::Result<Matrix> {
+    embedded_matrix_on(&EmbeddedServer::new(ServerOptions::default()), args, extra).await
+}
+
+/// [`embedded_matrix`] on a given (fresh) server, which outlives the run (tests inspect it).
+pub async fn embedded_matrix_on(
+    server: &EmbeddedServer,
+    args: &CheckArgs,
+    extra: &EmbeddedOptions,
+) -> anyhow::Result<Matrix> {
     let catalog = Catalog::embedded()?;
     let rules = catalog.rules().to_vec();
-    let server = EmbeddedServer::new(ServerOptions::default());
+    if let Some(spec) = &args.server_faults {
+        server
+            .faults()
+            .apply_spec(spec)
+            .context("--server-faults")?;
+    }
+    let settings = settings(args, Settings::EMBEDDED)?;
     server
         .apply_documents(base_documents()?)
         .await
@@ -143,11 +259,14 @@ pub async fn embedded_matrix(args: &CheckArgs, extra: &EmbeddedOptions) -> anyho
             .await
             .context("installing --crds on the embedded server")?;
     }
-    let client = server.client();
+    let client = server.client_with(RetryPolicy::within(settings.step_timeout));
     let opts = lint_options(&args.report, "embedded".into())?;
     let (mut matrix, docs) = static_matrix(&client, &opts, &rules, &args.capi_manager).await?;
     let selection = selected_scenarios(args.scenarios.as_deref());
     if args.static_only || selection.as_ref().is_some_and(Vec::is_empty) {
+        if let Some(f) = super::rule_filter::RuleFilter::parse(args.rules.as_deref()) {
+            f.apply(&mut matrix);
+        }
         return Ok(matrix);
     }
     let run_id = new_run_id();
@@ -167,9 +286,12 @@ pub async fn embedded_matrix(args: &CheckArgs, extra: &EmbeddedOptions) -> anyho
     .filter(|s| s.resource.group.ends_with(MOCK_GROUP_SUFFIX) == mock_is_target)
     .collect();
     subjects = filter_subjects(subjects, &selection);
+    let rule_filter = super::rule_filter::RuleFilter::parse(args.rules.as_deref());
+    if let Some(f) = &rule_filter {
+        subjects = f.keep_subjects(&rules, subjects);
+    }
     plan::fill_samples_from_cluster(&client, &mut subjects).await;
 
-    let settings = settings(args, Settings::EMBEDDED)?;
     let guard = CleanupGuard::default();
     let baseline_ns = format!("capi-conformance-{run_id}-baseline");
     let baseline_filter = format!("capi-conformance-baseline-{run_id}");
@@ -190,9 +312,9 @@ pub async fn embedded_matrix(args: &CheckArgs, extra: &EmbeddedOptions) -> anyho
         .provider_cmd
         .as_deref()
         .map_or(mock_is_target, |c| c.contains("{watch_filter}"));
-    let target = side(&target_ns, filtered.then(|| target_filter.clone()));
+    let target_side = side(&target_ns, filtered.then(|| target_filter.clone()));
     baseline.create_namespace().await?;
-    target.create_namespace().await?;
+    target_side.create_namespace().await?;
 
     let baseline_mock = MockProvider::start(
         client.clone(),
@@ -202,90 +324,67 @@ pub async fn embedded_matrix(args: &CheckArgs, extra: &EmbeddedOptions) -> anyho
             ..MockOptions::default()
         },
     );
-    let mut target_mock = None;
-    let mut provider = None;
-    let mut listener = None;
-    let mut broken_env = None;
-    if let Some(cmd) = &args.provider_cmd {
-        let l = server.listen("127.0.0.1:0".parse()?).await?;
-        let dir = args
-            .report_dir
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("reports"));
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-        let kubeconfig = dir.join(format!("embedded-{run_id}.kubeconfig"));
-        l.write_kubeconfig(&kubeconfig)?;
-        let expanded = expand_command(
-            cmd,
-            &kubeconfig.display().to_string(),
-            &target_ns,
-            &target_filter,
-        );
-        let log = dir.join(format!("provider-{run_id}.log"));
-        match start_provider(&expanded, &log) {
-            Ok(p) => provider = Some(p),
-            Err(e) => broken_env = Some(format!("{e:#}")),
-        }
-        listener = Some(l);
-    } else if mock_is_target {
-        target_mock = Some(MockProvider::start(
-            client.clone(),
-            MockOptions {
-                watch_namespace: Some(target_ns.clone()),
-                watch_filter: Some(target_filter.clone()),
-                faults: FaultSet::parse(&extra.target_faults),
-                ..MockOptions::default()
+    let mut target = TargetProcesses::default();
+    let plan = RunPlan {
+        baseline,
+        target: target_side,
+        targets: subjects,
+        with_baseline: true,
+        baseline_subjects,
+        parallel: args.parallel,
+        rules: rules.clone(),
+        progress: progress(&args.progress),
+    };
+    // Baseline first; the target (in-process faulty mock or --provider-cmd) starts only after
+    // it, so a target that changes shared objects (the mock's CRD-level faults) cannot disturb
+    // the baseline, and the target scenarios wait until the target provider watches.
+    let phases = async {
+        let baseline_runs = run_baseline(&plan).await;
+        let start = TargetStart {
+            server,
+            client: &client,
+            args,
+            extra,
+            run_id: &run_id,
+            target_ns: &target_ns,
+            target_filter: &target_filter,
+            mock_is_target,
+            wait: settings.step_timeout,
+        };
+        match target.start(&start).await {
+            Ok(()) => run_targets(&plan, baseline_runs).await,
+            Err(reason) => crate::scenarios::runner::RunOutput {
+                results: environment_inconclusive(&rules, &plan.targets, &reason),
+                columns: plan.targets.iter().map(|s| s.column.clone()).collect(),
+                ..Default::default()
             },
-        ));
-    }
-
-    let out = match broken_env {
-        Some(reason) => crate::scenarios::runner::RunOutput {
-            results: environment_inconclusive(&rules, &subjects, &reason),
-            columns: subjects.iter().map(|s| s.column.clone()).collect(),
-            ..Default::default()
-        },
+        }
+    };
+    let interrupted = super::interrupt::run_guarded(phases).await;
+    let out = match interrupted {
+        Some(out) => out,
         None => {
-            let plan = RunPlan {
-                baseline,
-                target,
-                targets: subjects,
-                with_baseline: true,
-                baseline_subjects,
-                parallel: args.parallel,
-                rules: rules.clone(),
-                progress: progress(&args.progress),
-            };
-            match super::interrupt::run_guarded(run_all(&plan)).await {
-                Some(out) => out,
-                None => {
-                    guard
-                        .cleanup(&client, Duration::from_millis(500), true)
-                        .await;
-                    anyhow::bail!("interrupted (run {run_id})");
-                }
-            }
+            guard
+                .cleanup(&client, Duration::from_millis(500), true)
+                .await;
+            target.stop().await;
+            baseline_mock.shutdown().await;
+            anyhow::bail!("interrupted (run {run_id})");
         }
     };
     let leftovers = guard
         .cleanup(&client, Duration::from_millis(500), true)
         .await;
     report_leftovers(&run_id, &leftovers);
-    if let Some(p) = provider {
-        p.stop().await;
-    }
-    if let Some(l) = listener {
-        l.shutdown().await;
-    }
-    if let Some(m) = target_mock {
-        m.shutdown().await;
-    }
+    target.stop().await;
     baseline_mock.shutdown().await;
     if let Some(dir) = &args.report_dir {
         report_dir::write(dir, &out)?;
     }
     merge_into(&mut matrix, &out, &rules);
+    if let Some(f) = &rule_filter {
+        f.apply(&mut matrix);
+    }
     Ok(matrix)
 }
 

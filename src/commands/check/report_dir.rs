@@ -6,15 +6,15 @@ use anyhow::Context;
 use serde_json::Value;
 use std::path::Path;
 
-/// Replaces Secret payloads (`data`, `stringData`) with `<redacted>` markers.
+/// Replaces Secret payloads (`data`, `stringData`) with `<redacted>` markers naming the key.
 pub fn redact(mut v: Value) -> Value {
     if v.get("kind").and_then(Value::as_str) == Some("Secret")
         && let Some(o) = v.as_object_mut()
     {
         for field in ["data", "stringData"] {
             if let Some(Value::Object(m)) = o.get_mut(field) {
-                for val in m.values_mut() {
-                    *val = Value::String("<redacted>".into());
+                for (key, val) in m.iter_mut() {
+                    *val = Value::String(format!("<redacted> (Secret {field} key {key:?})"));
                 }
             }
         }
@@ -59,7 +59,7 @@ mod tests {
     #[test]
     fn secret_payloads_are_redacted_and_others_kept() {
         let s = redact(json!({"kind": "Secret", "data": {"value": "c2VjcmV0"}, "type": "x"}));
-        assert_eq!(s["data"]["value"], "<redacted>");
+        assert_eq!(s["data"]["value"], "<redacted> (Secret data key \"value\")");
         assert_eq!(s["type"], "x");
         let o = redact(json!({"kind": "MockMachine", "data": {"value": "kept"}}));
         assert_eq!(o["data"]["value"], "kept");

@@ -1,0 +1,125 @@
+//! Server trouble that outlasted the retry budget, remembered so a run can tell "the provider
+//! did not act" from "the API server would not let anyone act" (→ inconclusive, not fail).
+//!
+//! Process-wide and bounded; entries are found by namespace (run namespaces carry the run id,
+//! so concurrent runs in one process never see each other's trouble).
+
+use std::collections::VecDeque;
+use std::sync::{LazyLock, Mutex};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// One request that still failed when its retry budget ran out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Persistent {
+    pub at: Instant,
+    pub method: String,
+    /// Request path without the query.
+    pub path: String,
+    /// `HTTP 500 Internal Server Error` or `connection error: …`.
+    pub cause: String,
+    pub attempts: u32,
+    pub elapsed: Duration,
+}
+
+impl Persistent {
+    /// `(namespace, resource plural)` of a namespaced resource path.
+    pub fn namespaced_resource(&self) -> Option<(&str, &str)> {
+        let mut segs = self.path.trim_matches('/').split('/');
+        while let Some(s) = segs.next() {
+            if s == "namespaces" {
+                let ns = segs.next()?;
+                let resource = segs.next()?;
+                return Some((ns, resource));
+            }
+        }
+        None
+    }
+
+    /// One line for a result's reason.
+    pub fn describe(&self) -> String {
+        format!(
+            "API server: {} {} still failed with {} after {} attempts over {:.1}s (persisted past the deadline)",
+            self.method,
+            self.path,
+            self.cause,
+            self.attempts,
+            self.elapsed.as_secs_f64()
+        )
+    }
+}
+
+const KEEP: usize = 512;
+
+static LOG: LazyLock<Mutex<VecDeque<Persistent>>> = LazyLock::new(|| Mutex::new(VecDeque::new()));
+
+fn log() -> std::sync::MutexGuard<'static, VecDeque<Persistent>> {
+    LOG.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Remembers a request that failed past its budget (the oldest entries go first).
+pub fn record(p: Persistent) {
+    let mut l = log();
+    if l.len() >= KEEP {
+        l.pop_front();
+    }
+    l.push_back(p);
+}
+
+/// Persistent failures on `resources` (plurals; empty = any) in `namespace` since `since`,
+/// oldest first.
+pub fn in_namespace(namespace: &str, since: Instant, resources: &[&str]) -> Vec<Persistent> {
+    log()
+        .iter()
+        .filter(|p| p.at >= since)
+        .filter(|p| {
+            p.namespaced_resource().is_some_and(|(ns, r)| {
+                ns == namespace && (resources.is_empty() || resources.contains(&r))
+            })
+        })
+        .cloned()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(path: &str) -> Persistent {
+        Persistent {
+            at: Instant::now(),
+            method: "PATCH".into(),
+            path: path.into(),
+            cause: "HTTP 500 Internal Server Error".into(),
+            attempts: 4,
+            elapsed: Duration::from_millis(2100),
+        }
+    }
+
+    #[test]
+    fn found_by_namespace_resource_and_time() {
+        let before = Instant::now();
+        record(p(
+            "/apis/infrastructure.x.io/v1beta2/namespaces/ns-trouble-1/widgets/w1/status",
+        ));
+        record(p("/api/v1/namespaces/ns-trouble-2/secrets/s"));
+        record(p("/apis/apiextensions.k8s.io/v1/customresourcedefinitions"));
+        let hit = in_namespace("ns-trouble-1", before, &["widgets"]);
+        assert_eq!(hit.len(), 1);
+        assert_eq!(
+            hit[0].namespaced_resource(),
+            Some(("ns-trouble-1", "widgets"))
+        );
+        assert!(
+            hit[0]
+                .describe()
+                .contains("500 Internal Server Error after 4 attempts over 2.1s")
+        );
+        assert!(in_namespace("ns-trouble-1", before, &["gadgets"]).is_empty());
+        assert_eq!(in_namespace("ns-trouble-2", before, &[]).len(), 1);
+        assert!(
+            in_namespace("ns-trouble-1", Instant::now() + Duration::from_secs(1), &[]).is_empty()
+        );
+    }
+}

@@ -1,0 +1,15 @@
+//! Reliability (issue 6 items 1–4): the same verdict on every run and under server faults,
+//! nothing left behind after any kind of ending, no Secret payload in any output.
+
+#[path = "reliability/cleanup.rs"]
+mod cleanup;
+#[path = "reliability/common.rs"]
+mod common;
+#[path = "reliability/determinism.rs"]
+mod determinism;
+#[path = "reliability/faults.rs"]
+mod faults;
+#[path = "reliability/leaks.rs"]
+mod leaks;
+#[path = "reliability/serve.rs"]
+mod serve;

@@ -1,0 +1,135 @@
+//! Helpers: `check` in-process from command-line words, matrices made comparable.
+
+#![allow(dead_code)]
+
+use capi_conformance::cli::{CheckArgs, Cli, Command};
+use capi_conformance::commands::check::embedded::{EmbeddedOptions, embedded_matrix};
+use capi_conformance::report::Matrix;
+use clap::Parser;
+
+pub fn check_args(words: &[&str]) -> CheckArgs {
+    let mut argv = vec!["capi-conformance", "check"];
+    argv.extend_from_slice(words);
+    match Cli::try_parse_from(argv).unwrap().command {
+        Command::Check(a) => *a,
+        _ => unreachable!(),
+    }
+}
+
+/// `check --embedded <words>` in-process.
+pub async fn embedded(words: &[&str]) -> anyhow::Result<Matrix> {
+    let mut w = vec!["--embedded", "--progress", "never"];
+    w.extend_from_slice(words);
+    embedded_matrix(&check_args(&w), &EmbeddedOptions::default()).await
+}
+
+/// The matrix with everything run-specific removed (timings, start time, run id).
+pub fn comparable(m: &Matrix) -> Matrix {
+    let mut m = m.without_timings();
+    m.context.run_id = None;
+    m
+}
+
+/// A readable list of what differs between two comparable matrices.
+pub fn differences(a: &Matrix, b: &Matrix) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in a.results.iter().filter(|r| !b.results.contains(r)) {
+        out.push(format!(
+            "first only: {} {} {:?} {:?}",
+            r.rule_id,
+            r.column.id(),
+            r.outcome,
+            r.reason
+        ));
+    }
+    for r in b.results.iter().filter(|r| !a.results.contains(r)) {
+        out.push(format!(
+            "second only: {} {} {:?} {:?}",
+            r.rule_id,
+            r.column.id(),
+            r.outcome,
+            r.reason
+        ));
+    }
+    if a.scenarios != b.scenarios {
+        out.push("scenario records differ".into());
+    }
+    if out.is_empty() && a != b {
+        out.push("matrices differ outside results and scenarios".into());
+    }
+    out
+}
+
+/// `check --embedded <words>` in-process on `server` (which the test inspects afterwards).
+pub async fn embedded_on(
+    server: &capi_conformance::apiserver::EmbeddedServer,
+    words: &[&str],
+    target_faults: &str,
+) -> anyhow::Result<Matrix> {
+    let mut w = vec!["--embedded", "--progress", "never"];
+    w.extend_from_slice(words);
+    capi_conformance::commands::check::embedded::embedded_matrix_on(
+        server,
+        &check_args(&w),
+        &EmbeddedOptions {
+            target_faults: target_faults.to_string(),
+        },
+    )
+    .await
+}
+
+pub fn new_server() -> capi_conformance::apiserver::EmbeddedServer {
+    capi_conformance::apiserver::EmbeddedServer::new(
+        capi_conformance::apiserver::ServerOptions::default(),
+    )
+}
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_capi-conformance")
+}
+
+/// Every object carrying the run label (any run): namespaces plus the namespaced kinds
+/// `cleanup` knows (CAPI core, Secrets, every CRD with a contract label).
+pub async fn labelled_objects(client: &kube::Client) -> Vec<String> {
+    use capi_conformance::scenarios::RUN_LABEL;
+    use kube::api::{Api, DynamicObject, ListParams};
+    let mut kinds = capi_conformance::commands::cleanup::resources(client)
+        .await
+        .unwrap();
+    kinds.push(kube::discovery::ApiResource {
+        group: String::new(),
+        version: "v1".into(),
+        api_version: "v1".into(),
+        kind: "Namespace".into(),
+        plural: "namespaces".into(),
+    });
+    let mut out = Vec::new();
+    for k in kinds {
+        let api: Api<DynamicObject> = Api::all_with(client.clone(), &k);
+        let list = api
+            .list(&ListParams::default().labels(RUN_LABEL))
+            .await
+            .unwrap();
+        out.extend(list.items.into_iter().map(|o| {
+            format!(
+                "{} {}/{}",
+                k.kind,
+                o.metadata.namespace.unwrap_or_default(),
+                o.metadata.name.unwrap_or_default()
+            )
+        }));
+    }
+    out
+}
+
+/// A pseudo-random number (no RNG crate in dev-deps): clock nanoseconds mixed with `salt`.
+pub fn random(salt: u64) -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    let mut x = nanos ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^ (x >> 33)
+}

@@ -1,0 +1,78 @@
+//! Item 2: with the embedded server's faults on, `check --embedded` reaches the clean run's
+//! verdicts (client retries + watch resumption); a fault that outlasts the deadline makes the
+//! affected results inconclusive with the cause, never fail or pass, exit 3.
+
+use super::common::{comparable, differences, embedded, embedded_on, new_server};
+use capi_conformance::report::{Outcome, Phase};
+
+/// Every fault the server has, at once.
+pub const ALL_FAULTS: &str =
+    "drop-watch=2s,force-410=20,429=5%,500=5%,latency=200ms,slow-establish=1s";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_server_fault_at_once_gives_the_clean_verdicts() {
+    let faulty_server = new_server();
+    let (clean, faulty) = tokio::join!(
+        embedded(&[]),
+        embedded_on(&faulty_server, &["--server-faults", ALL_FAULTS], "")
+    );
+    let (clean, faulty) = (clean.unwrap(), faulty.unwrap());
+    let d = differences(&comparable(&clean), &comparable(&faulty));
+    assert!(d.is_empty(), "verdicts differ under faults: {d:#?}");
+    // The faults really happened.
+    let (expired, dropped) = faulty_server.faults().stats();
+    let (throttled, failed) = faulty_server.faults().injected_errors();
+    println!(
+        "faults served: {expired} forced 410, {dropped} dropped watches, {throttled} 429, {failed} 500"
+    );
+    assert!(expired > 0 && dropped > 0 && throttled > 0 && failed > 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn persistent_failure_makes_affected_results_inconclusive_exit_3() {
+    let m = embedded(&[
+        "--scenarios",
+        "SC-inframachine",
+        "--timeout",
+        "2s",
+        "--server-faults",
+        "fail=mockmachines@1s",
+    ])
+    .await
+    .unwrap();
+    let affected: Vec<_> = m
+        .results
+        .iter()
+        .filter(|r| {
+            r.phase == Phase::Lifecycle
+                && r.rule_id != "all/rbac-aggregation"
+                && r.column.kind == "MockMachine"
+        })
+        .collect();
+    assert!(!affected.is_empty());
+    for r in &affected {
+        assert!(
+            !matches!(r.outcome, Outcome::Pass | Outcome::Fail),
+            "{} {}: {:?} {:?}",
+            r.rule_id,
+            r.column.id(),
+            r.outcome,
+            r.reason
+        );
+    }
+    let inconclusive: Vec<_> = affected
+        .iter()
+        .filter(|r| r.outcome == Outcome::Inconclusive)
+        .collect();
+    assert!(inconclusive.iter().any(|r| !r.column.baseline));
+    for r in &inconclusive {
+        let reason = r.reason.as_deref().unwrap_or_default();
+        assert!(
+            reason.contains("500") && reason.contains("mockmachines"),
+            "{} {}: {reason}",
+            r.rule_id,
+            r.column.id()
+        );
+    }
+    assert_eq!(m.verdict().exit_code(), 3, "{:?}", m.summary());
+}
