@@ -62,6 +62,15 @@ impl<'a> ScriptRun<'a> {
         self.observers.append(&mut part.observers);
     }
 
+    /// `<script> <column>`: how progress names this run.
+    pub fn label(&self) -> String {
+        format!(
+            "{} {}",
+            super::script_for(self.subject.role()).unwrap_or("-"),
+            self.subject.column.id()
+        )
+    }
+
     pub fn contract(&self) -> Contract {
         self.subject.column.contract.unwrap_or(Contract::V1Beta2)
     }
@@ -78,6 +87,9 @@ impl<'a> ScriptRun<'a> {
     /// Starts a step (closing the previous one).
     pub fn step(&mut self, name: &str) {
         self.end_step();
+        if super::progress::is_live() {
+            super::progress::step(&self.label(), name);
+        }
         self.step = Some((name.to_string(), Instant::now(), self.fail_count()));
     }
 
