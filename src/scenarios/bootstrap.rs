@@ -111,6 +111,19 @@ async fn failure_gate(
     }
     let created = created_path(r.contract());
     r.step("failure reason set: no bootstrap data");
+    // Its own Cluster: the main flow pauses the main Cluster meanwhile.
+    let cluster4 = format!("{cluster}4");
+    let cluster = cluster4.as_str();
+    r.env
+        .create_cluster(
+            cluster,
+            ClusterSpec {
+                endpoint: Some(("cp.capi-conformance.invalid", 6443)),
+                ..ClusterSpec::default()
+            },
+        )
+        .await?;
+    r.env.set_control_plane_initialized(cluster).await?;
     let machine4 = format!("{p}-m4");
     let bc4 = format!("{p}-bc4");
     let m4 = r
