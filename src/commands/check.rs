@@ -1,6 +1,7 @@
 //! `check`: discovery + static rules + lifecycle scenarios on a live cluster (or the embedded
 //! server) → one matrix → the report writers; exit code from the verdict.
 
+mod cluster_baseline;
 mod cluster_source;
 pub mod embedded;
 mod interrupt;
@@ -163,7 +164,15 @@ fn progress_enabled(mode: &str) -> bool {
     }
 }
 
-/// A progress callback printing one line per finished scenario to stderr.
+/// The live status line (scenario n/N, current step) when progress is on and stderr is a
+/// terminal; finished scenarios still get their line. Keep the guard for the run.
+pub fn live_progress(mode: &str) -> Option<crate::scenarios::progress::LiveGuard> {
+    (progress_enabled(mode) && std::io::stderr().is_terminal())
+        .then(crate::scenarios::progress::install_live)
+}
+
+/// A progress callback printing one line per finished scenario to stderr (used as is when
+/// stderr is not a terminal, e.g. `--progress always` in CI logs).
 pub fn progress(mode: &str) -> Option<Arc<dyn Fn(String) + Send + Sync>> {
     progress_enabled(mode).then(|| {
         let f: Arc<dyn Fn(String) + Send + Sync> = Arc::new(|line: String| eprintln!("  {line}"));
@@ -185,6 +194,7 @@ pub fn report_leftovers(run_id: &str, leftovers: &Leftovers) {
 
 /// `check` against the cluster of the kubeconfig.
 pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
+    let _live = live_progress(&args.progress);
     if args.embedded {
         let extra = embedded::EmbeddedOptions {
             target_faults: args.mock_faults.clone().unwrap_or_default(),
@@ -278,6 +288,24 @@ async fn scenarios_on_cluster(
     }
     let settings = settings(args, Settings::REAL)?;
     let guard = CleanupGuard::default();
+    // With consent: the missing core CRDs and the mock's CRDs (baseline), labelled with the
+    // run, removed at cleanup; pre-existing CRDs are never touched.
+    let mock_docs = cluster_baseline::mock_crd_documents()?;
+    if args.install_core_crds {
+        let mut docs = cluster_baseline::core_documents();
+        docs.extend(mock_docs.clone());
+        if let Err(e) =
+            cluster_baseline::install_missing(client, docs, run_id, &guard, settings.step_timeout)
+                .await
+        {
+            let leftovers = guard
+                .cleanup(client, settings.step_timeout, args.force_cleanup)
+                .await;
+            report_leftovers(run_id, &leftovers);
+            return Err(e);
+        }
+    }
+    let with_baseline = cluster_baseline::all_present(client, &mock_docs).await?;
     // Keep CAPI core's controllers off the tool's objects when they run (design.md).
     let pause_core = core_controllers_running(client).await;
     let side = |ns: String, filter: Option<String>| Side {
@@ -289,29 +317,58 @@ async fn scenarios_on_cluster(
         settings,
         guard: guard.clone(),
     };
+    let baseline_ns = format!("capi-conformance-{run_id}-baseline");
+    let baseline_filter = format!("capi-conformance-baseline-{run_id}");
     let plan = RunPlan {
-        baseline: side(
-            format!("capi-conformance-{run_id}-baseline"),
-            Some(format!("capi-conformance-baseline-{run_id}")),
-        ),
+        baseline: side(baseline_ns.clone(), Some(baseline_filter.clone())),
         target: side(format!("capi-conformance-{run_id}"), None),
         targets: subjects,
-        // The mock baseline needs the mock running in-process; on a real cluster this needs the
-        // mock's CRDs, which `check --embedded` installs. Without them the targets run alone.
-        with_baseline: false,
+        // The in-process mock as baseline when its CRDs are on the cluster (pre-existing or
+        // installed above); otherwise the targets run alone and the baseline cells skip.
+        with_baseline,
         baseline_subjects: Vec::new(),
         parallel: args.parallel,
         rules: rules.to_vec(),
         progress: progress(&args.progress),
     };
     plan.target.create_namespace().await?;
+    let baseline_mock = if with_baseline {
+        plan.baseline.create_namespace().await?;
+        // The baseline mock reconciles only the run's baseline namespace and filter.
+        Some(crate::mock::MockProvider::start(
+            client.clone(),
+            crate::mock::MockOptions {
+                watch_namespace: Some(baseline_ns),
+                watch_filter: Some(baseline_filter),
+                ..crate::mock::MockOptions::default()
+            },
+        ))
+    } else {
+        None
+    };
     let out = interrupt::run_guarded(run_all(&plan)).await;
     let leftovers = guard
         .cleanup(client, settings.step_timeout, args.force_cleanup)
         .await;
+    if let Some(m) = baseline_mock {
+        m.shutdown().await;
+    }
     report_leftovers(run_id, &leftovers);
     match out {
-        Some(out) => {
+        Some(mut out) => {
+            if !with_baseline {
+                let skipped = cluster_baseline::baseline_skipped(
+                    rules,
+                    &plan.targets,
+                    cluster_baseline::NO_MOCK_CRDS,
+                );
+                for c in &skipped {
+                    if !out.columns.contains(&c.column) {
+                        out.columns.push(c.column.clone());
+                    }
+                }
+                out.results.extend(skipped);
+            }
             if let Some(dir) = &args.report_dir {
                 report_dir::write(dir, &out)?;
             }

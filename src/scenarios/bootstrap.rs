@@ -33,7 +33,6 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     let cluster = format!("{p}-c");
     let machine = format!("{p}-m");
     let res = r.subject.resource.clone();
-    let created = created_path(r.contract());
 
     r.step("create Cluster (initialized) and Machine");
     let secrets = watch_all(
@@ -71,12 +70,103 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
             None,
         )
         .await?;
-    // Owner gate on a throwaway config, so a provider acting early cannot spoil the main one.
+    // The main config's flow; concurrently (own objects, own quiet windows) the owner gate on
+    // a throwaway config followed by the cluster lookup, and the b1 failure gate.
+    let mut gate = r.part();
+    let mut failure = r.part();
+    let (main, gated, failed) = tokio::join!(
+        main_flow(r, &m, &bc, &cluster),
+        owner_gate_and_lookup(&mut gate, &p, &res),
+        failure_gate(&mut failure, &p, &res, &cluster, &placeholder_infra),
+    );
+    r.absorb(gate, gated);
+    r.absorb(failure, failed);
+    main
+}
+
+/// Owner gate on a throwaway config (a provider acting early cannot spoil the main one),
+/// then the cluster lookup.
+async fn owner_gate_and_lookup(
+    r: &mut ScriptRun<'_>,
+    p: &str,
+    res: &ApiResource,
+) -> Result<(), EnvError> {
     let bc0 = format!("{p}-bc0");
     r.create_unowned_and_expect_quiet(&bc0, "bootstrap/owner-gate")
         .await?;
-    r.env.delete(&res, &bc0).await?;
-    r.owned_while_paused(&bc, &cluster, controller_owner_ref(&m), None, true)
+    r.env.delete(res, &bc0).await?;
+    cluster_lookup(r, p, res).await
+}
+
+/// Contract v1beta1: no bootstrap data once `status.failureReason` is set.
+async fn failure_gate(
+    r: &mut ScriptRun<'_>,
+    p: &str,
+    res: &ApiResource,
+    cluster: &str,
+    placeholder_infra: &ApiResource,
+) -> Result<(), EnvError> {
+    if r.contract() != Contract::V1Beta1 {
+        return Ok(());
+    }
+    let created = created_path(r.contract());
+    r.step("failure reason set: no bootstrap data");
+    // Its own Cluster: the main flow pauses the main Cluster meanwhile.
+    let cluster4 = format!("{cluster}4");
+    let cluster = cluster4.as_str();
+    r.env
+        .create_cluster(
+            cluster,
+            ClusterSpec {
+                endpoint: Some(("cp.capi-conformance.invalid", 6443)),
+                ..ClusterSpec::default()
+            },
+        )
+        .await?;
+    r.env.set_control_plane_initialized(cluster).await?;
+    let machine4 = format!("{p}-m4");
+    let bc4 = format!("{p}-bc4");
+    let m4 = r
+        .env
+        .create_machine(
+            &machine4,
+            cluster,
+            (placeholder_infra, &machine4),
+            Some((res, &bc4)),
+            None,
+            None,
+        )
+        .await?;
+    let acted = r
+        .failed_then_owned(&bc4, cluster, controller_owner_ref(&m4), |v| {
+            json::has_text(v, "status.dataSecretName") || get_bool(v, created) == Some(true)
+        })
+        .await?;
+    r.verdicts.check(
+        "bootstrap/failure-gate",
+        !acted,
+        "generated bootstrap data although status.failureReason was set",
+        r.evidence(
+            &bc4,
+            "reconciled past a terminal failure",
+            Some("status.failureReason"),
+        ),
+    );
+    Ok(())
+}
+
+/// The main config: adopted while paused, data Secret and status order, deterministic name,
+/// pause by annotation, delete.
+async fn main_flow(
+    r: &mut ScriptRun<'_>,
+    m: &Value,
+    bc: &str,
+    cluster: &str,
+) -> Result<(), EnvError> {
+    let res = r.subject.resource.clone();
+    let created = created_path(r.contract());
+    let (bc, cluster) = (bc.to_string(), cluster.to_string());
+    r.owned_while_paused(&bc, &cluster, controller_owner_ref(m), None, true)
         .await?;
 
     r.step("generate bootstrap data");
@@ -169,39 +259,6 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         ),
         r.evidence(&bc, "bootstrap data Secret not reused", Some("status.dataSecretName")),
     );
-    cluster_lookup(r, &p, &res).await?;
-    if r.contract() == Contract::V1Beta1 {
-        r.step("failure reason set: no bootstrap data");
-        let machine4 = format!("{p}-m4");
-        let bc4 = format!("{p}-bc4");
-        let m4 = r
-            .env
-            .create_machine(
-                &machine4,
-                &cluster,
-                (&placeholder_infra, &machine4),
-                Some((&res, &bc4)),
-                None,
-                None,
-            )
-            .await?;
-        let acted = r
-            .failed_then_owned(&bc4, &cluster, controller_owner_ref(&m4), |v| {
-                json::has_text(v, "status.dataSecretName") || get_bool(v, created) == Some(true)
-            })
-            .await?;
-        r.verdicts.check(
-            "bootstrap/failure-gate",
-            !acted,
-            "generated bootstrap data although status.failureReason was set",
-            r.evidence(
-                &bc4,
-                "reconciled past a terminal failure",
-                Some("status.failureReason"),
-            ),
-        );
-    }
-
     r.pause_by_annotation(&bc, None).await?;
     r.delete_and_expect_gone(&bc, "bootstrap/delete").await?;
     Ok(())

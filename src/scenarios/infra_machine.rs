@@ -20,11 +20,55 @@ const ADDRESS_TYPES: [&str; 5] = [
     "InternalDNS",
 ];
 
+/// The main object's flow and three independent experiments (owner gate + cluster lookup,
+/// delete with a closed gate, the b1 failure gate) run concurrently: each has its own objects
+/// and quiet windows, so the script takes as long as its longest part.
 pub async fn run(r: &mut ScriptRun<'_>) {
-    if let Err(e) = steps(r).await {
+    let p = r.prefix();
+    let res = r.subject.resource.clone();
+    let mut gates = r.part();
+    let mut lookup = r.part();
+    let mut failure = r.part();
+    let (main, closed, looked, failed) = tokio::join!(
+        steps(r),
+        delete_with_closed_gate(&mut gates, &p, &res),
+        owner_gate_and_lookup(&mut lookup, &p, &res),
+        failure_gate(&mut failure, &p, &res),
+    );
+    if let Err(e) = main {
         r.env_failed(e);
     }
     r.end_step();
+    let gone = closed.as_ref().ok().copied().flatten();
+    r.absorb(gates, closed.map(|_| ()));
+    r.absorb(lookup, looked);
+    r.absorb(failure, failed);
+    // Deleting with the gate closed is only attributable to the gate when deletion works
+    // with the gate open.
+    if let Some(gone) = gone
+        && r.verdicts
+            .get("infra-machine/delete")
+            .is_some_and(|v| v.outcome == crate::report::Outcome::Pass)
+    {
+        let reason = "deletion did not complete while the cluster infrastructure gate was closed";
+        let im = format!("{p}-im2");
+        let ev = r.evidence(&im, reason, Some("metadata.finalizers"));
+        r.verdicts
+            .check("infra-machine/cluster-infra-gate", gone, reason, ev);
+    }
+}
+
+/// Owner gate on a throwaway object, then the cluster lookup.
+async fn owner_gate_and_lookup(
+    r: &mut ScriptRun<'_>,
+    p: &str,
+    res: &ApiResource,
+) -> Result<(), EnvError> {
+    let im0 = format!("{p}-im0");
+    r.create_unowned_and_expect_quiet(&im0, "infra-machine/owner-gate")
+        .await?;
+    r.env.delete(res, &im0).await?;
+    cluster_lookup(r, p, res).await
 }
 
 fn provisioned_or_id(path: &'static str) -> impl Fn(&Value) -> bool {
@@ -57,13 +101,12 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
             Some(FAILURE_DOMAIN),
         )
         .await?;
-    r.create_unowned_and_expect_quiet(&im, "infra-machine/owner-gate")
-        .await?;
-    r.adopt_while_paused(
+    r.owned_while_paused(
         &im,
         &cluster,
         super::core_sim::controller_owner_ref(&m),
         None,
+        true,
     )
     .await?;
 
@@ -140,19 +183,17 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         format!("{path} went back to false after being true"),
         r.evidence(&im, "provisioned flag flipped back", Some(path)),
     );
-    r.delete_and_expect_gone(&im, "infra-machine/delete")
-        .await?;
-
-    delete_with_closed_gate(r, &p, &res).await
+    r.delete_and_expect_gone(&im, "infra-machine/delete").await
 }
 
 /// Cluster infrastructure gate with the bootstrap gate open: no provisioning while the
-/// Cluster's infrastructure is not provisioned; deleting meanwhile still completes.
+/// Cluster's infrastructure is not provisioned; deleting meanwhile still completes. Returns
+/// whether the object was gone before the deadline (judged by the caller).
 async fn delete_with_closed_gate(
     r: &mut ScriptRun<'_>,
     p: &str,
     res: &ApiResource,
-) -> Result<(), EnvError> {
+) -> Result<Option<bool>, EnvError> {
     r.step("cluster gate closed, bootstrap gate open; delete");
     let path = provisioned_path(r.contract());
     let cluster = format!("{p}-c2");
@@ -195,21 +236,7 @@ async fn delete_with_closed_gate(
         .recorder
         .wait_gone(&r.key(&im), r.env.settings.step_timeout)
         .await;
-    // Only attributable to the gate when deletion works with the gate open.
-    if r.verdicts
-        .get("infra-machine/delete")
-        .is_some_and(|v| v.outcome == crate::report::Outcome::Pass)
-    {
-        let reason = "deletion did not complete while the cluster infrastructure gate was closed";
-        r.verdicts.check(
-            "infra-machine/cluster-infra-gate",
-            gone,
-            reason,
-            r.evidence(&im, reason, Some("metadata.finalizers")),
-        );
-    }
-    cluster_lookup(r, p, res).await?;
-    failure_gate(r, p, res).await
+    Ok(Some(gone))
 }
 
 /// Contract v1beta1: once `status.failureReason` is set the provider stops reconciling.

@@ -20,6 +20,7 @@ pub mod json;
 pub mod machine_pool;
 pub mod observer;
 pub mod plan;
+pub mod progress;
 pub mod runner;
 pub mod script;
 pub mod server_trouble;

@@ -267,10 +267,12 @@ pub struct RunOutput {
 
 async fn run_many(side: &Side, subjects: Vec<Subject>, plan: &RunPlan) -> Vec<SubjectRun> {
     use futures::StreamExt;
+    super::progress::add_total(subjects.len());
     futures::stream::iter(subjects)
         .map(|s| async move {
             let run = run_subject(side, &s).await;
-            if let Some(p) = &plan.progress {
+            let live = super::progress::is_live();
+            if live || plan.progress.is_some() {
                 let verdict = if run.environment_error.is_some() {
                     "inconclusive"
                 } else if run.verdicts.failed() {
@@ -278,12 +280,13 @@ async fn run_many(side: &Side, subjects: Vec<Subject>, plan: &RunPlan) -> Vec<Su
                 } else {
                     "ok"
                 };
-                p(format!(
-                    "{} {} {verdict} ({} ms)",
-                    run.script.unwrap_or("-"),
-                    s.column.id(),
-                    run.duration_ms
-                ));
+                let label = format!("{} {}", run.script.unwrap_or("-"), s.column.id());
+                let line = format!("{label} {verdict} ({} ms)", run.duration_ms);
+                match &plan.progress {
+                    _ if live => super::progress::finished(&label, &line),
+                    Some(p) => p(line),
+                    None => {}
+                }
             }
             run
         })

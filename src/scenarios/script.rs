@@ -39,6 +39,38 @@ impl<'a> ScriptRun<'a> {
         }
     }
 
+    /// A run of another part of the same script on the same environment, to run concurrently
+    /// with this one (independent objects, independent quiet windows); see [`Self::absorb`].
+    pub fn part(&self) -> ScriptRun<'a> {
+        ScriptRun::new(self.env, self.subject)
+    }
+
+    /// Takes over a finished [`Self::part`] (ending this run's open step first): its `result`
+    /// (an environment error), verdicts and steps (after this run's steps, in a fixed order)
+    /// and its watches.
+    pub fn absorb(&mut self, mut part: ScriptRun<'a>, result: Result<(), EnvError>) {
+        self.end_step();
+        if let Err(e) = result {
+            part.env_failed(e);
+        }
+        part.end_step();
+        if self.environment_error.is_none() {
+            self.environment_error = part.environment_error.take();
+        }
+        self.verdicts.merge(std::mem::take(&mut part.verdicts));
+        self.steps.append(&mut part.steps);
+        self.observers.append(&mut part.observers);
+    }
+
+    /// `<script> <column>`: how progress names this run.
+    pub fn label(&self) -> String {
+        format!(
+            "{} {}",
+            super::script_for(self.subject.role()).unwrap_or("-"),
+            self.subject.column.id()
+        )
+    }
+
     pub fn contract(&self) -> Contract {
         self.subject.column.contract.unwrap_or(Contract::V1Beta2)
     }
@@ -55,6 +87,9 @@ impl<'a> ScriptRun<'a> {
     /// Starts a step (closing the previous one).
     pub fn step(&mut self, name: &str) {
         self.end_step();
+        if super::progress::is_live() {
+            super::progress::step(&self.label(), name);
+        }
         self.step = Some((name.to_string(), Instant::now(), self.fail_count()));
     }
 

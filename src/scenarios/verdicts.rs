@@ -25,6 +25,14 @@ impl Verdicts {
         }
     }
 
+    /// Adds the verdicts of a part of the script that ran concurrently (same precedence as
+    /// judging them here: a failure sticks, a pass beats a skip).
+    pub fn merge(&mut self, other: Verdicts) {
+        for (rule, v) in other.0 {
+            self.put(&rule, v);
+        }
+    }
+
     pub fn pass(&mut self, rule: &str) {
         self.put(
             rule,

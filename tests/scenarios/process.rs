@@ -304,3 +304,77 @@ async fn provider_cmd_runs_the_mock_out_of_process_and_its_fault_fails_its_rule(
         }));
     }
 }
+
+/// On a non-embedded cluster (`serve` with the mock's CRDs but no CAPI core), with
+/// `--install-core-crds`: the run installs the missing core CRDs, runs the in-process mock as
+/// the baseline (it passes), and removes what it installed while the pre-existing mock CRDs
+/// stay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mock_baseline_runs_on_a_real_cluster_and_installed_crds_are_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let crds = write_docs(dir.path(), "mock.yaml", &mock_docs());
+    let s = serve(dir.path(), &[crds]);
+    let client = client(&s.kubeconfig).await;
+    let out = Command::new(bin())
+        .args([
+            "check",
+            "--install-core-crds",
+            "--progress",
+            "never",
+            "-o",
+            "json",
+        ])
+        .args(["--scenarios", "SC-bootstrap", "--timeout", "2s"])
+        .args(["--quiet-window", "300ms"])
+        .arg("--kubeconfig")
+        .arg(&s.kubeconfig)
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
+    });
+    let baseline: Vec<&Value> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| {
+            r["phase"] == "lifecycle" && r["column"].as_str().unwrap().contains("(baseline)")
+        })
+        .collect();
+    assert!(
+        baseline.iter().any(|r| r["outcome"] == "pass"),
+        "no passing baseline cell: {baseline:?}"
+    );
+    let bad: Vec<&&Value> = baseline
+        .iter()
+        .filter(|r| r["outcome"] == "fail" || r["outcome"] == "inconclusive")
+        .collect();
+    assert!(bad.is_empty(), "baseline: {bad:?}");
+    let crd_api: Api<DynamicObject> = Api::all_with(
+        client.clone(),
+        &resource(
+            "apiextensions.k8s.io",
+            "v1",
+            "CustomResourceDefinition",
+            "customresourcedefinitions",
+        ),
+    );
+    let names: Vec<String> = crd_api
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|c| c.metadata.name)
+        .collect();
+    assert!(
+        !names.iter().any(|n| n == "clusters.cluster.x-k8s.io"),
+        "installed core CRD left behind: {names:?}"
+    );
+    assert!(
+        names
+            .iter()
+            .any(|n| n == "mockconfigs.bootstrap.mock.capi-conformance.io")
+    );
+    assert!(labelled_objects(&client).await.is_empty());
+}
