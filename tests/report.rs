@@ -1057,6 +1057,7 @@ fn args(dir: &std::path::Path) -> ReportArgs {
         roles: Vec::new(),
         config: None,
         no_waivers: false,
+        manager_help: None,
         migration: None,
         color: "auto".into(),
     }
