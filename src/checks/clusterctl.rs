@@ -186,12 +186,12 @@ pub fn metadata_series(_: &Rule, ctx: &CheckCtx) -> Finding {
 }
 
 /// The release version from the manager image tag (`…:v1.11.0`), when it is a semver.
-fn release_version(inv: &Inventory) -> Option<(i64, i64)> {
+fn release_version(managers: &[&Value]) -> Option<(i64, i64)> {
     static RE: OnceLock<Option<Regex>> = OnceLock::new();
     let re = RE
         .get_or_init(|| Regex::new(r":v?(\d+)\.(\d+)\.(\d+)").ok())
         .as_ref()?;
-    manager_containers(inv).into_iter().find_map(|c| {
+    managers.iter().find_map(|c| {
         let image = c.get("image")?.as_str()?;
         let caps = re.captures(image)?;
         Some((caps[1].parse().ok()?, caps[2].parse().ok()?))
@@ -211,7 +211,7 @@ fn series_contract(md: &Value, major: i64, minor: i64) -> Option<String> {
 
 pub fn metadata_covers_release(_: &Rule, ctx: &CheckCtx) -> Finding {
     let md = md_or_return!(ctx);
-    let Some((major, minor)) = release_version(ctx.inv) else {
+    let Some((major, minor)) = release_version(ctx.manager_containers) else {
         return Finding::skip(
             "release version unknown: the manager image tag is not a semantic version",
         );
@@ -232,7 +232,7 @@ pub fn metadata_covers_release(_: &Rule, ctx: &CheckCtx) -> Finding {
 
 pub fn metadata_contract(_: &Rule, ctx: &CheckCtx) -> Finding {
     let md = md_or_return!(ctx);
-    let (label, contract) = match release_version(ctx.inv)
+    let (label, contract) = match release_version(ctx.manager_containers)
         .and_then(|(a, b)| series_contract(md, a, b).map(|c| (format!("v{a}.{b}"), c)))
     {
         Some(x) => x,
@@ -382,8 +382,9 @@ fn containers(doc: &Document) -> Vec<&Value> {
 }
 
 /// The controller containers: those named `manager`, else every Deployment container (so a
-/// misnamed container is reported only by clusterctl/manager-container).
-fn manager_containers(inv: &Inventory) -> Vec<&Value> {
+/// misnamed container is reported only by clusterctl/manager-container). Computed once per
+/// evaluation ([`crate::checks::CheckCtx::manager_containers`]).
+pub fn manager_containers(inv: &Inventory) -> Vec<&Value> {
     let all: Vec<&Value> = inv.deployments.iter().flat_map(containers).collect();
     let named: Vec<&Value> = all
         .iter()
@@ -442,11 +443,11 @@ fn flag_value<'a>(args: &[&'a str], flag: &str) -> Option<&'a str> {
 
 pub fn namespace_flag(_: &Rule, ctx: &CheckCtx) -> Finding {
     let _ = md_or_return!(ctx);
-    let mgrs = manager_containers(ctx.inv);
+    let mgrs = ctx.manager_containers;
     if mgrs.is_empty() {
         return Finding::skip("no `manager` container among the inputs");
     }
-    for c in &mgrs {
+    for c in mgrs {
         if let Some(v) = flag_value(&args(c), "--namespace") {
             if v.is_empty() || v.starts_with("${") {
                 return Finding::pass_msg(format!("manager args carry --namespace={v}"));
@@ -462,7 +463,7 @@ pub fn namespace_flag(_: &Rule, ctx: &CheckCtx) -> Finding {
 }
 
 pub fn multi_instance_flags(_: &Rule, ctx: &CheckCtx) -> Finding {
-    let mgrs = manager_containers(ctx.inv);
+    let mgrs = ctx.manager_containers;
     if mgrs.is_empty() {
         return Finding::skip("no `manager` container among the inputs");
     }

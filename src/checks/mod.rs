@@ -153,6 +153,9 @@ pub struct CheckCtx<'a> {
     pub opts: &'a LintOptions,
     /// RBAC of the inputs, indexed once per evaluation.
     pub rbac: &'a rbac::RbacIndexes,
+    /// The controller containers of the inputs' Deployments, found once per evaluation
+    /// ([`clusterctl::manager_containers`]).
+    pub manager_containers: &'a [&'a Value],
 }
 
 impl<'a> CheckCtx<'a> {
@@ -394,6 +397,7 @@ pub fn evaluate_rules(
     columns.sort_by(|a, b| a.column.cmp(&b.column));
     let prepared: Vec<PreparedRule> = rules.iter().map(PreparedRule::new).collect();
     let rbac_index = rbac::RbacIndexes::build(&inv);
+    let manager_containers = clusterctl::manager_containers(&inv);
     let mut by_rule: Vec<Vec<RuleResult>> = vec![Vec::new(); prepared.len()];
     for pc in &columns {
         let version = pc
@@ -410,6 +414,7 @@ pub fn evaluate_rules(
             version_name: pc.version_name.clone(),
             opts,
             rbac: &rbac_index,
+            manager_containers: &manager_containers,
         };
         for (index, p) in prepared.iter().enumerate() {
             let rule = p.rule;

@@ -52,6 +52,14 @@ impl Crd {
     }
 
     pub fn from_document(doc: &Document) -> Result<Crd, InputError> {
+        Crd::from_owned_document(doc.clone())
+    }
+
+    /// As [`Crd::from_document`], moving the version schemas out of the document instead of
+    /// copying them (the inventory builder owns its documents).
+    pub fn from_owned_document(mut doc: Document) -> Result<Crd, InputError> {
+        let mut schemas = take_schemas(&mut doc.value);
+        let doc = &doc;
         let v = &doc.value;
         let name = str_at(v, &["metadata", "name"]).unwrap_or_default();
         let invalid = |message: &str| InputError::InvalidCrd {
@@ -80,17 +88,10 @@ impl Crd {
             .filter(|a| !a.is_empty())
             .ok_or_else(|| invalid("no spec.versions"))?;
         let mut versions = Vec::with_capacity(raw_versions.len());
-        for rv in raw_versions {
+        for (index, rv) in raw_versions.iter().enumerate() {
             let vname = str_at(rv, &["name"])
                 .ok_or_else(|| invalid("a spec.versions entry has no name"))?;
-            let schema = rv
-                .get("schema")
-                .and_then(|s| s.get("openAPIV3Schema"))
-                .or_else(|| {
-                    spec.get("validation")
-                        .and_then(|s| s.get("openAPIV3Schema"))
-                })
-                .cloned();
+            let schema = schemas.take(index);
             if let Some(s) = &schema
                 && let Err(message) = structural(s, "openAPIV3Schema")
             {
@@ -155,6 +156,50 @@ impl Crd {
     /// `CustomResourceDefinition/<name>` for evidence.
     pub fn object_ref(&self) -> String {
         format!("CustomResourceDefinition/{}", self.name)
+    }
+}
+
+/// The `openAPIV3Schema` of each `spec.versions` entry (else the legacy
+/// `spec.validation` one), moved out of the document.
+struct Schemas {
+    per_version: Vec<Option<Value>>,
+    shared: Option<Value>,
+}
+
+impl Schemas {
+    fn take(&mut self, index: usize) -> Option<Value> {
+        self.per_version
+            .get_mut(index)
+            .and_then(Option::take)
+            .or_else(|| self.shared.clone())
+    }
+}
+
+fn take_schemas(v: &mut Value) -> Schemas {
+    let take = |node: Option<&mut Value>| {
+        node.and_then(|s| s.get_mut("openAPIV3Schema"))
+            .map(Value::take)
+    };
+    let Some(spec) = v.get_mut("spec") else {
+        return Schemas {
+            per_version: Vec::new(),
+            shared: None,
+        };
+    };
+    let shared = take(spec.get_mut("validation"));
+    let per_version = spec
+        .get_mut("versions")
+        .and_then(Value::as_array_mut)
+        .map(|versions| {
+            versions
+                .iter_mut()
+                .map(|rv| take(rv.get_mut("schema")))
+                .collect()
+        })
+        .unwrap_or_default();
+    Schemas {
+        per_version,
+        shared,
     }
 }
 

@@ -10,6 +10,7 @@
 pub mod classify;
 pub mod crd;
 pub mod error;
+mod fast_yaml;
 pub mod source;
 
 pub use crd::{Crd, CrdVersion, ScaleSubresource};
@@ -124,7 +125,7 @@ impl Inventory {
                 continue;
             }
             if Crd::is_crd(&doc) {
-                let crd = match Crd::from_document(&doc) {
+                let crd = match Crd::from_owned_document(doc) {
                     Ok(c) => c,
                     Err(e) if keep_going => {
                         problems.push(e);

@@ -338,6 +338,11 @@ impl<'de> serde::de::Visitor<'de> for StrictVisitor {
 }
 
 fn parse_yaml_doc(doc: &str, origin: Origin) -> Result<Document, InputError> {
+    // Plain block YAML (what generators write) takes the fast reader; anything else, and every
+    // error, goes through serde-saphyr.
+    if let Some(value) = super::fast_yaml::parse(doc) {
+        return document(value, origin);
+    }
     let value: Value = serde_saphyr::from_str(doc).map_err(|e| InputError::InvalidSyntax {
         origin: origin.clone(),
         message: yaml_error(&e, origin.line),

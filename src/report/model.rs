@@ -279,14 +279,21 @@ impl Matrix {
             .enumerate()
             .map(|(i, r)| (r.id.as_str(), i))
             .collect();
-        self.results.sort_by(|a, b| {
-            let ra = order.get(a.rule_id.as_str()).copied().unwrap_or(usize::MAX);
-            let rb = order.get(b.rule_id.as_str()).copied().unwrap_or(usize::MAX);
-            ra.cmp(&rb)
+        // Each result's rule rank is looked up once (not once per comparison).
+        let mut keyed: Vec<(usize, RuleResult)> = std::mem::take(&mut self.results)
+            .into_iter()
+            .map(|r| {
+                let rank = order.get(r.rule_id.as_str()).copied().unwrap_or(usize::MAX);
+                (rank, r)
+            })
+            .collect();
+        keyed.sort_by(|(ra, a), (rb, b)| {
+            ra.cmp(rb)
                 .then_with(|| a.rule_id.cmp(&b.rule_id))
                 .then_with(|| a.column.cmp(&b.column))
                 .then_with(|| a.phase.cmp(&b.phase))
         });
+        self.results = keyed.into_iter().map(|(_, r)| r).collect();
         self.problems.sort();
         self.scenarios.sort_by(|a, b| {
             a.column
