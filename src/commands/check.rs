@@ -3,8 +3,10 @@
 
 mod cluster_source;
 pub mod embedded;
+pub mod forbidden;
 mod interrupt;
 mod report_dir;
+mod run_access;
 
 pub use cluster_source::{add_effective_rbac, core_installed, read_documents};
 
@@ -190,10 +192,26 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
         crate::report::write_outputs(&matrix, &args.report, std::io::stdout().is_terminal())?;
         return Ok(matrix.verdict().exit_code());
     }
+    let conn = crate::kubeconn::connect(&args.kube).await?;
+    let denials = forbidden::Denials::default();
+    let client = forbidden::client(conn.config.clone(), &denials)
+        .map_err(|e| anyhow::anyhow!("cannot build a client for {}: {e}", conn.source))?;
+    let result = run_on_cluster(&args, &conn, &client).await;
+    // A request the cluster refused makes any verdict meaningless: report the permission.
+    if let Some(denial) = denials.first() {
+        return Err(denial.into());
+    }
+    result
+}
+
+async fn run_on_cluster(
+    args: &CheckArgs,
+    conn: &crate::kubeconn::Connection,
+    client: &kube::Client,
+) -> anyhow::Result<i32> {
     let catalog = Catalog::embedded()?;
     let rules = catalog.rules().to_vec();
-    let conn = crate::kubeconn::connect(&args.kube).await?;
-    let client = conn.client()?;
+    let client = client.clone();
     let source = conn.config.cluster_url.to_string();
     let opts = lint_options(&args.report, source)?;
     let (mut matrix, docs) = static_matrix(&client, &opts, &rules, &args.capi_manager).await?;
@@ -202,7 +220,7 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
         let run_id = new_run_id();
         matrix.context.run_id = Some(run_id.clone());
         let (inv, _) = Inventory::build(docs, &opts.roles, true)?;
-        let samples = load_samples(&args)?;
+        let samples = load_samples(args)?;
         let mut subjects = plan::subjects(
             &inv,
             &PlanOptions {
@@ -212,8 +230,12 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
             },
         );
         subjects = filter_subjects(subjects, &selection);
-        plan::fill_samples_from_cluster(&client, &mut subjects).await;
-        let out = scenarios_on_cluster(&client, &args, &rules, subjects, &run_id).await?;
+        // Best effort, outside the denial recording: listing provider templates cluster-wide is
+        // a permission `rbac` deliberately does not grant (pass --sample instead).
+        if let Ok(plain) = conn.client() {
+            plan::fill_samples_from_cluster(&plain, &mut subjects).await;
+        }
+        let out = scenarios_on_cluster(&client, args, &rules, subjects, &run_id).await?;
         merge_into(&mut matrix, &out, &rules);
     }
     crate::report::write_outputs(&matrix, &args.report, std::io::stdout().is_terminal())?;
@@ -290,6 +312,7 @@ async fn scenarios_on_cluster(
         progress: progress(&args.progress),
     };
     plan.target.create_namespace().await?;
+    run_access::bind_run_role(client, &plan.target.namespace, run_id).await?;
     let out = interrupt::run_guarded(run_all(&plan)).await;
     let leftovers = guard
         .cleanup(client, settings.step_timeout, args.force_cleanup)

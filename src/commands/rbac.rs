@@ -26,9 +26,10 @@ pub const MOCK_GROUPS: [&str; 3] = [
 pub const LONG_ABOUT: &str = "\
 Print the RBAC the tool itself needs on a cluster, as ClusterRoles (multi-document YAML).
 
-capi-conformance-static (all that `check --static-only` needs): get/list/watch
-CustomResourceDefinitions, ClusterRoles, ClusterRoleBindings, Roles, RoleBindings and
-Deployments, and create SubjectAccessReviews (the effective-RBAC rule). Read-only.
+capi-conformance-static (all that `check --static-only` needs, and nothing more: a test removes
+each permission in turn and expects `forbidden`): get/list CustomResourceDefinitions, list
+ClusterRoles, Roles and Deployments, and create SubjectAccessReviews (the effective-RBAC rule
+asks the API server instead of reading bindings). Read-only.
 
 Without --static-only, a full `check` also needs:
 
@@ -60,7 +61,6 @@ pub enum RbacError {
     InvalidGroup(String),
 }
 
-const READ: [&str; 3] = ["get", "list", "watch"];
 const WRITE: [&str; 7] = [
     "create", "delete", "get", "list", "patch", "update", "watch",
 ];
@@ -154,19 +154,14 @@ fn static_role() -> ClusterRole {
             rule(
                 "apiextensions.k8s.io",
                 &["customresourcedefinitions"],
-                &READ,
+                &["get", "list"],
             ),
             rule(
                 "rbac.authorization.k8s.io",
-                &[
-                    "clusterrolebindings",
-                    "clusterroles",
-                    "rolebindings",
-                    "roles",
-                ],
-                &READ,
+                &["clusterroles", "roles"],
+                &["list"],
             ),
-            rule("apps", &["deployments"], &READ),
+            rule("apps", &["deployments"], &["list"]),
             rule(
                 "authorization.k8s.io",
                 &["subjectaccessreviews"],

@@ -1,0 +1,357 @@
+//! Least privilege, proven (issue 6 item 5): `check` run as a ServiceAccount whose token comes
+//! from the embedded server's TokenRequest subresource and which is bound to exactly the roles
+//! `capi-conformance rbac` prints gets the admin's verdict; with any single permission of those
+//! roles removed it stops with `forbidden: <verb> <resource>` and exit 2.
+
+use crate::support::{Serve, serve, stderr, tool_bin};
+use capi_conformance::apiserver::access::expand_rule;
+use k8s_openapi::api::core::v1::ServiceAccount;
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule};
+use kube::api::{Api, PostParams};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const STATIC_ROLE: &str = "capi-conformance-static";
+const CHECK_ROLE: &str = "capi-conformance-check";
+const RUN_ROLE: &str = "capi-conformance-run";
+
+/// `serve` with the mock provider's CRDs and CAPI core's CRDs loaded, plus an admin client.
+struct Cluster {
+    served: crate::support::Served,
+    admin: kube::Client,
+    dir: tempfile::TempDir,
+}
+
+fn write_docs(dir: &Path, name: &str, docs: &[Value]) -> PathBuf {
+    let path = dir.join(name);
+    let text: String = docs
+        .iter()
+        .map(|d| format!("---\n{}\n", serde_json::to_string(d).unwrap()))
+        .collect();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+async fn cluster(test: &str) -> Option<Cluster> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut mock: Vec<Value> = capi_conformance::mock::crds::mock_crds()
+        .unwrap()
+        .into_iter()
+        .map(|c| serde_json::to_value(c).unwrap())
+        .collect();
+    mock.push(capi_conformance::mock::manifests::aggregated_cluster_role());
+    mock.push(capi_conformance::mock::manifests::manager_cluster_role());
+    let mock = write_docs(dir.path(), "mock.yaml", &mock);
+    let core = write_docs(
+        dir.path(),
+        "core.yaml",
+        &capi_conformance::mock::core_crds::core_crd_documents(),
+    );
+    let served = match serve(&[mock, core]) {
+        Serve::Ready(s) => s,
+        Serve::NotBuilt(reason) => {
+            eprintln!("skip {test}: {reason}");
+            return None;
+        }
+    };
+    let kc = kube::config::Kubeconfig::read_from(&served.kubeconfig).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .unwrap();
+    let admin = kube::Client::try_from(config).unwrap();
+    Some(Cluster { served, admin, dir })
+}
+
+/// The ClusterRoles `capi-conformance rbac` prints.
+fn printed_roles(static_only: bool) -> Vec<ClusterRole> {
+    let mut cmd = Command::new(tool_bin());
+    cmd.arg("rbac");
+    if static_only {
+        cmd.arg("--static-only");
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_saphyr::from_multiple(&String::from_utf8_lossy(&out.stdout)).unwrap()
+}
+
+/// One permission per rule: `(group, resource, verb, resourceNames)` of each expanded rule.
+fn single_permissions(role: &ClusterRole) -> Vec<PolicyRule> {
+    let mut out = Vec::new();
+    for rule in role.rules.iter().flatten() {
+        let value = serde_json::to_value(rule).unwrap();
+        for a in expand_rule(&value, "") {
+            let resource = if a.subresource.is_empty() {
+                a.resource.clone()
+            } else {
+                format!("{}/{}", a.resource, a.subresource)
+            };
+            out.push(PolicyRule {
+                api_groups: Some(vec![a.group.clone()]),
+                resources: Some(vec![resource]),
+                verbs: vec![a.verb.clone()],
+                resource_names: (!a.name.is_empty()).then(|| vec![a.name.clone()]),
+                ..PolicyRule::default()
+            });
+        }
+    }
+    out
+}
+
+fn role_with(name: &str, rules: Vec<PolicyRule>) -> ClusterRole {
+    let mut role: ClusterRole =
+        serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
+    role.rules = Some(rules);
+    role
+}
+
+impl Cluster {
+    async fn put_role(&self, role: &ClusterRole) {
+        let api: Api<ClusterRole> = Api::all(self.admin.clone());
+        let name = role.metadata.name.clone().unwrap();
+        match api.get_opt(&name).await.unwrap() {
+            Some(old) => {
+                let mut new = role.clone();
+                new.metadata.resource_version = old.metadata.resource_version;
+                api.replace(&name, &PostParams::default(), &new)
+                    .await
+                    .unwrap();
+            }
+            None => {
+                api.create(&PostParams::default(), role).await.unwrap();
+            }
+        }
+    }
+
+    /// A ServiceAccount bound (ClusterRoleBindings) to `roles`, and a kubeconfig with a token
+    /// for it from the TokenRequest subresource.
+    async fn service_account(&self, name: &str, roles: &[String]) -> PathBuf {
+        let sas: Api<ServiceAccount> = Api::namespaced(self.admin.clone(), "default");
+        let sa: ServiceAccount =
+            serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
+        sas.create(&PostParams::default(), &sa).await.unwrap();
+        let crbs: Api<ClusterRoleBinding> = Api::all(self.admin.clone());
+        for role in roles {
+            let crb: ClusterRoleBinding = serde_json::from_value(json!({
+                "metadata": {"name": format!("{name}-{role}")},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+                "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": "default"}]
+            }))
+            .unwrap();
+            crbs.create(&PostParams::default(), &crb).await.unwrap();
+        }
+        let req = http::Request::post(format!(
+            "/api/v1/namespaces/default/serviceaccounts/{name}/token"
+        ))
+        .header("content-type", "application/json")
+        .body(
+            serde_json::to_vec(&json!({"apiVersion": "authentication.k8s.io/v1",
+                "kind": "TokenRequest", "spec": {"expirationSeconds": 600}}))
+            .unwrap(),
+        )
+        .unwrap();
+        let answer: Value = self.admin.request(req).await.unwrap();
+        let token = answer["status"]["token"].as_str().unwrap().to_string();
+        let admin_kc = std::fs::read_to_string(&self.served.kubeconfig).unwrap();
+        let kc: String = admin_kc
+            .lines()
+            .map(|l| {
+                if l.trim_start().starts_with("token: ") {
+                    format!("    token: {token}")
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let path = self.dir.path().join(format!("{name}.kubeconfig"));
+        std::fs::write(&path, kc + "\n").unwrap();
+        path
+    }
+}
+
+fn check(kubeconfig: &Path, extra: &[&str]) -> Output {
+    Command::new(tool_bin())
+        .arg("check")
+        .args(extra)
+        .args(["-o", "json", "--progress", "never", "--kubeconfig"])
+        .arg(kubeconfig)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// The parts of a JSON report that must not depend on who ran it.
+fn verdict_of(out: &Output) -> (Option<i32>, Value, Value) {
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("no JSON report ({e}): {}", stderr(out)));
+    let mut results = report["results"].clone();
+    for r in results.as_array_mut().into_iter().flatten() {
+        if let Some(o) = r.as_object_mut() {
+            o.remove("duration_ms");
+        }
+    }
+    (out.status.code(), report["verdict"].clone(), results)
+}
+
+/// Exit 2 and `forbidden: <verb> <resource>` naming the removed permission, or what differed.
+fn forbidden_problem(out: &Output, removed: &PolicyRule) -> Option<String> {
+    let err = stderr(out);
+    let verb = &removed.verbs[0];
+    let group = removed.api_groups.as_ref().unwrap()[0].clone();
+    let resource = removed.resources.as_ref().unwrap()[0].clone();
+    if out.status.code() != Some(2) {
+        return Some(format!(
+            "without {verb} {resource} in {group:?}: exit {:?} (the role grants more than check uses?) {err}",
+            out.status.code()
+        ));
+    }
+    let Some(at) = err.find("forbidden: ") else {
+        return Some(format!("no `forbidden:` for {verb} {resource}: {err}"));
+    };
+    let mut words = err[at + "forbidden: ".len()..].split_whitespace();
+    let (got_verb, got_resource) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+    let (plural, sub) = match resource.split_once('/') {
+        Some((p, s)) => (p.to_string(), format!("/{s}")),
+        None => (resource.clone(), String::new()),
+    };
+    let qualified = |p: &str| {
+        if group.is_empty() {
+            format!("{p}{sub}")
+        } else {
+            format!("{p}.{group}{sub}")
+        }
+    };
+    let matches = if verb == "bind" {
+        got_verb == "bind" && got_resource.starts_with(&qualified(&plural))
+    } else if plural == "*" {
+        got_verb == verb && got_resource.ends_with(&format!(".{group}"))
+    } else {
+        got_verb == verb && got_resource == qualified(&plural)
+    };
+    (!matches).then(|| {
+        format!(
+            "removed {verb} {resource} ({group:?}) but got `forbidden: {got_verb} {got_resource}`: {err}"
+        )
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn static_check_passes_with_exactly_the_printed_role_and_fails_without_any_one_permission() {
+    let test =
+        "static_check_passes_with_exactly_the_printed_role_and_fails_without_any_one_permission";
+    let Some(cluster) = cluster(test).await else {
+        return;
+    };
+    let roles = printed_roles(true);
+    assert_eq!(roles.len(), 1);
+    for role in &roles {
+        cluster.put_role(role).await;
+    }
+    let admin = check(&cluster.served.kubeconfig, &["--static-only"]);
+    let want = verdict_of(&admin);
+    assert!(
+        matches!(want.0, Some(0 | 1 | 3)),
+        "a verdict, not an error: {}",
+        stderr(&admin)
+    );
+    let exact = cluster
+        .service_account("exact", &[STATIC_ROLE.to_string()])
+        .await;
+    let got = check(&exact, &["--static-only"]);
+    assert_eq!(verdict_of(&got), want, "{}", stderr(&got));
+
+    // Every single permission removed in turn (all of them, concurrently).
+    let perms = single_permissions(&roles[0]);
+    assert!(perms.len() >= 5, "{perms:?}");
+    let mut kubeconfigs = Vec::new();
+    for (i, _) in perms.iter().enumerate() {
+        let mut rules = perms.clone();
+        rules.remove(i);
+        let name = format!("{STATIC_ROLE}-minus-{i}");
+        cluster.put_role(&role_with(&name, rules)).await;
+        kubeconfigs.push(
+            cluster
+                .service_account(&format!("minus-{i}"), &[name])
+                .await,
+        );
+    }
+    let outputs: Vec<Output> = std::thread::scope(|s| {
+        let handles: Vec<_> = kubeconfigs
+            .iter()
+            .map(|kc| s.spawn(move || check(kc, &["--static-only"])))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let problems: Vec<String> = outputs
+        .iter()
+        .zip(&perms)
+        .filter_map(|(out, removed)| forbidden_problem(out, removed))
+        .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The mock provider as the provider's controller, out of process, with the admin kubeconfig.
+struct Provider(std::process::Child);
+
+impl Drop for Provider {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn provider(admin_kubeconfig: &Path) -> Provider {
+    Provider(
+        Command::new(tool_bin())
+            .args(["mock-provider", "run", "--kubeconfig"])
+            .arg(admin_kubeconfig)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+const FULL: [&str; 6] = [
+    "--timeout",
+    "10s",
+    "--quiet-window",
+    "300ms",
+    "--scenarios",
+    "SC-inframachine",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn full_check_passes_with_exactly_the_printed_roles_and_fails_without_a_permission() {
+    let test = "full_check_passes_with_exactly_the_printed_roles_and_fails_without_a_permission";
+    let Some(cluster) = cluster(test).await else {
+        return;
+    };
+    let _provider = provider(&cluster.served.kubeconfig);
+    let roles = printed_roles(false);
+    let names: Vec<String> = roles
+        .iter()
+        .filter_map(|r| r.metadata.name.clone())
+        .collect();
+    assert_eq!(names, [STATIC_ROLE, CHECK_ROLE, RUN_ROLE]);
+    for role in &roles {
+        cluster.put_role(role).await;
+    }
+    let started = std::time::Instant::now();
+    let admin = check(&cluster.served.kubeconfig, &FULL);
+    let want = verdict_of(&admin);
+    eprintln!("admin full check: {:?} in {:?}", want.0, started.elapsed());
+    assert!(
+        matches!(want.0, Some(0 | 1 | 3)),
+        "a verdict, not an error: {}",
+        stderr(&admin)
+    );
+    // The tool binds the run role to itself; the ServiceAccount gets the two cluster roles.
+    let bound = [STATIC_ROLE.to_string(), CHECK_ROLE.to_string()];
+    let exact = cluster.service_account("exact", &bound).await;
+    let started = std::time::Instant::now();
+    let got = check(&exact, &FULL);
+    eprintln!("exact-role full check in {:?}", started.elapsed());
+    assert_eq!(verdict_of(&got), want, "{}", stderr(&got));
+}
