@@ -33,8 +33,8 @@ asks the API server instead of reading bindings). Read-only.
 
 Without --static-only, a full `check` also needs:
 
-capi-conformance-check (cluster-wide, bind with a ClusterRoleBinding): create/delete/get/list/
-watch/patch/update Namespaces (one `capi-conformance-<run-id>` namespace per run; Kubernetes RBAC
+capi-conformance-check (cluster-wide, bind with a ClusterRoleBinding): create/delete/get
+Namespaces (one `capi-conformance-<run-id>` namespace per run; Kubernetes RBAC
 cannot scope a create to a name prefix), create RoleBindings, and `bind` on exactly the
 ClusterRole capi-conformance-run (resourceNames), so the only role the tool can grant is that one.
 (It could bind it in any namespace: RBAC cannot name namespaces that do not exist yet. Each such
@@ -43,8 +43,8 @@ granted cluster-wide, would be strictly broader.)
 
 capi-conformance-run (never bound cluster-wide): the tool binds it with a RoleBinding inside each
 run namespace it creates, so every write below is confined to its own namespaces: Cluster API
-core Clusters, Machines, MachinePools (and their /status: the tool plays CAPI core), Secrets
-(bootstrap data, kubeconfigs), Events, and the provider's objects. The provider's kinds are not
+core Clusters, Machines, MachinePools (create/delete/get/patch, and patch Cluster status: the
+tool plays CAPI core), Secrets (bootstrap data, kubeconfigs), and the provider's objects. The provider's kinds are not
 known statically, so each provider API group given with --group (plus the mock provider's groups,
 the baseline) gets all resources of that group, but only inside the run namespaces; a `*` on
 provider groups cluster-wide would reach other teams' objects and is never printed.
@@ -61,9 +61,8 @@ pub enum RbacError {
     InvalidGroup(String),
 }
 
-const WRITE: [&str; 7] = [
-    "create", "delete", "get", "list", "patch", "update", "watch",
-];
+/// What the tool does with the provider's objects in its run namespaces (never `update`).
+const PROVIDER_VERBS: [&str; 6] = ["create", "delete", "get", "list", "patch", "watch"];
 
 /// Prints the YAML to stdout; exit 0, or an error (exit 2) for a bad `--group`.
 pub fn run(args: &RbacArgs) -> anyhow::Result<i32> {
@@ -175,7 +174,7 @@ fn check_role() -> ClusterRole {
     role(
         CHECK_ROLE,
         vec![
-            rule("", &["namespaces"], &WRITE),
+            rule("", &["namespaces"], &["create", "delete", "get"]),
             rule("rbac.authorization.k8s.io", &["rolebindings"], &["create"]),
             PolicyRule {
                 resource_names: Some(vec![RUN_ROLE.to_string()]),
@@ -189,7 +188,7 @@ fn run_role(provider_groups: &[String]) -> ClusterRole {
     let provider_rule = PolicyRule {
         api_groups: Some(provider_groups.to_vec()),
         resources: Some(vec!["*".to_string()]),
-        verbs: WRITE.iter().map(|v| (*v).to_string()).collect(),
+        verbs: PROVIDER_VERBS.iter().map(|v| (*v).to_string()).collect(),
         ..PolicyRule::default()
     };
     role(
@@ -198,23 +197,13 @@ fn run_role(provider_groups: &[String]) -> ClusterRole {
             rule(
                 "cluster.x-k8s.io",
                 &["clusters", "machinepools", "machines"],
-                &WRITE,
+                &["create", "delete", "get", "patch"],
             ),
-            rule(
-                "cluster.x-k8s.io",
-                &["clusters/status", "machinepools/status", "machines/status"],
-                &["get", "patch", "update"],
-            ),
-            rule("", &["secrets"], &WRITE),
+            rule("cluster.x-k8s.io", &["clusters/status"], &["patch"]),
             rule(
                 "",
-                &["events"],
-                &["create", "get", "list", "patch", "watch"],
-            ),
-            rule(
-                "events.k8s.io",
-                &["events"],
-                &["create", "get", "list", "patch", "watch"],
+                &["secrets"],
+                &["create", "delete", "get", "list", "watch"],
             ),
             provider_rule,
         ],
