@@ -465,3 +465,73 @@ fn full_check_without_a_sampled_permission_is_forbidden() {
     eprintln!("{} full-check removals tried", removals.len());
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// The real kubectl with a TokenRequest token: forbidden (kube-apiserver's message) until a role
+/// is bound, then allowed; `auth can-i` and `auth whoami` answer for the ServiceAccount.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_with_a_service_account_token_is_authorized_by_rbac() {
+    let test = "kubectl_with_a_service_account_token_is_authorized_by_rbac";
+    let Some(kubectl) = crate::support::Kubectl::find(test) else {
+        return;
+    };
+    let Some(cluster) = cluster(test).await else {
+        return;
+    };
+    let kc = cluster.service_account("reader", &[]).await;
+    let kc = kc.to_string_lossy().into_owned();
+    let cache = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let mut all = vec!["--kubeconfig", kc.as_str(), "--cache-dir"];
+        let dir = cache.path().to_str().unwrap();
+        all.push(dir);
+        all.extend_from_slice(args);
+        kubectl.run(&all)
+    };
+    let denied = run(&["get", "secrets"]);
+    assert!(!denied.status.success());
+    assert!(
+        stderr(&denied).contains(
+            "secrets is forbidden: User \"system:serviceaccount:default:reader\" cannot list resource \"secrets\" in API group \"\" in the namespace \"default\""
+        ),
+        "{}",
+        stderr(&denied)
+    );
+    assert_eq!(
+        crate::support::stdout(&run(&["auth", "can-i", "list", "secrets"])).trim(),
+        "no"
+    );
+    let whoami = crate::support::stdout(&run(&["auth", "whoami", "-o", "json"]));
+    assert!(
+        whoami.contains("system:serviceaccount:default:reader"),
+        "{whoami}"
+    );
+    cluster
+        .put_role(&role_with(
+            "secret-reader",
+            vec![PolicyRule {
+                api_groups: Some(vec![String::new()]),
+                resources: Some(vec!["secrets".into()]),
+                verbs: vec!["get".into(), "list".into()],
+                ..PolicyRule::default()
+            }],
+        ))
+        .await;
+    let crbs: Api<ClusterRoleBinding> = Api::all(cluster.admin.clone());
+    let crb: ClusterRoleBinding = serde_json::from_value(json!({
+        "metadata": {"name": "reader-secrets"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "secret-reader"},
+        "subjects": [{"kind": "ServiceAccount", "name": "reader", "namespace": "default"}]
+    }))
+    .unwrap();
+    crbs.create(&PostParams::default(), &crb).await.unwrap();
+    let allowed = run(&["get", "secrets"]);
+    assert!(allowed.status.success(), "{}", stderr(&allowed));
+    assert_eq!(
+        crate::support::stdout(&run(&["auth", "can-i", "list", "secrets"])).trim(),
+        "yes"
+    );
+    assert_eq!(
+        crate::support::stdout(&run(&["auth", "can-i", "delete", "secrets"])).trim(),
+        "no"
+    );
+}
