@@ -9,6 +9,8 @@ mod examples;
 mod krew;
 #[path = "plugin/kubectl.rs"]
 mod kubectl;
+#[path = "plugin/least_privilege.rs"]
+mod least_privilege;
 #[path = "plugin/rbac.rs"]
 mod rbac;
 #[path = "plugin/support.rs"]

@@ -9,6 +9,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
+use super::access::{self, Identity};
 use super::admission::FieldValidation;
 use super::discovery;
 use super::error::ApiError;
@@ -30,18 +31,32 @@ pub fn router(server: EmbeddedServer) -> Router {
     Router::new().fallback(handle).with_state(server)
 }
 
-/// The router behind a bearer token (TCP listener).
+/// The router behind bearer-token authentication (TCP listener): `token` is the admin (member
+/// of `system:masters`); a token from the TokenRequest subresource authenticates as its
+/// ServiceAccount, whose every request RBAC then authorizes; anything else is 401.
 pub fn authenticated_router(server: EmbeddedServer, token: String) -> Router {
     let expected = format!("Bearer {token}");
+    let authn = server.clone();
     router(server).layer(axum::middleware::from_fn(
-        move |req: Request, next: axum::middleware::Next| {
-            let ok = req
+        move |mut req: Request, next: axum::middleware::Next| {
+            let header = req
                 .headers()
                 .get(header::AUTHORIZATION)
                 .and_then(|v| v.to_str().ok())
-                .is_some_and(|v| v == expected);
+                .unwrap_or_default()
+                .to_string();
+            let user = if header == expected {
+                Some(access::admin())
+            } else {
+                header
+                    .strip_prefix("Bearer ")
+                    .and_then(|t| authn.authenticate_token(t))
+            };
+            if let Some(user) = user {
+                req.extensions_mut().insert(Identity(user));
+            }
             async move {
-                if ok {
+                if req.extensions().get::<Identity>().is_some() {
                     next.run(req).await
                 } else {
                     error_response(&ApiError::new(401, "Unauthorized", "Unauthorized"))
@@ -189,13 +204,33 @@ async fn handle(State(server): State<EmbeddedServer>, req: Request) -> Response 
             res.resource
         )));
     }
+    let user = req
+        .extensions()
+        .get::<Identity>()
+        .map(|i| i.0.clone())
+        .unwrap_or_else(access::admin);
     let (parts, body) = req.into_parts();
     let bytes = match axum::body::to_bytes(body, MAX_BODY).await {
         Ok(b) => b,
         Err(_) => return error_response(&ApiError::too_large()),
     };
     let query = parse_query(&parts.uri);
-    match dispatch(&server, &parts.method, &path, &parts.headers, &query, bytes) {
+    if !access::is_privileged(&user) {
+        let attrs = access::request_attributes(&parts.method, &path, &query);
+        let allowed = access::authorize(&server.lock(), &user, &attrs);
+        if let Err(e) = allowed {
+            return error_response(&e);
+        }
+    }
+    match dispatch(
+        &server,
+        &user,
+        &parts.method,
+        &path,
+        &parts.headers,
+        &query,
+        bytes,
+    ) {
         Ok(r) => r,
         Err(e) => error_response(&e),
     }
@@ -209,6 +244,7 @@ fn header_str(h: &HeaderMap, name: header::HeaderName) -> &str {
 
 fn dispatch(
     server: &EmbeddedServer,
+    user: &access::UserInfo,
     method: &Method,
     path: &str,
     headers: &HeaderMap,
@@ -277,7 +313,25 @@ fn dispatch(
                 .map(|d| json_response(200, &d))
                 .ok_or_else(ApiError::path_not_found)
         }
-        Route::Resource(p) => resource(server, method, p, headers, q, body),
+        Route::Resource(p)
+            if p.group.is_empty()
+                && p.resource == "serviceaccounts"
+                && p.sub.as_deref() == Some("token") =>
+        {
+            if *method != Method::POST {
+                return Err(ApiError::method_not_allowed());
+            }
+            let store = server.lock();
+            access::token_request(
+                &store,
+                server.tokens(),
+                p.namespace.as_deref().unwrap_or_default(),
+                p.name.as_deref().unwrap_or_default(),
+                &body,
+            )
+            .map(|v| json_response(201, &v))
+        }
+        Route::Resource(p) => resource(server, user, method, p, headers, q, body),
         Route::NotFound => Err(ApiError::path_not_found()),
         _ => Err(ApiError::method_not_allowed()),
     }
@@ -354,6 +408,7 @@ fn write_opts(q: &Query, headers: &HeaderMap) -> Result<WriteOpts, ApiError> {
 
 fn resource(
     server: &EmbeddedServer,
+    user: &access::UserInfo,
     method: &Method,
     p: ResPath,
     headers: &HeaderMap,
@@ -391,7 +446,7 @@ fn resource(
         return if *method == Method::POST && p.name.is_none() {
             let obj = decode_body(headers, &body, &rt.api_version(&p.version), &rt.kind)?;
             let store = server.lock();
-            reviews::review(&store, &t, obj).map(|v| json_response(201, &v))
+            reviews::review(&store, user, &t, obj).map(|v| json_response(201, &v))
         } else {
             Err(ApiError::method_not_allowed())
         };
@@ -459,6 +514,7 @@ fn resource(
             let obj = decode_body(headers, &body, &rt.api_version(&p.version), &rt.kind)?;
             let opts = write_opts(q, headers)?;
             let mut store = server.lock();
+            escalation_check(&store, user, &t, &obj)?;
             let w = ops::create(&mut store, &t, obj, &opts)?;
             drop(store);
             warnings.extend(w.warnings);
@@ -468,6 +524,7 @@ fn resource(
             let obj = decode_body(headers, &body, &rt.api_version(&p.version), &rt.kind)?;
             let opts = write_opts(q, headers)?;
             let mut store = server.lock();
+            escalation_check(&store, user, &t, &obj)?;
             let w = if t.subresource.as_deref() == Some("scale") {
                 super::scale::write_scale(&mut store, &t, obj, UpdateKind::Put, &opts)?
             } else {
@@ -568,6 +625,23 @@ fn resource(
         _ => return Err(ApiError::method_not_allowed()),
     };
     Ok(with_warnings(resp, &warnings))
+}
+
+/// RBAC escalation prevention for (Cluster)RoleBinding writes by non-privileged users.
+fn escalation_check(
+    store: &super::store::Store,
+    user: &access::UserInfo,
+    t: &Target,
+    obj: &Value,
+) -> Result<(), ApiError> {
+    let binding = matches!(
+        t.rt.resource.as_str(),
+        "rolebindings" | "clusterrolebindings"
+    );
+    if t.rt.group != "rbac.authorization.k8s.io" || !binding || t.subresource.is_some() {
+        return Ok(());
+    }
+    access::check_binding_escalation(store, user, &t.rt.resource, &t.namespace, obj)
 }
 
 fn delete_opts(body: &Bytes, q: &Query) -> Result<DeleteOpts, ApiError> {

@@ -5,6 +5,7 @@
 //! [`controllers`] consume the same events. Pure helpers: [`schema`], [`selector`], [`smp`],
 //! [`protobuf`], [`rbac`].
 
+pub mod access;
 pub mod admission;
 pub mod controllers;
 pub mod crd;
@@ -60,15 +61,7 @@ fn smp_patch(original: &Value, patch: &Value, kind: &str) -> Result<Value, ApiEr
 
 /// SubjectAccessReview status: the seam for [`rbac`].
 fn authorize_review(store: &store::Store, spec: &Value) -> Value {
-    let rbac_objects = [
-        "roles",
-        "clusterroles",
-        "rolebindings",
-        "clusterrolebindings",
-    ]
-    .into_iter()
-    .flat_map(|r| store.objects_of("rbac.authorization.k8s.io", r, None));
-    let snapshot = rbac::RbacSnapshot::from_objects(rbac_objects);
+    let snapshot = access::snapshot(store);
     let user = spec.get("user").and_then(Value::as_str).unwrap_or_default();
     let groups: Vec<&str> = spec
         .get("groups")

@@ -3,14 +3,22 @@
 
 use serde_json::{Value, json};
 
+use super::access;
 use super::error::ApiError;
 use super::ops::Target;
+use super::rbac::{self, UserInfo};
 use super::store::Store;
 
-/// The identity every request runs as (unauthenticated-admin).
+/// The identity of requests without a ServiceAccount token (in-process and the admin token).
 pub const ADMIN_USER: &str = "kubernetes-admin";
 
-pub fn review(store: &Store, t: &Target, mut obj: Value) -> Result<Value, ApiError> {
+/// Answers a review as `user` (the self-reviews are about the requester).
+pub fn review(
+    store: &Store,
+    user: &UserInfo,
+    t: &Target,
+    mut obj: Value,
+) -> Result<Value, ApiError> {
     if !obj.is_object() {
         return Err(ApiError::bad_request(
             "the request body must be a JSON object",
@@ -23,19 +31,50 @@ pub fn review(store: &Store, t: &Target, mut obj: Value) -> Result<Value, ApiErr
     }
     obj["metadata"]["creationTimestamp"] = Value::Null;
     match t.rt.resource.as_str() {
-        "selfsubjectaccessreviews" => {
+        "selfsubjectaccessreviews" if access::is_privileged(user) => {
             obj["status"] =
                 json!({"allowed": true, "reason": "emulator: every request is allowed"});
         }
-        "selfsubjectrulesreviews" => {
+        "selfsubjectaccessreviews" => {
+            let spec = obj.get("spec").cloned().unwrap_or_else(|| json!({}));
+            let decision = rbac::authorize(
+                &access::snapshot(store),
+                user,
+                &rbac::Attributes::from_review_spec(&spec),
+            );
+            let mut status = json!({"allowed": decision.allowed});
+            if !decision.reason.is_empty() {
+                status["reason"] = json!(decision.reason);
+            }
+            obj["status"] = status;
+        }
+        "selfsubjectrulesreviews" if access::is_privileged(user) => {
             obj["status"] = json!({
                 "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
                 "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
                 "incomplete": false
             });
         }
+        "selfsubjectrulesreviews" => {
+            let namespace = obj
+                .pointer("/spec/namespace")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            let (resource_rules, non_resource_rules, errors) =
+                rbac::rules_for(&access::snapshot(store), user, &namespace);
+            let mut status = json!({
+                "resourceRules": resource_rules,
+                "nonResourceRules": non_resource_rules,
+                "incomplete": !errors.is_empty()
+            });
+            if !errors.is_empty() {
+                status["evaluationError"] = json!(errors.join(", "));
+            }
+            obj["status"] = status;
+        }
         "selfsubjectreviews" => {
-            obj["status"] = json!({"userInfo": {"username": ADMIN_USER, "groups": ["system:masters", "system:authenticated"]}});
+            obj["status"] = json!({"userInfo": {"username": user.name, "groups": user.groups}});
         }
         "subjectaccessreviews" => {
             let spec = obj.get("spec").cloned().unwrap_or_else(|| json!({}));

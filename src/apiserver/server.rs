@@ -47,6 +47,7 @@ impl Default for ServerOptions {
 
 pub(crate) struct Inner {
     pub store: Mutex<Store>,
+    pub tokens: super::access::TokenRegistry,
     pub faults: Faults,
     pub opts: ServerOptions,
 }
@@ -85,6 +86,7 @@ impl EmbeddedServer {
         let server = Self {
             inner: Arc::new(Inner {
                 store: Mutex::new(store),
+                tokens: super::access::TokenRegistry::default(),
                 faults: Faults::default(),
                 opts,
             }),
@@ -104,6 +106,17 @@ impl EmbeddedServer {
 
     pub fn options(&self) -> &ServerOptions {
         &self.inner.opts
+    }
+
+    /// ServiceAccount tokens issued by the TokenRequest subresource.
+    pub fn tokens(&self) -> &super::access::TokenRegistry {
+        &self.inner.tokens
+    }
+
+    /// The ServiceAccount a token from the TokenRequest subresource authenticates as.
+    pub fn authenticate_token(&self, token: &str) -> Option<super::rbac::UserInfo> {
+        let store = self.lock();
+        self.inner.tokens.authenticate(&store, token)
     }
 
     pub fn faults(&self) -> &Faults {

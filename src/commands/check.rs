@@ -4,10 +4,12 @@
 mod cluster_baseline;
 mod cluster_source;
 pub mod embedded;
+pub mod forbidden;
 mod interrupt;
 mod private_file;
 mod report_dir;
 pub mod rule_filter;
+mod run_access;
 
 pub use cluster_source::{add_effective_rbac, core_installed, read_documents};
 
@@ -208,11 +210,31 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
             "--server-faults needs --embedded (it injects faults into the embedded API server)"
         );
     }
-    let catalog = Catalog::embedded()?;
-    let rules = catalog.rules().to_vec();
     let conn = crate::kubeconn::connect(&args.kube).await?;
     let budget = settings(&args, Settings::REAL)?.step_timeout;
-    let client = conn.client_with(crate::client_retry::RetryPolicy::within(budget))?;
+    let denials = forbidden::Denials::default();
+    let client = forbidden::client(
+        conn.config.clone(),
+        crate::client_retry::RetryPolicy::within(budget),
+        &denials,
+    )
+    .map_err(|e| anyhow::anyhow!("cannot build a client for {}: {e}", conn.source))?;
+    let result = run_on_cluster(&args, &conn, &client).await;
+    // A request the cluster refused makes any verdict meaningless: report the permission.
+    if let Some(denial) = denials.first() {
+        return Err(denial.into());
+    }
+    result
+}
+
+async fn run_on_cluster(
+    args: &CheckArgs,
+    conn: &crate::kubeconn::Connection,
+    client: &kube::Client,
+) -> anyhow::Result<i32> {
+    let catalog = Catalog::embedded()?;
+    let rules = catalog.rules().to_vec();
+    let client = client.clone();
     let source = conn.config.cluster_url.to_string();
     let opts = lint_options(&args.report, source)?;
     let (mut matrix, docs) = static_matrix(&client, &opts, &rules, &args.capi_manager).await?;
@@ -221,7 +243,7 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
         let run_id = new_run_id();
         matrix.context.run_id = Some(run_id.clone());
         let (inv, _) = Inventory::build(docs, &opts.roles, true)?;
-        let samples = load_samples(&args)?;
+        let samples = load_samples(args)?;
         let mut subjects = plan::subjects(
             &inv,
             &PlanOptions {
@@ -234,8 +256,12 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
         if let Some(f) = rule_filter::RuleFilter::parse(args.rules.as_deref()) {
             subjects = f.keep_subjects(&rules, subjects);
         }
-        plan::fill_samples_from_cluster(&client, &mut subjects).await;
-        let out = scenarios_on_cluster(&client, &args, &rules, subjects, &run_id).await?;
+        // Best effort, outside the denial recording: listing provider templates cluster-wide is
+        // a permission `rbac` deliberately does not grant (pass --sample instead).
+        if let Ok(plain) = conn.client() {
+            plan::fill_samples_from_cluster(&plain, &mut subjects).await;
+        }
+        let out = scenarios_on_cluster(&client, args, &rules, subjects, &run_id).await?;
         merge_into(&mut matrix, &out, &rules);
     }
     if let Some(f) = rule_filter::RuleFilter::parse(args.rules.as_deref()) {
@@ -332,8 +358,10 @@ async fn scenarios_on_cluster(
         progress: progress(&args.progress),
     };
     plan.target.create_namespace().await?;
+    run_access::bind_run_role(client, &plan.target.namespace, run_id).await?;
     let baseline_mock = if with_baseline {
         plan.baseline.create_namespace().await?;
+        run_access::bind_run_role(client, &plan.baseline.namespace, run_id).await?;
         // The baseline mock reconciles only the run's baseline namespace and filter.
         Some(crate::mock::MockProvider::start(
             client.clone(),

@@ -26,14 +26,15 @@ pub const MOCK_GROUPS: [&str; 3] = [
 pub const LONG_ABOUT: &str = "\
 Print the RBAC the tool itself needs on a cluster, as ClusterRoles (multi-document YAML).
 
-capi-conformance-static (all that `check --static-only` needs): get/list/watch
-CustomResourceDefinitions, ClusterRoles, ClusterRoleBindings, Roles, RoleBindings and
-Deployments, and create SubjectAccessReviews (the effective-RBAC rule). Read-only.
+capi-conformance-static (all that `check --static-only` needs, and nothing more: a test removes
+each permission in turn and expects `forbidden`): get/list CustomResourceDefinitions, list
+ClusterRoles, Roles and Deployments, and create SubjectAccessReviews (the effective-RBAC rule
+asks the API server instead of reading bindings). Read-only.
 
 Without --static-only, a full `check` also needs:
 
-capi-conformance-check (cluster-wide, bind with a ClusterRoleBinding): create/delete/get/list/
-watch/patch/update Namespaces (one `capi-conformance-<run-id>` namespace per run; Kubernetes RBAC
+capi-conformance-check (cluster-wide, bind with a ClusterRoleBinding): create/delete/get
+Namespaces (one `capi-conformance-<run-id>` namespace per run; Kubernetes RBAC
 cannot scope a create to a name prefix), create RoleBindings, and `bind` on exactly the
 ClusterRole capi-conformance-run (resourceNames), so the only role the tool can grant is that one.
 (It could bind it in any namespace: RBAC cannot name namespaces that do not exist yet. Each such
@@ -42,8 +43,8 @@ granted cluster-wide, would be strictly broader.)
 
 capi-conformance-run (never bound cluster-wide): the tool binds it with a RoleBinding inside each
 run namespace it creates, so every write below is confined to its own namespaces: Cluster API
-core Clusters, Machines, MachinePools (and their /status: the tool plays CAPI core), Secrets
-(bootstrap data, kubeconfigs), Events, and the provider's objects. The provider's kinds are not
+core Clusters, Machines, MachinePools (create/delete/get/patch, and patch Cluster status: the
+tool plays CAPI core), Secrets (bootstrap data, kubeconfigs), and the provider's objects. The provider's kinds are not
 known statically, so each provider API group given with --group (plus the mock provider's groups,
 the baseline) gets all resources of that group, but only inside the run namespaces; a `*` on
 provider groups cluster-wide would reach other teams' objects and is never printed.
@@ -60,10 +61,8 @@ pub enum RbacError {
     InvalidGroup(String),
 }
 
-const READ: [&str; 3] = ["get", "list", "watch"];
-const WRITE: [&str; 7] = [
-    "create", "delete", "get", "list", "patch", "update", "watch",
-];
+/// What the tool does with the provider's objects in its run namespaces (never `update`).
+const PROVIDER_VERBS: [&str; 6] = ["create", "delete", "get", "list", "patch", "watch"];
 
 /// Prints the YAML to stdout; exit 0, or an error (exit 2) for a bad `--group`.
 pub fn run(args: &RbacArgs) -> anyhow::Result<i32> {
@@ -154,19 +153,14 @@ fn static_role() -> ClusterRole {
             rule(
                 "apiextensions.k8s.io",
                 &["customresourcedefinitions"],
-                &READ,
+                &["get", "list"],
             ),
             rule(
                 "rbac.authorization.k8s.io",
-                &[
-                    "clusterrolebindings",
-                    "clusterroles",
-                    "rolebindings",
-                    "roles",
-                ],
-                &READ,
+                &["clusterroles", "roles"],
+                &["list"],
             ),
-            rule("apps", &["deployments"], &READ),
+            rule("apps", &["deployments"], &["list"]),
             rule(
                 "authorization.k8s.io",
                 &["subjectaccessreviews"],
@@ -180,7 +174,7 @@ fn check_role() -> ClusterRole {
     role(
         CHECK_ROLE,
         vec![
-            rule("", &["namespaces"], &WRITE),
+            rule("", &["namespaces"], &["create", "delete", "get"]),
             rule("rbac.authorization.k8s.io", &["rolebindings"], &["create"]),
             PolicyRule {
                 resource_names: Some(vec![RUN_ROLE.to_string()]),
@@ -194,7 +188,7 @@ fn run_role(provider_groups: &[String]) -> ClusterRole {
     let provider_rule = PolicyRule {
         api_groups: Some(provider_groups.to_vec()),
         resources: Some(vec!["*".to_string()]),
-        verbs: WRITE.iter().map(|v| (*v).to_string()).collect(),
+        verbs: PROVIDER_VERBS.iter().map(|v| (*v).to_string()).collect(),
         ..PolicyRule::default()
     };
     role(
@@ -203,23 +197,13 @@ fn run_role(provider_groups: &[String]) -> ClusterRole {
             rule(
                 "cluster.x-k8s.io",
                 &["clusters", "machinepools", "machines"],
-                &WRITE,
+                &["create", "delete", "get", "patch"],
             ),
-            rule(
-                "cluster.x-k8s.io",
-                &["clusters/status", "machinepools/status", "machines/status"],
-                &["get", "patch", "update"],
-            ),
-            rule("", &["secrets"], &WRITE),
+            rule("cluster.x-k8s.io", &["clusters/status"], &["patch"]),
             rule(
                 "",
-                &["events"],
-                &["create", "get", "list", "patch", "watch"],
-            ),
-            rule(
-                "events.k8s.io",
-                &["events"],
-                &["create", "get", "list", "patch", "watch"],
+                &["secrets"],
+                &["create", "delete", "get", "list", "watch"],
             ),
             provider_rule,
         ],

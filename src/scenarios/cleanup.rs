@@ -64,40 +64,18 @@ impl CleanupGuard {
         )
     }
 
-    /// Deletes everything tracked (newest first; namespaces last) and waits up to `wait` for it
-    /// to disappear. With `force`, finalizers still blocking after the wait are stripped.
+    /// Deletes everything tracked (newest first) and waits up to `wait` for it to disappear:
+    /// namespaced objects first, then (once they are gone or the wait is over) the namespaces,
+    /// so the provider can still finalize its objects and the tool keeps the access it holds
+    /// inside its namespaces (a RoleBinding there) while it waits. With `force`, finalizers still
+    /// blocking after the wait are stripped.
     pub async fn cleanup(&self, client: &kube::Client, wait: Duration, force: bool) -> Leftovers {
         let mut items = self.take();
         items.reverse();
-        // Namespaces go last so the provider can still finalize its objects in them.
-        items.sort_by_key(|c| c.namespace.is_none());
-        for c in &items {
-            let _ = api_for(client, c)
-                .delete(&c.name, &DeleteParams::background())
-                .await;
-        }
-        let deadline = tokio::time::Instant::now() + wait;
-        let mut remaining = items;
-        loop {
-            remaining = still_present(client, remaining).await;
-            if remaining.is_empty() || tokio::time::Instant::now() >= deadline {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-        if force && !remaining.is_empty() {
-            for c in &remaining {
-                strip_finalizers(client, c).await;
-            }
-            let deadline = tokio::time::Instant::now() + wait;
-            loop {
-                remaining = still_present(client, remaining).await;
-                if remaining.is_empty() || tokio::time::Instant::now() >= deadline {
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(25)).await;
-            }
-        }
+        let (namespaced, namespaces): (Vec<Created>, Vec<Created>) =
+            items.into_iter().partition(|c| c.namespace.is_some());
+        let mut remaining = remove(client, namespaced, wait, force).await;
+        remaining.extend(remove(client, namespaces, wait, force).await);
         let mut names = Vec::new();
         for c in &remaining {
             let fins = match api_for(client, c).get_opt(&c.name).await {
@@ -109,6 +87,44 @@ impl CleanupGuard {
         names.sort();
         Leftovers(names)
     }
+}
+
+/// Deletes `items`, waits up to `wait` for them to disappear (then strips finalizers and waits
+/// again with `force`); returns what is still there.
+async fn remove(
+    client: &kube::Client,
+    items: Vec<Created>,
+    wait: Duration,
+    force: bool,
+) -> Vec<Created> {
+    for c in &items {
+        let _ = api_for(client, c)
+            .delete(&c.name, &DeleteParams::background())
+            .await;
+    }
+    let deadline = tokio::time::Instant::now() + wait;
+    let mut remaining = items;
+    loop {
+        remaining = still_present(client, remaining).await;
+        if remaining.is_empty() || tokio::time::Instant::now() >= deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    if force && !remaining.is_empty() {
+        for c in &remaining {
+            strip_finalizers(client, c).await;
+        }
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            remaining = still_present(client, remaining).await;
+            if remaining.is_empty() || tokio::time::Instant::now() >= deadline {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+    remaining
 }
 
 fn api_for(client: &kube::Client, c: &Created) -> Api<DynamicObject> {

@@ -1,0 +1,601 @@
+//! Who a request is made as and whether RBAC lets it through (kube-apiserver's
+//! authentication → `RequestInfoFactory` → authorization filter chain, for what the emulator
+//! models): ServiceAccount tokens from the TokenRequest subresource, the request attributes the
+//! authorizer sees, the exact 403 `Forbidden` Status kube-apiserver answers, and the RBAC
+//! escalation check on (Cluster)RoleBinding writes.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use axum::http::Method;
+use serde_json::{Value, json};
+
+use super::error::{ApiError, qualified};
+use super::meta;
+pub use super::rbac::UserInfo;
+use super::rbac::{self, Attributes, RbacSnapshot};
+use super::store::Store;
+
+/// The user every request without a token-bound identity runs as (the in-process client and
+/// the admin bearer token): a member of `system:masters`, so RBAC is never consulted.
+pub fn admin() -> UserInfo {
+    UserInfo::new(
+        super::reviews::ADMIN_USER,
+        &[rbac::PRIVILEGED_GROUP, "system:authenticated"],
+    )
+}
+
+/// The authenticated user of a request (an axum request extension set by the TCP listener's
+/// authentication layer; absent ⇒ [`admin`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity(pub UserInfo);
+
+/// What a ServiceAccount token is bound to (`authentication.k8s.io/v1 BoundObjectReference`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenBinding {
+    pub namespace: String,
+    pub name: String,
+    /// The ServiceAccount's uid when the token was issued: a deleted and recreated account does
+    /// not inherit old tokens.
+    pub uid: String,
+}
+
+/// Tokens issued by the TokenRequest subresource.
+#[derive(Debug, Default)]
+pub struct TokenRegistry {
+    tokens: Mutex<BTreeMap<String, TokenBinding>>,
+}
+
+impl TokenRegistry {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, TokenBinding>> {
+        match self.tokens.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// Issues a new opaque token bound to `binding`.
+    pub fn issue(&self, binding: TokenBinding) -> String {
+        let token = format!("capi-conformance-sa.{}", uuid::Uuid::new_v4().simple());
+        self.lock().insert(token.clone(), binding);
+        token
+    }
+
+    /// The user a token authenticates as, when it was issued here and its ServiceAccount still
+    /// exists with the same uid.
+    pub fn authenticate(&self, store: &Store, token: &str) -> Option<UserInfo> {
+        let binding = self.lock().get(token).cloned()?;
+        let key = (
+            String::new(),
+            "serviceaccounts".to_string(),
+            binding.namespace.clone(),
+            binding.name.clone(),
+        );
+        let sa = store.objects.get(&key)?;
+        (meta::str_at(sa, "/metadata/uid") == binding.uid)
+            .then(|| UserInfo::service_account(&binding.namespace, &binding.name))
+    }
+}
+
+/// Answers `POST …/namespaces/{ns}/serviceaccounts/{name}/token` (what `kubectl create token`
+/// sends): a TokenRequest whose `status.token` authenticates as the ServiceAccount. The request
+/// body's `spec` (audiences, expirationSeconds) is echoed, not enforced: tokens live as long as
+/// the server and their ServiceAccount.
+pub fn token_request(
+    store: &Store,
+    tokens: &TokenRegistry,
+    namespace: &str,
+    name: &str,
+    body: &[u8],
+) -> Result<Value, ApiError> {
+    let key = (
+        String::new(),
+        "serviceaccounts".to_string(),
+        namespace.to_string(),
+        name.to_string(),
+    );
+    let sa = store
+        .objects
+        .get(&key)
+        .ok_or_else(|| ApiError::not_found("", "serviceaccounts", name))?;
+    let uid = meta::str_at(sa, "/metadata/uid").to_string();
+    // kubectl ≥1.32 sends protobuf here; only the optional spec would be read from it.
+    let spec = serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| v.get("spec").cloned())
+        .filter(Value::is_object)
+        .unwrap_or_else(|| json!({}));
+    let expiration_seconds = spec
+        .get("expirationSeconds")
+        .and_then(Value::as_i64)
+        .unwrap_or(3600);
+    let token = tokens.issue(TokenBinding {
+        namespace: namespace.to_string(),
+        name: name.to_string(),
+        uid: uid.clone(),
+    });
+    let expires = jiff::Timestamp::now()
+        .checked_add(jiff::SignedDuration::from_secs(expiration_seconds.max(0)))
+        .unwrap_or_else(|_| jiff::Timestamp::now());
+    let mut spec = spec;
+    spec["expirationSeconds"] = json!(expiration_seconds);
+    if spec.get("audiences").is_none() {
+        spec["audiences"] = json!(["https://kubernetes.default.svc.cluster.local"]);
+    }
+    Ok(json!({
+        "kind": "TokenRequest",
+        "apiVersion": "authentication.k8s.io/v1",
+        "metadata": {"name": name, "namespace": namespace, "creationTimestamp": null},
+        "spec": spec,
+        "status": {
+            "token": token,
+            "expirationTimestamp": expires.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+        }
+    }))
+}
+
+/// The authorizer attributes of a request, as kube's `RequestInfoFactory` derives them:
+/// resource requests under `/api/v1/…` and `/apis/<group>/<version>/…` (verb from the method,
+/// `list`/`watch`/`deletecollection` for collections, the namespace of a `namespaces/<name>`
+/// path is `<name>`), everything else a non-resource request on its path.
+pub fn request_attributes(
+    method: &Method,
+    path: &str,
+    query: &BTreeMap<String, String>,
+) -> Attributes {
+    let http_verb = match *method {
+        Method::GET | Method::HEAD => "get",
+        Method::POST => "post",
+        Method::PUT => "put",
+        Method::PATCH => "patch",
+        Method::DELETE => "delete",
+        _ => "",
+    };
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let (group, rest) = match parts.as_slice() {
+        ["api", _version, rest @ ..] if !rest.is_empty() => ("", rest),
+        ["apis", group, _version, rest @ ..] if !rest.is_empty() => (*group, rest),
+        _ => {
+            let verb = if http_verb.is_empty() {
+                method.as_str().to_lowercase()
+            } else {
+                http_verb.to_string()
+            };
+            return Attributes::non_resource(&verb, path);
+        }
+    };
+    let mut rest: &[&str] = rest;
+    let mut namespace = String::new();
+    if rest.first() == Some(&"namespaces") && rest.len() > 1 {
+        namespace = rest[1].to_string();
+        if rest.len() > 2 && !matches!(rest[2], "status" | "finalize") {
+            rest = &rest[2..];
+        }
+    }
+    let resource = rest.first().copied().unwrap_or_default().to_string();
+    let name = rest.get(1).copied().unwrap_or_default().to_string();
+    let subresource = rest.get(2).copied().unwrap_or_default().to_string();
+    let watching = matches!(query.get("watch").map(String::as_str), Some("true" | "1"));
+    let verb = match (
+        *method == Method::GET || *method == Method::HEAD,
+        name.is_empty(),
+    ) {
+        (true, _) if watching => "watch",
+        (true, true) => "list",
+        (true, false) => "get",
+        _ => match (http_verb, name.is_empty()) {
+            ("post", _) => "create",
+            ("put", _) => "update",
+            ("patch", _) => "patch",
+            ("delete", true) => "deletecollection",
+            ("delete", false) => "delete",
+            _ => "",
+        },
+    };
+    Attributes {
+        verb: verb.to_string(),
+        group: group.to_string(),
+        resource,
+        subresource,
+        name,
+        namespace,
+        non_resource_path: None,
+    }
+}
+
+/// kube-apiserver's 403 for a denied request (`responsewriters.ForbiddenStatusError`):
+/// `<resource>[.<group>] "<name>" is forbidden: User "<user>" cannot <verb> resource
+/// "<resource>[/<sub>]" in API group "<group>" in the namespace "<ns>"` (or `at the cluster
+/// scope`); non-resource requests: `forbidden: User "<user>" cannot <verb> path "<path>"`.
+pub fn forbidden(user: &UserInfo, attrs: &Attributes, reason: &str) -> ApiError {
+    let mut why = match &attrs.non_resource_path {
+        Some(path) => format!("User {:?} cannot {} path {:?}", user.name, attrs.verb, path),
+        None => {
+            let resource = if attrs.subresource.is_empty() {
+                attrs.resource.clone()
+            } else {
+                format!("{}/{}", attrs.resource, attrs.subresource)
+            };
+            let scope = if attrs.namespace.is_empty() {
+                "at the cluster scope".to_string()
+            } else {
+                format!("in the namespace {:?}", attrs.namespace)
+            };
+            format!(
+                "User {:?} cannot {} resource {:?} in API group {:?} {scope}",
+                user.name, attrs.verb, resource, attrs.group
+            )
+        }
+    };
+    if !reason.is_empty() {
+        why = format!("{why}: {reason}");
+    }
+    if attrs.non_resource_path.is_some() || attrs.resource.is_empty() {
+        return ApiError::forbidden(format!("forbidden: {why}")).with_details(json!({}));
+    }
+    let gr = qualified(&attrs.resource, &attrs.group);
+    let message = if attrs.name.is_empty() {
+        format!("{gr} is forbidden: {why}")
+    } else {
+        format!("{gr} {:?} is forbidden: {why}", attrs.name)
+    };
+    let mut details = serde_json::Map::new();
+    if !attrs.name.is_empty() {
+        details.insert("name".into(), json!(attrs.name));
+    }
+    if !attrs.group.is_empty() {
+        details.insert("group".into(), json!(attrs.group));
+    }
+    details.insert("kind".into(), json!(attrs.resource));
+    ApiError::forbidden(message).with_details(Value::Object(details))
+}
+
+/// The RBAC objects the authorizer sees: the stored ones plus kube-apiserver's bootstrap policy
+/// (`system:discovery`, `system:basic-user`, `system:public-info-viewer` bound to
+/// `system:authenticated`, …) for every bootstrap name the store does not override. The
+/// bootstrap objects are served to the authorizer only, not listed, so `check` and `lint` see
+/// exactly the RBAC that was applied.
+pub fn snapshot(store: &Store) -> RbacSnapshot {
+    let stored: Vec<&Value> = [
+        "roles",
+        "clusterroles",
+        "rolebindings",
+        "clusterrolebindings",
+    ]
+    .into_iter()
+    .flat_map(|r| store.objects_of("rbac.authorization.k8s.io", r, None))
+    .collect();
+    let bootstrap = rbac::bootstrap_policy();
+    let overridden = |b: &Value| {
+        stored.iter().any(|s| {
+            meta::str_at(s, "/kind") == meta::str_at(b, "/kind") && meta::name(s) == meta::name(b)
+        })
+    };
+    let extra: Vec<&Value> = bootstrap.iter().filter(|b| !overridden(b)).collect();
+    RbacSnapshot::from_objects(stored.into_iter().chain(extra))
+}
+
+/// Allows or refuses `attrs` for `user` (privileged users always pass).
+pub fn authorize(store: &Store, user: &UserInfo, attrs: &Attributes) -> Result<(), ApiError> {
+    if is_privileged(user) {
+        return Ok(());
+    }
+    let decision = rbac::authorize(&snapshot(store), user, attrs);
+    if decision.allowed {
+        Ok(())
+    } else {
+        Err(forbidden(user, attrs, ""))
+    }
+}
+
+pub fn is_privileged(user: &UserInfo) -> bool {
+    user.groups.iter().any(|g| g == rbac::PRIVILEGED_GROUP)
+}
+
+/// RBAC escalation prevention on a (Cluster)RoleBinding create/update (kube's
+/// `rbac/rolebinding` and `clusterrolebinding` REST strategies): the user must hold `bind` on
+/// the referenced role, or already hold every permission the role grants (in the binding's
+/// namespace, cluster-wide for ClusterRoleBindings).
+pub fn check_binding_escalation(
+    store: &Store,
+    user: &UserInfo,
+    resource: &str,
+    namespace: &str,
+    binding: &Value,
+) -> Result<(), ApiError> {
+    if is_privileged(user) {
+        return Ok(());
+    }
+    let role_kind = meta::str_at(binding, "/roleRef/kind");
+    let role_name = meta::str_at(binding, "/roleRef/name");
+    let role_resource = if role_kind == "Role" {
+        "roles"
+    } else {
+        "clusterroles"
+    };
+    let snap = snapshot(store);
+    let mut bind = Attributes::resource(
+        "bind",
+        "rbac.authorization.k8s.io",
+        role_resource,
+        namespace,
+    );
+    bind.name = role_name.to_string();
+    if rbac::authorize(&snap, user, &bind).allowed {
+        return Ok(());
+    }
+    let role_rules: Vec<Value> = match role_kind {
+        "Role" => snap
+            .roles
+            .iter()
+            .find(|r| meta::name(r) == role_name && meta::namespace(r) == namespace)
+            .and_then(|r| r.get("rules").and_then(Value::as_array).cloned()),
+        _ => rbac::aggregate_cluster_roles(&snap.cluster_roles)
+            .into_iter()
+            .find(|(n, _)| n == role_name)
+            .map(|(_, rules)| rules)
+            .or_else(|| {
+                snap.cluster_roles
+                    .iter()
+                    .find(|r| meta::name(r) == role_name)
+                    .and_then(|r| r.get("rules").and_then(Value::as_array).cloned())
+            }),
+    }
+    .unwrap_or_default();
+    let mut missing = Vec::new();
+    for rule in &role_rules {
+        for attrs in expand_rule(rule, namespace) {
+            if !rbac::authorize(&snap, user, &attrs).allowed {
+                missing.push(describe(&attrs));
+            }
+        }
+    }
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let name = meta::name(binding);
+    Err(ApiError::forbidden(format!(
+        "{} {name:?} is forbidden: user {:?} (groups={:?}) is attempting to grant RBAC permissions not currently held:\n{}",
+        qualified(resource, "rbac.authorization.k8s.io"),
+        user.name,
+        user.groups,
+        missing.join("\n")
+    ))
+    .with_details(json!({"name": name, "group": "rbac.authorization.k8s.io", "kind": resource})))
+}
+
+fn strings(v: &Value, key: &str) -> Vec<String> {
+    v.get(key)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every single permission a policy rule grants (wildcards stay literal `*`, which only a
+/// wildcard rule covers, as kube's `ConfirmNoEscalation` coverage check requires).
+pub fn expand_rule(rule: &Value, namespace: &str) -> Vec<Attributes> {
+    let verbs = strings(rule, "verbs");
+    let urls = strings(rule, "nonResourceURLs");
+    let mut out = Vec::new();
+    if !urls.is_empty() {
+        for verb in &verbs {
+            for url in &urls {
+                out.push(Attributes::non_resource(verb, url));
+            }
+        }
+        return out;
+    }
+    let names = strings(rule, "resourceNames");
+    let names = if names.is_empty() {
+        vec![String::new()]
+    } else {
+        names
+    };
+    for group in strings(rule, "apiGroups") {
+        for resource in strings(rule, "resources") {
+            let (res, sub) = match resource.split_once('/') {
+                Some((r, s)) => (r.to_string(), s.to_string()),
+                None => (resource.clone(), String::new()),
+            };
+            for verb in &verbs {
+                for name in &names {
+                    out.push(Attributes {
+                        verb: verb.clone(),
+                        group: group.clone(),
+                        resource: res.clone(),
+                        subresource: sub.clone(),
+                        name: name.clone(),
+                        namespace: namespace.to_string(),
+                        non_resource_path: None,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+fn describe(a: &Attributes) -> String {
+    match &a.non_resource_path {
+        Some(p) => format!("{{NonResourceURLs:[{p}], Verbs:[{}]}}", a.verb),
+        None => {
+            let res = if a.subresource.is_empty() {
+                a.resource.clone()
+            } else {
+                format!("{}/{}", a.resource, a.subresource)
+            };
+            let names = if a.name.is_empty() {
+                String::new()
+            } else {
+                format!(" ResourceNames:[{}]", a.name)
+            };
+            format!(
+                "{{APIGroups:[{:?}], Resources:[{res:?}],{names} Verbs:[{:?}]}}",
+                a.group, a.verb
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attrs(method: Method, path: &str, query: &[(&str, &str)]) -> Attributes {
+        let q = query
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        request_attributes(&method, path, &q)
+    }
+
+    #[test]
+    fn request_info_like_kube() {
+        let a = attrs(Method::GET, "/api/v1/namespaces/ns/secrets", &[]);
+        assert_eq!(
+            (a.verb.as_str(), a.resource.as_str(), a.namespace.as_str()),
+            ("list", "secrets", "ns")
+        );
+        let a = attrs(
+            Method::GET,
+            "/apis/apps/v1/deployments",
+            &[("watch", "true")],
+        );
+        assert_eq!(
+            (a.verb.as_str(), a.group.as_str(), a.namespace.as_str()),
+            ("watch", "apps", "")
+        );
+        let a = attrs(Method::DELETE, "/api/v1/namespaces/ns/secrets", &[]);
+        assert_eq!(a.verb, "deletecollection");
+        let a = attrs(
+            Method::PATCH,
+            "/apis/cluster.x-k8s.io/v1beta2/namespaces/n/machines/m/status",
+            &[],
+        );
+        assert_eq!(
+            (
+                a.verb.as_str(),
+                a.resource.as_str(),
+                a.name.as_str(),
+                a.subresource.as_str()
+            ),
+            ("patch", "machines", "m", "status")
+        );
+        // The namespace of a namespace is its name (kube's RequestInfoFactory).
+        let a = attrs(Method::DELETE, "/api/v1/namespaces/run-1", &[]);
+        assert_eq!(
+            (
+                a.verb.as_str(),
+                a.resource.as_str(),
+                a.name.as_str(),
+                a.namespace.as_str()
+            ),
+            ("delete", "namespaces", "run-1", "run-1")
+        );
+        let a = attrs(Method::PUT, "/api/v1/namespaces/run-1/finalize", &[]);
+        assert_eq!(
+            (a.resource.as_str(), a.subresource.as_str()),
+            ("namespaces", "finalize")
+        );
+        let a = attrs(
+            Method::POST,
+            "/api/v1/namespaces/ns/serviceaccounts/sa/token",
+            &[],
+        );
+        assert_eq!(
+            (a.verb.as_str(), a.subresource.as_str()),
+            ("create", "token")
+        );
+        for p in [
+            "/api",
+            "/api/v1",
+            "/apis",
+            "/apis/apps",
+            "/apis/apps/v1",
+            "/version",
+            "/openapi/v3",
+        ] {
+            let a = attrs(Method::GET, p, &[]);
+            assert_eq!(a.non_resource_path.as_deref(), Some(p), "{p}");
+            assert_eq!(a.verb, "get");
+        }
+    }
+
+    #[test]
+    fn forbidden_messages_have_kube_apiservers_shape() {
+        let sa = UserInfo::service_account("ci", "tool");
+        let e = forbidden(
+            &sa,
+            &attrs(Method::GET, "/api/v1/namespaces/ns/secrets/s1", &[]),
+            "",
+        );
+        assert_eq!(e.code, 403);
+        assert_eq!(
+            e.message,
+            "secrets \"s1\" is forbidden: User \"system:serviceaccount:ci:tool\" cannot get resource \"secrets\" in API group \"\" in the namespace \"ns\""
+        );
+        assert_eq!(
+            e.status()["details"],
+            json!({"name": "s1", "kind": "secrets"})
+        );
+        let e = forbidden(
+            &sa,
+            &attrs(
+                Method::GET,
+                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                &[],
+            ),
+            "",
+        );
+        assert_eq!(
+            e.message,
+            "customresourcedefinitions.apiextensions.k8s.io is forbidden: User \"system:serviceaccount:ci:tool\" cannot list resource \"customresourcedefinitions\" in API group \"apiextensions.k8s.io\" at the cluster scope"
+        );
+        let e = forbidden(
+            &sa,
+            &attrs(
+                Method::PATCH,
+                "/apis/cluster.x-k8s.io/v1beta2/namespaces/n/machines/m/status",
+                &[],
+            ),
+            "",
+        );
+        assert!(
+            e.message
+                .starts_with("machines.cluster.x-k8s.io \"m\" is forbidden: "),
+            "{}",
+            e.message
+        );
+        assert!(
+            e.message
+                .contains("cannot patch resource \"machines/status\""),
+            "{}",
+            e.message
+        );
+        let e = forbidden(&sa, &attrs(Method::GET, "/metrics", &[]), "");
+        assert_eq!(
+            e.message,
+            "forbidden: User \"system:serviceaccount:ci:tool\" cannot get path \"/metrics\""
+        );
+    }
+
+    #[test]
+    fn rules_expand_to_single_permissions() {
+        let rule = json!({"apiGroups": ["", "apps"], "resources": ["secrets", "deployments/status"], "verbs": ["get", "list"]});
+        let all = expand_rule(&rule, "ns");
+        assert_eq!(all.len(), 8);
+        assert!(all.iter().any(|a| a.group == "apps"
+            && a.resource == "deployments"
+            && a.subresource == "status"
+            && a.verb == "list"));
+        let urls = expand_rule(
+            &json!({"nonResourceURLs": ["/healthz"], "verbs": ["get"]}),
+            "",
+        );
+        assert_eq!(urls, vec![Attributes::non_resource("get", "/healthz")]);
+    }
+}
