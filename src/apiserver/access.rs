@@ -364,22 +364,11 @@ pub fn check_binding_escalation(
     .with_details(json!({"name": name, "group": "rbac.authorization.k8s.io", "kind": resource})))
 }
 
-fn strings(v: &Value, key: &str) -> Vec<String> {
-    v.get(key)
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| s.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// Every single permission a policy rule grants (wildcards stay literal `*`, which only a
 /// wildcard rule covers, as kube's `ConfirmNoEscalation` coverage check requires).
 pub fn expand_rule(rule: &Value, namespace: &str) -> Vec<Attributes> {
-    let verbs = strings(rule, "verbs");
-    let urls = strings(rule, "nonResourceURLs");
+    let verbs = super::meta::strings_at(rule, "/verbs");
+    let urls = super::meta::strings_at(rule, "/nonResourceURLs");
     let mut out = Vec::new();
     if !urls.is_empty() {
         for verb in &verbs {
@@ -389,14 +378,14 @@ pub fn expand_rule(rule: &Value, namespace: &str) -> Vec<Attributes> {
         }
         return out;
     }
-    let names = strings(rule, "resourceNames");
+    let names = super::meta::strings_at(rule, "/resourceNames");
     let names = if names.is_empty() {
         vec![String::new()]
     } else {
         names
     };
-    for group in strings(rule, "apiGroups") {
-        for resource in strings(rule, "resources") {
+    for group in super::meta::strings_at(rule, "/apiGroups") {
+        for resource in super::meta::strings_at(rule, "/resources") {
             let (res, sub) = match resource.split_once('/') {
                 Some((r, s)) => (r.to_string(), s.to_string()),
                 None => (resource.clone(), String::new()),

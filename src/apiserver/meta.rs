@@ -28,6 +28,18 @@ pub fn str_at<'a>(v: &'a Value, ptr: &str) -> &'a str {
     at(v, ptr).and_then(Value::as_str).unwrap_or_default()
 }
 
+/// The string items of the array at `ptr` (non-strings skipped; absent → empty).
+pub fn strings_at(v: &Value, ptr: &str) -> Vec<String> {
+    at(v, ptr)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 pub fn name(obj: &Value) -> &str {
     str_at(obj, "/metadata/name")
 }

@@ -173,17 +173,6 @@ fn rules_of(v: &Value) -> Vec<Value> {
         .unwrap_or_default()
 }
 
-fn strings(v: &Value, key: &str) -> Vec<String> {
-    v.get(key)
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| s.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 fn labels_of(v: &Value) -> Option<&Value> {
     v.get("metadata").and_then(|m| m.get("labels"))
 }
@@ -248,17 +237,21 @@ fn aggregate_once(roles: &[Value]) -> Vec<(String, Vec<Value>)> {
 
 /// `rbacv1helpers` rule matching.
 pub fn rule_allows(attrs: &Attributes, rule: &Value) -> bool {
-    let verbs = strings(rule, "verbs");
+    let verbs = super::meta::strings_at(rule, "/verbs");
     let verb_ok = verbs.iter().any(|v| v == "*" || *v == attrs.verb);
     if !verb_ok {
         return false;
     }
     if let Some(path) = &attrs.non_resource_path {
-        return strings(rule, "nonResourceURLs").iter().any(|u| {
-            u == "*" || u == path || (u.ends_with('*') && path.starts_with(u.trim_end_matches('*')))
-        });
+        return super::meta::strings_at(rule, "/nonResourceURLs")
+            .iter()
+            .any(|u| {
+                u == "*"
+                    || u == path
+                    || (u.ends_with('*') && path.starts_with(u.trim_end_matches('*')))
+            });
     }
-    let groups = strings(rule, "apiGroups");
+    let groups = super::meta::strings_at(rule, "/apiGroups");
     if !groups.iter().any(|g| g == "*" || *g == attrs.group) {
         return false;
     }
@@ -267,7 +260,7 @@ pub fn rule_allows(attrs: &Attributes, rule: &Value) -> bool {
     } else {
         format!("{}/{}", attrs.resource, attrs.subresource)
     };
-    let resource_ok = strings(rule, "resources").iter().any(|r| {
+    let resource_ok = super::meta::strings_at(rule, "/resources").iter().any(|r| {
         r == "*"
             || *r == combined
             || (!attrs.subresource.is_empty()
@@ -278,7 +271,7 @@ pub fn rule_allows(attrs: &Attributes, rule: &Value) -> bool {
     if !resource_ok {
         return false;
     }
-    let names = strings(rule, "resourceNames");
+    let names = super::meta::strings_at(rule, "/resourceNames");
     names.is_empty() || names.contains(&attrs.name)
 }
 

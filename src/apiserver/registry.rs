@@ -289,17 +289,6 @@ fn str_at<'a>(v: &'a Value, ptr: &str) -> &'a str {
     v.pointer(ptr).and_then(Value::as_str).unwrap_or_default()
 }
 
-fn strings_at(v: &Value, ptr: &str) -> Vec<String> {
-    v.pointer(ptr)
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| s.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// Builds the resource type a CRD object defines (served versions only).
 pub fn from_crd(crd: &Value) -> Option<ResourceType> {
     let group = str_at(crd, "/spec/group").to_string();
@@ -334,8 +323,8 @@ pub fn from_crd(crd: &Value) -> Option<ResourceType> {
         kind,
         list_kind,
         namespaced: str_at(crd, "/spec/scope") != "Cluster",
-        short_names: strings_at(crd, "/spec/names/shortNames"),
-        categories: strings_at(crd, "/spec/names/categories"),
+        short_names: super::meta::strings_at(crd, "/spec/names/shortNames"),
+        categories: super::meta::strings_at(crd, "/spec/names/categories"),
         verbs: CRUD_VERBS.to_vec(),
         versions,
         custom: true,
