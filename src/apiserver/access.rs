@@ -342,26 +342,212 @@ pub fn check_binding_escalation(
             }),
     }
     .unwrap_or_default();
-    let mut missing = Vec::new();
-    for rule in &role_rules {
-        for attrs in expand_rule(rule, namespace) {
-            if !rbac::authorize(&snap, user, &attrs).allowed {
-                missing.push(describe(&attrs));
-            }
-        }
-    }
+    let missing = missing_permissions(&snap, user, &role_rules, namespace);
     if missing.is_empty() {
         return Ok(());
     }
-    let name = meta::name(binding);
-    Err(ApiError::forbidden(format!(
-        "{} {name:?} is forbidden: user {:?} (groups={:?}) is attempting to grant RBAC permissions not currently held:\n{}",
-        qualified(resource, "rbac.authorization.k8s.io"),
-        user.name,
-        user.groups,
-        missing.join("\n")
+    Err(not_held(resource, meta::name(binding), user, &missing))
+}
+
+/// Every permission of `rules` (in `namespace`) that `user` does not hold, compacted and
+/// ordered as kube's `ConfirmNoEscalation` prints them.
+fn missing_permissions(
+    snap: &RbacSnapshot,
+    user: &UserInfo,
+    rules: &[Value],
+    namespace: &str,
+) -> Vec<String> {
+    let missing: Vec<Attributes> = rules
+        .iter()
+        .flat_map(|rule| expand_rule(rule, namespace))
+        .filter(|attrs| !rbac::authorize(snap, user, attrs).allowed)
+        .collect();
+    compact_rules(&missing)
+}
+
+/// Go's `%q` of a string slice: `["a" "b"]`.
+fn go_quoted(items: &[&str]) -> String {
+    let quoted: Vec<String> = items.iter().map(|i| format!("{i:?}")).collect();
+    format!("[{}]", quoted.join(" "))
+}
+
+/// kube's `CompactRules` + `SortableRuleSlice` + `PolicyRule.CompactString`: single
+/// permissions on the same group/resource/name merge into one rule listing their verbs in
+/// order; rules are sorted by their generated `String()` (which starts with the verbs).
+fn compact_rules(missing: &[Attributes]) -> Vec<String> {
+    // (group, resource, name, non-resource path) → verbs, in first-seen order.
+    type RuleKey = (String, String, String, Option<String>);
+    let mut merged: Vec<(RuleKey, Vec<&str>)> = Vec::new();
+    for a in missing {
+        let resource = if a.subresource.is_empty() {
+            a.resource.clone()
+        } else {
+            format!("{}/{}", a.resource, a.subresource)
+        };
+        let key = (
+            a.group.clone(),
+            resource,
+            a.name.clone(),
+            a.non_resource_path.clone(),
+        );
+        match merged.iter_mut().find(|(k, _)| *k == key && k.3.is_none()) {
+            Some((_, verbs)) => verbs.push(&a.verb),
+            None => merged.push((key, vec![&a.verb])),
+        }
+    }
+    let mut out: Vec<(String, String)> = merged
+        .into_iter()
+        .map(|((group, resource, name, path), verbs)| {
+            let list = |v: &[&str]| format!("[{}]", v.join(" "));
+            let (compact, sort_key) = match path {
+                Some(p) => (
+                    format!(
+                        "{{NonResourceURLs:{}, Verbs:{}}}",
+                        go_quoted(&[&p]),
+                        go_quoted(&verbs)
+                    ),
+                    format!(
+                        "&PolicyRule{{Verbs:{},APIGroups:[],Resources:[],ResourceNames:[],NonResourceURLs:[{p}],}}",
+                        list(&verbs)
+                    ),
+                ),
+                None => {
+                    let names = if name.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", ResourceNames:{}", go_quoted(&[&name]))
+                    };
+                    (
+                        format!(
+                            "{{APIGroups:{}, Resources:{}{names}, Verbs:{}}}",
+                            go_quoted(&[&group]),
+                            go_quoted(&[&resource]),
+                            go_quoted(&verbs)
+                        ),
+                        format!(
+                            "&PolicyRule{{Verbs:{},APIGroups:[{group}],Resources:[{resource}],ResourceNames:[{name}],NonResourceURLs:[],}}",
+                            list(&verbs)
+                        ),
+                    )
+                }
+            };
+            (sort_key, compact)
+        })
+        .collect();
+    out.sort();
+    out.into_iter().map(|(_, compact)| compact).collect()
+}
+
+/// kube's 403 for an escalation attempt: `<resource>.rbac.authorization.k8s.io "<name>" is
+/// forbidden: user "<u>" (groups=["a" "b"]) is attempting to grant RBAC permissions not
+/// currently held:` followed by one line per missing (compacted) rule.
+fn not_held(resource: &str, name: &str, user: &UserInfo, missing: &[String]) -> ApiError {
+    let groups: Vec<&str> = user.groups.iter().map(String::as_str).collect();
+    rbac_forbidden(
+        resource,
+        name,
+        format!(
+            "user {:?} (groups={}) is attempting to grant RBAC permissions not currently held:\n{}",
+            user.name,
+            go_quoted(&groups),
+            missing.join("\n")
+        ),
+    )
+}
+
+fn rbac_forbidden(resource: &str, name: &str, why: String) -> ApiError {
+    ApiError::forbidden(format!(
+        "{} {name:?} is forbidden: {why}",
+        qualified(resource, "rbac.authorization.k8s.io")
     ))
-    .with_details(json!({"name": name, "group": "rbac.authorization.k8s.io", "kind": resource})))
+    .with_details(json!({"name": name, "group": "rbac.authorization.k8s.io", "kind": resource}))
+}
+
+/// RBAC escalation prevention on every write of a Role, ClusterRole, RoleBinding or
+/// ClusterRoleBinding by a user outside `system:masters` (kube's `rbac/*/policybased`
+/// storage): roles need the `escalate` verb or every permission they grant already held
+/// (a ClusterRole's `aggregationRule` needs cluster-admin); bindings need `bind` on the role or
+/// its permissions held. An update that changes only ownerReferences or finalizers (what the
+/// garbage collector writes) is never refused. `old` is the stored object on update/patch.
+pub fn check_rbac_write(
+    store: &Store,
+    user: &UserInfo,
+    resource: &str,
+    namespace: &str,
+    new: &Value,
+    old: Option<&Value>,
+) -> Result<(), ApiError> {
+    if is_privileged(user) || old.is_some_and(|old| only_gc_fields_differ(old, new)) {
+        return Ok(());
+    }
+    match resource {
+        "roles" | "clusterroles" => check_role_escalation(store, user, resource, namespace, new),
+        "rolebindings" | "clusterrolebindings" => {
+            check_binding_escalation(store, user, resource, namespace, new)
+        }
+        _ => Ok(()),
+    }
+}
+
+/// kube's `IsOnlyMutatingGCFields`: the objects are equal once the new ownerReferences and
+/// finalizers (and the server-managed resourceVersion/managedFields) are copied onto the old.
+fn only_gc_fields_differ(old: &Value, new: &Value) -> bool {
+    let mut a = old.clone();
+    let mut b = new.clone();
+    for v in [&mut a, &mut b] {
+        if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+            for k in [
+                "ownerReferences",
+                "finalizers",
+                "resourceVersion",
+                "managedFields",
+            ] {
+                m.remove(k);
+            }
+        }
+    }
+    a == b
+}
+
+fn check_role_escalation(
+    store: &Store,
+    user: &UserInfo,
+    resource: &str,
+    namespace: &str,
+    role: &Value,
+) -> Result<(), ApiError> {
+    let name = meta::name(role);
+    let snap = snapshot(store);
+    let mut escalate =
+        Attributes::resource("escalate", "rbac.authorization.k8s.io", resource, namespace);
+    escalate.name = name.to_string();
+    if rbac::authorize(&snap, user, &escalate).allowed {
+        return Ok(());
+    }
+    let rules = role
+        .get("rules")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let missing = missing_permissions(&snap, user, &rules, namespace);
+    if !missing.is_empty() {
+        return Err(not_held(resource, name, user, &missing));
+    }
+    let aggregates = role.get("aggregationRule").is_some_and(|a| !a.is_null());
+    if resource == "clusterroles" && aggregates {
+        let full_authority = [
+            json!({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}),
+            json!({"verbs": ["*"], "nonResourceURLs": ["*"]}),
+        ];
+        if !missing_permissions(&snap, user, &full_authority, "").is_empty() {
+            return Err(rbac_forbidden(
+                resource,
+                name,
+                "must have cluster-admin privileges to use the aggregationRule".to_string(),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Every single permission a policy rule grants (wildcards stay literal `*`, which only a
@@ -406,28 +592,6 @@ pub fn expand_rule(rule: &Value, namespace: &str) -> Vec<Attributes> {
         }
     }
     out
-}
-
-fn describe(a: &Attributes) -> String {
-    match &a.non_resource_path {
-        Some(p) => format!("{{NonResourceURLs:[{p}], Verbs:[{}]}}", a.verb),
-        None => {
-            let res = if a.subresource.is_empty() {
-                a.resource.clone()
-            } else {
-                format!("{}/{}", a.resource, a.subresource)
-            };
-            let names = if a.name.is_empty() {
-                String::new()
-            } else {
-                format!(" ResourceNames:[{}]", a.name)
-            };
-            format!(
-                "{{APIGroups:[{:?}], Resources:[{res:?}],{names} Verbs:[{:?}]}}",
-                a.group, a.verb
-            )
-        }
-    }
 }
 
 #[cfg(test)]

@@ -209,6 +209,21 @@ async fn handle(State(server): State<EmbeddedServer>, req: Request) -> Response 
         .get::<Identity>()
         .map(|i| i.0.clone())
         .unwrap_or_else(access::admin);
+    let resolved = if super::impersonation::requested_any(req.headers()) {
+        super::impersonation::resolve(&server.lock(), user, req.headers())
+    } else {
+        Ok(user)
+    };
+    let user = match resolved {
+        Ok(u) => u,
+        Err(super::impersonation::Refusal::Forbidden(e)) => return error_response(&e),
+        Err(super::impersonation::Refusal::Malformed(why)) => {
+            let text = format!("Internal Server Error: {:?}: {why}", req.uri().to_string());
+            let mut r = Response::new(Body::from(text));
+            *r.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+            return r;
+        }
+    };
     let (parts, body) = req.into_parts();
     let bytes = match axum::body::to_bytes(body, MAX_BODY).await {
         Ok(b) => b,
@@ -514,7 +529,7 @@ fn resource(
             let obj = decode_body(headers, &body, &rt.api_version(&p.version), &rt.kind)?;
             let opts = write_opts(q, headers)?;
             let mut store = server.lock();
-            escalation_check(&store, user, &t, &obj)?;
+            escalation_check(&store, user, &t, &obj, false)?;
             let w = ops::create(&mut store, &t, obj, &opts)?;
             drop(store);
             warnings.extend(w.warnings);
@@ -524,7 +539,7 @@ fn resource(
             let obj = decode_body(headers, &body, &rt.api_version(&p.version), &rt.kind)?;
             let opts = write_opts(q, headers)?;
             let mut store = server.lock();
-            escalation_check(&store, user, &t, &obj)?;
+            escalation_check(&store, user, &t, &obj, true)?;
             let w = if t.subresource.as_deref() == Some("scale") {
                 super::scale::write_scale(&mut store, &t, obj, UpdateKind::Put, &opts)?
             } else {
@@ -570,6 +585,16 @@ fn resource(
                     .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?
             };
             let mut store = server.lock();
+            if guarded_rbac_write(user, &t) {
+                // The patched object is what escalation prevention judges: compute it first
+                // (dry run, same lock), then write.
+                let dry = WriteOpts {
+                    dry_run: true,
+                    ..opts.clone()
+                };
+                let (preview, _) = patch_object(&mut store, &t, ptype, body_value.clone(), &dry)?;
+                escalation_check(&store, user, &t, &preview.object, true)?;
+            }
             let (w, code) = patch_object(&mut store, &t, ptype, body_value, &opts)?;
             drop(store);
             warnings.extend(w.warnings);
@@ -627,21 +652,31 @@ fn resource(
     Ok(with_warnings(resp, &warnings))
 }
 
-/// RBAC escalation prevention for (Cluster)RoleBinding writes by non-privileged users.
+/// RBAC escalation prevention for writes of roles and bindings by non-privileged users
+/// (`update`: the stored object is the old one).
 fn escalation_check(
     store: &super::store::Store,
     user: &access::UserInfo,
     t: &Target,
     obj: &Value,
+    update: bool,
 ) -> Result<(), ApiError> {
-    let binding = matches!(
-        t.rt.resource.as_str(),
-        "rolebindings" | "clusterrolebindings"
-    );
-    if t.rt.group != "rbac.authorization.k8s.io" || !binding || t.subresource.is_some() {
+    if !guarded_rbac_write(user, t) {
         return Ok(());
     }
-    access::check_binding_escalation(store, user, &t.rt.resource, &t.namespace, obj)
+    let old = if update {
+        store.objects.get(&t.key())
+    } else {
+        None
+    };
+    access::check_rbac_write(store, user, &t.rt.resource, &t.namespace, obj, old)
+}
+
+/// Whether a write to `t` by `user` goes through RBAC escalation prevention.
+fn guarded_rbac_write(user: &access::UserInfo, t: &Target) -> bool {
+    t.rt.group == "rbac.authorization.k8s.io"
+        && t.subresource.is_none()
+        && !access::is_privileged(user)
 }
 
 fn delete_opts(body: &Bytes, q: &Query) -> Result<DeleteOpts, ApiError> {

@@ -15,6 +15,7 @@ pub mod faults;
 pub mod fieldpath;
 pub mod filter;
 pub mod http;
+pub mod impersonation;
 pub mod list;
 pub mod meta;
 pub mod openapi;

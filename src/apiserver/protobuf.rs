@@ -11,6 +11,12 @@ use prost::Message;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
+mod rbac;
+pub use rbac::{
+    AggregationRule, Binding, LabelSelector, LabelSelectorRequirement, PolicyRule, Role, RoleRef,
+    Subject,
+};
+
 /// The 4-byte prefix of every Kubernetes protobuf body.
 pub const MAGIC: &[u8; 4] = b"k8s\0";
 
@@ -274,6 +280,10 @@ pub const SUPPORTED: &[(&str, &str)] = &[
     ("authorization.k8s.io/v1", "SubjectAccessReview"),
     ("authorization.k8s.io/v1", "SelfSubjectRulesReview"),
     ("authentication.k8s.io/v1", "SelfSubjectReview"),
+    ("rbac.authorization.k8s.io/v1", "Role"),
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"),
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"),
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
 ];
 
 /// Decodes a protobuf body into the equivalent JSON object (with `apiVersion` and `kind`).
@@ -322,6 +332,12 @@ pub fn decode_with_default(
         ("authentication.k8s.io/v1", "SelfSubjectReview") => {
             let m = SelfSubjectReview::decode(raw.as_slice()).map_err(msg_err)?;
             with_meta(Map::new(), m.metadata)
+        }
+        ("rbac.authorization.k8s.io/v1", "Role" | "ClusterRole") => {
+            rbac::role_json(Role::decode(raw.as_slice()).map_err(msg_err)?)
+        }
+        ("rbac.authorization.k8s.io/v1", "RoleBinding" | "ClusterRoleBinding") => {
+            rbac::binding_json(Binding::decode(raw.as_slice()).map_err(msg_err)?)
         }
         _ => {
             return Err(ProtoError::UnsupportedKind { api_version, kind });

@@ -3,7 +3,11 @@
 
 use std::time::Duration;
 
+use axum::body::Body;
+use axum::http::{Method, Request};
+use http_body_util::BodyExt;
 use serde_json::{Value, json};
+use tower::ServiceExt;
 
 use super::common::*;
 
@@ -106,4 +110,277 @@ async fn invalid_binding_is_rejected() {
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "x"},
         "subjects": [{"kind": "Robot", "name": "r"}]})).await;
     assert_eq!(r.code, 422, "{}", r.body);
+}
+
+/// A request impersonating `user` (`Impersonate-User`), as `kubectl --as` sends it.
+async fn as_user(h: &H, user: &str, method: Method, path: &str, ct: &str, body: Value) -> Resp {
+    let req = Request::builder()
+        .method(method)
+        .uri(path)
+        .header("content-type", ct)
+        .header("impersonate-user", user)
+        .body(Body::from(serde_json::to_vec(&body).unwrap()))
+        .unwrap();
+    let resp = h.server.router().oneshot(req).await.unwrap();
+    let code = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    Resp {
+        code,
+        headers,
+        body: serde_json::from_slice(&bytes)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned())),
+    }
+}
+
+const ROLES: &str = "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles";
+const SSAR: &str = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
+
+fn role(name: &str, rules: Value) -> Value {
+    json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+           "metadata": {"name": name, "namespace": "default"}, "rules": rules})
+}
+
+/// Grants `bob` the right to write roles and bindings (and read configmaps), nothing else.
+async fn bob_may_write_rbac(h: &H) {
+    let r = h.post(CR, json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "rbac-writer"},
+        "rules": [{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings", "clusterroles"],
+                   "verbs": ["create", "update", "patch", "get"]},
+                  {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]})).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    let r = h.post(CRB, json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": "bob-rbac-writer"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "rbac-writer"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "bob"}]})).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+}
+
+#[tokio::test]
+async fn impersonation_switches_the_user_rbac_authorizes() {
+    let h = H::new();
+    let review = json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+        "spec": {"resourceAttributes": {"verb": "get", "resource": "configmaps", "namespace": "default"}}});
+    let r = as_user(&h, "bob", Method::POST, SSAR, JSON, review.clone()).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert_eq!(r.body["status"]["allowed"], json!(false));
+    bob_may_write_rbac(&h).await;
+    let r = as_user(&h, "bob", Method::POST, SSAR, JSON, review).await;
+    assert_eq!(r.body["status"]["allowed"], json!(true));
+    let r = as_user(
+        &h,
+        "bob",
+        Method::GET,
+        "/api/v1/namespaces/default/secrets",
+        JSON,
+        Value::Null,
+    )
+    .await;
+    assert_eq!(r.code, 403);
+    assert_eq!(
+        r.body["message"],
+        "secrets is forbidden: User \"bob\" cannot list resource \"secrets\" in API group \"\" in the namespace \"default\""
+    );
+}
+
+#[tokio::test]
+async fn role_writes_cannot_grant_permissions_the_writer_lacks() {
+    let h = H::new();
+    bob_may_write_rbac(&h).await;
+    // Held permissions may be granted. Missing ones are listed as kube lists them: merged per
+    // resource, sorted by the rule's Go `String()`, which starts with the verbs.
+
+    let r = as_user(
+        &h,
+        "bob",
+        Method::POST,
+        ROLES,
+        JSON,
+        role(
+            "ok",
+            json!([{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]),
+        ),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    // Others not, on create …
+    let r = as_user(&h, "bob", Method::POST, ROLES, JSON,
+        role("wide", json!([{"apiGroups": [""], "resources": ["configmaps", "secrets"], "verbs": ["get", "list"]}]))).await;
+    assert_eq!(r.code, 403, "{}", r.body);
+    assert_eq!(
+        r.body["message"],
+        "roles.rbac.authorization.k8s.io \"wide\" is forbidden: user \"bob\" (groups=[\"system:authenticated\"]) is attempting to grant RBAC permissions not currently held:\n\
+         {APIGroups:[\"\"], Resources:[\"secrets\"], Verbs:[\"get\" \"list\"]}\n\
+         {APIGroups:[\"\"], Resources:[\"configmaps\"], Verbs:[\"list\"]}"
+    );
+    assert_eq!(
+        r.body["details"],
+        json!({"name": "wide", "group": "rbac.authorization.k8s.io", "kind": "roles"})
+    );
+    // … on merge-patch, JSON patch and server-side apply …
+    let widen = json!({"rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]});
+    let r = as_user(
+        &h,
+        "bob",
+        Method::PATCH,
+        &format!("{ROLES}/ok"),
+        MERGE,
+        widen,
+    )
+    .await;
+    assert_eq!(r.code, 403, "{}", r.body);
+    let r = as_user(
+        &h,
+        "bob",
+        Method::PATCH,
+        &format!("{ROLES}/ok"),
+        JSONPATCH,
+        json!([{"op": "add", "path": "/rules/0/verbs/-", "value": "delete"}]),
+    )
+    .await;
+    assert_eq!(r.code, 403, "{}", r.body);
+    let r = as_user(
+        &h,
+        "bob",
+        Method::PATCH,
+        &format!("{ROLES}/ok?fieldManager=bob&force=true"),
+        APPLY,
+        role(
+            "ok",
+            json!([{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]),
+        ),
+    )
+    .await;
+    assert_eq!(r.code, 403, "{}", r.body);
+    // … and the refused writes left nothing behind.
+    let stored = h.get(&format!("{ROLES}/ok")).await.body;
+    assert_eq!(
+        stored["rules"],
+        json!([{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}])
+    );
+    assert_eq!(h.get(&format!("{ROLES}/wide")).await.code, 404);
+    // Changing only finalizers (what the garbage collector writes) is never refused, even on
+    // a role granting more than the writer holds.
+    let r = h
+        .post(
+            ROLES,
+            role(
+                "admin-made",
+                json!([{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]),
+            ),
+        )
+        .await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    let r = as_user(
+        &h,
+        "bob",
+        Method::PATCH,
+        &format!("{ROLES}/admin-made"),
+        MERGE,
+        json!({"metadata": {"finalizers": ["example.com/keep"]}}),
+    )
+    .await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    let r = as_user(
+        &h,
+        "bob",
+        Method::PATCH,
+        &format!("{ROLES}/admin-made"),
+        MERGE,
+        json!({"metadata": {"labels": {"a": "b"}}}),
+    )
+    .await;
+    assert_eq!(r.code, 403, "{}", r.body);
+    // The `escalate` verb lifts the check; an aggregationRule needs cluster-admin.
+    let agg = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "agg"}, "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"a": "b"}}]}});
+    let r = as_user(&h, "bob", Method::POST, CR, JSON, agg).await;
+    assert_eq!(r.code, 403, "{}", r.body);
+    assert_eq!(
+        r.body["message"],
+        "clusterroles.rbac.authorization.k8s.io \"agg\" is forbidden: must have cluster-admin privileges to use the aggregationRule"
+    );
+    let r = h.post(CR, json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "escalator"},
+        "rules": [{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles"], "verbs": ["escalate"]}]})).await;
+    assert_eq!(r.code, 201);
+    let r = h.post(CRB, json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": "bob-escalator"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "escalator"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "bob"}]})).await;
+    assert_eq!(r.code, 201);
+    let r = as_user(
+        &h,
+        "bob",
+        Method::POST,
+        ROLES,
+        JSON,
+        role(
+            "wide",
+            json!([{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]),
+        ),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", r.body);
+}
+
+#[tokio::test]
+async fn binding_patches_cannot_bind_roles_the_writer_could_not_grant() {
+    let h = H::new();
+    bob_may_write_rbac(&h).await;
+    let r = h
+        .post(
+            ROLES,
+            role(
+                "secrets",
+                json!([{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]),
+            ),
+        )
+        .await;
+    assert_eq!(r.code, 201);
+    let r = h
+        .post(
+            ROLES,
+            role(
+                "cms",
+                json!([{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]),
+            ),
+        )
+        .await;
+    assert_eq!(r.code, 201);
+    let rb = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": "rb", "namespace": "default"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "cms"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "carol"}]});
+    let path = "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings";
+    let r = as_user(&h, "bob", Method::POST, path, JSON, rb).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    // Adding a subject to a binding of a role bob does not hold is an escalation on PATCH too.
+    let r = h
+        .post(
+            path,
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": "rs", "namespace": "default"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "secrets"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "carol"}]}),
+        )
+        .await;
+    assert_eq!(r.code, 201);
+    let r = as_user(&h, "bob", Method::PATCH, &format!("{path}/rs"), JSONPATCH,
+        json!([{"op": "add", "path": "/subjects/-", "value": {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "bob"}}])).await;
+    assert_eq!(r.code, 403, "{}", r.body);
+    assert!(
+        r.body["message"].as_str().unwrap().starts_with(
+            "rolebindings.rbac.authorization.k8s.io \"rs\" is forbidden: user \"bob\""
+        ),
+        "{}",
+        r.body
+    );
+    assert_eq!(
+        h.get(&format!("{path}/rs")).await.body["subjects"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
 }
