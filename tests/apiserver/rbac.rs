@@ -136,24 +136,54 @@ async fn as_user(h: &H, user: &str, method: Method, path: &str, ct: &str, body: 
 const ROLES: &str = "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles";
 const SSAR: &str = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
 
+/// `bob` patches `path` with a `ct` patch.
+async fn bob_patches(h: &H, path: &str, ct: &str, body: Value) -> Resp {
+    as_user(h, "bob", Method::PATCH, path, ct, body).await
+}
+
+/// `bob` creates Role `name` in `default`.
+async fn bob_posts_role(h: &H, name: &str, rules: Value) -> Resp {
+    as_user(h, "bob", Method::POST, ROLES, JSON, role(name, rules)).await
+}
+
 fn role(name: &str, rules: Value) -> Value {
     json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
            "metadata": {"name": name, "namespace": "default"}, "rules": rules})
 }
 
+/// Creates ClusterRole `name` with `rules` and binds it to `user` (as admin).
+async fn grant(h: &H, user: &str, name: &str, rules: Value) {
+    let r = h
+        .post(
+            CR,
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": name}, "rules": rules}),
+        )
+        .await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    let r = h
+        .post(
+            CRB,
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": format!("{user}-{name}")},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]}),
+        )
+        .await;
+    assert_eq!(r.code, 201, "{}", r.body);
+}
+
 /// Grants `bob` the right to write roles and bindings (and read configmaps), nothing else.
 async fn bob_may_write_rbac(h: &H) {
-    let r = h.post(CR, json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-        "metadata": {"name": "rbac-writer"},
-        "rules": [{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings", "clusterroles"],
-                   "verbs": ["create", "update", "patch", "get"]},
-                  {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]})).await;
-    assert_eq!(r.code, 201, "{}", r.body);
-    let r = h.post(CRB, json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": {"name": "bob-rbac-writer"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "rbac-writer"},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "bob"}]})).await;
-    assert_eq!(r.code, 201, "{}", r.body);
+    grant(
+        h,
+        "bob",
+        "rbac-writer",
+        json!([{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings", "clusterroles"],
+                "verbs": ["create", "update", "patch", "get"]},
+               {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]),
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -189,23 +219,15 @@ async fn role_writes_cannot_grant_permissions_the_writer_lacks() {
     bob_may_write_rbac(&h).await;
     // Held permissions may be granted. Missing ones are listed as kube lists them: merged per
     // resource, sorted by the rule's Go `String()`, which starts with the verbs.
-
-    let r = as_user(
+    let r = bob_posts_role(
         &h,
-        "bob",
-        Method::POST,
-        ROLES,
-        JSON,
-        role(
-            "ok",
-            json!([{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]),
-        ),
+        "ok",
+        json!([{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]),
     )
     .await;
     assert_eq!(r.code, 201, "{}", r.body);
     // Others not, on create …
-    let r = as_user(&h, "bob", Method::POST, ROLES, JSON,
-        role("wide", json!([{"apiGroups": [""], "resources": ["configmaps", "secrets"], "verbs": ["get", "list"]}]))).await;
+    let r = bob_posts_role(&h, "wide", json!([{"apiGroups": [""], "resources": ["configmaps", "secrets"], "verbs": ["get", "list"]}])).await;
     assert_eq!(r.code, 403, "{}", r.body);
     assert_eq!(
         r.body["message"],
@@ -219,30 +241,18 @@ async fn role_writes_cannot_grant_permissions_the_writer_lacks() {
     );
     // … on merge-patch, JSON patch and server-side apply …
     let widen = json!({"rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]});
-    let r = as_user(
-        &h,
-        "bob",
-        Method::PATCH,
-        &format!("{ROLES}/ok"),
-        MERGE,
-        widen,
-    )
-    .await;
+    let r = bob_patches(&h, &format!("{ROLES}/ok"), MERGE, widen).await;
     assert_eq!(r.code, 403, "{}", r.body);
-    let r = as_user(
+    let r = bob_patches(
         &h,
-        "bob",
-        Method::PATCH,
         &format!("{ROLES}/ok"),
         JSONPATCH,
         json!([{"op": "add", "path": "/rules/0/verbs/-", "value": "delete"}]),
     )
     .await;
     assert_eq!(r.code, 403, "{}", r.body);
-    let r = as_user(
+    let r = bob_patches(
         &h,
-        "bob",
-        Method::PATCH,
         &format!("{ROLES}/ok?fieldManager=bob&force=true"),
         APPLY,
         role(
@@ -271,20 +281,16 @@ async fn role_writes_cannot_grant_permissions_the_writer_lacks() {
         )
         .await;
     assert_eq!(r.code, 201, "{}", r.body);
-    let r = as_user(
+    let r = bob_patches(
         &h,
-        "bob",
-        Method::PATCH,
         &format!("{ROLES}/admin-made"),
         MERGE,
         json!({"metadata": {"finalizers": ["example.com/keep"]}}),
     )
     .await;
     assert_eq!(r.code, 200, "{}", r.body);
-    let r = as_user(
+    let r = bob_patches(
         &h,
-        "bob",
-        Method::PATCH,
         &format!("{ROLES}/admin-made"),
         MERGE,
         json!({"metadata": {"labels": {"a": "b"}}}),
@@ -300,25 +306,17 @@ async fn role_writes_cannot_grant_permissions_the_writer_lacks() {
         r.body["message"],
         "clusterroles.rbac.authorization.k8s.io \"agg\" is forbidden: must have cluster-admin privileges to use the aggregationRule"
     );
-    let r = h.post(CR, json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-        "metadata": {"name": "escalator"},
-        "rules": [{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles"], "verbs": ["escalate"]}]})).await;
-    assert_eq!(r.code, 201);
-    let r = h.post(CRB, json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": {"name": "bob-escalator"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "escalator"},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "bob"}]})).await;
-    assert_eq!(r.code, 201);
-    let r = as_user(
+    grant(
         &h,
         "bob",
-        Method::POST,
-        ROLES,
-        JSON,
-        role(
-            "wide",
-            json!([{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]),
-        ),
+        "escalator",
+        json!([{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles"], "verbs": ["escalate"]}]),
+    )
+    .await;
+    let r = bob_posts_role(
+        &h,
+        "wide",
+        json!([{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]),
     )
     .await;
     assert_eq!(r.code, 201, "{}", r.body);
@@ -328,26 +326,10 @@ async fn role_writes_cannot_grant_permissions_the_writer_lacks() {
 async fn binding_patches_cannot_bind_roles_the_writer_could_not_grant() {
     let h = H::new();
     bob_may_write_rbac(&h).await;
-    let r = h
-        .post(
-            ROLES,
-            role(
-                "secrets",
-                json!([{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]),
-            ),
-        )
-        .await;
-    assert_eq!(r.code, 201);
-    let r = h
-        .post(
-            ROLES,
-            role(
-                "cms",
-                json!([{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]),
-            ),
-        )
-        .await;
-    assert_eq!(r.code, 201);
+    for (name, resource) in [("secrets", "secrets"), ("cms", "configmaps")] {
+        let rules = json!([{"apiGroups": [""], "resources": [resource], "verbs": ["get"]}]);
+        assert_eq!(h.post(ROLES, role(name, rules)).await.code, 201);
+    }
     let rb = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
         "metadata": {"name": "rb", "namespace": "default"},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "cms"},
