@@ -535,6 +535,57 @@ fn create_rbac_objects_and_impersonate() {
     });
 }
 
+/// `kubectl create deployment` (a protobuf body from 1.32 on, JSON before): the stored object is
+/// the same whichever encoding the kubectl version uses.
+#[test]
+fn create_deployment_stores_what_kubectl_generated() {
+    each_kubectl(|_, k| {
+        let s = Serve::start();
+        s.ok(
+            k,
+            &[
+                "create",
+                "deployment",
+                "web",
+                "--image=nginx:1.25",
+                "--port=80",
+                "--replicas=2",
+                "--",
+                "sleep",
+                "10",
+            ],
+        );
+        s.ok(
+            k,
+            &[
+                "create",
+                "deployment",
+                "two",
+                "--image=a",
+                "--image=b",
+                "--replicas=0",
+            ],
+        );
+        let spec = |name: &str| -> serde_json::Value {
+            serde_json::from_str(&s.ok(k, &["get", "deployment", name, "-o", "jsonpath={.spec}"]))
+                .unwrap()
+        };
+        assert_eq!(
+            spec("web"),
+            serde_json::json!({"replicas": 2, "selector": {"matchLabels": {"app": "web"}}, "strategy": {},
+                "template": {"metadata": {"creationTimestamp": null, "labels": {"app": "web"}}, "spec": {"containers": [
+                    {"name": "nginx", "image": "nginx:1.25", "command": ["sleep", "10"],
+                     "ports": [{"containerPort": 80}], "resources": {}}]}}})
+        );
+        let two = spec("two");
+        assert_eq!(two["replicas"], 0);
+        assert_eq!(
+            two["template"]["spec"]["containers"][1],
+            serde_json::json!({"name": "b", "image": "b", "resources": {}})
+        );
+    });
+}
+
 #[test]
 fn check_62_label_selected_clusterroles() {
     each_kubectl(|_, k| {

@@ -11,7 +11,12 @@ use prost::Message;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
+mod apps;
 mod rbac;
+pub use apps::{
+    Container, ContainerPort, Deployment, DeploymentSpec, DeploymentStrategy, PodSpec,
+    PodTemplateSpec, Quantity, ResourceRequirements,
+};
 pub use rbac::{
     AggregationRule, Binding, LabelSelector, LabelSelectorRequirement, PolicyRule, Role, RoleRef,
     Subject,
@@ -284,6 +289,7 @@ pub const SUPPORTED: &[(&str, &str)] = &[
     ("rbac.authorization.k8s.io/v1", "ClusterRole"),
     ("rbac.authorization.k8s.io/v1", "RoleBinding"),
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
+    ("apps/v1", "Deployment"),
 ];
 
 /// Decodes a protobuf body into the equivalent JSON object (with `apiVersion` and `kind`).
@@ -338,6 +344,9 @@ pub fn decode_with_default(
         }
         ("rbac.authorization.k8s.io/v1", "RoleBinding" | "ClusterRoleBinding") => {
             rbac::binding_json(Binding::decode(raw.as_slice()).map_err(msg_err)?)
+        }
+        ("apps/v1", "Deployment") => {
+            apps::deployment_json(Deployment::decode(raw.as_slice()).map_err(msg_err)?)
         }
         _ => {
             return Err(ProtoError::UnsupportedKind { api_version, kind });

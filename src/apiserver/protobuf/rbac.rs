@@ -107,7 +107,7 @@ fn rule_json(r: PolicyRule) -> Value {
     Value::Object(o)
 }
 
-fn selector_json(s: LabelSelector) -> Value {
+pub(super) fn selector_json(s: LabelSelector) -> Value {
     let mut o = Map::new();
     put_map(&mut o, "matchLabels", s.match_labels);
     if !s.match_expressions.is_empty() {
