@@ -16,6 +16,7 @@ pub mod fieldpath;
 pub mod filter;
 pub mod http;
 pub mod list;
+mod managed_fields;
 pub mod meta;
 pub mod openapi;
 pub mod ops;
