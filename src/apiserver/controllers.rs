@@ -66,8 +66,9 @@ fn handle(server: &EmbeddedServer, ev: &StoreEvent) {
     if g == CRD_GROUP && r == CRDS && ev.type_ != EventType::Deleted {
         crd_changed(server, meta::name(&ev.object));
     }
-    if let Some(crd_name) = crd_of_custom(server, g, r)
-        && ev.type_ == EventType::Deleted
+    // The type check first: looking up the CRD takes the store lock.
+    if ev.type_ == EventType::Deleted
+        && let Some(crd_name) = crd_of_custom(server, g, r)
     {
         crd_changed(server, &crd_name);
     }
@@ -150,7 +151,11 @@ fn crd_changed(server: &EmbeddedServer, name: &str) {
 
 fn establish(server: &EmbeddedServer, name: &str) {
     let mut store = server.lock();
-    let Some(obj) = store.objects.get(&key(CRD_GROUP, CRDS, "", name)).cloned() else {
+    let Some(obj) = store
+        .objects
+        .get(&key(CRD_GROUP, CRDS, "", name))
+        .map(|o| (**o).clone())
+    else {
         return;
     };
     if meta::is_deleting(&obj) {
@@ -176,7 +181,11 @@ fn establish(server: &EmbeddedServer, name: &str) {
 
 fn cleanup_crd(server: &EmbeddedServer, name: &str) {
     let mut store = server.lock();
-    let Some(obj) = store.objects.get(&key(CRD_GROUP, CRDS, "", name)).cloned() else {
+    let Some(obj) = store
+        .objects
+        .get(&key(CRD_GROUP, CRDS, "", name))
+        .map(|o| (**o).clone())
+    else {
         return;
     };
     if !meta::is_deleting(&obj)
@@ -210,7 +219,11 @@ fn cleanup_crd(server: &EmbeddedServer, name: &str) {
     let Some(mut t) = target(&store, CRD_GROUP, CRDS, "", name) else {
         return;
     };
-    let Some(current) = store.objects.get(&key(CRD_GROUP, CRDS, "", name)).cloned() else {
+    let Some(current) = store
+        .objects
+        .get(&key(CRD_GROUP, CRDS, "", name))
+        .map(|o| (**o).clone())
+    else {
         return;
     };
     let mut new = current.clone();
@@ -225,7 +238,11 @@ fn cleanup_crd(server: &EmbeddedServer, name: &str) {
     );
     if remaining == 0 {
         t.subresource = None;
-        if let Some(current) = store.objects.get(&key(CRD_GROUP, CRDS, "", name)).cloned() {
+        if let Some(current) = store
+            .objects
+            .get(&key(CRD_GROUP, CRDS, "", name))
+            .map(|o| (**o).clone())
+        {
             let mut new = current;
             let left: Vec<String> = meta::finalizers(&new)
                 .into_iter()
@@ -248,7 +265,11 @@ fn namespace_sweep(server: &EmbeddedServer, ns: &str) {
         return;
     }
     let mut store = server.lock();
-    let Some(ns_obj) = store.objects.get(&key("", "namespaces", "", ns)).cloned() else {
+    let Some(ns_obj) = store
+        .objects
+        .get(&key("", "namespaces", "", ns))
+        .map(|o| (**o).clone())
+    else {
         return;
     };
     if !meta::is_deleting(&ns_obj) {
@@ -306,7 +327,7 @@ fn owner_uids(obj: &Value) -> Vec<(String, bool)> {
 fn garbage_collect(server: &EmbeddedServer) {
     let mut store = server.lock();
     for _round in 0..8 {
-        let live: std::collections::BTreeMap<String, (Value, Vec<String>)> = store
+        let live: std::collections::BTreeMap<String, (Arc<Value>, Vec<String>)> = store
             .objects
             .values()
             .map(|o| (meta::uid(o).to_string(), (o.clone(), meta::finalizers(o))))
@@ -317,7 +338,7 @@ fn garbage_collect(server: &EmbeddedServer) {
             if owners.is_empty() {
                 continue;
             }
-            let live_owners: Vec<&(Value, Vec<String>)> =
+            let live_owners: Vec<&(Arc<Value>, Vec<String>)> =
                 owners.iter().filter_map(|(u, _)| live.get(u)).collect();
             let orphaning: Vec<String> = owners
                 .iter()
@@ -355,6 +376,7 @@ fn garbage_collect(server: &EmbeddedServer) {
             let dependents: Vec<&Value> = store
                 .objects
                 .values()
+                .map(|d| &**d)
                 .filter(|d| owner_uids(d).iter().any(|(u, _)| u == uid))
                 .collect();
             if fins.iter().any(|f| f == "foregroundDeletion")
@@ -387,7 +409,7 @@ fn garbage_collect(server: &EmbeddedServer) {
             let Some(t) = target(&store, &g, &r, &ns, &name) else {
                 continue;
             };
-            let Some(current) = store.objects.get(&t.key()).cloned() else {
+            let Some(current) = store.objects.get(&t.key()).map(|o| (**o).clone()) else {
                 continue;
             };
             match a {

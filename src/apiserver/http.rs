@@ -67,7 +67,11 @@ pub fn authenticated_router(server: EmbeddedServer, token: String) -> Router {
 }
 
 pub fn json_response(code: u16, body: &Value) -> Response {
-    let bytes = serde_json::to_vec(body).unwrap_or_default();
+    // One buffer sized for a typical object: no regrowth while serializing.
+    let mut bytes = Vec::with_capacity(1024);
+    if serde_json::to_writer(&mut bytes, body).is_err() {
+        bytes.clear();
+    }
     let mut resp = Response::new(Body::from(bytes));
     *resp.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
     resp.headers_mut().insert(
@@ -187,7 +191,9 @@ async fn handle(State(server): State<EmbeddedServer>, req: Request) -> Response 
         tokio::time::sleep(latency).await;
     }
     let path = req.uri().path().to_string();
-    let is_health = matches!(route(&path), Route::Health);
+    // Routed once per request (it splits and copies the path).
+    let routed = route(&path);
+    let is_health = matches!(routed, Route::Health);
     if !is_health && let Some(code) = faults.roll_error() {
         let e = if code == 429 {
             ApiError::too_many_requests(1)
@@ -196,7 +202,7 @@ async fn handle(State(server): State<EmbeddedServer>, req: Request) -> Response 
         };
         return error_response(&e);
     }
-    if let Route::Resource(res) = route(&path)
+    if let Route::Resource(res) = &routed
         && faults.resource_failing(&res.resource)
     {
         return error_response(&ApiError::internal(format!(
@@ -241,7 +247,7 @@ async fn handle(State(server): State<EmbeddedServer>, req: Request) -> Response 
         &server,
         &user,
         &parts.method,
-        &path,
+        routed,
         &parts.headers,
         &query,
         bytes,
@@ -261,14 +267,14 @@ fn dispatch(
     server: &EmbeddedServer,
     user: &access::UserInfo,
     method: &Method,
-    path: &str,
+    routed: Route,
     headers: &HeaderMap,
     q: &Query,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let accept = header_str(headers, header::ACCEPT);
     let read_only = |m: &Method| m == Method::GET || m == Method::HEAD;
-    match route(path) {
+    match routed {
         Route::Version if read_only(method) => Ok(json_response(200, &discovery::version())),
         Route::Health if read_only(method) => {
             let mut r = Response::new(Body::from("ok"));
@@ -510,12 +516,12 @@ fn resource(
         }
         (Method::GET, true) => {
             let store = server.lock();
-            let obj = ops::get(&store, &t)?;
+            let obj = ops::get_shared(&store, &t)?;
             drop(store);
             let out = if t.subresource.as_deref() == Some("scale") {
-                super::scale::to_scale(&t, &obj)
+                std::borrow::Cow::Owned(super::scale::to_scale(&t, &obj))
             } else {
-                ops::present(&rt, &p.version, obj)
+                ops::presented(&rt, &p.version, &obj)
             };
             if table::wants_table(accept) && t.subresource.is_none() {
                 json_response(200, &table::object_table(&t, &out))
@@ -533,7 +539,7 @@ fn resource(
             let w = ops::create(&mut store, &t, obj, &opts)?;
             drop(store);
             warnings.extend(w.warnings);
-            json_response(201, &ops::present(&rt, &p.version, w.object))
+            json_response(201, &ops::presented(&rt, &p.version, &w.object))
         }
         (Method::PUT, true) => {
             let obj = decode_body(headers, &body, &rt.api_version(&p.version), &rt.kind)?;
@@ -548,9 +554,9 @@ fn resource(
             drop(store);
             warnings.extend(w.warnings);
             let out = if t.subresource.as_deref() == Some("scale") {
-                super::scale::to_scale(&t, &w.object)
+                std::borrow::Cow::Owned(super::scale::to_scale(&t, &w.object))
             } else {
-                ops::present(&rt, &p.version, w.object)
+                ops::presented(&rt, &p.version, &w.object)
             };
             json_response(200, &out)
         }
@@ -584,24 +590,29 @@ fn resource(
                 serde_json::from_slice::<Value>(&body)
                     .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?
             };
-            let mut store = server.lock();
-            if guarded_rbac_write(user, &t) {
+            let is_scale = t.subresource.as_deref() == Some("scale");
+            let (w, code) = if guarded_rbac_write(user, &t) {
                 // The patched object is what escalation prevention judges: compute it first
                 // (dry run, same lock), then write.
+                let mut store = server.lock();
                 let dry = WriteOpts {
                     dry_run: true,
                     ..opts.clone()
                 };
                 let (preview, _) = patch_object(&mut store, &t, ptype, body_value.clone(), &dry)?;
                 escalation_check(&store, user, &t, &preview.object, true)?;
-            }
-            let (w, code) = patch_object(&mut store, &t, ptype, body_value, &opts)?;
-            drop(store);
+                patch_object(&mut store, &t, ptype, body_value, &opts)?
+            } else if ptype == PatchType::Apply || is_scale {
+                let mut store = server.lock();
+                patch_object(&mut store, &t, ptype, body_value, &opts)?
+            } else {
+                (patch_unlocked(server, &t, ptype, body_value, &opts)?, 200)
+            };
             warnings.extend(w.warnings);
             let out = if t.subresource.as_deref() == Some("scale") {
-                super::scale::to_scale(&t, &w.object)
+                std::borrow::Cow::Owned(super::scale::to_scale(&t, &w.object))
             } else {
-                ops::present(&rt, &p.version, w.object)
+                ops::presented(&rt, &p.version, &w.object)
             };
             json_response(code, &out)
         }
@@ -612,7 +623,7 @@ fn resource(
             drop(store);
             match d {
                 Deleted::Gone(status) => json_response(200, &status),
-                Deleted::Pending(obj) => json_response(200, &ops::present(&rt, &p.version, obj)),
+                Deleted::Pending(obj) => json_response(200, &ops::presented(&rt, &p.version, &obj)),
             }
         }
         (Method::DELETE, false) => {
@@ -636,7 +647,7 @@ fn resource(
                 one.namespace = ns;
                 one.name = name;
                 if let Ok(Deleted::Pending(obj)) = ops::delete(&mut store, &one, &opts) {
-                    items.push(ops::present(&rt, &p.version, obj));
+                    items.push(ops::presented(&rt, &p.version, &obj).into_owned());
                 }
             }
             let rv = store.rv;
@@ -665,7 +676,7 @@ fn escalation_check(
         return Ok(());
     }
     let old = if update {
-        store.objects.get(&t.key())
+        store.objects.get(&t.key()).map(|o| &**o)
     } else {
         None
     };
@@ -753,18 +764,53 @@ fn patch_object(
     } else {
         ops::present(&t.rt, &t.version, current)
     };
-    let patched = match ptype {
-        PatchType::Merge => patch::merge_into(base, &body)?,
-        PatchType::Json => patch::json_patch(&base, &body)?,
-        PatchType::Strategic => super::smp_patch(&base, &body, &t.rt.kind)?,
-        PatchType::Apply => return Err(ApiError::internal("unreachable apply")),
-    };
+    let patched = apply_patch(t, ptype, base, &body)?;
     let w = if is_scale {
         super::scale::write_scale(store, t, patched, UpdateKind::Patch, opts)?
     } else {
         ops::update(store, t, patched, UpdateKind::Patch, opts)?
     };
     Ok((w, 200))
+}
+
+/// A non-apply patch body applied to `base` (the object as the client's version presents it).
+fn apply_patch(t: &Target, ptype: PatchType, base: Value, body: &Value) -> Result<Value, ApiError> {
+    match ptype {
+        PatchType::Merge => patch::merge_into(base, body),
+        PatchType::Json => patch::json_patch(&base, body),
+        PatchType::Strategic => super::smp_patch(&base, body, &t.rt.kind),
+        PatchType::Apply => Err(ApiError::internal("unreachable apply")),
+    }
+}
+
+/// Optimistic attempts of [`patch_unlocked`] before it holds the lock throughout.
+const OPTIMISTIC_ATTEMPTS: usize = 8;
+
+/// A non-apply patch of the main resource or `/status`, computed outside the store lock: the
+/// stored object is read, patched and run through the update strategy unlocked, and the result
+/// is committed only if the object was not written meanwhile; otherwise the patch is computed
+/// again from the newer object (kube-apiserver's patcher retries on conflict the same way). The
+/// lock is held only to read and to commit, so concurrent writers do not queue behind each
+/// other's admission and managedFields work. After [`OPTIMISTIC_ATTEMPTS`] lost races the patch
+/// runs under the lock.
+fn patch_unlocked(
+    server: &EmbeddedServer,
+    t: &Target,
+    ptype: PatchType,
+    body: Value,
+    opts: &WriteOpts,
+) -> Result<ops::Written, ApiError> {
+    for _ in 0..OPTIMISTIC_ATTEMPTS {
+        let current = ops::get_shared(&server.lock(), t)?;
+        let base = ops::present(&t.rt, &t.version, (*current).clone());
+        let patched = apply_patch(t, ptype, base, &body)?;
+        let prepared = ops::prepare_update(t, Some(&current), patched, UpdateKind::Patch, opts)?;
+        if let Ok(w) = ops::commit_if_unchanged(&mut server.lock(), t, prepared) {
+            return Ok(w);
+        }
+    }
+    let mut store = server.lock();
+    patch_object(&mut store, t, ptype, body, opts).map(|(w, _)| w)
 }
 
 impl IntoResponse for ApiError {

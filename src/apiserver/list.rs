@@ -234,7 +234,7 @@ fn snapshot(store: &Store, t: &Target, rv: u64) -> Result<Vec<Value>, ApiError> 
                 objects.remove(&key);
             }
             (EventType::Modified | EventType::Deleted, Some(old)) => {
-                objects.insert(key, old.clone());
+                objects.insert(key, (**old).clone());
             }
         }
     }

@@ -62,18 +62,21 @@ pub fn meta_mut(obj: &mut Value) -> Option<&mut Map<String, Value>> {
         *obj = Value::Object(Map::new());
     }
     let root = obj.as_object_mut()?;
-    let m = root
-        .entry("metadata")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if !m.is_object() {
-        *m = Value::Object(Map::new());
+    // `entry` would allocate the key on every call; the metadata map almost always exists.
+    if !root.get("metadata").is_some_and(Value::is_object) {
+        root.insert("metadata".into(), Value::Object(Map::new()));
     }
-    m.as_object_mut()
+    root.get_mut("metadata").and_then(Value::as_object_mut)
 }
 
 pub fn set_meta(obj: &mut Value, key: &str, value: Value) {
     if let Some(m) = meta_mut(obj) {
-        m.insert(key.to_string(), value);
+        match m.get_mut(key) {
+            Some(slot) => *slot = value,
+            None => {
+                m.insert(key.to_string(), value);
+            }
+        }
     }
 }
 
@@ -117,9 +120,23 @@ pub fn labels(obj: &Value) -> std::collections::BTreeMap<String, String> {
 
 /// RFC 3339 UTC with second precision, as Kubernetes writes `metav1.Time`.
 pub fn now_rfc3339() -> String {
-    jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%SZ")
-        .to_string()
+    rfc3339_at_second(jiff::Timestamp::now().as_second())
+}
+
+/// RFC 3339 of a Unix second, formatted once per second per thread (every write stamps times).
+fn rfc3339_at_second(second: i64) -> String {
+    thread_local! {
+        static LAST: std::cell::RefCell<(i64, String)> =
+            const { std::cell::RefCell::new((i64::MIN, String::new())) };
+    }
+    LAST.with_borrow_mut(|(at, text)| {
+        if *at != second || text.is_empty() {
+            let ts = jiff::Timestamp::from_second(second).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+            *text = ts.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+            *at = second;
+        }
+        text.clone()
+    })
 }
 
 /// `generateName` suffix: 5 characters from the apiserver's alphabet.
@@ -195,6 +212,15 @@ pub fn set_dotted(obj: &mut Value, path: &str, value: Value) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn rfc3339_per_second_cache() {
+        assert_eq!(rfc3339_at_second(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339_at_second(86_401), "1970-01-02T00:00:01Z");
+        assert_eq!(rfc3339_at_second(86_401), "1970-01-02T00:00:01Z");
+        assert_eq!(rfc3339_at_second(0), "1970-01-01T00:00:00Z");
+        assert_eq!(now_rfc3339().len(), 20);
+    }
 
     #[test]
     fn dotted_paths_round_trip() {

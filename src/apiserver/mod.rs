@@ -17,6 +17,7 @@ pub mod filter;
 pub mod http;
 pub mod impersonation;
 pub mod list;
+mod managed_fields;
 pub mod meta;
 pub mod openapi;
 pub mod ops;

@@ -62,7 +62,8 @@ pub struct WriteOpts {
 /// A successful write.
 #[derive(Debug, Clone)]
 pub struct Written {
-    pub object: Value,
+    /// The stored object (shared with the store and the watch event).
+    pub object: Arc<Value>,
     pub created: bool,
     pub warnings: Vec<String>,
 }
@@ -82,7 +83,7 @@ pub enum Deleted {
     /// Removed now: the Status body.
     Gone(Value),
     /// Deferred by finalizers: the object with deletionTimestamp.
-    Pending(Value),
+    Pending(Arc<Value>),
 }
 
 /// Rewrites `apiVersion` to the version the client asked for (conversion strategy None).
@@ -92,6 +93,28 @@ pub fn present(rt: &ResourceType, version: &str, mut obj: Value) -> Value {
         m.insert("kind".into(), json!(rt.kind));
     }
     obj
+}
+
+/// [`present`] of a borrowed object: the object itself when it already carries the asked
+/// `apiVersion` and `kind` (the common case: the storage version was asked), else a copy.
+pub fn presented<'a>(
+    rt: &ResourceType,
+    version: &str,
+    obj: &'a Value,
+) -> std::borrow::Cow<'a, Value> {
+    let same = match obj {
+        Value::Object(m) => {
+            m.get("kind").and_then(Value::as_str) == Some(rt.kind.as_str())
+                && m.get("apiVersion").and_then(Value::as_str)
+                    == Some(rt.api_version(version).as_str())
+        }
+        _ => true,
+    };
+    if same {
+        std::borrow::Cow::Borrowed(obj)
+    } else {
+        std::borrow::Cow::Owned(present(rt, version, obj.clone()))
+    }
 }
 
 fn kind_check(t: &Target, obj: &Value) -> Result<(), ApiError> {
@@ -231,7 +254,13 @@ fn is_crd(rt: &ResourceType) -> bool {
     rt.group == "apiextensions.k8s.io" && rt.resource == "customresourcedefinitions"
 }
 
-fn persist(store: &mut Store, t: &Target, key: Key, mut obj: Value, old: Option<Value>) -> Value {
+fn persist(
+    store: &mut Store,
+    t: &Target,
+    key: Key,
+    mut obj: Value,
+    old: Option<Arc<Value>>,
+) -> Arc<Value> {
     let rv = store.next_rv();
     meta::set_meta(&mut obj, "resourceVersion", json!(rv.to_string()));
     let type_ = if old.is_some() {
@@ -239,6 +268,7 @@ fn persist(store: &mut Store, t: &Target, key: Key, mut obj: Value, old: Option<
     } else {
         EventType::Added
     };
+    let obj = Arc::new(obj);
     store.objects.insert(key.clone(), obj.clone());
     if is_crd(&t.rt) {
         sync_crd_registry(store, &obj, false);
@@ -255,11 +285,12 @@ fn persist(store: &mut Store, t: &Target, key: Key, mut obj: Value, old: Option<
     obj
 }
 
-fn remove(store: &mut Store, t: &Target, key: &Key) -> Option<Value> {
-    let mut obj = store.objects.remove(key)?;
+fn remove(store: &mut Store, t: &Target, key: &Key) -> Option<Arc<Value>> {
+    let old = store.objects.remove(key)?;
     let rv = store.next_rv();
-    let old = obj.clone();
+    let mut obj = (*old).clone();
     meta::set_meta(&mut obj, "resourceVersion", json!(rv.to_string()));
+    let obj = Arc::new(obj);
     if is_crd(&t.rt) {
         sync_crd_registry(store, &obj, true);
     }
@@ -275,8 +306,13 @@ fn remove(store: &mut Store, t: &Target, key: &Key) -> Option<Value> {
     Some(obj)
 }
 
-/// GET one object.
+/// GET one object (a copy to modify).
 pub fn get(store: &Store, t: &Target) -> Result<Value, ApiError> {
+    get_shared(store, t).map(|o| (*o).clone())
+}
+
+/// GET one object, shared with the store (no copy).
+pub fn get_shared(store: &Store, t: &Target) -> Result<Arc<Value>, ApiError> {
     store
         .objects
         .get(&t.key())
@@ -317,7 +353,10 @@ pub fn create(
     }
     namespace_admission(store, t, &name)?;
     if let Some(crd_key) = crd_key_for(t)
-        && store.objects.get(&crd_key).is_some_and(meta::is_deleting)
+        && store
+            .objects
+            .get(&crd_key)
+            .is_some_and(|c| meta::is_deleting(c))
     {
         return Err(ApiError::new(
             405,
@@ -378,7 +417,7 @@ pub fn create(
     let obj = present(&t.rt, storage_name(&t.rt, &t.version), obj);
     if o.dry_run {
         return Ok(Written {
-            object: obj,
+            object: Arc::new(obj),
             created: true,
             warnings,
         });
@@ -428,18 +467,54 @@ pub enum UpdateKind {
 pub fn update(
     store: &mut Store,
     t: &Target,
-    mut new: Value,
+    new: Value,
     kind: UpdateKind,
     o: &WriteOpts,
 ) -> Result<Written, ApiError> {
+    let old = store.objects.get(&t.key()).cloned();
+    let prepared = prepare_update(t, old.as_ref(), new, kind, o)?;
+    Ok(commit_update(store, t, prepared))
+}
+
+/// What an update does to the store, computed from the stored object it was based on.
+#[derive(Debug)]
+pub struct PreparedUpdate {
+    /// The stored object the update was computed from.
+    pub base: Arc<Value>,
+    change: Change,
+    warnings: Vec<String>,
+}
+
+#[derive(Debug)]
+enum Change {
+    /// The result equals the stored object: nothing is written.
+    None,
+    /// Dry run: the result, not stored.
+    DryRun(Value),
+    /// Deleting and no finalizers left: the object goes.
+    Remove(Value),
+    /// The new object to store.
+    Store(Value),
+}
+
+/// The update strategy without the store: every check, admission and managedFields tracking,
+/// from `old`, the stored object (None: not found). The store is touched only by
+/// [`commit_update`], so a caller may compute this outside the store lock and commit only if the
+/// stored object is still `base` ([`commit_if_unchanged`]).
+pub fn prepare_update(
+    t: &Target,
+    old: Option<&Arc<Value>>,
+    mut new: Value,
+    kind: UpdateKind,
+    o: &WriteOpts,
+) -> Result<PreparedUpdate, ApiError> {
     if !new.is_object() {
         return Err(ApiError::bad_request(
             "the request body must be a JSON object",
         ));
     }
     kind_check(t, &new)?;
-    let key = t.key();
-    let Some(old) = store.objects.get(&key).cloned() else {
+    let Some(old) = old.cloned() else {
         return Err(t.not_found());
     };
     let body_name = meta::name(&new).to_string();
@@ -451,7 +526,11 @@ pub fn update(
     }
     namespace_check(t, &mut new)?;
     meta::set_meta(&mut new, "name", json!(t.name));
-    let requested_managed = new.pointer("/metadata/managedFields").cloned();
+    // managedFields the client sent, unless they are the stored ones (a patch's base carries
+    // them): tracking from the stored entries is then the same and needs no copy.
+    let requested_managed = meta::at(&new, "/metadata/managedFields")
+        .filter(|mf| meta::at(&old, "/metadata/managedFields") != Some(*mf))
+        .cloned();
     // resourceVersion precondition.
     let new_rv = meta::resource_version(&new).to_string();
     if new_rv.is_empty() {
@@ -474,7 +553,7 @@ pub fn update(
         let status = new.get("status").cloned();
         // managedFields are kept from the request (apply computed them for this write).
         let managed = new.pointer("/metadata/managedFields").cloned();
-        new = old.clone();
+        new = (*old).clone();
         if let Some(mf) = managed {
             meta::set_meta(&mut new, "managedFields", mf);
         }
@@ -552,7 +631,7 @@ pub fn update(
     let (mut new, warnings) = if t.status_sub() {
         (new, Vec::new())
     } else {
-        admit(t, new, Some(&old), &t.name, o.validation)?
+        admit(t, new, Some(&*old), &t.name, o.validation)?
     };
     let mut new_present = present(&t.rt, storage_name(&t.rt, &t.version), new);
     // Generation.
@@ -575,44 +654,60 @@ pub fn update(
     if let Some(manager) = &o.update_manager {
         super::ssa::track_update(
             t,
-            Some(&old),
+            Some(&*old),
             &mut new,
             manager,
             requested_managed.as_ref(),
             o.via_subresource.as_deref(),
         );
     }
-    if new == old {
-        return Ok(Written {
-            object: old,
-            created: false,
-            warnings,
-        });
-    }
-    if o.dry_run {
-        return Ok(Written {
-            object: new,
-            created: false,
-            warnings,
-        });
-    }
-    if meta::is_deleting(&new)
+    let change = if new == *old {
+        Change::None
+    } else if o.dry_run {
+        Change::DryRun(new)
+    } else if meta::is_deleting(&new)
         && meta::finalizers(&new).is_empty()
         && !blocked_by_spec_finalizers(t, &new)
     {
-        let gone = remove_after_update(store, t, &key, new);
-        return Ok(Written {
-            object: gone,
-            created: false,
-            warnings,
-        });
-    }
-    let stored = persist(store, t, key, new, Some(old));
-    Ok(Written {
-        object: stored,
-        created: false,
+        Change::Remove(new)
+    } else {
+        Change::Store(new)
+    };
+    Ok(PreparedUpdate {
+        base: old,
+        change,
         warnings,
     })
+}
+
+/// Writes a prepared update (whose `base` must be the stored object).
+pub fn commit_update(store: &mut Store, t: &Target, p: PreparedUpdate) -> Written {
+    let object = match p.change {
+        Change::None => p.base,
+        Change::DryRun(new) => Arc::new(new),
+        Change::Remove(new) => remove_after_update(store, t, &t.key(), new),
+        Change::Store(new) => persist(store, t, t.key(), new, Some(p.base)),
+    };
+    Written {
+        object,
+        created: false,
+        warnings: p.warnings,
+    }
+}
+
+/// [`commit_update`] if the stored object is still the one the update was prepared from;
+/// otherwise gives the update back (another write came first: prepare it again).
+pub fn commit_if_unchanged(
+    store: &mut Store,
+    t: &Target,
+    p: PreparedUpdate,
+) -> Result<Written, PreparedUpdate> {
+    let current = store.objects.get(&t.key());
+    if current.is_some_and(|c| Arc::ptr_eq(c, &p.base)) {
+        Ok(commit_update(store, t, p))
+    } else {
+        Err(p)
+    }
 }
 
 fn blocked_by_spec_finalizers(t: &Target, obj: &Value) -> bool {
@@ -624,7 +719,8 @@ fn blocked_by_spec_finalizers(t: &Target, obj: &Value) -> bool {
             .is_some_and(|a| !a.is_empty())
 }
 
-fn remove_after_update(store: &mut Store, t: &Target, key: &Key, last: Value) -> Value {
+fn remove_after_update(store: &mut Store, t: &Target, key: &Key, last: Value) -> Arc<Value> {
+    let last = Arc::new(last);
     store.objects.insert(key.clone(), last.clone());
     remove(store, t, key).unwrap_or(last)
 }
@@ -686,7 +782,7 @@ pub fn delete(store: &mut Store, t: &Target, o: &DeleteOpts) -> Result<Deleted, 
         let gone = remove(store, t, &key).unwrap_or(old);
         return Ok(Deleted::Gone(success_status(t, &gone)));
     }
-    let mut new = old.clone();
+    let mut new = (*old).clone();
     meta::set_finalizers(&mut new, &finalizers);
     meta::set_meta(&mut new, "deletionTimestamp", json!(meta::now_rfc3339()));
     meta::set_meta(&mut new, "deletionGracePeriodSeconds", json!(0));
@@ -701,7 +797,7 @@ pub fn delete(store: &mut Store, t: &Target, o: &DeleteOpts) -> Result<Deleted, 
         new["status"] = json!({"phase": "Terminating"});
     }
     if o.dry_run {
-        return Ok(Deleted::Pending(new));
+        return Ok(Deleted::Pending(Arc::new(new)));
     }
     let stored = persist(store, t, key, new, Some(old));
     Ok(Deleted::Pending(stored))
@@ -778,7 +874,7 @@ mod tests {
         let again = update(
             &mut s,
             &t,
-            w.object.clone(),
+            (*w.object).clone(),
             UpdateKind::Put,
             &WriteOpts::default(),
         )
@@ -807,7 +903,7 @@ mod tests {
             return;
         };
         assert!(meta::is_deleting(&obj));
-        let mut cleared = obj.clone();
+        let mut cleared = (*obj).clone();
         meta::set_finalizers(&mut cleared, &[]);
         update(
             &mut s,

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use super::error::{ApiError, StatusCause};
 use super::fieldpath::{self, Path, PathElement, Set};
+use super::managed_fields;
 use super::meta;
 use super::ops::{self, Target, UpdateKind, WriteOpts, Written};
 use super::store::Store;
@@ -21,24 +22,31 @@ use super::typed::{self, Ty};
 /// kube-apiserver's limit on a field manager name.
 const MAX_MANAGER_LEN: usize = 128;
 
-/// Paths never tracked (structured-merge-diff's strip set in kube-apiserver).
-fn stripped() -> Vec<Path> {
-    let f = |s: &str| PathElement::Field(s.to_string());
-    let mut out = vec![vec![f("apiVersion")], vec![f("kind")], vec![f("metadata")]];
-    for m in [
-        "name",
-        "namespace",
-        "creationTimestamp",
-        "selfLink",
-        "uid",
-        "clusterName",
-        "generation",
-        "managedFields",
-        "resourceVersion",
-    ] {
-        out.push(vec![f("metadata"), f(m)]);
+/// Top-level fields never tracked (structured-merge-diff's strip set in kube-apiserver).
+const STRIPPED_TOP: [&str; 3] = ["apiVersion", "kind", "metadata"];
+
+/// `metadata` fields never tracked.
+const STRIPPED_META: [&str; 9] = [
+    "name",
+    "namespace",
+    "creationTimestamp",
+    "selfLink",
+    "uid",
+    "clusterName",
+    "generation",
+    "managedFields",
+    "resourceVersion",
+];
+
+/// Whether `p` is in the strip set (checked in place: no set is built per write).
+fn is_stripped(p: &[PathElement]) -> bool {
+    match p {
+        [PathElement::Field(f)] => STRIPPED_TOP.contains(&f.as_str()),
+        [PathElement::Field(m), PathElement::Field(f)] => {
+            m == "metadata" && STRIPPED_META.contains(&f.as_str())
+        }
+        _ => false,
     }
-    out
 }
 
 /// The manager of a non-apply write: `fieldManager`, else the User-Agent up to its first `/`.
@@ -151,7 +159,7 @@ fn store_entries(obj: &mut Value, mut entries: Vec<Entry>) {
 }
 
 /// kube-apiserver keeps at most this many Update entries.
-const MAX_UPDATE_MANAGERS: usize = 10;
+pub(super) const MAX_UPDATE_MANAGERS: usize = 10;
 
 /// Older Update entries are merged into this manager, one per apiVersion.
 const ANCIENT_CHANGES: &str = "ancient-changes";
@@ -212,9 +220,8 @@ fn ignored(t: &Target) -> Vec<Path> {
 
 /// A set without stripped and ignored paths.
 fn tracked(set: Set, ignored: &[Path]) -> Set {
-    let stripped = stripped();
     set.into_iter()
-        .filter(|p| !stripped.contains(p) && !ignored.iter().any(|i| p.starts_with(i)))
+        .filter(|p| !is_stripped(p) && !ignored.iter().any(|i| p.starts_with(i)))
         .collect()
 }
 
@@ -237,22 +244,68 @@ pub fn track_update(
     requested: Option<&Value>,
     via_subresource: Option<&str>,
 ) {
-    let subresource = via_subresource
+    let w = UpdateWrite {
+        manager,
+        requested,
+        via_subresource,
+        now: &meta::now_rfc3339(),
+    };
+    track_update_at(t, old, new, &w, true);
+}
+
+/// A non-apply write as [`track_update`] records it.
+struct UpdateWrite<'a> {
+    manager: &'a str,
+    requested: Option<&'a Value>,
+    via_subresource: Option<&'a str>,
+    /// The entry time of this write.
+    now: &'a str,
+}
+
+/// [`track_update`]; `in_place` allows [`managed_fields::touch_owner`] (off in tests, to compare
+/// it with the full computation).
+fn track_update_at(
+    t: &Target,
+    old: Option<&Value>,
+    new: &mut Value,
+    w: &UpdateWrite,
+    in_place: bool,
+) {
+    let (manager, now) = (w.manager, w.now);
+    let subresource = w
+        .via_subresource
         .or(t.subresource.as_deref())
         .unwrap_or_default();
-    let requested_entries = requested
+    let requested_entries = w
+        .requested
         .filter(|r| r.as_array().is_some_and(|a| !a.is_empty()))
         .filter(|_| subresource.is_empty());
-    let mut entries = match requested_entries {
-        Some(r) => entries_of(Some(r)),
-        None => entries_of(old.and_then(|o| o.pointer("/metadata/managedFields"))),
-    };
+    let live_entries = old.and_then(|o| meta::at(o, "/metadata/managedFields"));
     let ty = schema_ty(t);
     let empty = json!({});
     let c = typed::compare(old.unwrap_or(&empty), new, ty);
     let ignored = ignored(t);
     let changed = tracked(c.added.union(&c.modified).cloned().collect(), &ignored);
     let removed = tracked(c.removed, &ignored);
+    if in_place
+        && requested_entries.is_none()
+        && let Some(live) = live_entries
+    {
+        let api_version = t.rt.api_version(&t.version);
+        let writer = managed_fields::Writer {
+            manager,
+            subresource,
+            api_version: &api_version,
+        };
+        if let Some(out) = managed_fields::touch_owner(live, &changed, &removed, &writer, now) {
+            meta::set_meta(new, "managedFields", Value::Array(out));
+            return;
+        }
+    }
+    let mut entries = match requested_entries {
+        Some(r) => entries_of(Some(r)),
+        None => entries_of(live_entries),
+    };
     for e in &mut entries {
         e.fields
             .retain(|p| !changed.contains(p) && !removed.contains(p));
@@ -263,7 +316,7 @@ pub fn track_update(
             operation: "Update".into(),
             subresource: subresource.to_string(),
             api_version: t.rt.api_version(&t.version),
-            time: Some(meta::now_rfc3339()),
+            time: Some(now.to_string()),
             fields: changed,
         };
         match entries.iter_mut().find(|e| e.same_identity(&me)) {
@@ -381,10 +434,9 @@ pub fn apply(
         }
         owned.extend(me.fields.iter().cloned());
         let owned = typed::with_named_parents(&owned, ty);
-        let stripped = stripped();
         let prune: Set = typed::with_named_parents(&last.fields, ty)
             .into_iter()
-            .filter(|p| !owned.contains(p) && !stripped.contains(p))
+            .filter(|p| !owned.contains(p) && !is_stripped(p))
             .collect();
         typed::remove_paths(&mut merged, &prune, ty);
     }
@@ -461,6 +513,114 @@ mod tests {
             bucket["fieldsV1"],
             json!({"f:f0": {}, "f:f1": {}, "f:f2": {}})
         );
+    }
+
+    /// The in-place path of `track_update` stores exactly what the full computation stores, on
+    /// writes it takes and on writes it hands over.
+    #[test]
+    fn in_place_tracking_equals_full_computation() {
+        let store = Store::new(10);
+        let t = Target {
+            rt: store.registry.get("", "configmaps").unwrap(),
+            version: "v1".into(),
+            namespace: "default".into(),
+            name: "c".into(),
+            subresource: None,
+        };
+        let entry = |m: &str, op: &str, time: &str, fields: Value| {
+            json!({"manager": m, "operation": op, "apiVersion": "v1", "time": time,
+                   "fieldsType": "FieldsV1", "fieldsV1": fields})
+        };
+        let lives = [
+            json!([entry(
+                "w",
+                "Update",
+                "2024-01-01T00:00:01Z",
+                json!({"f:data": {"f:a": {}}})
+            )]),
+            json!([
+                entry(
+                    "x",
+                    "Apply",
+                    "2024-01-01T00:00:09Z",
+                    json!({"f:data": {"f:b": {}}})
+                ),
+                entry(
+                    "w",
+                    "Update",
+                    "2024-01-01T00:00:01Z",
+                    json!({"f:data": {"f:a": {}}})
+                ),
+                entry(
+                    "y",
+                    "Update",
+                    "2024-01-01T00:00:05Z",
+                    json!({"f:metadata": {"f:labels": {".": {}, "f:l": {}}}})
+                ),
+            ]),
+            json!([entry(
+                "w",
+                "Update",
+                "2024-01-01T00:00:01Z",
+                json!({"f:data": {"f:a": {}, "f:b": {}}})
+            )]),
+            json!([entry(
+                "w",
+                "Update",
+                "2024-01-01T00:00:01Z",
+                json!({"f:data": {"f:a": {}}, "x": {}})
+            )]),
+            json!([entry("w", "Update", "2024-01-01T00:00:01Z", json!({}))]),
+            json!([]),
+        ];
+        let datas = [
+            json!({"a": "1", "b": "2"}),
+            json!({"a": "9", "b": "2"}),
+            json!({"a": "9"}),
+            json!({"b": "3"}),
+            json!({"a": "1", "b": "2", "c": "4"}),
+        ];
+        let mut in_place_taken = 0;
+        for live in &lives {
+            for data in &datas {
+                for manager in ["w", "z"] {
+                    let old = json!({"metadata": {"name": "c", "labels": {"l": "v"}, "managedFields": live},
+                                     "data": {"a": "1", "b": "2"}});
+                    let mut new = old.clone();
+                    new["data"] = data.clone();
+                    let w = UpdateWrite {
+                        manager,
+                        requested: None,
+                        via_subresource: None,
+                        now: "2024-01-01T00:00:30Z",
+                    };
+                    let (mut fast, mut full) = (new.clone(), new.clone());
+                    track_update_at(&t, Some(&old), &mut fast, &w, true);
+                    track_update_at(&t, Some(&old), &mut full, &w, false);
+                    assert_eq!(fast, full, "live {live}, data {data}, manager {manager}");
+                    let c = typed::compare(&old, &new, Ty::BuiltinRoot);
+                    let changed: Set = tracked(c.added.union(&c.modified).cloned().collect(), &[]);
+                    let writer = managed_fields::Writer {
+                        manager,
+                        subresource: "",
+                        api_version: "v1",
+                    };
+                    if managed_fields::touch_owner(
+                        live,
+                        &changed,
+                        &tracked(c.removed, &[]),
+                        &writer,
+                        w.now,
+                    )
+                    .is_some()
+                    {
+                        in_place_taken += 1;
+                    }
+                }
+            }
+        }
+        // Both paths were exercised.
+        assert!(in_place_taken > 0 && in_place_taken < lives.len() * datas.len() * 2);
     }
 
     #[test]

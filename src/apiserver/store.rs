@@ -37,15 +37,18 @@ pub struct StoreEvent {
     pub resource: String,
     pub namespace: String,
     /// The object after the change (for DELETED: its last state, stamped with the deletion RV).
-    pub object: Value,
-    /// The object before the change (for selector transitions).
-    pub old: Option<Value>,
+    /// Shared with the store and the write's response: no copy per event.
+    pub object: Arc<Value>,
+    /// The object before the change (for selector transitions): the store's previous value.
+    pub old: Option<Arc<Value>>,
     pub rv: u64,
 }
 
-/// Objects, the RV counter, the event history and the registry, behind one lock.
+/// Objects, the RV counter, the event history and the registry, behind one lock. Objects are
+/// immutable once stored (`Arc`): a write stores a new value, so readers, events and responses
+/// share one copy.
 pub struct Store {
-    pub objects: BTreeMap<Key, Value>,
+    pub objects: BTreeMap<Key, Arc<Value>>,
     pub rv: u64,
     pub registry: Registry,
     /// Bumped whenever served schemas change (OpenAPI hash).
@@ -140,7 +143,7 @@ impl Store {
             .take_while(move |((g, r, ns, _), _)| {
                 g == group && r == resource && namespace.is_none_or(|n| n == ns)
             })
-            .map(|(_, v)| v)
+            .map(|(_, v)| &**v)
     }
 }
 
@@ -155,7 +158,7 @@ mod tests {
             group: String::new(),
             resource: "configmaps".into(),
             namespace: "default".into(),
-            object: json!({}),
+            object: Arc::new(json!({})),
             old: None,
             rv,
         }
@@ -183,12 +186,12 @@ mod tests {
         for (ns, n) in [("a", "x"), ("b", "y"), ("a", "z")] {
             s.objects.insert(
                 ("".into(), "configmaps".into(), ns.into(), n.into()),
-                json!({"n": n}),
+                Arc::new(json!({"n": n})),
             );
         }
         s.objects.insert(
             ("".into(), "secrets".into(), "a".into(), "s".into()),
-            json!({}),
+            Arc::new(json!({})),
         );
         assert_eq!(s.objects_of("", "configmaps", Some("a")).count(), 2);
         assert_eq!(s.objects_of("", "configmaps", None).count(), 3);

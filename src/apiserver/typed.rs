@@ -314,16 +314,23 @@ fn walk_compare(
             let (so, sn) = (shape_of(&t, forced, o), shape_of(&t, forced, n));
             match (so, sn) {
                 (Shape::Map, Shape::Map) => {
+                    // Every key of either map once: the old map's keys, then the new-only ones
+                    // (the result is a set, so the visiting order does not matter).
                     let (om, nm) = (o.as_object(), n.as_object());
-                    let keys: std::collections::BTreeSet<&String> = om
+                    let old_keys = om.into_iter().flat_map(|m| m.keys());
+                    let new_only = nm
                         .into_iter()
                         .flat_map(|m| m.keys())
-                        .chain(nm.into_iter().flat_map(|m| m.keys()))
-                        .collect();
-                    for k in keys {
+                        .filter(|k| !om.is_some_and(|m| m.contains_key(k.as_str())));
+                    for k in old_keys.chain(new_only) {
+                        let (ov, nv) = (o.get(k), n.get(k));
+                        // An equal subtree adds no path: skip it without building its paths.
+                        if ov == nv {
+                            continue;
+                        }
                         let (ct, _, cforced) = child(t, k);
                         path.push(PathElement::Field(k.clone()));
-                        walk_compare(o.get(k), n.get(k), ct, &cforced, path, c);
+                        walk_compare(ov, nv, ct, &cforced, path, c);
                         path.pop();
                     }
                 }

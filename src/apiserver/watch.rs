@@ -73,13 +73,13 @@ fn translate(filter: &Filter, t: &Target, ev: &StoreEvent) -> Option<(&'static s
     let now = filter.matches(&ev.object);
     let before = ev.old.as_ref().is_some_and(|o| filter.matches(o));
     match ev.type_ {
-        EventType::Added => now.then(|| ("ADDED", ev.object.clone())),
-        EventType::Deleted => now.then(|| ("DELETED", ev.object.clone())),
+        EventType::Added => now.then(|| ("ADDED", (*ev.object).clone())),
+        EventType::Deleted => now.then(|| ("DELETED", (*ev.object).clone())),
         EventType::Modified => match (before, now) {
-            (true, true) => Some(("MODIFIED", ev.object.clone())),
-            (false, true) => Some(("ADDED", ev.object.clone())),
+            (true, true) => Some(("MODIFIED", (*ev.object).clone())),
+            (false, true) => Some(("ADDED", (*ev.object).clone())),
             (true, false) => {
-                let mut old = ev.old.clone().unwrap_or_default();
+                let mut old = ev.old.as_deref().cloned().unwrap_or_default();
                 meta::set_meta(&mut old, "resourceVersion", json!(ev.rv.to_string()));
                 Some(("DELETED", old))
             }

@@ -67,7 +67,9 @@ pub fn load_paths(paths: &[PathBuf], keep_going: bool) -> Result<Loaded, InputEr
     let mut loaded = Loaded::default();
     for path in paths {
         if path.as_os_str() == "-" {
-            let mut text = String::new();
+            // Room for the whole limit up front: the buffer never regrows (an allocator that
+            // copies on regrowth would hold two big copies); untouched capacity costs no memory.
+            let mut text = String::with_capacity(MAX_FILE_BYTES as usize + 1);
             std::io::stdin()
                 .take(MAX_FILE_BYTES + 1)
                 .read_to_string(&mut text)

@@ -55,21 +55,42 @@ fn join(path: &str, key: &str) -> String {
 /// ObjectMeta). Returns the pruned paths in traversal order (sorted keys).
 pub fn prune_resource(obj: &mut Value, schema: &Value) -> Vec<String> {
     let mut pruned = Vec::new();
-    prune_node(obj, Some(Schema(schema)), "", true, &mut pruned);
+    prune_node(
+        obj,
+        Some(Schema(schema)),
+        &mut String::new(),
+        true,
+        &mut pruned,
+    );
     pruned
 }
 
 /// Prunes a value that is not a resource root.
 pub fn prune_value(v: &mut Value, schema: &Value) -> Vec<String> {
     let mut pruned = Vec::new();
-    prune_node(v, Some(Schema(schema)), "", false, &mut pruned);
+    prune_node(
+        v,
+        Some(Schema(schema)),
+        &mut String::new(),
+        false,
+        &mut pruned,
+    );
     pruned
 }
 
+/// Appends `.key` (or `key` at the root) to a path buffer, as [`join`] renders it.
+fn push_key(path: &mut String, key: &str) {
+    if !path.is_empty() {
+        path.push('.');
+    }
+    path.push_str(key);
+}
+
+/// `path` is one buffer extended and truncated while walking: no String per visited node.
 fn prune_node(
     v: &mut Value,
     s: Option<Schema<'_>>,
-    path: &str,
+    path: &mut String,
     resource_root: bool,
     pruned: &mut Vec<String>,
 ) {
@@ -88,19 +109,19 @@ fn prune_node(
                 if is_resource && (k == "apiVersion" || k == "kind") {
                     continue;
                 }
-                let child_path = join(path, k);
+                let len = path.len();
+                push_key(path, k);
                 if is_resource && k == "metadata" {
-                    coerce_object_meta(child, &child_path, pruned);
-                    continue;
-                }
-                if let Some(cs) = s.property(k).or(additional) {
-                    prune_node(child, Some(cs), &child_path, false, pruned);
+                    coerce_object_meta(child, path, pruned);
+                } else if let Some(cs) = s.property(k).or(additional) {
+                    prune_node(child, Some(cs), path, false, pruned);
                 } else if s.preserve_unknown() {
                     // kept verbatim
                 } else {
                     unknown.push(k.clone());
-                    pruned.push(child_path);
+                    pruned.push(path.clone());
                 }
+                path.truncate(len);
             }
             for k in unknown {
                 map.remove(&k);
@@ -109,14 +130,29 @@ fn prune_node(
         Value::Array(items) => {
             let item_schema = s.and_then(|s| s.items());
             for (i, item) in items.iter_mut().enumerate() {
-                prune_node(item, item_schema, &format!("{path}[{i}]"), false, pruned);
+                let len = path.len();
+                path.push('[');
+                path.push_str(&i.to_string());
+                path.push(']');
+                prune_node(item, item_schema, path, false, pruned);
+                path.truncate(len);
             }
         }
         _ => {}
     }
 }
 
-fn keep_only(map: &mut Map<String, Value>, allowed: &[&str], path: &str, pruned: &mut Vec<String>) {
+/// Removes the keys not in `allowed`; the path prefix is rendered only when one is removed.
+fn keep_only(
+    map: &mut Map<String, Value>,
+    allowed: &[&str],
+    path: impl Fn() -> String,
+    pruned: &mut Vec<String>,
+) {
+    if map.keys().all(|k| allowed.contains(&k.as_str())) {
+        return;
+    }
+    let path = path();
     let unknown: Vec<String> = map
         .keys()
         .filter(|k| !allowed.contains(&k.as_str()))
@@ -124,7 +160,7 @@ fn keep_only(map: &mut Map<String, Value>, allowed: &[&str], path: &str, pruned:
         .collect();
     for k in unknown {
         map.remove(&k);
-        pruned.push(join(path, &k));
+        pruned.push(join(&path, &k));
     }
 }
 
@@ -134,7 +170,7 @@ pub fn coerce_object_meta(meta: &mut Value, path: &str, pruned: &mut Vec<String>
     let Some(map) = meta.as_object_mut() else {
         return;
     };
-    keep_only(map, OBJECT_META_FIELDS, path, pruned);
+    keep_only(map, OBJECT_META_FIELDS, || path.to_string(), pruned);
     for (list, allowed) in [
         ("ownerReferences", OWNER_REFERENCE_FIELDS),
         ("managedFields", MANAGED_FIELDS_ENTRY_FIELDS),
@@ -142,7 +178,7 @@ pub fn coerce_object_meta(meta: &mut Value, path: &str, pruned: &mut Vec<String>
         if let Some(Value::Array(items)) = map.get_mut(list) {
             for (i, item) in items.iter_mut().enumerate() {
                 if let Some(m) = item.as_object_mut() {
-                    keep_only(m, allowed, &format!("{}[{i}]", join(path, list)), pruned);
+                    keep_only(m, allowed, || format!("{}[{i}]", join(path, list)), pruned);
                 }
             }
         }
