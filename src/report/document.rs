@@ -13,6 +13,7 @@ use crate::suite::{Rule, RuleKind};
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
+use std::io::Write as _;
 
 /// Version of the JSON/YAML report layout.
 pub const REPORT_SCHEMA_VERSION: &str = "capi-conformance.io/report/v1";
@@ -179,8 +180,14 @@ pub(crate) fn write_json(
     out: &mut dyn std::io::Write,
 ) -> anyhow::Result<()> {
     let doc = ReportDocumentRef::new(m, opts.migration);
-    serde_json::to_writer_pretty(&mut *out, &doc).context("writing the JSON report")?;
-    out.write_all(b"\n").context("writing the JSON report")?;
+    // serde_json writes token by token: buffer them here, where the writer's type is known
+    // (a write through `dyn Write` per token costs more than the token).
+    let mut buffered = std::io::BufWriter::with_capacity(1 << 16, out);
+    serde_json::to_writer_pretty(&mut buffered, &doc).context("writing the JSON report")?;
+    buffered
+        .write_all(b"\n")
+        .and_then(|()| buffered.flush())
+        .context("writing the JSON report")?;
     Ok(())
 }
 
