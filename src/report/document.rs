@@ -330,10 +330,20 @@ impl Serialize for ResultsRef<'_> {
         use serde::ser::SerializeSeq as _;
         let fail_on = self.m.context.fail_on;
         let mut seq = serializer.serialize_seq(Some(self.m.results.len()))?;
+        // Results of one rule come in column order: the next result's column is usually the
+        // one after the previous result's, so that one is tried before a binary search.
+        let mut next_column = 0;
         for r in &self.m.results {
             let computed_id;
-            let column = match self.m.columns.binary_search(&r.column) {
-                Ok(i) => self.column_ids[i].as_str(),
+            let found = match self.m.columns.get(next_column) {
+                Some(c) if *c == r.column => Ok(next_column),
+                _ => self.m.columns.binary_search(&r.column),
+            };
+            let column = match found {
+                Ok(i) => {
+                    next_column = i + 1;
+                    self.column_ids[i].as_str()
+                }
                 Err(_) => {
                     computed_id = r.column.id();
                     computed_id.as_str()

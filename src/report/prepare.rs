@@ -33,7 +33,7 @@ fn is_prepared(m: &Matrix) -> bool {
                 .then_with(|| w[0].scenario.cmp(&w[1].scenario))
                 .is_lt()
         })
-        && m.results.iter().all(|r| listed(&r.column))
+        && all_listed(&m.columns, m.results.iter().map(|r| &r.column))
         && m.scenarios.iter().all(|s| listed(&s.column))
         && m.results.iter().all(|r| {
             r.reason.as_deref().is_none_or(is_clean)
@@ -46,6 +46,23 @@ fn is_prepared(m: &Matrix) -> bool {
                 })
         })
         && m.problems.iter().all(|p| is_clean(&p.message))
+}
+
+/// Whether every column of `wanted` is in the sorted `columns`. Results of one rule come in
+/// column order, so the column after the last one found is tried before a binary search.
+fn all_listed<'a>(columns: &[Column], wanted: impl Iterator<Item = &'a Column>) -> bool {
+    let mut next = 0;
+    for c in wanted {
+        let found = match columns.get(next) {
+            Some(n) if n == c => Ok(next),
+            _ => columns.binary_search(c),
+        };
+        match found {
+            Ok(i) => next = i + 1,
+            Err(_) => return false,
+        }
+    }
+    true
 }
 
 /// Text that [`redact_text`] leaves as it is.

@@ -47,16 +47,16 @@ pub fn is_secret_field(name: &str) -> bool {
 /// True when evidence at `path` (of `object`) would show a secret payload: the last path
 /// segment is named like a secret, or it is a Secret's `data`/`stringData`.
 pub fn is_secret_path(object: Option<&str>, path: &str) -> bool {
-    let segments: Vec<&str> = path
+    // Only the first and last non-empty segments matter (no list of them is built).
+    let mut segments = path
         .split(['.', '/'])
         .map(|s| s.split('[').next().unwrap_or(s))
-        .filter(|s| !s.is_empty())
-        .collect();
-    let last_secret = segments.last().is_some_and(|s| is_secret_field(s));
+        .filter(|s| !s.is_empty());
+    let first = segments.next();
+    let last = segments.last().or(first);
+    let last_secret = last.is_some_and(is_secret_field);
     let of_secret = object.is_some_and(|o| o.starts_with("Secret/") || o.starts_with("Secret "))
-        && segments
-            .first()
-            .is_some_and(|s| *s == "data" || *s == "stringData");
+        && first.is_some_and(|s| s == "data" || s == "stringData");
     last_secret || of_secret
 }
 
