@@ -53,7 +53,7 @@ pub fn is_secret_path(object: Option<&str>, path: &str) -> bool {
         .map(|s| s.split('[').next().unwrap_or(s))
         .filter(|s| !s.is_empty());
     let first = segments.next();
-    let last = segments.last().or(first);
+    let last = segments.next_back().or(first);
     let last_secret = last.is_some_and(is_secret_field);
     let of_secret = object.is_some_and(|o| o.starts_with("Secret/") || o.starts_with("Secret "))
         && first.is_some_and(|s| s == "data" || s == "stringData");
