@@ -1,6 +1,15 @@
 //! Lint throughput: a generated corpus of 1,000 CRDs (the conformant fixture's kinds renamed
 //! per provider), parsed from YAML text and evaluated against the embedded catalog.
-//! Reports bytes/s (criterion `Throughput::Bytes`); CRDs/s = 1,000 / time per iteration.
+//! Reports bytes/s of YAML (criterion `Throughput::Bytes`); CRDs/s = 1,000 / time per iteration.
+//!
+//! Bench ids (group `lint`):
+//! - `lint 1000 CRDs end to end (parse + evaluate + JSON report)`: what `lint -o json` does
+//!   after reading the file: parse, evaluate every rule, write the JSON report (≈ 15.7 MB for
+//!   this corpus) into a sink. The figure the README's lint line reports.
+//! - `lint 1000 CRDs (parse + evaluate)`: the same without the report.
+//! - `parse, all cores` / `parse, one core`: YAML → documents only (the corpus as one stream,
+//!   parsed in parallel above 512 KiB; or copy by copy, each below that threshold).
+//! - `evaluate only`: rule evaluation of already parsed documents (includes cloning them).
 //!
 //! Measured 2026-11-22 (`cargo bench --bench lint`, 2.97 MB corpus) on a 2-core machine shared
 //! with ~7 builds (load ≈ 9; `perf stat` showed the bench got ≈ 0.39 of a core):
@@ -11,9 +20,15 @@
 //!
 //! After the fast block-YAML reader (`src/inventory/fast_yaml.rs`), one core, load ≈ 4 (perf):
 //! parse ≈ 76 ms (≈ 39 MB/s), evaluate ≈ 224 ms; evaluation is now the limit (README).
+//!
+//! Session 3 (streamed JSON report, borrowed prepared matrix), `taskset -c 0`, load ≈ 3.3:
+//! end to end 283 ms (10.0 MiB/s ≈ 10.5 MB/s, ≈ 3,500 CRDs/s); parse + evaluate 214 ms;
+//! parse, one core 68 ms (≈ 44 MB/s); evaluate only 137 ms.
 
 use capi_conformance::checks::{LintOptions, evaluate};
+use capi_conformance::cli::OutputFormat;
 use capi_conformance::inventory::parse_text;
+use capi_conformance::report::{RenderOptions, render_to};
 use capi_conformance::suite::Catalog;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -30,6 +45,22 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("lint");
     group.sample_size(10);
     group.throughput(Throughput::Bytes(text.len() as u64));
+    let render_opts = RenderOptions::default();
+    group.bench_function(
+        "lint 1000 CRDs end to end (parse + evaluate + JSON report)",
+        |b| {
+            b.iter(|| {
+                let docs: Vec<_> = parse_text("bench.yaml", black_box(&text))
+                    .into_iter()
+                    .filter_map(Result::ok)
+                    .collect();
+                let m = evaluate(docs, &opts, &catalog).expect("evaluate");
+                let mut sink = std::io::sink();
+                render_to(&m, OutputFormat::Json, &render_opts, &mut sink).expect("report");
+                black_box(m.results.len())
+            })
+        },
+    );
     group.bench_function("lint 1000 CRDs (parse + evaluate)", |b| {
         b.iter(|| {
             let docs: Vec<_> = parse_text("bench.yaml", black_box(&text))

@@ -108,6 +108,58 @@ fn rendering_twice_and_from_shuffled_input_is_byte_identical() {
     }
 }
 
+#[test]
+fn an_already_sorted_matrix_renders_like_its_shuffled_copy() {
+    // A sorted, clean matrix is written straight from the matrix (no prepared copy); the
+    // shuffled one goes through the copy. Both must give the same bytes.
+    for m in [
+        fixtures::synthetic(),
+        fixtures::all_pass(),
+        fixtures::large(30),
+    ] {
+        let mut sorted = m.clone();
+        sorted.sort();
+        for f in FORMATS {
+            assert_eq!(
+                render(&sorted, f),
+                render(&shuffled(&m), f),
+                "{f:?} differs between the sorted and the shuffled matrix"
+            );
+        }
+    }
+}
+
+#[test]
+fn streamed_json_is_the_report_document_serialised() {
+    use capi_conformance::report::ReportDocument;
+    for m in [
+        fixtures::synthetic(),
+        fixtures::all_pass(),
+        fixtures::large(30),
+    ] {
+        let mut sorted = m.clone();
+        sorted.sort();
+        for m in [m, sorted] {
+            let json = render(&m, OutputFormat::Json);
+            let doc: ReportDocument = serde_json::from_str(&json).unwrap();
+            let again = serde_json::to_string_pretty(&doc).unwrap() + "\n";
+            assert_eq!(
+                json, again,
+                "field order or skip rules differ from ReportDocument"
+            );
+            let mut streamed = Vec::new();
+            capi_conformance::report::render_to(
+                &m,
+                OutputFormat::Json,
+                &capi_conformance::report::RenderOptions::default(),
+                &mut streamed,
+            )
+            .unwrap();
+            assert_eq!(String::from_utf8(streamed).unwrap(), json);
+        }
+    }
+}
+
 // ---------- content ----------
 
 #[test]

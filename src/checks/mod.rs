@@ -156,6 +156,10 @@ pub struct CheckCtx<'a> {
     /// The controller containers of the inputs' Deployments, found once per evaluation
     /// ([`clusterctl::manager_containers`]).
     pub manager_containers: &'a [&'a Value],
+    /// `CustomResourceDefinition/<name>` of `crd`, spelled once per column for evidence.
+    pub crd_object: Option<String>,
+    /// Input location of `crd`, spelled once per column for evidence.
+    pub crd_location: Option<String>,
 }
 
 impl<'a> CheckCtx<'a> {
@@ -184,10 +188,10 @@ impl<'a> CheckCtx<'a> {
     pub fn ev(&self, message: impl Into<String>) -> Evidence {
         Evidence {
             message: message.into(),
-            object: self.crd.map(|c| c.crd.object_ref()),
+            object: self.crd_object.clone(),
             path: None,
             resource_version: None,
-            location: self.crd.map(|c| c.crd.origin.location()),
+            location: self.crd_location.clone(),
         }
     }
 }
@@ -415,6 +419,8 @@ pub fn evaluate_rules(
             opts,
             rbac: &rbac_index,
             manager_containers: &manager_containers,
+            crd_object: pc.crd.map(|c| c.crd.object_ref()),
+            crd_location: pc.crd.map(|c| c.crd.origin.location()),
         };
         for (index, p) in prepared.iter().enumerate() {
             let rule = p.rule;
@@ -442,9 +448,13 @@ pub fn evaluate_rules(
             });
         }
     }
+    let used: std::collections::HashSet<&str> = prepared
+        .iter()
+        .zip(&by_rule)
+        .filter(|(_, results)| !results.is_empty())
+        .map(|(p, _)| p.rule.id.as_str())
+        .collect();
     let results: Vec<RuleResult> = by_rule.into_iter().flatten().collect();
-    let used: std::collections::BTreeSet<&str> =
-        results.iter().map(|r| r.rule_id.as_str()).collect();
     let mut matrix = Matrix {
         context: RunContext {
             tool_version: env!("CARGO_PKG_VERSION").to_string(),

@@ -99,11 +99,17 @@ impl RbacIndex {
                 for g in list("apiGroups") {
                     for r in list("resources") {
                         let key = (g.to_string(), r.to_string());
-                        idx.grants
-                            .entry(key.clone())
-                            .or_default()
-                            .extend(verbs.iter().map(|v| v.to_string()));
-                        idx.sources.entry(key).or_default().insert(name.clone());
+                        // Verbs and role names are copied only when new to the entry.
+                        let granted = idx.grants.entry(key.clone()).or_default();
+                        for v in &verbs {
+                            if !granted.contains(*v) {
+                                granted.insert((*v).to_string());
+                            }
+                        }
+                        let sources = idx.sources.entry(key).or_default();
+                        if !sources.contains(&name) {
+                            sources.insert(name.clone());
+                        }
                     }
                 }
             }

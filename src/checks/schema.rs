@@ -159,12 +159,12 @@ pub fn run_field_check(check: &FieldCheck, ctx: &CheckCtx) -> Finding {
     let Some(contract) = ctx.contract else {
         return Finding::skip("no contract applies to this column");
     };
-    let (crd, version, schema) = match ctx.schema() {
+    let (_, version, schema) = match ctx.schema() {
         Ok(x) => x,
         Err(f) => return f,
     };
-    let object = Some(crd.crd.object_ref());
-    let location = Some(crd.crd.origin.location());
+    let object = ctx.crd_object.clone();
+    let location = ctx.crd_location.clone();
     let ev = |message: String, path: &str| Evidence {
         message,
         object: object.clone(),

@@ -233,11 +233,38 @@ pub fn string_map(v: Option<&Value>) -> BTreeMap<String, String> {
 /// `properties`, `items` or `additionalProperties` has a `type`, unless it is
 /// `x-kubernetes-int-or-string` or `x-kubernetes-preserve-unknown-fields`; no `$ref`.
 fn structural(node: &Value, path: &str) -> Result<(), String> {
+    let mut trail = Vec::new();
+    structural_walk(node, &mut trail).map_err(|problem| {
+        let mut at = path.to_string();
+        for step in &trail {
+            match step {
+                Step::Property(k) => {
+                    at.push_str(".properties.");
+                    at.push_str(k);
+                }
+                Step::Items => at.push_str(".items"),
+                Step::AdditionalProperties => at.push_str(".additionalProperties"),
+            }
+        }
+        format!("{at} {problem}")
+    })
+}
+
+/// One step from a schema node to a child [`structural`] checks.
+enum Step<'a> {
+    Property(&'a str),
+    Items,
+    AdditionalProperties,
+}
+
+/// [`structural`]'s walk: on error, `trail` holds the steps to the offending node (the path is
+/// only spelled out then, not for every node).
+fn structural_walk<'a>(node: &'a Value, trail: &mut Vec<Step<'a>>) -> Result<(), &'static str> {
     let Some(obj) = node.as_object() else {
-        return Err(format!("{path} is not an object"));
+        return Err("is not an object");
     };
     if obj.contains_key("$ref") {
-        return Err(format!("{path} uses $ref"));
+        return Err("uses $ref");
     }
     let typed = obj
         .get("type")
@@ -248,22 +275,28 @@ fn structural(node: &Value, path: &str) -> Result<(), String> {
         && !flag("x-kubernetes-int-or-string")
         && !flag("x-kubernetes-preserve-unknown-fields")
     {
-        return Err(format!("{path} has no type"));
+        return Err("has no type");
     }
     if let Some(props) = obj.get("properties").and_then(Value::as_object) {
         for (k, child) in props {
-            structural(child, &format!("{path}.properties.{k}"))?;
+            trail.push(Step::Property(k));
+            structural_walk(child, trail)?;
+            trail.pop();
         }
     }
     if let Some(items) = obj.get("items")
         && items.is_object()
     {
-        structural(items, &format!("{path}.items"))?;
+        trail.push(Step::Items);
+        structural_walk(items, trail)?;
+        trail.pop();
     }
     if let Some(ap) = obj.get("additionalProperties")
         && ap.is_object()
     {
-        structural(ap, &format!("{path}.additionalProperties"))?;
+        trail.push(Step::AdditionalProperties);
+        structural_walk(ap, trail)?;
+        trail.pop();
     }
     Ok(())
 }

@@ -5,14 +5,15 @@
 use super::RenderOptions;
 use super::migration::Migration;
 use super::model::{
-    Column, Evidence, Matrix, Outcome, Phase, Problem, RunContext, ScenarioRecord, StepRecord,
-    Summary, TimelineEntry, Verdict,
+    Column, Evidence, Matrix, Outcome, Phase, Problem, RuleResult, RunContext, ScenarioRecord,
+    StepRecord, Summary, TimelineEntry, Verdict,
 };
-use crate::contract::{Contract, Level, Role};
-use crate::suite::RuleKind;
+use crate::contract::{Contract, FailOn, Level, Role};
+use crate::suite::{Rule, RuleKind};
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write as _;
 
 /// Version of the JSON/YAML report layout.
 pub const REPORT_SCHEMA_VERSION: &str = "capi-conformance.io/report/v1";
@@ -129,24 +130,7 @@ impl ReportDocument {
             summary: m.summary(),
             verdict: m.verdict(),
             exit_code: m.verdict().exit_code(),
-            rules: m
-                .rules
-                .iter()
-                .map(|r| ReportRule {
-                    id: r.id.clone(),
-                    title: r.title.clone(),
-                    level: r.level,
-                    levels: r.levels.clone(),
-                    condition: r.condition.clone(),
-                    contracts: r.contracts.clone(),
-                    roles: r.roles.clone(),
-                    kind: r.kind,
-                    doc: r.doc.clone(),
-                    description: r.description.trim().to_string(),
-                    remediation: r.remediation.trim().to_string(),
-                    scenario: r.scenario.clone(),
-                })
-                .collect(),
+            rules: m.rules.iter().map(report_rule).collect(),
             columns: m
                 .columns
                 .iter()
@@ -168,9 +152,7 @@ impl ReportDocument {
                     reason: r.reason.clone(),
                     evidence: r.evidence.clone(),
                     duration_ms: r.duration_ms,
-                    gating: !r.column.baseline
-                        && matches!(r.outcome, Outcome::Fail | Outcome::Inconclusive)
-                        && r.level.gates(fail_on),
+                    gating: is_gating(r, fail_on),
                 })
                 .collect(),
             problems: m.problems.clone(),
@@ -189,11 +171,223 @@ fn scenario(s: &ScenarioRecord) -> ReportScenario {
     }
 }
 
-pub(crate) fn to_json(m: &Matrix, opts: &RenderOptions) -> anyhow::Result<String> {
-    let doc = ReportDocument::from_prepared(m, opts.migration);
-    let mut s = serde_json::to_string_pretty(&doc).context("serialising the JSON report")?;
-    s.push('\n');
-    Ok(s)
+/// Writes the JSON report of an already prepared matrix to `out` (the bytes of
+/// `serde_json::to_string_pretty(&ReportDocument::from_prepared(m, …))` plus a newline),
+/// serialising straight from the matrix.
+pub(crate) fn write_json(
+    m: &Matrix,
+    opts: &RenderOptions,
+    out: &mut dyn std::io::Write,
+) -> anyhow::Result<()> {
+    let doc = ReportDocumentRef::new(m, opts.migration);
+    // serde_json writes token by token: buffer them here, where the writer's type is known
+    // (a write through `dyn Write` per token costs more than the token).
+    let mut buffered = std::io::BufWriter::with_capacity(1 << 16, out);
+    serde_json::to_writer_pretty(&mut buffered, &doc).context("writing the JSON report")?;
+    buffered
+        .write_all(b"\n")
+        .and_then(|()| buffered.flush())
+        .context("writing the JSON report")?;
+    Ok(())
+}
+
+/// [`ReportDocument`] borrowing an already prepared matrix: the same fields in the same order
+/// with the same skip rules, so it serialises to the same bytes without copying every result
+/// (and its evidence) into an owned document first.
+#[derive(Serialize)]
+struct ReportDocumentRef<'a> {
+    schema_version: &'static str,
+    context: ReportContext,
+    summary: Summary,
+    verdict: Verdict,
+    exit_code: i32,
+    rules: Vec<ReportRule>,
+    columns: Vec<ReportColumnRef<'a>>,
+    results: ResultsRef<'a>,
+    problems: &'a [Problem],
+    scenarios: Vec<ReportScenarioRef<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    migration: Option<Migration>,
+}
+
+impl<'a> ReportDocumentRef<'a> {
+    fn new(m: &'a Matrix, migration_to: Option<Contract>) -> Self {
+        let results = ResultsRef::new(m);
+        let summary = m.summary();
+        let verdict = m.verdict();
+        ReportDocumentRef {
+            schema_version: REPORT_SCHEMA_VERSION,
+            context: ReportContext::new(&m.context),
+            summary,
+            verdict,
+            exit_code: verdict.exit_code(),
+            rules: m.rules.iter().map(report_rule).collect(),
+            columns: m
+                .columns
+                .iter()
+                .zip(&results.column_ids)
+                .map(|(column, id)| ReportColumnRef {
+                    id: id.clone(),
+                    column,
+                })
+                .collect(),
+            problems: &m.problems,
+            scenarios: m
+                .scenarios
+                .iter()
+                .map(|s| ReportScenarioRef {
+                    scenario: &s.scenario,
+                    column: s.column.id(),
+                    steps: &s.steps,
+                    timeline: &s.timeline,
+                })
+                .collect(),
+            migration: migration_to.map(|to| super::migration::migration(m, to)),
+            results,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ReportColumnRef<'a> {
+    id: String,
+    #[serde(flatten)]
+    column: &'a Column,
+}
+
+#[derive(Serialize)]
+struct ReportResultRef<'a> {
+    rule_id: &'a str,
+    column: &'a str,
+    level: Level,
+    level_label: &'a str,
+    phase: Phase,
+    outcome: Outcome,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[Evidence]>::is_empty")]
+    evidence: &'a [Evidence],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    duration_ms: Option<u64>,
+    gating: bool,
+}
+
+#[derive(Serialize)]
+struct ReportScenarioRef<'a> {
+    scenario: &'a str,
+    column: String,
+    steps: &'a [StepRecord],
+    #[serde(skip_serializing_if = "<[TimelineEntry]>::is_empty")]
+    timeline: &'a [TimelineEntry],
+}
+
+/// The results of a matrix, serialised one by one as [`ReportResult`]s would be.
+struct ResultsRef<'a> {
+    m: &'a Matrix,
+    /// Column ids, parallel to `m.columns` (sorted, so a result's column is found by binary
+    /// search).
+    column_ids: Vec<String>,
+    /// Rule id → (level label without contract, label per [`Contract::ALL`]).
+    labels: HashMap<&'a str, (String, [String; 2])>,
+}
+
+impl<'a> ResultsRef<'a> {
+    fn new(m: &'a Matrix) -> Self {
+        let mut labels = HashMap::new();
+        for r in &m.rules {
+            // `Matrix::rule` (what `result_level_label` uses) finds the first rule with an id.
+            labels.entry(r.id.as_str()).or_insert_with(|| {
+                (
+                    r.level_label(None),
+                    Contract::ALL.map(|c| r.level_label(Some(c))),
+                )
+            });
+        }
+        ResultsRef {
+            m,
+            column_ids: m.columns.iter().map(Column::id).collect(),
+            labels,
+        }
+    }
+
+    /// `result_level_label` from the precomputed labels.
+    fn level_label<'s>(&'s self, r: &'s RuleResult) -> &'s str {
+        let Some((none, per_contract)) = self.labels.get(r.rule_id.as_str()) else {
+            return r.level.as_str();
+        };
+        match r.column.contract {
+            None => none,
+            Some(c) => Contract::ALL
+                .iter()
+                .position(|x| *x == c)
+                .map_or(none.as_str(), |i| per_contract[i].as_str()),
+        }
+    }
+}
+
+impl Serialize for ResultsRef<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq as _;
+        let fail_on = self.m.context.fail_on;
+        let mut seq = serializer.serialize_seq(Some(self.m.results.len()))?;
+        // Results of one rule come in column order: the next result's column is usually the
+        // one after the previous result's, so that one is tried before a binary search.
+        let mut next_column = 0;
+        for r in &self.m.results {
+            let computed_id;
+            let found = match self.m.columns.get(next_column) {
+                Some(c) if *c == r.column => Ok(next_column),
+                _ => self.m.columns.binary_search(&r.column),
+            };
+            let column = match found {
+                Ok(i) => {
+                    next_column = i + 1;
+                    self.column_ids[i].as_str()
+                }
+                Err(_) => {
+                    computed_id = r.column.id();
+                    computed_id.as_str()
+                }
+            };
+            seq.serialize_element(&ReportResultRef {
+                rule_id: &r.rule_id,
+                column,
+                level: r.level,
+                level_label: self.level_label(r),
+                phase: r.phase,
+                outcome: r.outcome,
+                reason: r.reason.as_deref(),
+                evidence: &r.evidence,
+                duration_ms: r.duration_ms,
+                gating: is_gating(r, fail_on),
+            })?;
+        }
+        seq.end()
+    }
+}
+
+/// A failure or inconclusive at or above `--fail-on` on a target column.
+fn is_gating(r: &RuleResult, fail_on: FailOn) -> bool {
+    !r.column.baseline
+        && matches!(r.outcome, Outcome::Fail | Outcome::Inconclusive)
+        && r.level.gates(fail_on)
+}
+
+fn report_rule(r: &Rule) -> ReportRule {
+    ReportRule {
+        id: r.id.clone(),
+        title: r.title.clone(),
+        level: r.level,
+        levels: r.levels.clone(),
+        condition: r.condition.clone(),
+        contracts: r.contracts.clone(),
+        roles: r.roles.clone(),
+        kind: r.kind,
+        doc: r.doc.clone(),
+        description: r.description.trim().to_string(),
+        remediation: r.remediation.trim().to_string(),
+        scenario: r.scenario.clone(),
+    }
 }
 
 pub(crate) fn to_yaml(m: &Matrix, opts: &RenderOptions) -> anyhow::Result<String> {

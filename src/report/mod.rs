@@ -65,13 +65,35 @@ pub fn render(
     format: OutputFormat,
     opts: &RenderOptions,
 ) -> anyhow::Result<String> {
+    use anyhow::Context as _;
     let m = prepare::prepared(matrix);
     match format {
         OutputFormat::Table => Ok(table::render(&m, opts)),
-        OutputFormat::Json => document::to_json(&m, opts),
+        OutputFormat::Json => {
+            let mut out = Vec::new();
+            document::write_json(&m, opts, &mut out)?;
+            String::from_utf8(out).context("the JSON report is not UTF-8")
+        }
         OutputFormat::Yaml => document::to_yaml(&m, opts),
         OutputFormat::Junit => junit::render(&m, opts),
         OutputFormat::Markdown => Ok(markdown::render(&m, opts)),
+    }
+}
+
+/// Writes `matrix` in `format` to `out`: the bytes [`render`] returns, with the JSON report
+/// serialised straight into `out` (no copy of the matrix, no whole-report string).
+pub fn render_to(
+    matrix: &Matrix,
+    format: OutputFormat,
+    opts: &RenderOptions,
+    out: &mut dyn std::io::Write,
+) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    match format {
+        OutputFormat::Json => document::write_json(&prepare::prepared(matrix), opts, out),
+        _ => out
+            .write_all(render(matrix, format, opts)?.as_bytes())
+            .context("writing the report"),
     }
 }
 

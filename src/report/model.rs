@@ -228,6 +228,16 @@ pub struct Matrix {
     pub scenarios: Vec<ScenarioRecord>,
 }
 
+/// How [`Matrix::results`] stand against the order [`Matrix::sort`] gives them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ResultOrder {
+    Unsorted,
+    /// In order, but some adjacent results are equal on (rule, column, phase).
+    WithTies,
+    /// In order, and no two results are equal on (rule, column, phase).
+    Strict,
+}
+
 /// Counts per outcome.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
@@ -279,6 +289,13 @@ impl Matrix {
             .enumerate()
             .map(|(i, r)| (r.id.as_str(), i))
             .collect();
+        if self.result_order() != ResultOrder::Unsorted {
+            // Already in order (what the static engine produces): a stable sort would keep
+            // every result where it is, so nothing moves.
+            self.problems.sort();
+            self.sort_scenarios();
+            return;
+        }
         // Each result's rule rank is looked up once (not once per comparison).
         let mut keyed: Vec<(usize, RuleResult)> = std::mem::take(&mut self.results)
             .into_iter()
@@ -295,11 +312,55 @@ impl Matrix {
         });
         self.results = keyed.into_iter().map(|(_, r)| r).collect();
         self.problems.sort();
+        self.sort_scenarios();
+    }
+
+    fn sort_scenarios(&mut self) {
         self.scenarios.sort_by(|a, b| {
             a.column
                 .cmp(&b.column)
                 .then_with(|| a.scenario.cmp(&b.scenario))
         });
+    }
+
+    /// Whether `results` are already in [`Matrix::sort`]'s order: rules in `rules` order
+    /// (results of rules not listed last, by id), then column, then phase. `Strict` when no
+    /// two adjacent results are equal on that key. Conservative: `Unsorted` whenever in doubt.
+    pub(crate) fn result_order(&self) -> ResultOrder {
+        let order: std::collections::HashMap<&str, usize> = self
+            .rules
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.id.as_str(), i))
+            .collect();
+        let rank = |id: &str| order.get(id).copied().unwrap_or(usize::MAX);
+        let mut strict = true;
+        let mut prev: Option<(usize, &RuleResult)> = None;
+        for r in &self.results {
+            // Results come in runs of one rule: look the rank up only when the rule changes.
+            let r_rank = match prev {
+                Some((p_rank, p)) if p.rule_id == r.rule_id => p_rank,
+                _ => rank(&r.rule_id),
+            };
+            if let Some((p_rank, p)) = prev {
+                let ord = p_rank
+                    .cmp(&r_rank)
+                    .then_with(|| p.rule_id.cmp(&r.rule_id))
+                    .then_with(|| p.column.cmp(&r.column))
+                    .then_with(|| p.phase.cmp(&r.phase));
+                match ord {
+                    Ordering::Greater => return ResultOrder::Unsorted,
+                    Ordering::Equal => strict = false,
+                    Ordering::Less => {}
+                }
+            }
+            prev = Some((r_rank, r));
+        }
+        if strict {
+            ResultOrder::Strict
+        } else {
+            ResultOrder::WithTies
+        }
     }
 
     pub fn rule(&self, id: &str) -> Option<&Rule> {

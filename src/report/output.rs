@@ -1,7 +1,7 @@
 //! `write_outputs`: the `-o` format to stdout plus every `--junit/--json/--markdown/--html` file
 //! of one run.
 
-use super::{Matrix, RenderOptions, render, render_html};
+use super::{Matrix, RenderOptions, render_html, render_to};
 use crate::cli::{OutputFormat, ReportArgs};
 use crate::contract::Contract;
 use anyhow::Context as _;
@@ -66,24 +66,35 @@ pub fn write_outputs_to(
     ];
     for (path, format) in files {
         let Some(path) = path else { continue };
-        let body = match format {
-            Some(f) => render(matrix, f, &file_opts)?,
-            None => render_html(matrix, &file_opts),
-        };
-        write_file(path, &body)?;
+        match format {
+            Some(f) => write_file(path, |out| render_to(matrix, f, &file_opts, out))?,
+            None => {
+                let body = render_html(matrix, &file_opts);
+                write_file(path, |out| Ok(out.write_all(body.as_bytes())?))?;
+            }
+        }
     }
-    let body = render(matrix, args.output, &opts)?;
-    stdout
-        .write_all(body.as_bytes())
-        .and_then(|()| stdout.flush())
+    // Buffered: the JSON report is serialised piece by piece, and stdout's own buffer flushes
+    // at every newline.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout);
+    render_to(matrix, args.output, &opts, &mut out)
+        .and_then(|()| Ok(out.flush()?))
         .context("writing the report to stdout")?;
     Ok(())
 }
 
-fn write_file(path: &Path, body: &str) -> anyhow::Result<()> {
+fn write_file(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("creating the directory of {}", path.display()))?;
     }
-    std::fs::write(path, body).with_context(|| format!("writing {}", path.display()))
+    let file =
+        std::fs::File::create(path).with_context(|| format!("writing {}", path.display()))?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+    write(&mut out)
+        .and_then(|()| Ok(out.flush()?))
+        .with_context(|| format!("writing {}", path.display()))
 }

@@ -47,24 +47,69 @@ pub fn is_secret_field(name: &str) -> bool {
 /// True when evidence at `path` (of `object`) would show a secret payload: the last path
 /// segment is named like a secret, or it is a Secret's `data`/`stringData`.
 pub fn is_secret_path(object: Option<&str>, path: &str) -> bool {
-    let segments: Vec<&str> = path
+    // Only the first and last non-empty segments matter (no list of them is built).
+    let mut segments = path
         .split(['.', '/'])
         .map(|s| s.split('[').next().unwrap_or(s))
-        .filter(|s| !s.is_empty())
-        .collect();
-    let last_secret = segments.last().is_some_and(|s| is_secret_field(s));
+        .filter(|s| !s.is_empty());
+    let first = segments.next();
+    let last = segments.next_back().or(first);
+    let last_secret = last.is_some_and(is_secret_field);
     let of_secret = object.is_some_and(|o| o.starts_with("Secret/") || o.starts_with("Secret "))
-        && segments
-            .first()
-            .is_some_and(|s| *s == "data" || *s == "stringData");
+        && first.is_some_and(|s| s == "data" || s == "stringData");
     last_secret || of_secret
 }
 
 /// Masks the values of secret-like pairs in free text. Text without such pairs is returned as is.
 pub fn redact_text(text: &str) -> String {
+    redact_cow(text).into_owned()
+}
+
+/// Lower-case pieces of which every key [`SECRET_PAIR`] matches contains one
+/// (`secret-key`, `private_key`, `client-key`, `api_key` all contain `key`).
+const SECRET_KEY_PIECES: [&str; 6] = [
+    "passw",
+    "token",
+    "key",
+    "bearer",
+    "credential",
+    "stringdata",
+];
+
+/// Whether `text` may hold a pair [`SECRET_PAIR`] matches. ASCII text without any of
+/// [`SECRET_KEY_PIECES`] (in any case) cannot; other text is left to the regex (its
+/// case-insensitive matching also folds non-ASCII letters such as the Kelvin sign).
+fn may_hold_secret_pair(text: &str) -> bool {
+    if !text.is_ascii() {
+        return true;
+    }
+    let bytes = text.as_bytes();
+    // One pass: the piece a byte could start is picked by that byte (`| 0x20` lower-cases
+    // ASCII letters and maps no other byte onto one), and only then compared.
+    (0..bytes.len()).any(|i| {
+        let piece: &[u8] = match bytes[i] | 0x20 {
+            b'p' => SECRET_KEY_PIECES[0].as_bytes(),
+            b't' => SECRET_KEY_PIECES[1].as_bytes(),
+            b'k' => SECRET_KEY_PIECES[2].as_bytes(),
+            b'b' => SECRET_KEY_PIECES[3].as_bytes(),
+            b'c' => SECRET_KEY_PIECES[4].as_bytes(),
+            b's' => SECRET_KEY_PIECES[5].as_bytes(),
+            _ => return false,
+        };
+        bytes
+            .get(i..i + piece.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(piece))
+    })
+}
+
+/// [`redact_text`] without a copy when nothing is masked.
+pub fn redact_cow(text: &str) -> std::borrow::Cow<'_, str> {
     let Some(re) = SECRET_PAIR.as_ref() else {
-        return text.to_string();
+        return std::borrow::Cow::Borrowed(text);
     };
+    if !may_hold_secret_pair(text) {
+        return std::borrow::Cow::Borrowed(text);
+    }
     re.replace_all(text, |c: &regex::Captures<'_>| {
         let key = c.name("key").map_or("", |m| m.as_str());
         let sep = c.name("sep").map_or("", |m| m.as_str());
@@ -77,7 +122,6 @@ pub fn redact_text(text: &str) -> String {
             format!("{key}{sep}{MASK}")
         }
     })
-    .into_owned()
 }
 
 #[cfg(test)]
@@ -96,6 +140,29 @@ mod tests {
             r#"{"stringData": "<redacted>", "name": "a"}"#
         );
         assert_eq!(redact_text("Bearer: xyz, next"), "Bearer: <redacted>, next");
+    }
+
+    #[test]
+    fn prefilter_lets_every_secret_key_through() {
+        for text in [
+            "PASSWD=x",
+            "myToken: y",
+            "aws_secret_key = z",
+            "Private-Key: k",
+            "clientKey=v",
+            "API_KEY: w",
+            "Bearer: b",
+            "credentials: c",
+            "StringData: s",
+            // Non-ASCII text is always left to the regex (case folding of e.g. the Kelvin sign).
+            "to\u{212A}en: secret",
+        ] {
+            assert!(may_hold_secret_pair(text), "{text}");
+            assert_ne!(redact_text(text), text, "{text}");
+        }
+        assert!(!may_hold_secret_pair(
+            "status.initialization.provisioned is a boolean"
+        ));
     }
 
     #[test]
