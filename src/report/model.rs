@@ -283,12 +283,7 @@ impl Matrix {
     pub fn sort(&mut self) {
         self.columns.sort();
         self.columns.dedup();
-        let order: std::collections::HashMap<&str, usize> = self
-            .rules
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (r.id.as_str(), i))
-            .collect();
+        let order = Self::rule_ranks(&self.rules);
         if self.result_order() != ResultOrder::Unsorted {
             // Already in order (what the static engine produces): a stable sort would keep
             // every result where it is, so nothing moves.
@@ -315,6 +310,15 @@ impl Matrix {
         self.sort_scenarios();
     }
 
+    /// Each catalog rule id's position in `rules` (the primary sort key of results).
+    fn rule_ranks(rules: &[Rule]) -> std::collections::HashMap<&str, usize> {
+        rules
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.id.as_str(), i))
+            .collect()
+    }
+
     fn sort_scenarios(&mut self) {
         self.scenarios.sort_by(|a, b| {
             a.column
@@ -327,12 +331,7 @@ impl Matrix {
     /// (results of rules not listed last, by id), then column, then phase. `Strict` when no
     /// two adjacent results are equal on that key. Conservative: `Unsorted` whenever in doubt.
     pub(crate) fn result_order(&self) -> ResultOrder {
-        let order: std::collections::HashMap<&str, usize> = self
-            .rules
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (r.id.as_str(), i))
-            .collect();
+        let order = Self::rule_ranks(&self.rules);
         let rank = |id: &str| order.get(id).copied().unwrap_or(usize::MAX);
         let mut strict = true;
         let mut prev: Option<(usize, &RuleResult)> = None;
