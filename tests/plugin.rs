@@ -11,6 +11,8 @@ mod krew;
 mod kubectl;
 #[path = "plugin/least_privilege.rs"]
 mod least_privilege;
+#[path = "shared/manifests.rs"]
+mod manifests;
 #[path = "plugin/rbac.rs"]
 mod rbac;
 #[path = "plugin/support.rs"]

@@ -11,5 +11,7 @@ mod determinism;
 mod faults;
 #[path = "reliability/leaks.rs"]
 mod leaks;
+#[path = "shared/manifests.rs"]
+mod manifests;
 #[path = "reliability/serve.rs"]
 mod serve;

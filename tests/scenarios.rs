@@ -6,6 +6,8 @@ mod common;
 mod embedded;
 #[path = "scenarios/faults.rs"]
 mod faults;
+#[path = "shared/manifests.rs"]
+mod manifests;
 #[path = "scenarios/process.rs"]
 mod process;
 #[path = "scenarios/static_only.rs"]

@@ -3,6 +3,7 @@
 //! `capi-conformance rbac` prints gets the admin's verdict; with any single permission of those
 //! roles removed it stops with `forbidden: <verb> <resource>` and exit 2.
 
+use crate::manifests::write_docs;
 use crate::support::{Serve, serve, stderr, tool_bin};
 use capi_conformance::apiserver::access::expand_rule;
 use k8s_openapi::api::core::v1::ServiceAccount;
@@ -21,16 +22,6 @@ struct Cluster {
     served: crate::support::Served,
     admin: kube::Client,
     dir: tempfile::TempDir,
-}
-
-fn write_docs(dir: &Path, name: &str, docs: &[Value]) -> PathBuf {
-    let path = dir.join(name);
-    let text: String = docs
-        .iter()
-        .map(|d| format!("---\n{}\n", serde_json::to_string(d).unwrap()))
-        .collect();
-    std::fs::write(&path, text).unwrap();
-    path
 }
 
 async fn cluster(test: &str) -> Option<Cluster> {

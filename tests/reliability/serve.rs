@@ -1,6 +1,7 @@
 //! A `serve` child process with CAPI core and mock CRDs, and the mock as its own process.
 
 use super::common::bin;
+use crate::manifests::write_docs;
 use capi_conformance::mock::core_crds::core_crd_documents;
 use capi_conformance::mock::crds::mock_crds;
 use capi_conformance::mock::manifests::{aggregated_cluster_role, manager_cluster_role};
@@ -23,16 +24,6 @@ impl Drop for Served {
             let _ = c.wait();
         }
     }
-}
-
-fn write_docs(dir: &Path, name: &str, docs: &[Value]) -> PathBuf {
-    let path = dir.join(name);
-    let text: String = docs
-        .iter()
-        .map(|d| format!("---\n{}\n", serde_json::to_string(d).unwrap()))
-        .collect();
-    std::fs::write(&path, text).unwrap();
-    path
 }
 
 pub fn start(dir: &Path) -> Served {

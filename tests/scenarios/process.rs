@@ -1,6 +1,7 @@
 //! `check` as a process: against `serve` (non-embedded: broken environment, Ctrl-C cleanup)
 //! and `check --embedded --provider-cmd` with the mock as an out-of-process controller.
 
+use crate::manifests::write_docs;
 use capi_conformance::mock::crds::mock_crds;
 use capi_conformance::mock::manifests::{aggregated_cluster_role, manager_cluster_role};
 use capi_conformance::scenarios::RUN_LABEL;
@@ -27,16 +28,6 @@ impl Drop for Serve {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn write_docs(dir: &Path, name: &str, docs: &[Value]) -> PathBuf {
-    let path = dir.join(name);
-    let text: String = docs
-        .iter()
-        .map(|d| format!("---\n{}\n", serde_json::to_string(d).unwrap()))
-        .collect();
-    std::fs::write(&path, text).unwrap();
-    path
 }
 
 fn mock_docs() -> Vec<Value> {
