@@ -196,6 +196,7 @@ pub fn report_leftovers(run_id: &str, leftovers: &Leftovers) {
 
 /// `check` against the cluster of the kubeconfig.
 pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
+    interrupt::install();
     let _live = live_progress(&args.progress);
     if args.embedded {
         let extra = embedded::EmbeddedOptions {
@@ -314,67 +315,65 @@ async fn scenarios_on_cluster(
     }
     let settings = settings(args, Settings::REAL)?;
     let guard = CleanupGuard::default();
-    // With consent: the missing core CRDs and the mock's CRDs (baseline), labelled with the
-    // run, removed at cleanup; pre-existing CRDs are never touched.
     let mock_docs = cluster_baseline::mock_crd_documents()?;
-    if args.install_core_crds {
-        let mut docs = cluster_baseline::core_documents();
-        docs.extend(mock_docs.clone());
-        if let Err(e) =
+    // From the first object this run creates until its cleanup ends, Ctrl-C stops the work and
+    // cleans up instead of killing the process.
+    let section = interrupt::section();
+    let mut baseline_mock = None;
+    let work = async {
+        // With consent: the missing core CRDs and the mock's CRDs (baseline), labelled with
+        // the run, removed at cleanup; pre-existing CRDs are never touched.
+        if args.install_core_crds {
+            let mut docs = cluster_baseline::core_documents();
+            docs.extend(mock_docs.clone());
             cluster_baseline::install_missing(client, docs, run_id, &guard, settings.step_timeout)
-                .await
-        {
-            let leftovers = guard
-                .cleanup(client, settings.step_timeout, args.force_cleanup)
-                .await;
-            report_leftovers(run_id, &leftovers);
-            return Err(e);
+                .await?;
         }
-    }
-    let with_baseline = cluster_baseline::all_present(client, &mock_docs).await?;
-    // Keep CAPI core's controllers off the tool's objects when they run (design.md).
-    let pause_core = core_controllers_running(client).await;
-    let side = |ns: String, filter: Option<String>| Side {
-        client: client.clone(),
-        namespace: ns,
-        run_id: run_id.to_string(),
-        watch_filter: filter,
-        pause_core,
-        settings,
-        guard: guard.clone(),
+        let with_baseline = cluster_baseline::all_present(client, &mock_docs).await?;
+        // Keep CAPI core's controllers off the tool's objects when they run (design.md).
+        let pause_core = core_controllers_running(client).await;
+        let side = |ns: String, filter: Option<String>| Side {
+            client: client.clone(),
+            namespace: ns,
+            run_id: run_id.to_string(),
+            watch_filter: filter,
+            pause_core,
+            settings,
+            guard: guard.clone(),
+        };
+        let baseline_ns = format!("capi-conformance-{run_id}-baseline");
+        let baseline_filter = format!("capi-conformance-baseline-{run_id}");
+        let plan = RunPlan {
+            baseline: side(baseline_ns.clone(), Some(baseline_filter.clone())),
+            target: side(format!("capi-conformance-{run_id}"), None),
+            targets: subjects,
+            // The in-process mock as baseline when its CRDs are on the cluster (pre-existing
+            // or installed above); otherwise the targets run alone and the baseline cells skip.
+            with_baseline,
+            baseline_subjects: Vec::new(),
+            parallel: args.parallel,
+            rules: rules.to_vec(),
+            progress: progress(&args.progress),
+        };
+        plan.target.create_namespace().await?;
+        run_access::bind_run_role(client, &plan.target.namespace, run_id).await?;
+        if with_baseline {
+            plan.baseline.create_namespace().await?;
+            run_access::bind_run_role(client, &plan.baseline.namespace, run_id).await?;
+            // The baseline mock reconciles only the run's baseline namespace and filter.
+            baseline_mock = Some(crate::mock::MockProvider::start(
+                client.clone(),
+                crate::mock::MockOptions {
+                    watch_namespace: Some(baseline_ns),
+                    watch_filter: Some(baseline_filter),
+                    ..crate::mock::MockOptions::default()
+                },
+            ));
+        }
+        let out = run_all(&plan).await;
+        anyhow::Ok((out, with_baseline, plan.targets))
     };
-    let baseline_ns = format!("capi-conformance-{run_id}-baseline");
-    let baseline_filter = format!("capi-conformance-baseline-{run_id}");
-    let plan = RunPlan {
-        baseline: side(baseline_ns.clone(), Some(baseline_filter.clone())),
-        target: side(format!("capi-conformance-{run_id}"), None),
-        targets: subjects,
-        // The in-process mock as baseline when its CRDs are on the cluster (pre-existing or
-        // installed above); otherwise the targets run alone and the baseline cells skip.
-        with_baseline,
-        baseline_subjects: Vec::new(),
-        parallel: args.parallel,
-        rules: rules.to_vec(),
-        progress: progress(&args.progress),
-    };
-    plan.target.create_namespace().await?;
-    run_access::bind_run_role(client, &plan.target.namespace, run_id).await?;
-    let baseline_mock = if with_baseline {
-        plan.baseline.create_namespace().await?;
-        run_access::bind_run_role(client, &plan.baseline.namespace, run_id).await?;
-        // The baseline mock reconciles only the run's baseline namespace and filter.
-        Some(crate::mock::MockProvider::start(
-            client.clone(),
-            crate::mock::MockOptions {
-                watch_namespace: Some(baseline_ns),
-                watch_filter: Some(baseline_filter),
-                ..crate::mock::MockOptions::default()
-            },
-        ))
-    } else {
-        None
-    };
-    let out = interrupt::run_guarded(run_all(&plan)).await;
+    let finished = section.run(work).await;
     let leftovers = guard
         .cleanup(client, settings.step_timeout, args.force_cleanup)
         .await;
@@ -382,26 +381,23 @@ async fn scenarios_on_cluster(
         m.shutdown().await;
     }
     report_leftovers(run_id, &leftovers);
-    match out {
-        Some(mut out) => {
-            if !with_baseline {
-                let skipped = cluster_baseline::baseline_skipped(
-                    rules,
-                    &plan.targets,
-                    cluster_baseline::NO_MOCK_CRDS,
-                );
-                for c in &skipped {
-                    if !out.columns.contains(&c.column) {
-                        out.columns.push(c.column.clone());
-                    }
-                }
-                out.results.extend(skipped);
+    drop(section);
+    let Some(finished) = finished else {
+        anyhow::bail!("interrupted (run {run_id} cleaned up)");
+    };
+    let (mut out, with_baseline, targets) = finished?;
+    if !with_baseline {
+        let skipped =
+            cluster_baseline::baseline_skipped(rules, &targets, cluster_baseline::NO_MOCK_CRDS);
+        for c in &skipped {
+            if !out.columns.contains(&c.column) {
+                out.columns.push(c.column.clone());
             }
-            if let Some(dir) = &args.report_dir {
-                report_dir::write(dir, &out)?;
-            }
-            Ok(out)
         }
-        None => anyhow::bail!("interrupted (run {run_id} cleaned up)"),
+        out.results.extend(skipped);
     }
+    if let Some(dir) = &args.report_dir {
+        report_dir::write(dir, &out)?;
+    }
+    Ok(out)
 }

@@ -112,8 +112,14 @@ async fn sigint_at_random_moments_leaves_nothing_behind() {
     let client = serve::client(&s.kubeconfig).await;
     let mut interrupted = 0;
     for i in 0..kills() {
-        let delay = Duration::from_millis(200 + random(i) % 2800);
+        let delay = Duration::from_millis(random(i) % 3000);
         let mut check = serve::spawn_check(&s.kubeconfig);
+        // The moments count from when the process handles Ctrl-C (exec and runtime start
+        // before that can take long on a loaded machine; a signal then kills by default).
+        assert!(
+            serve::wait_until_catching_sigint(check.id(), Duration::from_secs(60)),
+            "kill {i}: check never installed its Ctrl-C handling"
+        );
         tokio::time::sleep(delay).await;
         let finished_first = check.try_wait().unwrap().is_some();
         if !finished_first {
@@ -146,6 +152,60 @@ async fn sigint_at_random_moments_leaves_nothing_behind() {
         kills()
     );
     assert!(interrupted > 0);
+}
+
+/// Ctrl-C right after the run's first object appears, while it is still setting up (RBAC,
+/// baseline namespace: slow here, every request takes 150 ms), is handled like any other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigint_while_the_run_sets_up_leaves_nothing_behind() {
+    use futures::TryStreamExt;
+    use k8s_openapi::api::core::v1::Namespace;
+    use kube::runtime::watcher;
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve::start_with_faults(dir.path(), Some("latency=150ms"));
+    let client = serve::client(&s.kubeconfig).await;
+    let namespaces: kube::Api<Namespace> = kube::Api::all(client.clone());
+    let mut created = std::pin::pin!(watcher(
+        namespaces,
+        watcher::Config::default().labels(RUN_LABEL)
+    ));
+    // The watch is established (initial list done) before the run starts.
+    while !matches!(
+        created.try_next().await.unwrap(),
+        Some(watcher::Event::InitDone)
+    ) {}
+    let check = serve::spawn_check(&s.kubeconfig);
+    let first = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            match created.try_next().await.unwrap() {
+                Some(watcher::Event::Apply(ns)) => break ns.metadata.name,
+                Some(_) => {}
+                None => panic!("the namespace watch ended"),
+            }
+        }
+    })
+    .await
+    .expect("the run created no namespace within 60 s");
+    let pid = check.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = check.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.code().is_some_and(|c| c != 0),
+        "SIGINT after {first:?} appeared: {:?}\n{stderr}",
+        out.status
+    );
+    let left = labelled_objects(&client).await;
+    assert!(
+        left.is_empty(),
+        "left after SIGINT during setup: {left:?}\n{stderr}"
+    );
 }
 
 /// Starts a run and SIGKILLs it once it has created labelled objects; returns its run id and

@@ -27,6 +27,11 @@ impl Drop for Served {
 }
 
 pub fn start(dir: &Path) -> Served {
+    start_with_faults(dir, None)
+}
+
+/// [`start`] with `serve --faults SPEC`.
+pub fn start_with_faults(dir: &Path, faults: Option<&str>) -> Served {
     let mut docs: Vec<Value> = mock_crds()
         .unwrap()
         .into_iter()
@@ -45,6 +50,7 @@ pub fn start(dir: &Path) -> Served {
         .arg(&mock)
         .arg("--load")
         .arg(&core)
+        .args(faults.map(|f| ["--faults", f]).into_iter().flatten())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -91,3 +97,33 @@ pub fn spawn_check(kubeconfig: &Path) -> Child {
         .spawn()
         .unwrap()
 }
+
+/// Waits until process `pid` catches SIGINT (Linux: bit 2 of `SigCgt` in /proc/PID/status),
+/// i.e. until its Ctrl-C handling is installed. False when it exited first or never does.
+pub fn wait_until_catching_sigint(pid: u32, within: std::time::Duration) -> bool {
+    let deadline = std::time::Instant::now() + within;
+    while std::time::Instant::now() < deadline {
+        let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+            return false;
+        };
+        let caught = status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigCgt:"))
+            .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+            .is_some_and(|mask| mask & (1 << (SIGINT - 1)) != 0);
+        if caught {
+            return true;
+        }
+        if status
+            .lines()
+            .any(|l| l.starts_with("State:") && l.contains('Z'))
+        {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    false
+}
+
+/// SIGINT's number on Linux.
+const SIGINT: u32 = 2;

@@ -360,24 +360,19 @@ pub async fn embedded_matrix_on(
             },
         }
     };
-    let interrupted = super::interrupt::run_guarded(phases).await;
-    let out = match interrupted {
-        Some(out) => out,
-        None => {
-            guard
-                .cleanup(&client, Duration::from_millis(500), true)
-                .await;
-            target.stop().await;
-            baseline_mock.shutdown().await;
-            anyhow::bail!("interrupted (run {run_id})");
-        }
-    };
+    // Until the target processes are stopped, Ctrl-C stops the work and cleans up.
+    let section = super::interrupt::section();
+    let finished = section.run(phases).await;
     let leftovers = guard
         .cleanup(&client, Duration::from_millis(500), true)
         .await;
-    report_leftovers(&run_id, &leftovers);
     target.stop().await;
     baseline_mock.shutdown().await;
+    drop(section);
+    let Some(out) = finished else {
+        anyhow::bail!("interrupted (run {run_id})");
+    };
+    report_leftovers(&run_id, &leftovers);
     if let Some(dir) = &args.report_dir {
         report_dir::write(dir, &out)?;
     }

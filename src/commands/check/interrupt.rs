@@ -1,44 +1,160 @@
-//! Ctrl-C handling: the first SIGINT (or SIGTERM) stops the scenarios so the caller can clean
-//! up; a second one aborts at once (exit 130).
+//! Ctrl-C handling for `check`. [`install`] runs first thing, before the run creates anything:
+//! from then on SIGINT and SIGTERM never kill the process outright.
+//!
+//! Outside a [`Section`] the run has created nothing (yet, or any more), so an interrupt exits at
+//! once with 130. While a section is open (creating objects, running scenarios, cleaning up),
+//! the first interrupt stops the work passed to [`Section::run`] so the caller can clean up, and
+//! a second one aborts at once (130).
 
 use std::future::Future;
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use tokio::sync::watch;
 
-/// Waits for SIGINT or SIGTERM.
-async fn signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
+/// Exit code of an interrupted process (128 + SIGINT), as shells report it.
+const INTERRUPTED_EXIT: i32 = 130;
+
+struct Interrupts {
+    /// How many sections are open. The signal task decides under this lock, so a section
+    /// cannot open (and create objects) between "no section is open" and the exit.
+    open: Mutex<usize>,
+    /// Interrupts received while a section was open.
+    received: watch::Sender<u32>,
+}
+
+static INTERRUPTS: OnceLock<Interrupts> = OnceLock::new();
+
+impl Interrupts {
+    fn open(&self) -> MutexGuard<'_, usize> {
+        self.open.lock().unwrap_or_else(|e| e.into_inner())
     }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
+
+    /// What one SIGINT/SIGTERM does.
+    fn on_signal(&self) {
+        let open = self.open();
+        if *open == 0 {
+            eprintln!("interrupted");
+            std::process::exit(INTERRUPTED_EXIT);
+        }
+        self.received.send_modify(|n| *n += 1);
+        if *self.received.borrow() == 1 {
+            eprintln!("interrupted: cleaning up (press Ctrl-C again to abort)");
+        } else {
+            eprintln!(
+                "aborted: objects of this run may be left over (see `capi-conformance cleanup`)"
+            );
+            std::process::exit(INTERRUPTED_EXIT);
+        }
     }
 }
 
-/// Runs `fut` until it completes (`Some`) or the first interrupt (`None`). After an interrupt,
-/// a second one exits the process with 130 while the caller is still cleaning up.
-pub async fn run_guarded<T>(fut: impl Future<Output = T>) -> Option<T> {
-    tokio::select! {
-        out = fut => Some(out),
-        _ = signal() => {
-            eprintln!("interrupted: cleaning up (press Ctrl-C again to abort)");
-            tokio::spawn(async {
-                signal().await;
-                eprintln!("aborted: objects of this run may be left over (see `capi-conformance cleanup`)");
-                std::process::exit(130);
-            });
-            None
+/// Takes over SIGINT and SIGTERM for the rest of the process (idempotent). Call it inside the
+/// tokio runtime, before anything of the run is created.
+pub fn install() {
+    INTERRUPTS.get_or_init(|| {
+        let signals = Signals::register();
+        tokio::spawn(async move {
+            let mut signals = signals;
+            loop {
+                signals.next().await;
+                if let Some(i) = INTERRUPTS.get() {
+                    i.on_signal();
+                }
+            }
+        });
+        Interrupts {
+            open: Mutex::new(0),
+            received: watch::Sender::new(0),
+        }
+    });
+}
+
+/// Opens a section: until it is dropped, interrupts are left to the section's owner.
+pub fn section() -> Section {
+    install();
+    if let Some(i) = INTERRUPTS.get() {
+        *i.open() += 1;
+    }
+    Section { _private: () }
+}
+
+/// A stretch of `check` during which the run's objects may exist (see the module doc).
+pub struct Section {
+    _private: (),
+}
+
+impl Section {
+    /// Runs `fut` until it completes (`Some`) or an interrupt arrives (`None`; also when one
+    /// already arrived).
+    pub async fn run<T>(&self, fut: impl Future<Output = T>) -> Option<T> {
+        let Some(i) = INTERRUPTS.get() else {
+            return Some(fut.await);
+        };
+        let mut received = i.received.subscribe();
+        tokio::select! {
+            biased;
+            _ = received.wait_for(|n| *n > 0) => None,
+            out = fut => Some(out),
+        }
+    }
+}
+
+impl Drop for Section {
+    fn drop(&mut self) {
+        if let Some(i) = INTERRUPTS.get() {
+            let mut open = i.open();
+            *open = open.saturating_sub(1);
+        }
+    }
+}
+
+/// SIGINT and SIGTERM, registered when created (not at first poll), so a signal arriving
+/// between [`install`] and the signal task's first poll is not lost or fatal.
+struct Signals {
+    #[cfg(unix)]
+    int: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    term: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    fn register() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Signals {
+                int: signal(SignalKind::interrupt()).ok(),
+                term: signal(SignalKind::terminate()).ok(),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            Signals {}
+        }
+    }
+
+    async fn next(&mut self) {
+        #[cfg(unix)]
+        {
+            async fn recv(s: &mut Option<tokio::signal::unix::Signal>) {
+                match s {
+                    Some(s) => {
+                        if s.recv().await.is_none() {
+                            std::future::pending::<()>().await;
+                        }
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            }
+            tokio::select! {
+                _ = recv(&mut self.int) => {}
+                _ = recv(&mut self.term) => {}
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            if tokio::signal::ctrl_c().await.is_err() {
+                std::future::pending::<()>().await;
+            }
         }
     }
 }
