@@ -297,7 +297,7 @@ async fn cluster_lookup(r: &mut ScriptRun<'_>, p: &str, res: &ApiResource) -> Re
     let acted = r
         .env
         .recorder
-        .wait_for(&r.key(&bc), r.env.settings.quiet_window, |v| {
+        .wait_for(&r.key(&bc), r.env.quiet_window(), |v| {
             json::has_text(v, "status.dataSecretName") || get_bool(v, created) == Some(true)
         })
         .await

@@ -55,6 +55,17 @@ impl CleanupGuard {
         out
     }
 
+    /// Forgets an object tracked before its create returned, when the create said it exists
+    /// already (someone else's).
+    pub fn untrack(&self, resource: &ApiResource, namespace: Option<&str>, name: &str) {
+        self.created
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .retain(|x| {
+                !(x.resource == *resource && x.namespace.as_deref() == namespace && x.name == name)
+            });
+    }
+
     fn take(&self) -> Vec<Created> {
         std::mem::take(
             &mut *self
@@ -97,13 +108,21 @@ async fn remove(
     wait: Duration,
     force: bool,
 ) -> Vec<Created> {
-    for c in &items {
-        let _ = api_for(client, c)
+    let mut ours = Vec::with_capacity(items.len());
+    for c in items {
+        // Cluster-scoped objects (namespaces, CRDs) are tracked before their create returns, so
+        // an interrupted create is not left behind; one that turned out to be someone else's
+        // (no run label, or gone) is not touched.
+        if c.namespace.is_none() && !carries_run_label(client, &c).await {
+            continue;
+        }
+        let _ = api_for(client, &c)
             .delete(&c.name, &DeleteParams::background())
             .await;
+        ours.push(c);
     }
     let deadline = tokio::time::Instant::now() + wait;
-    let mut remaining = items;
+    let mut remaining = ours;
     loop {
         remaining = still_present(client, remaining).await;
         if remaining.is_empty() || tokio::time::Instant::now() >= deadline {
@@ -144,11 +163,14 @@ async fn still_present(client: &kube::Client, items: Vec<Created>) -> Vec<Create
     out
 }
 
+async fn carries_run_label(client: &kube::Client, c: &Created) -> bool {
+    matches!(api_for(client, c).get_opt(&c.name).await, Ok(Some(o))
+        if o.metadata.labels.as_ref().is_some_and(|l| l.contains_key(RUN_LABEL)))
+}
+
 async fn strip_finalizers(client: &kube::Client, c: &Created) {
     let api = api_for(client, c);
-    let labelled = matches!(api.get_opt(&c.name).await, Ok(Some(o))
-        if o.metadata.labels.as_ref().is_some_and(|l| l.contains_key(RUN_LABEL)));
-    if labelled {
+    if carries_run_label(client, c).await {
         let patch = serde_json::json!({"metadata": {"finalizers": null}});
         let _ = api
             .patch(&c.name, &PatchParams::default(), &Patch::Merge(&patch))
@@ -227,4 +249,51 @@ pub async fn cleanup_runs(
         })
         .collect();
     Ok(CleanupReport { removed, leftovers })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apiserver::{EmbeddedServer, ServerOptions};
+    use k8s_openapi::api::core::v1::Namespace;
+    use kube::api::PostParams;
+
+    async fn create_namespace(client: &kube::Client, name: &str, labelled: bool) {
+        let mut ns = Namespace::default();
+        ns.metadata.name = Some(name.into());
+        if labelled {
+            ns.metadata.labels = Some([(RUN_LABEL.to_string(), "r1".to_string())].into());
+        }
+        Api::<Namespace>::all(client.clone())
+            .create(&PostParams::default(), &ns)
+            .await
+            .expect("create namespace");
+    }
+
+    #[tokio::test]
+    async fn tracked_cluster_objects_without_the_run_label_are_left_alone() {
+        let server = EmbeddedServer::new(ServerOptions::default());
+        let client = server.client();
+        create_namespace(&client, "ours", true).await;
+        create_namespace(&client, "theirs", false).await;
+        let guard = CleanupGuard::default();
+        let ns = ApiResource::erase::<Namespace>(&());
+        for name in ["ours", "theirs", "never-created"] {
+            guard.track(&ns, None, name);
+        }
+        let left = guard.cleanup(&client, Duration::from_secs(5), false).await;
+        assert!(left.0.is_empty(), "{left:?}");
+        let api = Api::<Namespace>::all(client.clone());
+        let ours = api.get_opt("ours").await.expect("get");
+        assert!(
+            ours.is_none_or(|n| n.metadata.deletion_timestamp.is_some()),
+            "the labelled namespace is being removed"
+        );
+        let theirs = api
+            .get_opt("theirs")
+            .await
+            .expect("get")
+            .expect("still there");
+        assert!(theirs.metadata.deletion_timestamp.is_none());
+    }
 }

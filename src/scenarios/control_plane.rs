@@ -262,7 +262,7 @@ async fn judge_certificates(r: &mut ScriptRun<'_>, cp: &str, cluster: &str) {
     let _ = r
         .env
         .recorder
-        .wait_for(&ca, r.env.settings.quiet_window, |_| true)
+        .wait_for(&ca, r.env.quiet_window(), |_| true)
         .await;
     let found: Vec<(String, Value)> = ["ca", "etcd", "proxy", "sa"]
         .iter()

@@ -3,6 +3,7 @@
 //! objects are built in [`super::core_sim`].
 
 use super::cleanup::CleanupGuard;
+use super::round_trips::RoundTrips;
 use super::timeline::Recorder;
 use super::{RUN_LABEL, Settings, WATCH_FILTER_LABEL};
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
@@ -36,6 +37,8 @@ pub struct Env {
     pub recorder: Recorder,
     pub guard: CleanupGuard,
     pub settings: Settings,
+    /// Round trips of the tool's writes (see [`RoundTrips`]).
+    pub round_trips: RoundTrips,
 }
 
 pub fn key(resource: &ApiResource, name: &str) -> String {
@@ -45,6 +48,12 @@ pub fn key(resource: &ApiResource, name: &str) -> String {
 impl Env {
     pub fn api(&self, resource: &ApiResource) -> Api<DynamicObject> {
         Api::namespaced_with(self.client.clone(), &self.namespace, resource)
+    }
+
+    /// How long a "must not act" assertion watches: the quiet window, or three round trips of
+    /// the tool's recent writes when the server is that slow.
+    pub fn quiet_window(&self) -> std::time::Duration {
+        self.round_trips.stretch(self.settings.quiet_window)
     }
 
     /// The labels every object of the run carries.
@@ -92,6 +101,7 @@ impl Env {
         }
         let dynamic: DynamicObject = serde_json::from_value(object)
             .map_err(|e| EnvError::Invalid(format!("{} {name}: {e}", resource.kind)))?;
+        let started = std::time::Instant::now();
         let created = self
             .api(resource)
             .create(&PostParams::default(), &dynamic)
@@ -101,6 +111,7 @@ impl Env {
                 object: key(resource, &name),
                 source,
             })?;
+        self.round_trips.record(started.elapsed());
         self.guard.track(resource, Some(&self.namespace), &name);
         self.record(resource, &name, &created, "create");
         self.settle(resource, &name, &created).await;
@@ -115,6 +126,7 @@ impl Env {
         patch: Value,
         action: &str,
     ) -> Result<Value, EnvError> {
+        let started = std::time::Instant::now();
         let out = self
             .api(resource)
             .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
@@ -124,6 +136,7 @@ impl Env {
                 object: key(resource, name),
                 source,
             })?;
+        self.round_trips.record(started.elapsed());
         self.record(resource, name, &out, action);
         self.settle(resource, name, &out).await;
         to_value(out)
@@ -137,6 +150,7 @@ impl Env {
         patch: Value,
         action: &str,
     ) -> Result<Value, EnvError> {
+        let started = std::time::Instant::now();
         let out = self
             .api(resource)
             .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
@@ -146,17 +160,20 @@ impl Env {
                 object: key(resource, name),
                 source,
             })?;
+        self.round_trips.record(started.elapsed());
         self.record(resource, name, &out, action);
         self.settle(resource, name, &out).await;
         to_value(out)
     }
 
     pub async fn delete(&self, resource: &ApiResource, name: &str) -> Result<(), EnvError> {
-        match self
+        let started = std::time::Instant::now();
+        let deleted = self
             .api(resource)
             .delete(name, &DeleteParams::background())
-            .await
-        {
+            .await;
+        self.round_trips.record(started.elapsed());
+        match deleted {
             Ok(outcome) => {
                 if let Some(obj) = outcome.left() {
                     self.record(resource, name, &obj, "delete");

@@ -317,7 +317,7 @@ async fn cluster_lookup(r: &mut ScriptRun<'_>, p: &str, res: &ApiResource) -> Re
 async fn quick_check(r: &ScriptRun<'_>, name: &str, pred: impl Fn(&Value) -> bool) -> bool {
     r.env
         .recorder
-        .wait_for(&r.key(name), r.env.settings.quiet_window, pred)
+        .wait_for(&r.key(name), r.env.quiet_window(), pred)
         .await
         .is_ok()
 }

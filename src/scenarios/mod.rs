@@ -21,6 +21,7 @@ pub mod machine_pool;
 pub mod observer;
 pub mod plan;
 pub mod progress;
+pub mod round_trips;
 pub mod runner;
 pub mod script;
 pub mod server_trouble;

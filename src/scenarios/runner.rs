@@ -34,13 +34,15 @@ impl Side {
             "metadata": {"name": self.namespace, "labels": {RUN_LABEL: self.run_id}}
         }))?;
         let api: Api<Namespace> = Api::all(self.client.clone());
+        // Tracked first: a create interrupted by Ctrl-C may still have happened. The name
+        // carries the run id, so an existing one is this run's too.
+        let resource = kube::discovery::ApiResource::erase::<Namespace>(&());
+        self.guard.track(&resource, None, &self.namespace);
         match api.create(&PostParams::default(), &ns).await {
             Ok(_) => {}
             Err(kube::Error::Api(s)) if s.code == 409 => {}
             Err(e) => anyhow::bail!("cannot create namespace {}: {e}", self.namespace),
         }
-        let resource = kube::discovery::ApiResource::erase::<Namespace>(&());
-        self.guard.track(&resource, None, &self.namespace);
         Ok(())
     }
 }
@@ -108,6 +110,7 @@ pub async fn run_subject(side: &Side, subject: &Subject) -> SubjectRun {
         recorder: Recorder::new(),
         guard: side.guard.clone(),
         settings: side.settings,
+        round_trips: Default::default(),
     };
     let mut run = ScriptRun::new(&env, subject);
     // Every wait is bounded by the step timeout; this only guards against a hung API server.

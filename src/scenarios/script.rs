@@ -180,7 +180,7 @@ impl<'a> ScriptRun<'a> {
             .quiet(
                 &self.key(name),
                 mark,
-                self.env.settings.quiet_window,
+                self.env.quiet_window(),
                 without_paused_condition,
             )
             .await
@@ -371,9 +371,13 @@ impl<'a> ScriptRun<'a> {
     }
 
     /// Waits until the provider has stopped changing the object (no change for half the quiet
-    /// window), bounded by the step timeout, so a pause check starts from a settled state.
+    /// window, or three round trips on a slow server), bounded by the step timeout, so a pause check starts from a settled state.
     pub async fn settle(&self, name: &str) {
-        let calm = (self.env.settings.quiet_window / 2).max(std::time::Duration::from_millis(50));
+        let calm = self
+            .env
+            .round_trips
+            .stretch(self.env.settings.quiet_window / 2)
+            .max(std::time::Duration::from_millis(50));
         let deadline = tokio::time::Instant::now() + self.env.settings.step_timeout;
         let key = self.key(name);
         while tokio::time::Instant::now() < deadline {
@@ -426,7 +430,7 @@ impl<'a> ScriptRun<'a> {
         Ok(self
             .env
             .recorder
-            .wait_for(&self.key(name), self.env.settings.quiet_window, acted)
+            .wait_for(&self.key(name), self.env.quiet_window(), acted)
             .await
             .is_ok())
     }

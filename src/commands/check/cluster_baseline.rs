@@ -75,13 +75,13 @@ pub async fn install_missing(
         }
         let crd: CustomResourceDefinition =
             serde_json::from_value(doc).with_context(|| format!("CRD {name}"))?;
+        // Tracked first: a create interrupted by Ctrl-C may still have happened (cleanup
+        // removes only a CRD carrying the run label).
+        guard.track(&resource, None, &name);
         match api.create(&PostParams::default(), &crd).await {
-            Ok(_) => {
-                guard.track(&resource, None, &name);
-                created.push(name);
-            }
+            Ok(_) => created.push(name),
             // Created meanwhile by someone else: theirs, not ours.
-            Err(kube::Error::Api(s)) if s.code == 409 => {}
+            Err(kube::Error::Api(s)) if s.code == 409 => guard.untrack(&resource, None, &name),
             Err(e) => return Err(e).with_context(|| format!("creating CRD {name}")),
         }
     }
