@@ -15,3 +15,5 @@ mod leaks;
 mod manifests;
 #[path = "reliability/serve.rs"]
 mod serve;
+#[path = "shared/signals.rs"]
+mod signals;

@@ -10,5 +10,7 @@ mod faults;
 mod manifests;
 #[path = "scenarios/process.rs"]
 mod process;
+#[path = "shared/signals.rs"]
+mod signals;
 #[path = "scenarios/static_only.rs"]
 mod static_only;

@@ -3,6 +3,7 @@
 
 use super::common::{bin, embedded_on, labelled_objects, new_server, random};
 use super::serve;
+use super::signals::sigint;
 use capi_conformance::report::{Outcome, Verdict};
 use capi_conformance::scenarios::RUN_LABEL;
 use std::process::Command;
@@ -123,14 +124,7 @@ async fn sigint_at_random_moments_leaves_nothing_behind() {
         tokio::time::sleep(delay).await;
         let finished_first = check.try_wait().unwrap().is_some();
         if !finished_first {
-            let pid = check.id().to_string();
-            assert!(
-                Command::new("kill")
-                    .args(["-INT", &pid])
-                    .status()
-                    .unwrap()
-                    .success()
-            );
+            sigint(&check);
             interrupted += 1;
         }
         let out = check.wait_with_output().unwrap();
@@ -186,14 +180,7 @@ async fn sigint_while_the_run_sets_up_leaves_nothing_behind() {
     })
     .await
     .expect("the run created no namespace within 60 s");
-    let pid = check.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-INT", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
+    sigint(&check);
     let out = check.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

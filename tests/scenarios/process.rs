@@ -213,14 +213,7 @@ async fn sigint_during_a_run_leaves_no_labelled_object() {
         .spawn()
         .unwrap();
     tokio::time::sleep(delay).await;
-    let pid = check.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-INT", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
+    crate::signals::sigint(&check);
     let status = check.wait().unwrap();
     let _ = provider.kill();
     let _ = provider.wait();
