@@ -29,7 +29,7 @@
 //! bench now uses mimalloc like the binary), load ≈ 4: `taskset -c 0` end to end 233 ms,
 //! parse + evaluate 168 ms (wall time: other processes on the core count); unpinned parse,
 //! one core 48 ms (≈ 62 MB/s), evaluate only 114 ms. The whole `lint -o json` process is at
-//! 148.6–180 ms of CPU (README).
+//! 139.5–170 ms of CPU (README).
 
 /// The allocator the shipped binary uses (`src/main.rs`), so the figures are the binary's.
 #[global_allocator]
