@@ -24,6 +24,16 @@
 //! Session 3 (streamed JSON report, borrowed prepared matrix), `taskset -c 0`, load ≈ 3.3:
 //! end to end 283 ms (10.0 MiB/s ≈ 10.5 MB/s, ≈ 3,500 CRDs/s); parse + evaluate 214 ms;
 //! parse, one core 68 ms (≈ 44 MB/s); evaluate only 137 ms.
+//!
+//! Session 4 (hand-written JSON results, fewer libc memcmp calls, RBAC index by `&str`; the
+//! bench now uses mimalloc like the binary), load ≈ 4: `taskset -c 0` end to end 233 ms,
+//! parse + evaluate 168 ms (wall time: other processes on the core count); unpinned parse,
+//! one core 48 ms (≈ 62 MB/s), evaluate only 114 ms. The whole `lint -o json` process is at
+//! 139.5–170 ms of CPU (README).
+
+/// The allocator the shipped binary uses (`src/main.rs`), so the figures are the binary's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use capi_conformance::checks::{LintOptions, evaluate};
 use capi_conformance::cli::OutputFormat;

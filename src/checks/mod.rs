@@ -362,6 +362,11 @@ fn evaluate_cell(prepared: &PreparedRule, ctx: &CheckCtx) -> Finding {
     }
 }
 
+/// Whether `rule` has a cell in `column` (its roles and contracts include the column's).
+fn applies(rule: &Rule, column: &Column) -> bool {
+    rule.applies_to_role(column.role) && column.contract.is_none_or(|c| rule.applies_to_contract(c))
+}
+
 /// Evaluates every rule of `rules` against the documents.
 pub fn evaluate_rules(
     docs: Vec<Document>,
@@ -402,7 +407,17 @@ pub fn evaluate_rules(
     let prepared: Vec<PreparedRule> = rules.iter().map(PreparedRule::new).collect();
     let rbac_index = rbac::RbacIndexes::build(&inv);
     let manager_containers = clusterctl::manager_containers(&inv);
-    let mut by_rule: Vec<Vec<RuleResult>> = vec![Vec::new(); prepared.len()];
+    // Each rule's results are allocated once, at the number of columns it applies to.
+    let mut by_rule: Vec<Vec<RuleResult>> = prepared
+        .iter()
+        .map(|p| {
+            let applicable = columns
+                .iter()
+                .filter(|pc| applies(p.rule, &pc.column))
+                .count();
+            Vec::with_capacity(applicable)
+        })
+        .collect();
     for pc in &columns {
         let version = pc
             .crd
@@ -424,12 +439,7 @@ pub fn evaluate_rules(
         };
         for (index, p) in prepared.iter().enumerate() {
             let rule = p.rule;
-            if !rule.applies_to_role(pc.column.role) {
-                continue;
-            }
-            if let Some(c) = pc.column.contract
-                && !rule.applies_to_contract(c)
-            {
+            if !applies(rule, &pc.column) {
                 continue;
             }
             let mut finding = evaluate_cell(p, &ctx);
@@ -454,7 +464,12 @@ pub fn evaluate_rules(
         .filter(|(_, results)| !results.is_empty())
         .map(|(p, _)| p.rule.id.as_str())
         .collect();
-    let results: Vec<RuleResult> = by_rule.into_iter().flatten().collect();
+    // One allocation of the final size (30k results for a 1,000-CRD input): growing it by
+    // doubling would copy the results several times, each time into fresh pages.
+    let mut results: Vec<RuleResult> = Vec::with_capacity(by_rule.iter().map(Vec::len).sum());
+    for rule_results in by_rule {
+        results.extend(rule_results);
+    }
     let mut matrix = Matrix {
         context: RunContext {
             tool_version: env!("CARGO_PKG_VERSION").to_string(),

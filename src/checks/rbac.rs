@@ -61,10 +61,18 @@ fn is_aggregated_to_manager(doc: &Document) -> bool {
 /// coverage questions are lookups (built once per evaluation).
 #[derive(Debug, Default, Clone)]
 pub struct RbacIndex {
-    grants: HashMap<(String, String), BTreeSet<String>>,
-    /// Which roles contribute to each (apiGroup, resource) entry (`Kind/name`).
-    sources: HashMap<(String, String), BTreeSet<String>>,
+    /// apiGroup → resource → what the roles grant there (nested so that lookups by `&str`
+    /// need no owned key).
+    grants: HashMap<String, HashMap<String, Grant>>,
     pub roles: usize,
+}
+
+/// What the indexed roles grant on one (apiGroup, resource).
+#[derive(Debug, Default, Clone)]
+struct Grant {
+    verbs: BTreeSet<String>,
+    /// Which roles contribute (`Kind/name`).
+    sources: BTreeSet<String>,
 }
 
 impl RbacIndex {
@@ -96,19 +104,29 @@ impl RbacIndex {
                         .unwrap_or_default()
                 };
                 let verbs = list("verbs");
+                let resources = list("resources");
                 for g in list("apiGroups") {
-                    for r in list("resources") {
-                        let key = (g.to_string(), r.to_string());
-                        // Verbs and role names are copied only when new to the entry.
-                        let granted = idx.grants.entry(key.clone()).or_default();
+                    // Keys, verbs and role names are copied only when new to the index.
+                    if !idx.grants.contains_key(g) {
+                        idx.grants.insert(g.to_string(), HashMap::new());
+                    }
+                    let Some(by_resource) = idx.grants.get_mut(g) else {
+                        continue;
+                    };
+                    for r in &resources {
+                        if !by_resource.contains_key(*r) {
+                            by_resource.insert((*r).to_string(), Grant::default());
+                        }
+                        let Some(grant) = by_resource.get_mut(*r) else {
+                            continue;
+                        };
                         for v in &verbs {
-                            if !granted.contains(*v) {
-                                granted.insert((*v).to_string());
+                            if !grant.verbs.contains(*v) {
+                                grant.verbs.insert((*v).to_string());
                             }
                         }
-                        let sources = idx.sources.entry(key).or_default();
-                        if !sources.contains(&name) {
-                            sources.insert(name.clone());
+                        if !grant.sources.contains(&name) {
+                            grant.sources.insert(name.clone());
                         }
                     }
                 }
@@ -117,28 +135,32 @@ impl RbacIndex {
         idx
     }
 
-    /// The (apiGroup, resource) keys that cover `group`/`resource`.
-    fn keys(group: &str, resource: &str) -> Vec<(String, String)> {
-        let mut resources = vec![resource.to_string(), "*".to_string()];
-        if let Some((base, _)) = resource.split_once('/') {
-            resources.push(format!("{base}/*"));
-        }
+    /// The index entries that cover `group`/`resource`: the exact (apiGroup, resource) and
+    /// the wildcards `*` for either, and `<base>/*` for a subresource.
+    fn covering<'s>(&'s self, group: &str, resource: &str) -> impl Iterator<Item = &'s Grant> {
+        let base_wildcard = resource
+            .split_once('/')
+            .map(|(base, _)| format!("{base}/*"));
         let mut out = Vec::new();
         for g in [group, "*"] {
-            for r in &resources {
-                out.push((g.to_string(), r.clone()));
+            let Some(by_resource) = self.grants.get(g) else {
+                continue;
+            };
+            for r in [Some(resource), Some("*"), base_wildcard.as_deref()]
+                .into_iter()
+                .flatten()
+            {
+                out.extend(by_resource.get(r));
             }
         }
-        out
+        out.into_iter()
     }
 
     /// Verbs of `verbs` not granted on `group`/`resource`.
     pub fn missing(&self, group: &str, resource: &str, verbs: &[&str]) -> Vec<String> {
-        let keys = Self::keys(group, resource);
-        let granted: BTreeSet<&str> = keys
-            .iter()
-            .filter_map(|k| self.grants.get(k))
-            .flatten()
+        let granted: BTreeSet<&str> = self
+            .covering(group, resource)
+            .flat_map(|g| &g.verbs)
             .map(String::as_str)
             .collect();
         if granted.contains("*") {
@@ -153,10 +175,9 @@ impl RbacIndex {
 
     /// Roles granting anything on `group`/`resource`.
     pub fn sources(&self, group: &str, resource: &str) -> Vec<String> {
-        let set: BTreeSet<&String> = Self::keys(group, resource)
-            .iter()
-            .filter_map(|k| self.sources.get(k))
-            .flatten()
+        let set: BTreeSet<&String> = self
+            .covering(group, resource)
+            .flat_map(|g| &g.sources)
             .collect();
         set.into_iter().cloned().collect()
     }

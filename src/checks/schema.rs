@@ -32,16 +32,16 @@ fn flag(node: &Value, key: &str) -> bool {
 /// Walks `path` from the schema root.
 pub fn lookup<'a>(root: &'a Value, path: &str) -> Lookup<'a> {
     let mut node = root;
-    let mut walked = String::new();
-    for (i, raw) in path.split('.').enumerate() {
+    // `path[..start]` is the walked part before the current segment (with its trailing dot);
+    // the paths reported on a miss are prefixes of `path`, cut only when needed.
+    let mut start = 0;
+    for raw in path.split('.') {
+        let end = start + raw.len();
+        let walked = &path[..end];
         let (seg, into_items) = match raw.strip_suffix("[]") {
             Some(s) => (s, true),
             None => (raw, false),
         };
-        if i > 0 {
-            walked.push('.');
-        }
-        walked.push_str(raw);
         let next = node
             .get("properties")
             .and_then(|p| p.get(seg))
@@ -50,23 +50,31 @@ pub fn lookup<'a>(root: &'a Value, path: &str) -> Lookup<'a> {
             Some(n) => n,
             None if flag(node, "x-kubernetes-preserve-unknown-fields") => {
                 return Lookup::Open {
-                    at: walked
-                        .rsplit_once('.')
-                        .map(|(a, _)| a.to_string())
-                        .unwrap_or_default(),
+                    at: path[..start.saturating_sub(1)].to_string(),
                 };
             }
-            None => return Lookup::Missing { at: walked },
+            None => {
+                return Lookup::Missing {
+                    at: walked.to_string(),
+                };
+            }
         };
         if into_items {
             match node.get("items") {
                 Some(items) => node = items,
                 None if flag(node, "x-kubernetes-preserve-unknown-fields") => {
-                    return Lookup::Open { at: walked };
+                    return Lookup::Open {
+                        at: walked.to_string(),
+                    };
                 }
-                None => return Lookup::Missing { at: walked },
+                None => {
+                    return Lookup::Missing {
+                        at: walked.to_string(),
+                    };
+                }
             }
         }
+        start = end + 1;
     }
     Lookup::Found(node)
 }
@@ -281,6 +289,59 @@ mod tests {
             }},
             "status": {"type": "object", "properties": {"ready": {"type": "string"}}}
         }})
+    }
+
+    /// The reported `at` paths are what joining the walked segments gives.
+    #[test]
+    fn reported_paths_are_the_walked_prefixes() {
+        let s = schema();
+        let cases = [
+            ("nope", Lookup::Missing { at: "nope".into() }),
+            (
+                "spec.nope.deeper",
+                Lookup::Missing {
+                    at: "spec.nope".into(),
+                },
+            ),
+            (
+                "spec.free.x.y",
+                Lookup::Open {
+                    at: "spec.free".into(),
+                },
+            ),
+            (
+                "spec.free.x",
+                Lookup::Open {
+                    at: "spec.free".into(),
+                },
+            ),
+            (
+                "spec.replicas[].x",
+                Lookup::Missing {
+                    at: "spec.replicas[]".into(),
+                },
+            ),
+            (
+                "spec.free[]",
+                Lookup::Open {
+                    at: "spec.free[]".into(),
+                },
+            ),
+            (
+                "spec.addresses[].nope",
+                Lookup::Missing {
+                    at: "spec.addresses[].nope".into(),
+                },
+            ),
+        ];
+        for (path, want) in cases {
+            assert_eq!(lookup(&s, path), want, "{path}");
+        }
+        let open_root = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
+        assert_eq!(
+            lookup(&open_root, "a.b"),
+            Lookup::Open { at: String::new() }
+        );
     }
 
     #[test]

@@ -101,7 +101,15 @@ pub fn pluralize(s: &str) -> String {
         };
         return replace_suffix(s, &last, &plural);
     }
-    if let Some(rule) = PLURAL_RULES.iter().find(|r| last.ends_with(r.suffix)) {
+    // The last byte is compared first: most rules end in another letter.
+    let last_byte = last.as_bytes().last();
+    if let Some(rule) = PLURAL_RULES
+        .iter()
+        .find(|r| match r.suffix.as_bytes().last() {
+            Some(b) => last_byte == Some(b) && last.ends_with(r.suffix),
+            None => true,
+        })
+    {
         return replace_suffix(s, &last, &rule.apply(&last));
     }
     if lower.ends_with('s') {

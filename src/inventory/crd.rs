@@ -263,37 +263,47 @@ fn structural_walk<'a>(node: &'a Value, trail: &mut Vec<Step<'a>>) -> Result<(),
     let Some(obj) = node.as_object() else {
         return Err("is not an object");
     };
-    if obj.contains_key("$ref") {
+    // One pass over the node's keys (instead of one map search per key).
+    let mut has_ref = false;
+    let mut typed = false;
+    let mut int_or_string = false;
+    let mut preserve_unknown = false;
+    let mut props = None;
+    let mut items = None;
+    let mut additional = None;
+    for (key, value) in obj {
+        match key.as_str() {
+            "$ref" => has_ref = true,
+            "type" => typed = value.as_str().is_some_and(|t| !t.is_empty()),
+            "x-kubernetes-int-or-string" => int_or_string = value.as_bool() == Some(true),
+            "x-kubernetes-preserve-unknown-fields" => {
+                preserve_unknown = value.as_bool() == Some(true);
+            }
+            "properties" => props = value.as_object(),
+            "items" => items = Some(value).filter(|v| v.is_object()),
+            "additionalProperties" => additional = Some(value).filter(|v| v.is_object()),
+            _ => {}
+        }
+    }
+    if has_ref {
         return Err("uses $ref");
     }
-    let typed = obj
-        .get("type")
-        .and_then(Value::as_str)
-        .is_some_and(|t| !t.is_empty());
-    let flag = |k: &str| obj.get(k).and_then(Value::as_bool) == Some(true);
-    if !typed
-        && !flag("x-kubernetes-int-or-string")
-        && !flag("x-kubernetes-preserve-unknown-fields")
-    {
+    if !typed && !int_or_string && !preserve_unknown {
         return Err("has no type");
     }
-    if let Some(props) = obj.get("properties").and_then(Value::as_object) {
+    if let Some(props) = props {
         for (k, child) in props {
             trail.push(Step::Property(k));
             structural_walk(child, trail)?;
             trail.pop();
         }
     }
-    if let Some(items) = obj.get("items")
-        && items.is_object()
-    {
+    if let Some(items) = items {
         trail.push(Step::Items);
         structural_walk(items, trail)?;
         trail.pop();
     }
-    if let Some(ap) = obj.get("additionalProperties")
-        && ap.is_object()
-    {
+    if let Some(ap) = additional {
         trail.push(Step::AdditionalProperties);
         structural_walk(ap, trail)?;
         trail.pop();

@@ -354,16 +354,18 @@ fn scalar(s: &str) -> Option<Value> {
 /// `None` when it could be read as something other than a string, null, `true`/`false` or a
 /// small decimal integer.
 fn plain(s: &str) -> Option<Value> {
-    if s.contains(" #") || s.contains(": ") || s.ends_with(':') {
+    let b = s.as_bytes();
+    if has_comment_or_pair(b) || s.ends_with(':') {
         return None;
     }
-    match s {
-        "~" | "null" | "Null" | "NULL" => return Some(Value::Null),
-        "true" | "True" | "TRUE" => return Some(Value::Bool(true)),
-        "false" | "False" | "FALSE" => return Some(Value::Bool(false)),
-        _ => {}
+    if b.len() <= 5 {
+        match s {
+            "~" | "null" | "Null" | "NULL" => return Some(Value::Null),
+            "true" | "True" | "TRUE" => return Some(Value::Bool(true)),
+            "false" | "False" | "FALSE" => return Some(Value::Bool(false)),
+            _ => {}
+        }
     }
-    let b = s.as_bytes();
     if b[0].is_ascii_alphabetic() || matches!(b[0], b'_' | b'$' | b'/') {
         return (!special_word(s)).then(|| Value::String(s.to_string()));
     }
@@ -386,6 +388,20 @@ fn plain(s: &str) -> Option<Value> {
         return Some(Value::String(s.to_string()));
     }
     None
+}
+
+/// Whether `b` holds ` #` (a comment) or `: ` (a mapping pair): both have a space, so only the
+/// bytes around each space are looked at.
+fn has_comment_or_pair(b: &[u8]) -> bool {
+    let mut from = 0;
+    while let Some(offset) = b[from..].iter().position(|&c| c == b' ') {
+        let space = from + offset;
+        if (space > 0 && b[space - 1] == b':') || b.get(space + 1) == Some(&b'#') {
+            return true;
+        }
+        from = space + 1;
+    }
+    false
 }
 
 /// `0` or `-?[1-9][0-9]{0,17}` (always fits an i64).

@@ -3,6 +3,7 @@
 //! [`REPORT_SCHEMA_VERSION`] on incompatible change.
 
 use super::RenderOptions;
+use super::json_writer;
 use super::migration::Migration;
 use super::model::{
     Column, Evidence, Matrix, Outcome, Phase, Problem, RuleResult, RunContext, ScenarioRecord,
@@ -173,103 +174,86 @@ fn scenario(s: &ScenarioRecord) -> ReportScenario {
 
 /// Writes the JSON report of an already prepared matrix to `out` (the bytes of
 /// `serde_json::to_string_pretty(&ReportDocument::from_prepared(m, …))` plus a newline),
-/// serialising straight from the matrix.
+/// serialising straight from the matrix: each top-level field through serde, the results
+/// by hand ([`ResultsRef::write`]).
 pub(crate) fn write_json(
     m: &Matrix,
     opts: &RenderOptions,
     out: &mut dyn std::io::Write,
 ) -> anyhow::Result<()> {
-    let doc = ReportDocumentRef::new(m, opts.migration);
-    // serde_json writes token by token: buffer them here, where the writer's type is known
-    // (a write through `dyn Write` per token costs more than the token).
+    // Tokens are buffered here, where the writer's type is known (a write through `dyn Write`
+    // per token costs more than the token).
     let mut buffered = std::io::BufWriter::with_capacity(1 << 16, out);
-    serde_json::to_writer_pretty(&mut buffered, &doc).context("writing the JSON report")?;
-    buffered
-        .write_all(b"\n")
+    write_document(m, opts.migration, &mut buffered)
+        .and_then(|()| buffered.write_all(b"\n"))
         .and_then(|()| buffered.flush())
         .context("writing the JSON report")?;
     Ok(())
 }
 
-/// [`ReportDocument`] borrowing an already prepared matrix: the same fields in the same order
-/// with the same skip rules, so it serialises to the same bytes without copying every result
-/// (and its evidence) into an owned document first.
-#[derive(Serialize)]
-struct ReportDocumentRef<'a> {
-    schema_version: &'static str,
-    context: ReportContext,
-    summary: Summary,
-    verdict: Verdict,
-    exit_code: i32,
-    rules: Vec<ReportRule>,
-    columns: Vec<ReportColumnRef<'a>>,
-    results: ResultsRef<'a>,
-    problems: &'a [Problem],
-    scenarios: Vec<ReportScenarioRef<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    migration: Option<Migration>,
-}
-
-impl<'a> ReportDocumentRef<'a> {
-    fn new(m: &'a Matrix, migration_to: Option<Contract>) -> Self {
-        let results = ResultsRef::new(m);
-        let summary = m.summary();
-        let verdict = m.verdict();
-        ReportDocumentRef {
-            schema_version: REPORT_SCHEMA_VERSION,
-            context: ReportContext::new(&m.context),
-            summary,
-            verdict,
-            exit_code: verdict.exit_code(),
-            rules: m.rules.iter().map(report_rule).collect(),
-            columns: m
-                .columns
-                .iter()
-                .zip(&results.column_ids)
-                .map(|(column, id)| ReportColumnRef {
-                    id: id.clone(),
-                    column,
-                })
-                .collect(),
-            problems: &m.problems,
-            scenarios: m
-                .scenarios
-                .iter()
-                .map(|s| ReportScenarioRef {
-                    scenario: &s.scenario,
-                    column: s.column.id(),
-                    steps: &s.steps,
-                    timeline: &s.timeline,
-                })
-                .collect(),
-            migration: migration_to.map(|to| super::migration::migration(m, to)),
-            results,
-        }
+/// The fields of [`ReportDocument`], in its order and with its skip rules.
+fn write_document<W: std::io::Write>(
+    m: &Matrix,
+    migration_to: Option<Contract>,
+    w: &mut W,
+) -> std::io::Result<()> {
+    let results = ResultsRef::new(m);
+    let verdict = m.verdict();
+    let field = |w: &mut W, name: &str, first: bool| -> std::io::Result<()> {
+        w.write_all(if first { b"\n  " } else { b",\n  " })?;
+        json_writer::write_str(w, name)?;
+        w.write_all(b": ")
+    };
+    w.write_all(b"{")?;
+    field(w, "schema_version", true)?;
+    json_writer::write_nested(w, 1, REPORT_SCHEMA_VERSION)?;
+    field(w, "context", false)?;
+    json_writer::write_nested(w, 1, &ReportContext::new(&m.context))?;
+    field(w, "summary", false)?;
+    json_writer::write_nested(w, 1, &m.summary())?;
+    field(w, "verdict", false)?;
+    json_writer::write_nested(w, 1, &verdict)?;
+    field(w, "exit_code", false)?;
+    json_writer::write_nested(w, 1, &verdict.exit_code())?;
+    field(w, "rules", false)?;
+    let rules: Vec<ReportRule> = m.rules.iter().map(report_rule).collect();
+    json_writer::write_nested(w, 1, &rules)?;
+    field(w, "columns", false)?;
+    let columns: Vec<ReportColumnRef> = m
+        .columns
+        .iter()
+        .zip(&results.column_ids)
+        .map(|(column, id)| ReportColumnRef { id, column })
+        .collect();
+    json_writer::write_nested(w, 1, &columns)?;
+    field(w, "results", false)?;
+    results.write(w)?;
+    field(w, "problems", false)?;
+    json_writer::write_nested(w, 1, &m.problems)?;
+    field(w, "scenarios", false)?;
+    let scenarios: Vec<ReportScenarioRef> = m
+        .scenarios
+        .iter()
+        .map(|s| ReportScenarioRef {
+            scenario: &s.scenario,
+            column: s.column.id(),
+            steps: &s.steps,
+            timeline: &s.timeline,
+        })
+        .collect();
+    json_writer::write_nested(w, 1, &scenarios)?;
+    if let Some(to) = migration_to {
+        field(w, "migration", false)?;
+        json_writer::write_nested(w, 1, &super::migration::migration(m, to))?;
     }
+    w.write_all(b"\n}")
 }
 
 #[derive(Serialize)]
 struct ReportColumnRef<'a> {
-    id: String,
+    id: &'a str,
     #[serde(flatten)]
     column: &'a Column,
-}
-
-#[derive(Serialize)]
-struct ReportResultRef<'a> {
-    rule_id: &'a str,
-    column: &'a str,
-    level: Level,
-    level_label: &'a str,
-    phase: Phase,
-    outcome: Outcome,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    reason: Option<&'a str>,
-    #[serde(skip_serializing_if = "<[Evidence]>::is_empty")]
-    evidence: &'a [Evidence],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    duration_ms: Option<u64>,
-    gating: bool,
 }
 
 #[derive(Serialize)]
@@ -281,12 +265,14 @@ struct ReportScenarioRef<'a> {
     timeline: &'a [TimelineEntry],
 }
 
-/// The results of a matrix, serialised one by one as [`ReportResult`]s would be.
+/// The results of a matrix, written as the elements of `ReportDocument::results` would be.
 struct ResultsRef<'a> {
     m: &'a Matrix,
     /// Column ids, parallel to `m.columns` (sorted, so a result's column is found by binary
     /// search).
     column_ids: Vec<String>,
+    /// The column ids as JSON string literals.
+    quoted_column_ids: Vec<Vec<u8>>,
     /// Rule id → (level label without contract, label per [`Contract::ALL`]).
     labels: HashMap<&'a str, (String, [String; 2])>,
 }
@@ -303,9 +289,14 @@ impl<'a> ResultsRef<'a> {
                 )
             });
         }
+        let column_ids: Vec<String> = m.columns.iter().map(Column::id).collect();
         ResultsRef {
             m,
-            column_ids: m.columns.iter().map(Column::id).collect(),
+            quoted_column_ids: column_ids
+                .iter()
+                .map(|id| json_writer::quoted(id))
+                .collect(),
+            column_ids,
             labels,
         }
     }
@@ -323,47 +314,97 @@ impl<'a> ResultsRef<'a> {
                 .map_or(none.as_str(), |i| per_contract[i].as_str()),
         }
     }
-}
 
-impl Serialize for ResultsRef<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeSeq as _;
+    /// The `results` array at depth 1: each result's fields in [`ReportResult`]'s order, with
+    /// its skip rules.
+    fn write<W: std::io::Write>(&self, w: &mut W) -> std::io::Result<()> {
         let fail_on = self.m.context.fail_on;
-        let mut seq = serializer.serialize_seq(Some(self.m.results.len()))?;
+        if self.m.results.is_empty() {
+            return w.write_all(b"[]");
+        }
+        w.write_all(b"[")?;
         // Results of one rule come in column order: the next result's column is usually the
         // one after the previous result's, so that one is tried before a binary search.
         let mut next_column = 0;
-        for r in &self.m.results {
+        // The rule id and level label are quoted once per run of results of one rule and
+        // contract.
+        let mut quoted_rule: Option<QuotedRule> = None;
+        for (i, r) in self.m.results.iter().enumerate() {
             let computed_id;
             let found = match self.m.columns.get(next_column) {
                 Some(c) if *c == r.column => Ok(next_column),
                 _ => self.m.columns.binary_search(&r.column),
             };
-            let column = match found {
+            let column: &[u8] = match found {
                 Ok(i) => {
                     next_column = i + 1;
-                    self.column_ids[i].as_str()
+                    &self.quoted_column_ids[i]
                 }
                 Err(_) => {
-                    computed_id = r.column.id();
-                    computed_id.as_str()
+                    computed_id = json_writer::quoted(&r.column.id());
+                    &computed_id
                 }
             };
-            seq.serialize_element(&ReportResultRef {
-                rule_id: &r.rule_id,
-                column,
-                level: r.level,
-                level_label: self.level_label(r),
-                phase: r.phase,
-                outcome: r.outcome,
-                reason: r.reason.as_deref(),
-                evidence: &r.evidence,
-                duration_ms: r.duration_ms,
-                gating: is_gating(r, fail_on),
+            let quoted = match quoted_rule {
+                Some(ref q) if q.id == r.rule_id && q.contract == r.column.contract => q,
+                _ => quoted_rule.insert(QuotedRule {
+                    id: &r.rule_id,
+                    contract: r.column.contract,
+                    rule: json_writer::quoted(&r.rule_id),
+                    label: json_writer::quoted(self.level_label(r)),
+                }),
+            };
+            let (rule, label) = (&quoted.rule, &quoted.label);
+            w.write_all(if i == 0 { b"\n    {" } else { b",\n    {" })?;
+            w.write_all(b"\n      \"rule_id\": ")?;
+            w.write_all(rule)?;
+            w.write_all(b",\n      \"column\": ")?;
+            w.write_all(column)?;
+            w.write_all(b",\n      \"level\": \"")?;
+            w.write_all(r.level.as_str().as_bytes())?;
+            w.write_all(b"\",\n      \"level_label\": ")?;
+            w.write_all(label)?;
+            w.write_all(b",\n      \"phase\": \"")?;
+            w.write_all(r.phase.as_str().as_bytes())?;
+            w.write_all(b"\",\n      \"outcome\": \"")?;
+            w.write_all(r.outcome.as_str().as_bytes())?;
+            w.write_all(b"\"")?;
+            if let Some(reason) = &r.reason {
+                w.write_all(b",\n      \"reason\": ")?;
+                json_writer::write_str(w, reason)?;
+            }
+            if !r.evidence.is_empty() {
+                w.write_all(b",\n      \"evidence\": [")?;
+                for (j, e) in r.evidence.iter().enumerate() {
+                    w.write_all(if j == 0 {
+                        b"\n        "
+                    } else {
+                        b",\n        "
+                    })?;
+                    json_writer::write_evidence(w, e)?;
+                }
+                w.write_all(b"\n      ]")?;
+            }
+            if let Some(ms) = r.duration_ms {
+                w.write_all(b",\n      \"duration_ms\": ")?;
+                w.write_all(ms.to_string().as_bytes())?;
+            }
+            w.write_all(if is_gating(r, fail_on) {
+                &b",\n      \"gating\": true\n    }"[..]
+            } else {
+                &b",\n      \"gating\": false\n    }"[..]
             })?;
         }
-        seq.end()
+        w.write_all(b"\n  ]")
     }
+}
+
+/// A rule id and its level label under one contract, as JSON string literals.
+struct QuotedRule<'a> {
+    id: &'a str,
+    contract: Option<Contract>,
+    rule: Vec<u8>,
+    label: Vec<u8>,
 }
 
 /// A failure or inconclusive at or above `--fail-on` on a target column.

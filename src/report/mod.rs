@@ -6,6 +6,7 @@
 
 mod document;
 mod html;
+mod json_writer;
 mod junit;
 mod layout;
 mod markdown;

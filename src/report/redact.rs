@@ -76,18 +76,54 @@ const SECRET_KEY_PIECES: [&str; 6] = [
     "stringdata",
 ];
 
-/// Whether `text` may hold a pair [`SECRET_PAIR`] matches. ASCII text without any of
-/// [`SECRET_KEY_PIECES`] (in any case) cannot; other text is left to the regex (its
+/// Whether `text` may hold a pair [`SECRET_PAIR`] matches. In ASCII text a match is a key
+/// ending right before `"?\s*[:=]`, made of `[A-Za-z0-9_-]` and holding one of
+/// [`SECRET_KEY_PIECES`] (in any case): so only the word before each `:` or `=` is looked at,
+/// and text without a separator cannot match. Other text is left to the regex (its
 /// case-insensitive matching also folds non-ASCII letters such as the Kelvin sign).
 fn may_hold_secret_pair(text: &str) -> bool {
     if !text.is_ascii() {
         return true;
     }
     let bytes = text.as_bytes();
-    // One pass: the piece a byte could start is picked by that byte (`| 0x20` lower-cases
-    // ASCII letters and maps no other byte onto one), and only then compared.
-    (0..bytes.len()).any(|i| {
-        let piece: &[u8] = match bytes[i] | 0x20 {
+    let mut from = 0;
+    while let Some(offset) = bytes[from..].iter().position(|&b| b == b':' || b == b'=') {
+        let separator = from + offset;
+        let mut end = separator;
+        while end > 0 && is_regex_space(bytes[end - 1]) {
+            end -= 1;
+        }
+        if end > 0 && bytes[end - 1] == b'"' {
+            end -= 1;
+        }
+        let mut start = end;
+        while start > 0 && is_key_byte(bytes[start - 1]) {
+            start -= 1;
+        }
+        if holds_secret_piece(&bytes[start..end]) {
+            return true;
+        }
+        from = separator + 1;
+    }
+    false
+}
+
+/// ASCII bytes the regex's `\s` matches.
+fn is_regex_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\x0B' | b'\x0C' | b'\r')
+}
+
+/// ASCII bytes of the regex's key class `[a-z0-9_-]` (case-insensitive).
+fn is_key_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
+}
+
+/// Whether `word` holds one of [`SECRET_KEY_PIECES`], in any case.
+fn holds_secret_piece(word: &[u8]) -> bool {
+    // The piece a byte could start is picked by that byte (`| 0x20` lower-cases ASCII
+    // letters and maps no other byte onto one), and only then compared.
+    (0..word.len()).any(|i| {
+        let piece: &[u8] = match word[i] | 0x20 {
             b'p' => SECRET_KEY_PIECES[0].as_bytes(),
             b't' => SECRET_KEY_PIECES[1].as_bytes(),
             b'k' => SECRET_KEY_PIECES[2].as_bytes(),
@@ -96,8 +132,7 @@ fn may_hold_secret_pair(text: &str) -> bool {
             b's' => SECRET_KEY_PIECES[5].as_bytes(),
             _ => return false,
         };
-        bytes
-            .get(i..i + piece.len())
+        word.get(i..i + piece.len())
             .is_some_and(|w| w.eq_ignore_ascii_case(piece))
     })
 }
@@ -163,6 +198,58 @@ mod tests {
         assert!(!may_hold_secret_pair(
             "status.initialization.provisioned is a boolean"
         ));
+    }
+
+    #[test]
+    fn prefilter_skips_only_text_the_regex_leaves_alone() {
+        // Every text the prefilter rejects must come out of the regex unchanged, whatever
+        // its spacing, quoting and case around the separators.
+        let pieces = [
+            "password",
+            "PassWD",
+            "token",
+            "secret-key",
+            "Private_Key",
+            "clientkey",
+            "api-KEY",
+            "bearer",
+            "credential",
+            "Credentials",
+            "stringData",
+            "name",
+            "x",
+            "-",
+            "_",
+            "\"",
+            " ",
+            "\t",
+            "\x0B",
+            ":",
+            "=",
+            ",",
+            "}",
+            "]",
+            ";",
+            "'",
+            "value",
+            "a.b",
+            "key",
+        ];
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        let words = proptest::collection::vec(proptest::sample::select(pieces.to_vec()), 0..8);
+        runner
+            .run(&words, |w| {
+                let text = w.concat();
+                if !may_hold_secret_pair(&text) {
+                    proptest::prop_assert_eq!(redact_text(&text), text);
+                }
+                Ok(())
+            })
+            .unwrap();
+        assert!(!may_hold_secret_pair("password is missing"));
+        assert!(!may_hold_secret_pair("custom group a.io: allowed"));
+        assert!(may_hold_secret_pair("my-api_key\"  = v"));
+        assert!(may_hold_secret_pair("my-api_key \t\x0B:v"));
     }
 
     #[test]
