@@ -3,7 +3,7 @@
 
 use super::common::{bin, embedded_on, labelled_objects, new_server, random};
 use super::serve;
-use super::signals::sigint;
+use super::signals::{sigint, wait_until_catching_sigint};
 use capi_conformance::report::{Outcome, Verdict};
 use capi_conformance::scenarios::RUN_LABEL;
 use std::process::Command;
@@ -118,7 +118,7 @@ async fn sigint_at_random_moments_leaves_nothing_behind() {
         // The moments count from when the process handles Ctrl-C (exec and runtime start
         // before that can take long on a loaded machine; a signal then kills by default).
         assert!(
-            serve::wait_until_catching_sigint(check.id(), Duration::from_secs(60)),
+            wait_until_catching_sigint(check.id(), Duration::from_secs(60)),
             "kill {i}: check never installed its Ctrl-C handling"
         );
         tokio::time::sleep(delay).await;

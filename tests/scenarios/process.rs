@@ -212,6 +212,11 @@ async fn sigint_during_a_run_leaves_no_labelled_object() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // The delay counts from when the process handles Ctrl-C (before that a signal kills it).
+    assert!(
+        crate::signals::wait_until_catching_sigint(check.id(), Duration::from_secs(60)),
+        "check never installed its Ctrl-C handling"
+    );
     tokio::time::sleep(delay).await;
     crate::signals::sigint(&check);
     let status = check.wait().unwrap();
