@@ -41,6 +41,9 @@ async fn step_timeout_with_a_provider_that_never_acts_leaves_nothing_behind() {
     let dir = tempfile::tempdir().unwrap();
     let server = new_server();
     let report_dir = dir.path().display().to_string();
+    // The shell forks the "provider" (no exec): stopping the shell alone would orphan it.
+    let marker = format!("120.{}", std::process::id());
+    let cmd = format!("sleep {marker}; exit 0");
     let m = embedded_on(
         &server,
         &[
@@ -49,7 +52,7 @@ async fn step_timeout_with_a_provider_that_never_acts_leaves_nothing_behind() {
             "--timeout",
             "1s",
             "--provider-cmd",
-            "exec sleep 120",
+            &cmd,
             "--report-dir",
             &report_dir,
         ],
@@ -62,6 +65,33 @@ async fn step_timeout_with_a_provider_that_never_acts_leaves_nothing_behind() {
     assert_ne!(m.verdict(), Verdict::Pass);
     let left = labelled_objects(&server.client()).await;
     assert!(left.is_empty(), "left after a step timeout: {left:?}");
+    let survivors = processes_with_argument(&marker);
+    assert!(
+        survivors.is_empty(),
+        "--provider-cmd processes left running: {survivors:?}"
+    );
+}
+
+/// Pids of live processes with `arg` among their arguments (Linux /proc).
+fn processes_with_argument(arg: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let zombie = std::fs::read_to_string(entry.path().join("stat")).is_ok_and(|s| {
+            s.rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'))
+        });
+        if !zombie && cmdline.split(|b| *b == 0).any(|a| a == arg.as_bytes()) {
+            out.push(pid);
+        }
+    }
+    out
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -77,25 +77,40 @@ struct ProviderProcess {
 }
 
 impl ProviderProcess {
+    /// Stops the provider and everything it started: the command runs in its own process
+    /// group (`sh -c` may fork the provider instead of exec-ing it), which gets SIGTERM, then
+    /// SIGKILL for whatever is still there after 3 s.
     async fn stop(mut self) {
         #[cfg(unix)]
-        if let Some(pid) = self.child.id()
-            && let Ok(pid) = i32::try_from(pid)
-        {
-            // SIGTERM first so the controller can shut down; then kill.
-            let _ = std::process::Command::new("kill")
-                .arg("-TERM")
-                .arg(pid.to_string())
-                .status();
-            if tokio::time::timeout(Duration::from_secs(3), self.child.wait())
-                .await
-                .is_ok()
-            {
-                return;
+        if let Some(pid) = self.child.id() {
+            let group = format!("-{pid}");
+            signal_group("TERM", &group);
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+            let _ = tokio::time::timeout_at(deadline, self.child.wait()).await;
+            while group_alive(&group) && tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(20)).await;
             }
+            signal_group("KILL", &group);
         }
         let _ = self.child.kill().await;
     }
+}
+
+/// Sends `signal` to process group `group` (`-PGID`).
+#[cfg(unix)]
+fn signal_group(signal: &str, group: &str) -> bool {
+    std::process::Command::new("kill")
+        .args([&format!("-{signal}"), "--", group])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Whether any process of `group` is left (signal 0 checks without sending).
+#[cfg(unix)]
+fn group_alive(group: &str) -> bool {
+    signal_group("0", group)
 }
 
 /// What starting the target needs.
@@ -212,13 +227,18 @@ fn start_provider(cmd: &str, log: &std::path::Path) -> anyhow::Result<ProviderPr
     let out =
         std::fs::File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
     let err = out.try_clone()?;
-    let child = tokio::process::Command::new("sh")
+    let mut command = tokio::process::Command::new("sh");
+    command
         .arg("-c")
         .arg(cmd)
         .stdin(Stdio::null())
         .stdout(Stdio::from(out))
         .stderr(Stdio::from(err))
-        .kill_on_drop(true)
+        .kill_on_drop(true);
+    // Its own process group, so stopping it reaches whatever the command starts.
+    #[cfg(unix)]
+    command.process_group(0);
+    let child = command
         .spawn()
         .with_context(|| format!("cannot start --provider-cmd {cmd:?}"))?;
     Ok(ProviderProcess { child })
