@@ -38,25 +38,39 @@ pub(crate) fn indent<W: ?Sized + Write>(w: &mut W, depth: usize) -> io::Result<(
     Ok(())
 }
 
-impl Formatter for NestedPretty {
-    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+impl NestedPretty {
+    fn open<W: ?Sized + Write>(&mut self, w: &mut W, bracket: &[u8]) -> io::Result<()> {
         self.depth += 1;
         self.has_value = false;
-        w.write_all(b"[")
+        w.write_all(bracket)
     }
 
-    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+    fn close<W: ?Sized + Write>(&mut self, w: &mut W, bracket: &[u8]) -> io::Result<()> {
         self.depth -= 1;
         if self.has_value {
             w.write_all(b"\n")?;
             indent(w, self.depth)?;
         }
-        w.write_all(b"]")
+        w.write_all(bracket)
+    }
+
+    fn next_entry<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        w.write_all(if first { b"\n" } else { b",\n" })?;
+        indent(w, self.depth)
+    }
+}
+
+impl Formatter for NestedPretty {
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.open(w, b"[")
+    }
+
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.close(w, b"]")
     }
 
     fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
-        w.write_all(if first { b"\n" } else { b",\n" })?;
-        indent(w, self.depth)
+        self.next_entry(w, first)
     }
 
     fn end_array_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> io::Result<()> {
@@ -65,23 +79,15 @@ impl Formatter for NestedPretty {
     }
 
     fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.depth += 1;
-        self.has_value = false;
-        w.write_all(b"{")
+        self.open(w, b"{")
     }
 
     fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.depth -= 1;
-        if self.has_value {
-            w.write_all(b"\n")?;
-            indent(w, self.depth)?;
-        }
-        w.write_all(b"}")
+        self.close(w, b"}")
     }
 
     fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
-        w.write_all(if first { b"\n" } else { b",\n" })?;
-        indent(w, self.depth)
+        self.next_entry(w, first)
     }
 
     fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
