@@ -8,7 +8,7 @@
 use capi_conformance::apiserver::selector::{FieldSelector, LabelSelector};
 use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
 use capi_conformance::checks::schema::{self, Lookup};
-use capi_conformance::inventory::{Crd, Document, Inventory, Origin, parse_text};
+use capi_conformance::inventory::{Crd, Document, Inventory, Origin, SchemaNode, parse_text};
 use capi_conformance::suite::JsonType;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
@@ -266,6 +266,37 @@ fn schema_path() -> impl Strategy<Value = String> {
     })
 }
 
+/// The schema with every node the walk reaches made structural: a scalar node becomes
+/// `{type: string}`, an untyped node without the Kubernetes flags gets `type: object`.
+fn structural(v: Value) -> Value {
+    let Value::Object(mut o) = v else {
+        return json!({"type": "string"});
+    };
+    o.remove("$ref");
+    let typed = o
+        .get("type")
+        .and_then(Value::as_str)
+        .is_some_and(|t| !t.is_empty());
+    let flag = |o: &Map<String, Value>, k: &str| o.get(k).and_then(Value::as_bool) == Some(true);
+    if !typed
+        && !flag(&o, "x-kubernetes-int-or-string")
+        && !flag(&o, "x-kubernetes-preserve-unknown-fields")
+    {
+        o.insert("type".into(), json!("object"));
+    }
+    if let Some(Value::Object(props)) = o.remove("properties") {
+        let props: Map<String, Value> =
+            props.into_iter().map(|(k, c)| (k, structural(c))).collect();
+        o.insert("properties".into(), Value::Object(props));
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(child @ Value::Object(_)) = o.remove(key) {
+            o.insert(key.into(), structural(child));
+        }
+    }
+    Value::Object(o)
+}
+
 /// Every path that exists in a schema (walking `properties`, `items`), capped.
 fn existing_paths(node: &Value, prefix: Option<&str>, out: &mut Vec<String>) {
     if out.len() > 64 {
@@ -307,10 +338,7 @@ const JSON_TYPES: &[JsonType] = &[
 ];
 
 fn doc(value: Value) -> Document {
-    Document {
-        value,
-        origin: Origin::new("fuzz.yaml", 0, 1),
-    }
+    Document::new(value, Origin::new("fuzz.yaml", 0, 1))
 }
 
 /// Loader errors always name their source (`fuzz.yaml…` / `fuzz.json…`).
@@ -392,21 +420,30 @@ proptest! {
     /// a missing path names a prefix of the asked path.
     #[test]
     fn schema_walker_lookups(schema_v in json_schema(), path in schema_path(), t in proptest::sample::select(JSON_TYPES)) {
-        match schema::lookup(&schema_v, &path) {
-            Lookup::Found(node) => {
-                let _ = schema::describe(node);
-                let _ = schema::is_placeholder(node);
+        // Reading an arbitrary schema never panics; a non-structural one names the node.
+        if let Err(e) = SchemaNode::from_value(&schema_v) {
+            prop_assert!(e.starts_with("openAPIV3Schema"), "{}", e);
+        }
+        let schema_v = structural(schema_v);
+        let node = match SchemaNode::from_value(&schema_v) {
+            Ok(node) => node,
+            Err(e) => return Err(TestCaseError::fail(format!("made structural but refused: {e}"))),
+        };
+        match schema::lookup(&node, &path) {
+            Lookup::Found(found) => {
+                let _ = schema::describe(found);
+                let _ = schema::is_placeholder(found);
             }
             Lookup::Missing { at } | Lookup::Open { at } => {
                 prop_assert!(path.starts_with(&at), "{at} is not a prefix of {path}");
             }
         }
-        let _ = schema::field_state(&schema_v, &path, t);
-        let _ = schema::describe(&schema_v);
+        let _ = schema::field_state(&node, &path, t);
+        let _ = schema::describe(&node);
         let mut paths = Vec::new();
         existing_paths(&schema_v, None, &mut paths);
         for p in paths {
-            let found = schema::lookup(&schema_v, &p);
+            let found = schema::lookup(&node, &p);
             prop_assert!(!matches!(found, Lookup::Missing { .. }), "{p} exists but was reported missing");
         }
         // The CRD reader walks the same schema (structural check).

@@ -36,7 +36,9 @@ mod tests;
 
 use crate::cli::ContractSelection;
 use crate::contract::{Contract, FailOn, Role, labels as contract_labels};
-use crate::inventory::{ClassifiedCrd, CrdVersion, Document, InputError, Inventory, Provider};
+use crate::inventory::{
+    ClassifiedCrd, CrdVersion, Document, InputError, Inventory, Provider, SchemaNode,
+};
 use crate::report::{Column, Evidence, Matrix, Outcome, Phase, Problem, RuleResult, RunContext};
 use crate::suite::{FieldCheck, Rule, RuleKind};
 use serde_json::Value;
@@ -165,7 +167,7 @@ pub struct CheckCtx<'a> {
 impl<'a> CheckCtx<'a> {
     /// The CRD, its mapped version and that version's schema, or the skip finding explaining
     /// why there is none.
-    pub fn schema(&self) -> Result<(&'a ClassifiedCrd, &'a CrdVersion, &'a Value), Finding> {
+    pub fn schema(&self) -> Result<(&'a ClassifiedCrd, &'a CrdVersion, &'a SchemaNode), Finding> {
         let Some(crd) = self.crd else {
             return Err(Finding::skip("provider-wide column has no CRD"));
         };

@@ -354,9 +354,11 @@ mod tests {
 
     #[test]
     fn index_unions_rules_across_roles() {
-        let doc = |name: &str, rules: serde_json::Value| Document {
-            value: json!({"kind": "ClusterRole", "metadata": {"name": name}, "rules": rules}),
-            origin: crate::inventory::Origin::new("r.yaml", 0, 1),
+        let doc = |name: &str, rules: serde_json::Value| {
+            Document::new(
+                json!({"kind": "ClusterRole", "metadata": {"name": name}, "rules": rules}),
+                crate::inventory::Origin::new("r.yaml", 0, 1),
+            )
         };
         let a = doc(
             "a",

@@ -28,7 +28,7 @@ pub fn defined(_: &Rule, ctx: &CheckCtx) -> Finding {
     }
 }
 
-fn state_problem(schema: &serde_json::Value, path: &str, t: JsonType) -> Option<String> {
+fn state_problem(schema: &crate::inventory::SchemaNode, path: &str, t: JsonType) -> Option<String> {
     match field_state(schema, path, t) {
         FieldState::Ok => None,
         FieldState::WrongType { found } => {

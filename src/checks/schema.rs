@@ -7,14 +7,14 @@
 //! is **open**: the schema accepts anything there, so it is reported as open, never as present.
 
 use super::{CheckCtx, Finding};
+use crate::inventory::SchemaNode;
 use crate::report::Evidence;
 use crate::suite::{FieldCheck, JsonType, Presence};
-use serde_json::Value;
 
 /// Result of looking a path up in a schema.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Lookup<'a> {
-    Found(&'a Value),
+    Found(&'a SchemaNode),
     /// An ancestor (named in `at`) preserves unknown fields: anything is accepted below it.
     Open {
         at: String,
@@ -25,12 +25,8 @@ pub enum Lookup<'a> {
     },
 }
 
-fn flag(node: &Value, key: &str) -> bool {
-    node.get(key).and_then(Value::as_bool) == Some(true)
-}
-
 /// Walks `path` from the schema root.
-pub fn lookup<'a>(root: &'a Value, path: &str) -> Lookup<'a> {
+pub fn lookup<'a>(root: &'a SchemaNode, path: &str) -> Lookup<'a> {
     let mut node = root;
     // `path[..start]` is the walked part before the current segment (with its trailing dot);
     // the paths reported on a miss are prefixes of `path`, cut only when needed.
@@ -42,13 +38,10 @@ pub fn lookup<'a>(root: &'a Value, path: &str) -> Lookup<'a> {
             Some(s) => (s, true),
             None => (raw, false),
         };
-        let next = node
-            .get("properties")
-            .and_then(|p| p.get(seg))
-            .or_else(|| node.get("additionalProperties").filter(|a| a.is_object()));
+        let next = node.property(seg).or_else(|| node.additional_properties());
         node = match next {
             Some(n) => n,
-            None if flag(node, "x-kubernetes-preserve-unknown-fields") => {
+            None if node.preserve_unknown => {
                 return Lookup::Open {
                     at: path[..start.saturating_sub(1)].to_string(),
                 };
@@ -60,9 +53,9 @@ pub fn lookup<'a>(root: &'a Value, path: &str) -> Lookup<'a> {
             }
         };
         if into_items {
-            match node.get("items") {
+            match node.items() {
                 Some(items) => node = items,
-                None if flag(node, "x-kubernetes-preserve-unknown-fields") => {
+                None if node.preserve_unknown => {
                     return Lookup::Open {
                         at: walked.to_string(),
                     };
@@ -82,50 +75,46 @@ pub fn lookup<'a>(root: &'a Value, path: &str) -> Lookup<'a> {
 /// An object node that declares nothing (no properties, no map values, not open): a field kept
 /// "only to fulfil the contract", e.g. a managed control plane's `spec.machineTemplate`.
 /// A condition path that ends at a placeholder does not hold.
-pub fn is_placeholder(node: &Value) -> bool {
+pub fn is_placeholder(node: &SchemaNode) -> bool {
     type_of(node) == "object"
-        && node
-            .get("properties")
-            .and_then(Value::as_object)
-            .is_none_or(|p| p.is_empty())
-        && !node
-            .get("additionalProperties")
-            .is_some_and(Value::is_object)
-        && !flag(node, "x-kubernetes-preserve-unknown-fields")
+        && node.properties().next().is_none()
+        && node.additional_properties().is_none()
+        && !node.preserve_unknown
 }
 
 /// The node's `type` (empty when untyped).
-pub fn type_of(node: &Value) -> &str {
-    node.get("type").and_then(Value::as_str).unwrap_or("")
+pub fn type_of(node: &SchemaNode) -> &str {
+    node.type_name()
 }
 
 /// Human description of a schema node's type: `string`, `array of object`, `map of string`,
 /// `int-or-string`, `open` (preserve-unknown without type).
-pub fn describe(node: &Value) -> String {
-    if flag(node, "x-kubernetes-int-or-string") {
+pub fn describe(node: &SchemaNode) -> String {
+    if node.int_or_string {
         return "int-or-string".into();
     }
     let t = type_of(node);
     match t {
-        "array" => match node.get("items") {
+        "array" => match node.items() {
             Some(items) => format!("array of {}", describe(items)),
             None => "array".into(),
         },
-        "object" => match node.get("additionalProperties").filter(|a| a.is_object()) {
+        "object" => match node.additional_properties() {
             Some(ap) => format!("map of {}", describe(ap)),
             None => "object".into(),
         },
-        "" if flag(node, "x-kubernetes-preserve-unknown-fields") => "open".into(),
+        "" if node.preserve_unknown => "open".into(),
         "" => "untyped".into(),
         other => other.into(),
     }
 }
 
 /// Whether a schema node has the JSON type a rule asks for.
-pub fn type_matches(node: &Value, want: JsonType) -> bool {
-    let int_or_string = flag(node, "x-kubernetes-int-or-string");
+pub fn type_matches(node: &SchemaNode, want: JsonType) -> bool {
+    let int_or_string = node.int_or_string;
     let t = type_of(node);
-    let child_type = |key: &str| node.get(key).map(type_of).unwrap_or("");
+    let map_values = || node.additional_properties().map_or("", type_of);
+    let items = || node.items().map_or("", type_of);
     match want {
         JsonType::IntOrString => int_or_string,
         _ if int_or_string => false,
@@ -135,10 +124,10 @@ pub fn type_matches(node: &Value, want: JsonType) -> bool {
         JsonType::Number => t == "number" || t == "integer",
         JsonType::Object => t == "object",
         JsonType::Array => t == "array",
-        JsonType::StringMap => t == "object" && child_type("additionalProperties") == "string",
-        JsonType::ObjectMap => t == "object" && child_type("additionalProperties") == "object",
-        JsonType::StringArray => t == "array" && child_type("items") == "string",
-        JsonType::ObjectArray => t == "array" && child_type("items") == "object",
+        JsonType::StringMap => t == "object" && map_values() == "string",
+        JsonType::ObjectMap => t == "object" && map_values() == "object",
+        JsonType::StringArray => t == "array" && items() == "string",
+        JsonType::ObjectArray => t == "array" && items() == "object",
     }
 }
 
@@ -151,7 +140,7 @@ pub enum FieldState {
     Open { at: String },
 }
 
-pub fn field_state(schema: &Value, path: &str, want: JsonType) -> FieldState {
+pub fn field_state(schema: &SchemaNode, path: &str, want: JsonType) -> FieldState {
     match lookup(schema, path) {
         Lookup::Found(node) if type_matches(node, want) => FieldState::Ok,
         Lookup::Found(node) => FieldState::WrongType {
@@ -276,8 +265,12 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn schema() -> Value {
-        json!({"type": "object", "properties": {
+    fn node(v: serde_json::Value) -> SchemaNode {
+        SchemaNode::from_value(&v).unwrap()
+    }
+
+    fn schema() -> SchemaNode {
+        node(json!({"type": "object", "properties": {
             "spec": {"type": "object", "properties": {
                 "replicas": {"type": "integer"},
                 "port": {"x-kubernetes-int-or-string": true},
@@ -288,7 +281,7 @@ mod tests {
                 "maybe": {"type": "string", "nullable": true}
             }},
             "status": {"type": "object", "properties": {"ready": {"type": "string"}}}
-        }})
+        }}))
     }
 
     /// The reported `at` paths are what joining the walked segments gives.
@@ -337,7 +330,8 @@ mod tests {
         for (path, want) in cases {
             assert_eq!(lookup(&s, path), want, "{path}");
         }
-        let open_root = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
+        let open_root =
+            node(json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}));
         assert_eq!(
             lookup(&open_root, "a.b"),
             Lookup::Open { at: String::new() }

@@ -2,8 +2,8 @@
 
 use super::schema::{FieldState, Lookup, describe, field_state, lookup, type_of};
 use super::{CheckCtx, Finding};
+use crate::inventory::SchemaNode;
 use crate::suite::{JsonType, Rule};
-use serde_json::Value;
 
 pub fn spec_template(_: &Rule, ctx: &CheckCtx) -> Finding {
     let (_, version, schema) = match ctx.schema() {
@@ -47,16 +47,11 @@ pub fn spec_template(_: &Rule, ctx: &CheckCtx) -> Finding {
 
 /// Structural subset check: every field of `tmpl` exists in `base` with the same type.
 /// (Fields the base requires may be missing from the template: topology and users fill them.)
-fn subset(tmpl: &Value, base: &Value, path: &str, out: &mut Vec<String>) {
+fn subset(tmpl: &SchemaNode, base: &SchemaNode, path: &str, out: &mut Vec<String>) {
     if out.len() >= 10 {
         return;
     }
-    if base
-        .get("x-kubernetes-preserve-unknown-fields")
-        .and_then(Value::as_bool)
-        == Some(true)
-        && base.get("properties").is_none()
-    {
+    if base.preserve_unknown && !base.has_properties() {
         return;
     }
     if describe(tmpl) != describe(base) && !(type_of(tmpl).is_empty() || type_of(base).is_empty()) {
@@ -67,27 +62,19 @@ fn subset(tmpl: &Value, base: &Value, path: &str, out: &mut Vec<String>) {
         ));
         return;
     }
-    if let Some(props) = tmpl.get("properties").and_then(Value::as_object) {
-        let base_props = base.get("properties").and_then(Value::as_object);
-        for (k, child) in props {
-            match base_props.and_then(|b| b.get(k)) {
-                Some(bc) => subset(child, bc, &format!("{path}.{k}"), out),
-                None if base
-                    .get("additionalProperties")
-                    .is_some_and(Value::is_object) => {}
-                None => out.push(format!(
-                    "`{path}.{k}` is in the template but not in the base kind's spec"
-                )),
-            }
+    for (k, child) in tmpl.properties() {
+        match base.property(k) {
+            Some(bc) => subset(child, bc, &format!("{path}.{k}"), out),
+            None if base.additional_properties().is_some() => {}
+            None => out.push(format!(
+                "`{path}.{k}` is in the template but not in the base kind's spec"
+            )),
         }
     }
-    if let (Some(ti), Some(bi)) = (tmpl.get("items"), base.get("items")) {
+    if let (Some(ti), Some(bi)) = (tmpl.items(), base.items()) {
         subset(ti, bi, &format!("{path}[]"), out);
     }
-    if let (Some(ta), Some(ba)) = (
-        tmpl.get("additionalProperties").filter(|a| a.is_object()),
-        base.get("additionalProperties").filter(|a| a.is_object()),
-    ) {
+    if let (Some(ta), Some(ba)) = (tmpl.additional_properties(), base.additional_properties()) {
         subset(ta, ba, &format!("{path}.*"), out);
     }
 }

@@ -3,6 +3,7 @@
 //! (no `spec.names`, no `spec.versions`, non-structural schema) are input errors.
 
 use super::error::InputError;
+use super::schema_node::SchemaNode;
 use super::source::{Document, Origin};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -21,8 +22,8 @@ pub struct CrdVersion {
     pub name: String,
     pub served: bool,
     pub storage: bool,
-    /// `schema.openAPIV3Schema`.
-    pub schema: Option<Value>,
+    /// `schema.openAPIV3Schema`, in the compact form the checks walk.
+    pub schema: Option<SchemaNode>,
     pub status_subresource: bool,
     pub scale: Option<ScaleSubresource>,
 }
@@ -58,7 +59,10 @@ impl Crd {
     /// As [`Crd::from_document`], moving the version schemas out of the document instead of
     /// copying them (the inventory builder owns its documents).
     pub fn from_owned_document(mut doc: Document) -> Result<Crd, InputError> {
-        let mut schemas = take_schemas(&mut doc.value);
+        let mut schemas = match doc.crd_schemas.take() {
+            Some(read) => *read,
+            None => CrdSchemas::take(&mut doc.value),
+        };
         let doc = &doc;
         let v = &doc.value;
         let name = str_at(v, &["metadata", "name"]).unwrap_or_default();
@@ -91,17 +95,18 @@ impl Crd {
         for (index, rv) in raw_versions.iter().enumerate() {
             let vname = str_at(rv, &["name"])
                 .ok_or_else(|| invalid("a spec.versions entry has no name"))?;
-            let schema = schemas.take(index);
-            if let Some(s) = &schema
-                && let Err(message) = structural(s, "openAPIV3Schema")
-            {
-                return Err(InputError::NonStructural {
-                    origin: doc.origin.clone(),
-                    name: name.clone(),
-                    version: vname,
-                    message,
-                });
-            }
+            let schema = match schemas.take_version(index) {
+                None => None,
+                Some(Ok(s)) => Some(s),
+                Some(Err(message)) => {
+                    return Err(InputError::NonStructural {
+                        origin: doc.origin.clone(),
+                        name: name.clone(),
+                        version: vname,
+                        message,
+                    });
+                }
+            };
             let sub = rv.get("subresources").or_else(|| spec.get("subresources"));
             let scale = sub.and_then(|s| s.get("scale")).map(|s| ScaleSubresource {
                 spec_replicas_path: str_at(s, &["specReplicasPath"]),
@@ -159,47 +164,50 @@ impl Crd {
     }
 }
 
-/// The `openAPIV3Schema` of each `spec.versions` entry (else the legacy
-/// `spec.validation` one), moved out of the document.
-struct Schemas {
-    per_version: Vec<Option<Value>>,
-    shared: Option<Value>,
+/// The `openAPIV3Schema` of each `spec.versions` entry (else the legacy `spec.validation`
+/// one), moved out of a CRD document and read into [`SchemaNode`]s (or the reason one is not
+/// structural). Done as each document is parsed, so the big JSON trees are freed at once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CrdSchemas {
+    per_version: Vec<Option<Result<SchemaNode, String>>>,
+    shared: Option<Result<SchemaNode, String>>,
 }
 
-impl Schemas {
-    fn take(&mut self, index: usize) -> Option<Value> {
+impl CrdSchemas {
+    fn take_version(&mut self, index: usize) -> Option<Result<SchemaNode, String>> {
         self.per_version
             .get_mut(index)
             .and_then(Option::take)
             .or_else(|| self.shared.clone())
     }
-}
 
-fn take_schemas(v: &mut Value) -> Schemas {
-    let take = |node: Option<&mut Value>| {
-        node.and_then(|s| s.get_mut("openAPIV3Schema"))
-            .map(Value::take)
-    };
-    let Some(spec) = v.get_mut("spec") else {
-        return Schemas {
-            per_version: Vec::new(),
-            shared: None,
+    /// Moves the schemas out of a CRD document's JSON and reads them.
+    pub fn take(v: &mut Value) -> CrdSchemas {
+        let take = |node: Option<&mut Value>| {
+            node.and_then(|s| s.get_mut("openAPIV3Schema"))
+                .map(|s| SchemaNode::from_value(&s.take()))
         };
-    };
-    let shared = take(spec.get_mut("validation"));
-    let per_version = spec
-        .get_mut("versions")
-        .and_then(Value::as_array_mut)
-        .map(|versions| {
-            versions
-                .iter_mut()
-                .map(|rv| take(rv.get_mut("schema")))
-                .collect()
-        })
-        .unwrap_or_default();
-    Schemas {
-        per_version,
-        shared,
+        let Some(spec) = v.get_mut("spec") else {
+            return CrdSchemas {
+                per_version: Vec::new(),
+                shared: None,
+            };
+        };
+        let shared = take(spec.get_mut("validation"));
+        let per_version = spec
+            .get_mut("versions")
+            .and_then(Value::as_array_mut)
+            .map(|versions| {
+                versions
+                    .iter_mut()
+                    .map(|rv| take(rv.get_mut("schema")))
+                    .collect()
+            })
+            .unwrap_or_default();
+        CrdSchemas {
+            per_version,
+            shared,
+        }
     }
 }
 
@@ -229,98 +237,13 @@ pub fn string_map(v: Option<&Value>) -> BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
-/// Structural-schema check (the part that matters for walking it): every node reached through
-/// `properties`, `items` or `additionalProperties` has a `type`, unless it is
-/// `x-kubernetes-int-or-string` or `x-kubernetes-preserve-unknown-fields`; no `$ref`.
-fn structural(node: &Value, path: &str) -> Result<(), String> {
-    let mut trail = Vec::new();
-    structural_walk(node, &mut trail).map_err(|problem| {
-        let mut at = path.to_string();
-        for step in &trail {
-            match step {
-                Step::Property(k) => {
-                    at.push_str(".properties.");
-                    at.push_str(k);
-                }
-                Step::Items => at.push_str(".items"),
-                Step::AdditionalProperties => at.push_str(".additionalProperties"),
-            }
-        }
-        format!("{at} {problem}")
-    })
-}
-
-/// One step from a schema node to a child [`structural`] checks.
-enum Step<'a> {
-    Property(&'a str),
-    Items,
-    AdditionalProperties,
-}
-
-/// [`structural`]'s walk: on error, `trail` holds the steps to the offending node (the path is
-/// only spelled out then, not for every node).
-fn structural_walk<'a>(node: &'a Value, trail: &mut Vec<Step<'a>>) -> Result<(), &'static str> {
-    let Some(obj) = node.as_object() else {
-        return Err("is not an object");
-    };
-    // One pass over the node's keys (instead of one map search per key).
-    let mut has_ref = false;
-    let mut typed = false;
-    let mut int_or_string = false;
-    let mut preserve_unknown = false;
-    let mut props = None;
-    let mut items = None;
-    let mut additional = None;
-    for (key, value) in obj {
-        match key.as_str() {
-            "$ref" => has_ref = true,
-            "type" => typed = value.as_str().is_some_and(|t| !t.is_empty()),
-            "x-kubernetes-int-or-string" => int_or_string = value.as_bool() == Some(true),
-            "x-kubernetes-preserve-unknown-fields" => {
-                preserve_unknown = value.as_bool() == Some(true);
-            }
-            "properties" => props = value.as_object(),
-            "items" => items = Some(value).filter(|v| v.is_object()),
-            "additionalProperties" => additional = Some(value).filter(|v| v.is_object()),
-            _ => {}
-        }
-    }
-    if has_ref {
-        return Err("uses $ref");
-    }
-    if !typed && !int_or_string && !preserve_unknown {
-        return Err("has no type");
-    }
-    if let Some(props) = props {
-        for (k, child) in props {
-            trail.push(Step::Property(k));
-            structural_walk(child, trail)?;
-            trail.pop();
-        }
-    }
-    if let Some(items) = items {
-        trail.push(Step::Items);
-        structural_walk(items, trail)?;
-        trail.pop();
-    }
-    if let Some(ap) = additional {
-        trail.push(Step::AdditionalProperties);
-        structural_walk(ap, trail)?;
-        trail.pop();
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
 
     fn doc(v: Value) -> Document {
-        Document {
-            value: v,
-            origin: Origin::new("f.yaml", 3, 10),
-        }
+        Document::new(v, Origin::new("f.yaml", 3, 10))
     }
 
     #[test]

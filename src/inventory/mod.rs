@@ -11,11 +11,15 @@ pub mod classify;
 pub mod crd;
 pub mod error;
 mod fast_yaml;
+pub mod schema_node;
 pub mod source;
 
-pub use crd::{Crd, CrdVersion, ScaleSubresource};
+pub use crd::{Crd, CrdSchemas, CrdVersion, ScaleSubresource};
 pub use error::InputError;
-pub use source::{Document, Loaded, Origin, load_paths, parse_text};
+pub use schema_node::{SchemaNode, SchemaType};
+pub use source::{
+    Document, Loaded, Origin, SchemaForm, load_paths, load_paths_as, parse_text, parse_text_as,
+};
 
 use crate::contract::Role;
 use crate::contract::labels::{self, DeclaredContract};

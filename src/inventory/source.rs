@@ -1,6 +1,7 @@
 //! Reading inputs: files, directories (recursive `*.yaml|*.yml|*.json`) and stdin, split into
 //! documents, each parsed into a JSON value with its origin (file, document index, line).
 
+use super::crd::{Crd, CrdSchemas};
 use super::error::InputError;
 use serde_json::Value;
 use std::fmt;
@@ -51,6 +52,19 @@ impl fmt::Display for Origin {
 pub struct Document {
     pub value: Value,
     pub origin: Origin,
+    /// For a CRD read from input: its version schemas, moved out of `value` and read into
+    /// their compact form as the document was parsed (`None`: still in `value`, if any).
+    pub crd_schemas: Option<Box<CrdSchemas>>,
+}
+
+impl Document {
+    pub fn new(value: Value, origin: Origin) -> Document {
+        Document {
+            value,
+            origin,
+            crd_schemas: None,
+        }
+    }
 }
 
 /// What loading produced: documents, plus the problems (`--keep-going`) that were skipped.
@@ -64,6 +78,15 @@ pub struct Loaded {
 
 /// Loads every path. Without `keep_going` the first problem is returned as the error.
 pub fn load_paths(paths: &[PathBuf], keep_going: bool) -> Result<Loaded, InputError> {
+    load_paths_as(paths, keep_going, SchemaForm::Compact)
+}
+
+/// [`load_paths`], keeping CRD schemas in the given form.
+pub fn load_paths_as(
+    paths: &[PathBuf],
+    keep_going: bool,
+    form: SchemaForm,
+) -> Result<Loaded, InputError> {
     let mut loaded = Loaded::default();
     for path in paths {
         if path.as_os_str() == "-" {
@@ -84,7 +107,7 @@ pub fn load_paths(paths: &[PathBuf], keep_going: bool) -> Result<Loaded, InputEr
                 });
             }
             loaded.bytes += text.len() as u64;
-            push(&mut loaded, parse_text("-", &text), keep_going)?;
+            push(&mut loaded, parse_text_as("-", &text, form), keep_going)?;
         } else if path.is_dir() {
             let files = collect_dir(path)?;
             if files.is_empty() {
@@ -93,22 +116,27 @@ pub fn load_paths(paths: &[PathBuf], keep_going: bool) -> Result<Loaded, InputEr
                 });
             }
             for file in files {
-                push_file(&mut loaded, &file, keep_going)?;
+                push_file(&mut loaded, &file, keep_going, form)?;
             }
         } else {
-            push_file(&mut loaded, path, keep_going)?;
+            push_file(&mut loaded, path, keep_going, form)?;
         }
     }
     Ok(loaded)
 }
 
-fn push_file(loaded: &mut Loaded, path: &Path, keep_going: bool) -> Result<(), InputError> {
+fn push_file(
+    loaded: &mut Loaded,
+    path: &Path,
+    keep_going: bool,
+    form: SchemaForm,
+) -> Result<(), InputError> {
     match read_file(path) {
         Ok(text) => {
             loaded.bytes += text.len() as u64;
             push(
                 loaded,
-                parse_text(&path.display().to_string(), &text),
+                parse_text_as(&path.display().to_string(), &text, form),
                 keep_going,
             )
         }
@@ -222,9 +250,18 @@ fn is_blank(doc: &str) -> bool {
 /// Parses one file's text (JSON or multi-document YAML) into documents. Empty documents
 /// (only comments or whitespace) are dropped but still count for the index.
 pub fn parse_text(file: &str, text: &str) -> Vec<Result<Document, InputError>> {
+    parse_text_as(file, text, SchemaForm::Compact)
+}
+
+/// [`parse_text`], keeping CRD schemas in the given form.
+pub fn parse_text_as(
+    file: &str,
+    text: &str,
+    form: SchemaForm,
+) -> Vec<Result<Document, InputError>> {
     if file.ends_with(".json") {
         let origin = Origin::new(file, 0, 1);
-        return vec![parse_json(text, origin)];
+        return vec![form.apply(parse_json(text, origin))];
     }
     // YAML (a superset of JSON, so `-` and extension-less JSON work too).
     let docs: Vec<(usize, usize, &str)> = split_documents(text)
@@ -234,7 +271,7 @@ pub fn parse_text(file: &str, text: &str) -> Vec<Result<Document, InputError>> {
         .map(|(index, (line, doc))| (index, line, doc))
         .collect();
     let parse = |&(index, line, doc): &(usize, usize, &str)| {
-        parse_yaml_doc(doc, Origin::new(file, index, line))
+        form.apply(parse_yaml_doc(doc, Origin::new(file, index, line)))
     };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     if threads < 2 || docs.len() < 16 || text.len() < PARALLEL_BYTES {
@@ -386,7 +423,27 @@ fn document(value: Value, origin: Origin) -> Result<Document, InputError> {
             found: json_kind(&value).into(),
         });
     }
-    Ok(Document { value, origin })
+    Ok(Document::new(value, origin))
+}
+
+/// How a CRD's version schemas are kept once its document is parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchemaForm {
+    /// Moved out of the JSON and read into [`CrdSchemas`] right after the document is parsed,
+    /// so the big JSON trees are freed at once (what `lint` does).
+    Compact,
+    /// Left in the document's JSON (for callers that edit the documents first).
+    Whole,
+}
+
+impl SchemaForm {
+    fn apply(self, parsed: Result<Document, InputError>) -> Result<Document, InputError> {
+        let mut doc = parsed?;
+        if self == SchemaForm::Compact && Crd::is_crd(&doc) {
+            doc.crd_schemas = Some(Box::new(CrdSchemas::take(&mut doc.value)));
+        }
+        Ok(doc)
+    }
 }
 
 /// JSON type name of a value, for messages.
@@ -418,10 +475,7 @@ pub fn expand_lists(docs: Vec<Document>) -> Vec<Document> {
         match (is_list, doc.value.get("items").and_then(Value::as_array)) {
             (true, Some(items)) => {
                 for item in items.iter().filter(|i| i.is_object()) {
-                    out.push(Document {
-                        value: item.clone(),
-                        origin: doc.origin.clone(),
-                    });
+                    out.push(Document::new(item.clone(), doc.origin.clone()));
                 }
             }
             _ => out.push(doc),

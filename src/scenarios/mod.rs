@@ -75,7 +75,7 @@ pub struct Subject {
     pub sample: Option<Value>,
     /// The `openAPIV3Schema` of the kind at that version, when known (decides conditional
     /// rules: a provider whose schema declares `status.addresses` surfaces addresses).
-    pub schema: Option<Value>,
+    pub schema: Option<crate::inventory::SchemaNode>,
 }
 
 impl Subject {
@@ -89,7 +89,7 @@ impl Subject {
             return false;
         };
         for key in path.split('.') {
-            match cur.get("properties").and_then(|p| p.get(key)) {
+            match cur.property(key) {
                 Some(next) => cur = next,
                 None => return false,
             }

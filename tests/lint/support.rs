@@ -1,7 +1,7 @@
 //! Shared helpers: paths, loading, evaluating with the embedded catalog.
 
 use capi_conformance::checks::{LintOptions, evaluate};
-use capi_conformance::inventory::{Document, load_paths};
+use capi_conformance::inventory::{Document, SchemaForm, load_paths, load_paths_as};
 use capi_conformance::report::{Matrix, Outcome, RuleResult};
 use capi_conformance::suite::Catalog;
 use std::path::{Path, PathBuf};
@@ -25,6 +25,13 @@ pub fn catalog() -> &'static Catalog {
 
 pub fn load(path: &Path) -> Vec<Document> {
     load_paths(&[path.to_path_buf()], false).unwrap().documents
+}
+
+/// [`load`] with CRD schemas left in the documents' JSON (for tests that patch them).
+pub fn load_whole(path: &Path) -> Vec<Document> {
+    load_paths_as(&[path.to_path_buf()], false, SchemaForm::Whole)
+        .unwrap()
+        .documents
 }
 
 pub fn lint_docs(docs: Vec<Document>, opts: &LintOptions) -> Matrix {

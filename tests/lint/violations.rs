@@ -76,7 +76,7 @@ fn matches(doc: &Value, target: &str) -> bool {
 }
 
 fn violation_docs(v: &Violation) -> Vec<Document> {
-    let mut docs = load(&fixtures().join(&v.base));
+    let mut docs = load_whole(&fixtures().join(&v.base));
     for p in &v.patches {
         let before = docs.len();
         let hit = docs.iter().position(|d| matches(&d.value, &p.target));
@@ -106,9 +106,9 @@ fn violation_docs(v: &Violation) -> Vec<Document> {
         }
     }
     for (i, value) in v.add.iter().enumerate() {
-        docs.push(Document {
-            value: value.clone(),
-            origin: Origin::new(
+        docs.push(Document::new(
+            value.clone(),
+            Origin::new(
                 fixtures()
                     .join(&v.base)
                     .join(
@@ -121,7 +121,7 @@ fn violation_docs(v: &Violation) -> Vec<Document> {
                 1000 + i,
                 1,
             ),
-        });
+        ));
     }
     docs
 }

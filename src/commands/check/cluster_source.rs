@@ -60,7 +60,7 @@ fn push_all<T: Serialize>(
     values.sort_by(|a, b| name_of(a).cmp(name_of(b)));
     for value in values {
         let origin = Origin::new(format!("cluster:{kind}/{}", name_of(&value)), 0, 1);
-        docs.push(Document { value, origin });
+        docs.push(Document::new(value, origin));
     }
     Ok(())
 }
