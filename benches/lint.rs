@@ -37,7 +37,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use capi_conformance::checks::{LintOptions, evaluate};
 use capi_conformance::cli::OutputFormat;
-use capi_conformance::inventory::parse_text;
+use capi_conformance::inventory::{SchemaForm, parse_text_as};
 use capi_conformance::report::{RenderOptions, render_to};
 use capi_conformance::suite::Catalog;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -58,7 +58,7 @@ fn bench(c: &mut Criterion) {
     let render_opts = RenderOptions::default();
     // Parse + evaluate, as `lint` does.
     let lint_once = |text: &str| {
-        let docs: Vec<_> = parse_text("bench.yaml", black_box(text))
+        let docs: Vec<_> = parse_text_as("bench.yaml", black_box(text), SchemaForm::Compact)
             .into_iter()
             .filter_map(Result::ok)
             .collect();
@@ -82,18 +82,18 @@ fn bench(c: &mut Criterion) {
         })
     });
     group.bench_function("parse, all cores", |b| {
-        b.iter(|| parse_text("bench.yaml", black_box(&text)).len())
+        b.iter(|| parse_text_as("bench.yaml", black_box(&text), SchemaForm::Compact).len())
     });
     // Each copy (~33 KB) is below the parallel threshold: one core.
     group.bench_function("parse, one core", |b| {
         b.iter(|| {
             copies
                 .iter()
-                .map(|c| parse_text("bench.yaml", black_box(c)).len())
+                .map(|c| parse_text_as("bench.yaml", black_box(c), SchemaForm::Compact).len())
                 .sum::<usize>()
         })
     });
-    let docs: Vec<_> = parse_text("bench.yaml", &text)
+    let docs: Vec<_> = parse_text_as("bench.yaml", &text, SchemaForm::Compact)
         .into_iter()
         .filter_map(Result::ok)
         .collect();

@@ -39,7 +39,9 @@ use crate::contract::{Contract, FailOn, Role, labels as contract_labels};
 use crate::inventory::{
     ClassifiedCrd, CrdVersion, Document, InputError, Inventory, Provider, SchemaNode,
 };
-use crate::report::{Column, Evidence, Matrix, Outcome, Phase, Problem, RuleResult, RunContext};
+use crate::report::{
+    Column, Evidence, Matrix, Outcome, Phase, Problem, RuleResult, RunContext, SharedStr,
+};
 use crate::suite::{FieldCheck, Rule, RuleKind};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -159,9 +161,9 @@ pub struct CheckCtx<'a> {
     /// ([`clusterctl::manager_containers`]).
     pub manager_containers: &'a [&'a Value],
     /// `CustomResourceDefinition/<name>` of `crd`, spelled once per column for evidence.
-    pub crd_object: Option<String>,
+    pub crd_object: Option<SharedStr>,
     /// Input location of `crd`, spelled once per column for evidence.
-    pub crd_location: Option<String>,
+    pub crd_location: Option<SharedStr>,
 }
 
 impl<'a> CheckCtx<'a> {
@@ -209,10 +211,10 @@ pub fn doc_ev(doc: &Document, message: impl Into<String>) -> Evidence {
         .unwrap_or("?");
     Evidence {
         message: message.into(),
-        object: Some(format!("{kind}/{name}")),
+        object: Some(format!("{kind}/{name}").into()),
         path: None,
         resource_version: None,
-        location: Some(doc.origin.location()),
+        location: Some(doc.origin.location().into()),
     }
 }
 
@@ -257,13 +259,14 @@ fn plan<'a>(inv: &'a Inventory, rules: &[&Rule], opts: &LintOptions) -> Vec<Plan
     let mut out = Vec::new();
     let forced = forced_contracts(opts.contract);
     for provider in &inv.providers {
+        let provider_name = SharedStr::from(&provider.name);
         for crd in &provider.crds {
             if !rules.iter().any(|r| r.applies_to_role(crd.role)) {
                 continue;
             }
             let column = |contract: Option<Contract>| Column {
-                provider: provider.name.clone(),
-                kind: crd.crd.kind.clone(),
+                provider: provider_name.clone(),
+                kind: crd.crd.kind.as_str().into(),
                 role: crd.role,
                 contract,
                 baseline: false,
@@ -310,7 +313,7 @@ fn plan<'a>(inv: &'a Inventory, rules: &[&Rule], opts: &LintOptions) -> Vec<Plan
         if rules.iter().any(|r| r.applies_to_role(Role::Provider)) {
             out.push(PlannedColumn {
                 column: Column {
-                    provider: provider.name.clone(),
+                    provider: provider_name.clone(),
                     kind: "*".into(),
                     role: Role::Provider,
                     contract: None,
@@ -409,46 +412,51 @@ pub fn evaluate_rules(
     let prepared: Vec<PreparedRule> = rules.iter().map(PreparedRule::new).collect();
     let rbac_index = rbac::RbacIndexes::build(&inv);
     let manager_containers = clusterctl::manager_containers(&inv);
-    // Each rule's results are allocated once, at the number of columns it applies to.
-    let mut by_rule: Vec<Vec<RuleResult>> = prepared
+    let contexts: Vec<CheckCtx> = columns
         .iter()
-        .map(|p| {
-            let applicable = columns
-                .iter()
-                .filter(|pc| applies(p.rule, &pc.column))
-                .count();
-            Vec::with_capacity(applicable)
-        })
-        .collect();
-    for pc in &columns {
-        let version = pc
-            .crd
-            .zip(pc.version_name.as_deref())
-            .and_then(|(c, v)| c.crd.version(v));
-        let ctx = CheckCtx {
+        .map(|pc| CheckCtx {
             inv: &inv,
             provider: pc.provider,
             crd: pc.crd,
             role: pc.column.role,
             contract: pc.column.contract,
-            version,
+            version: pc
+                .crd
+                .zip(pc.version_name.as_deref())
+                .and_then(|(c, v)| c.crd.version(v)),
             version_name: pc.version_name.clone(),
             opts,
             rbac: &rbac_index,
             manager_containers: &manager_containers,
-            crd_object: pc.crd.map(|c| c.crd.object_ref()),
-            crd_location: pc.crd.map(|c| c.crd.origin.location()),
-        };
-        for (index, p) in prepared.iter().enumerate() {
-            let rule = p.rule;
+            crd_object: pc.crd.map(|c| c.crd.object_ref().into()),
+            crd_location: pc.crd.map(|c| c.crd.origin.location().into()),
+        })
+        .collect();
+    // Evaluated rule by rule, in the matrix's final order (rules in catalog order, columns
+    // sorted), into one allocation of the final size: 30k results for a 1,000-CRD input, and
+    // growing or regrouping them would copy them all into fresh pages.
+    let applicable = |p: &PreparedRule| {
+        columns
+            .iter()
+            .filter(|pc| applies(p.rule, &pc.column))
+            .count()
+    };
+    let mut results: Vec<RuleResult> = Vec::with_capacity(prepared.iter().map(applicable).sum());
+    let mut used = std::collections::HashSet::new();
+    for p in &prepared {
+        let rule = p.rule;
+        let before = results.len();
+        for (pc, ctx) in columns.iter().zip(&contexts) {
             if !applies(rule, &pc.column) {
                 continue;
             }
-            let mut finding = evaluate_cell(p, &ctx);
+            let mut finding = evaluate_cell(p, ctx);
             if !opts.no_waivers {
-                waivers::apply(rule, &ctx, &pc.column, &mut finding);
+                waivers::apply(rule, ctx, &pc.column, &mut finding);
             }
-            by_rule[index].push(RuleResult {
+            // Evidence pushed one by one has room for four; 30k results keep theirs.
+            finding.evidence.shrink_to_fit();
+            results.push(RuleResult {
                 rule_id: rule.id.clone(),
                 column: pc.column.clone(),
                 level: rule.level_for(pc.column.contract),
@@ -459,19 +467,11 @@ pub fn evaluate_rules(
                 duration_ms: None,
             });
         }
+        if results.len() > before {
+            used.insert(rule.id.as_str());
+        }
     }
-    let used: std::collections::HashSet<&str> = prepared
-        .iter()
-        .zip(&by_rule)
-        .filter(|(_, results)| !results.is_empty())
-        .map(|(p, _)| p.rule.id.as_str())
-        .collect();
-    // One allocation of the final size (30k results for a 1,000-CRD input): growing it by
-    // doubling would copy the results several times, each time into fresh pages.
-    let mut results: Vec<RuleResult> = Vec::with_capacity(by_rule.iter().map(Vec::len).sum());
-    for rule_results in by_rule {
-        results.extend(rule_results);
-    }
+    drop(contexts);
     let mut matrix = Matrix {
         context: RunContext {
             tool_version: env!("CARGO_PKG_VERSION").to_string(),

@@ -127,9 +127,9 @@ pub fn crd_name_preflight(_: &Rule, ctx: &CheckCtx) -> Finding {
 fn ctx_ev(crd: &Crd, message: String) -> crate::report::Evidence {
     crate::report::Evidence {
         message,
-        object: Some(crd.object_ref()),
+        object: Some(crd.object_ref().into()),
         path: None,
         resource_version: None,
-        location: Some(crd.origin.location()),
+        location: Some(crd.origin.location().into()),
     }
 }

@@ -229,7 +229,7 @@ pub fn rbac_aggregation(_: &Rule, ctx: &CheckCtx) -> Finding {
             idx.sources(group, &c.crd.plural)
                 .into_iter()
                 .map(|s| Evidence {
-                    object: Some(s),
+                    object: Some(s.into()),
                     ..Evidence::msg("aggregated to CAPI's manager role")
                 }),
         );

@@ -399,7 +399,7 @@ mod tests {
         let c = catalog();
         let t = render_table(&c, false);
         for r in c.rules() {
-            assert!(t.contains(&r.id), "{}", r.id);
+            assert!(t.contains(r.id.as_str()), "{}", r.id);
         }
         assert!(!t.contains('\u{1b}'));
         assert!(t.ends_with("169 rules (8 review, 68 scenario, 93 static)\n"));

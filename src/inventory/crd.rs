@@ -57,12 +57,13 @@ impl Crd {
     }
 
     /// As [`Crd::from_document`], moving the version schemas out of the document instead of
-    /// copying them (the inventory builder owns its documents).
+    /// copying them (the inventory builder owns its documents). A document read with
+    /// [`super::SchemaForm::Compact`] already holds its CRD.
     pub fn from_owned_document(mut doc: Document) -> Result<Crd, InputError> {
-        let mut schemas = match doc.crd_schemas.take() {
-            Some(read) => *read,
-            None => CrdSchemas::take(&mut doc.value),
-        };
+        if let Some(read) = doc.crd.take() {
+            return *read;
+        }
+        let mut schemas = CrdSchemas::take(&mut doc.value);
         let doc = &doc;
         let v = &doc.value;
         let name = str_at(v, &["metadata", "name"]).unwrap_or_default();
@@ -166,9 +167,8 @@ impl Crd {
 
 /// The `openAPIV3Schema` of each `spec.versions` entry (else the legacy `spec.validation`
 /// one), moved out of a CRD document and read into [`SchemaNode`]s (or the reason one is not
-/// structural). Done as each document is parsed, so the big JSON trees are freed at once.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CrdSchemas {
+/// structural).
+struct CrdSchemas {
     per_version: Vec<Option<Result<SchemaNode, String>>>,
     shared: Option<Result<SchemaNode, String>>,
 }
@@ -182,7 +182,7 @@ impl CrdSchemas {
     }
 
     /// Moves the schemas out of a CRD document's JSON and reads them.
-    pub fn take(v: &mut Value) -> CrdSchemas {
+    fn take(v: &mut Value) -> CrdSchemas {
         let take = |node: Option<&mut Value>| {
             node.and_then(|s| s.get_mut("openAPIV3Schema"))
                 .map(|s| SchemaNode::from_value(&s.take()))

@@ -14,7 +14,7 @@ mod fast_yaml;
 pub mod schema_node;
 pub mod source;
 
-pub use crd::{Crd, CrdSchemas, CrdVersion, ScaleSubresource};
+pub use crd::{Crd, CrdVersion, ScaleSubresource};
 pub use error::InputError;
 pub use schema_node::{SchemaNode, SchemaType};
 pub use source::{

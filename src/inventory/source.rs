@@ -1,7 +1,7 @@
 //! Reading inputs: files, directories (recursive `*.yaml|*.yml|*.json`) and stdin, split into
 //! documents, each parsed into a JSON value with its origin (file, document index, line).
 
-use super::crd::{Crd, CrdSchemas};
+use super::crd::Crd;
 use super::error::InputError;
 use serde_json::Value;
 use std::fmt;
@@ -52,9 +52,9 @@ impl fmt::Display for Origin {
 pub struct Document {
     pub value: Value,
     pub origin: Origin,
-    /// For a CRD read from input: its version schemas, moved out of `value` and read into
-    /// their compact form as the document was parsed (`None`: still in `value`, if any).
-    pub crd_schemas: Option<Box<CrdSchemas>>,
+    /// For a CRD read with [`SchemaForm::Compact`]: the CRD (or why it is malformed), read as
+    /// the document was parsed; `value` then keeps only `apiVersion`, `kind` and `metadata`.
+    pub crd: Option<Box<Result<Crd, InputError>>>,
 }
 
 impl Document {
@@ -62,7 +62,7 @@ impl Document {
         Document {
             value,
             origin,
-            crd_schemas: None,
+            crd: None,
         }
     }
 }
@@ -76,7 +76,8 @@ pub struct Loaded {
     pub bytes: u64,
 }
 
-/// Loads every path. Without `keep_going` the first problem is returned as the error.
+/// Loads every path. Without `keep_going` the first problem is returned as the error. CRDs are
+/// read as they are parsed ([`SchemaForm::Compact`]).
 pub fn load_paths(paths: &[PathBuf], keep_going: bool) -> Result<Loaded, InputError> {
     load_paths_as(paths, keep_going, SchemaForm::Compact)
 }
@@ -249,8 +250,10 @@ fn is_blank(doc: &str) -> bool {
 
 /// Parses one file's text (JSON or multi-document YAML) into documents. Empty documents
 /// (only comments or whitespace) are dropped but still count for the index.
+/// CRDs are kept whole ([`SchemaForm::Whole`]); `lint` reads files with
+/// [`SchemaForm::Compact`].
 pub fn parse_text(file: &str, text: &str) -> Vec<Result<Document, InputError>> {
-    parse_text_as(file, text, SchemaForm::Compact)
+    parse_text_as(file, text, SchemaForm::Whole)
 }
 
 /// [`parse_text`], keeping CRD schemas in the given form.
@@ -429,8 +432,9 @@ fn document(value: Value, origin: Origin) -> Result<Document, InputError> {
 /// How a CRD's version schemas are kept once its document is parsed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SchemaForm {
-    /// Moved out of the JSON and read into [`CrdSchemas`] right after the document is parsed,
-    /// so the big JSON trees are freed at once (what `lint` does).
+    /// A CRD document is read into a [`Crd`] (its schemas into compact
+    /// [`super::SchemaNode`] trees) right after it is parsed, so its big JSON tree is freed at
+    /// once (what `lint` does). Problems are kept with it and reported as before.
     Compact,
     /// Left in the document's JSON (for callers that edit the documents first).
     Whole,
@@ -438,11 +442,23 @@ pub enum SchemaForm {
 
 impl SchemaForm {
     fn apply(self, parsed: Result<Document, InputError>) -> Result<Document, InputError> {
-        let mut doc = parsed?;
-        if self == SchemaForm::Compact && Crd::is_crd(&doc) {
-            doc.crd_schemas = Some(Box::new(CrdSchemas::take(&mut doc.value)));
+        let doc = parsed?;
+        if self == SchemaForm::Whole || !Crd::is_crd(&doc) {
+            return Ok(doc);
         }
-        Ok(doc)
+        let mut skeleton = serde_json::Map::new();
+        for key in ["apiVersion", "kind", "metadata"] {
+            if let Some(v) = doc.value.get(key) {
+                skeleton.insert(key.to_string(), v.clone());
+            }
+        }
+        let origin = doc.origin.clone();
+        let crd = Crd::from_owned_document(doc);
+        Ok(Document {
+            value: Value::Object(skeleton),
+            origin,
+            crd: Some(Box::new(crd)),
+        })
     }
 }
 

@@ -144,7 +144,7 @@ impl ReportDocument {
                 .results
                 .iter()
                 .map(|r| ReportResult {
-                    rule_id: r.rule_id.clone(),
+                    rule_id: r.rule_id.to_string(),
                     column: r.column.id(),
                     level: r.level,
                     level_label: super::layout::result_level_label(m, r),
@@ -416,7 +416,7 @@ fn is_gating(r: &RuleResult, fail_on: FailOn) -> bool {
 
 fn report_rule(r: &Rule) -> ReportRule {
     ReportRule {
-        id: r.id.clone(),
+        id: r.id.to_string(),
         title: r.title.clone(),
         level: r.level,
         levels: r.levels.clone(),

@@ -144,13 +144,13 @@ pub(crate) fn write_evidence<W: Write>(w: &mut W, e: &Evidence) -> io::Result<()
     w.write_all(b"{\n          \"message\": ")?;
     write_str(w, &e.message)?;
     let optional = [
-        (&b",\n          \"object\": "[..], &e.object),
-        (&b",\n          \"path\": "[..], &e.path),
+        (&b",\n          \"object\": "[..], e.object.as_deref()),
+        (&b",\n          \"path\": "[..], e.path.as_deref()),
         (
             &b",\n          \"resource_version\": "[..],
-            &e.resource_version,
+            e.resource_version.as_deref(),
         ),
-        (&b",\n          \"location\": "[..], &e.location),
+        (&b",\n          \"location\": "[..], e.location.as_deref()),
     ];
     for (key, value) in optional {
         if let Some(v) = value {

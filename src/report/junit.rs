@@ -80,7 +80,7 @@ fn testcase(m: &Matrix, r: &RuleResult) -> TestCase {
     let rule = m.rule(&r.rule_id);
     let name = match rule {
         Some(rule) => format!("{} {}", r.rule_id, rule.title),
-        None => r.rule_id.clone(),
+        None => r.rule_id.to_string(),
     };
     let time =
         Duration::milliseconds(i64::try_from(r.duration_ms.unwrap_or(0)).unwrap_or(i64::MAX));

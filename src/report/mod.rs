@@ -16,6 +16,7 @@ mod output;
 pub mod paths;
 mod prepare;
 pub mod redact;
+mod shared_str;
 mod table;
 mod text;
 mod timeline;
@@ -26,6 +27,7 @@ pub use model::{
     StepRecord, Summary, TimelineEntry, Verdict,
 };
 pub use output::{color_enabled, write_outputs, write_outputs_to};
+pub use shared_str::SharedStr;
 
 use crate::cli::OutputFormat;
 use crate::contract::Contract;

@@ -1,6 +1,7 @@
 //! The result model: rule × column → outcome with evidence. Produced by `lint` and `check`,
 //! consumed by every report writer. Writers never compute verdicts; they only format this.
 
+use super::SharedStr;
 use crate::contract::{Contract, FailOn, Level, Role};
 use crate::suite::Rule;
 use serde::{Deserialize, Serialize};
@@ -63,7 +64,7 @@ pub struct Evidence {
     /// The object, e.g. `CustomResourceDefinition/foomachines.infrastructure.foo.io` or
     /// `FooMachine capi-conformance-r1/m-1`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub object: Option<String>,
+    pub object: Option<SharedStr>,
     /// Field path (e.g. `spec.versions[v1beta2].schema…status.initialization.provisioned`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
@@ -71,7 +72,7 @@ pub struct Evidence {
     pub resource_version: Option<String>,
     /// Input location: `file.yaml#3` (document index) or `file.yaml:120` (line).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub location: Option<String>,
+    pub location: Option<SharedStr>,
 }
 
 impl Evidence {
@@ -86,9 +87,9 @@ impl Evidence {
 /// A matrix column: one provider kind under one contract (the mock baseline has its own columns).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Column {
-    pub provider: String,
+    pub provider: SharedStr,
     /// CRD kind, or `*` for provider-wide rules (RBAC aggregation, clusterctl metadata).
-    pub kind: String,
+    pub kind: SharedStr,
     pub role: Role,
     /// `None` for contract-independent rules (e.g. clusterctl metadata).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -138,7 +139,7 @@ impl PartialOrd for Column {
 /// One cell of the matrix.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RuleResult {
-    pub rule_id: String,
+    pub rule_id: SharedStr,
     pub column: Column,
     /// Effective level of the rule under the column's contract.
     pub level: Level,

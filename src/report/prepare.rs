@@ -133,7 +133,7 @@ fn redact_evidence(e: &mut Evidence) {
     }
     e.message = redact_text(&e.message);
     if let Some(o) = &e.object {
-        e.object = Some(redact_text(o));
+        e.object = Some(redact_text(o).into());
     }
 }
 

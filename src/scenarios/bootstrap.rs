@@ -325,7 +325,7 @@ fn judge_secret(
 ) {
     let ev = |msg: &str, path: &str| crate::report::Evidence {
         message: msg.to_string(),
-        object: Some(format!("Secret {name}")),
+        object: Some(format!("Secret {name}").into()),
         path: Some(path.to_string()),
         resource_version: None,
         location: None,

@@ -128,8 +128,8 @@ pub fn subjects(inv: &Inventory, opts: &PlanOptions) -> Vec<Subject> {
                 out.push(Subject {
                     schema,
                     column: Column {
-                        provider: p.name.clone(),
-                        kind: c.crd.kind.clone(),
+                        provider: p.name.as_str().into(),
+                        kind: c.crd.kind.as_str().into(),
                         role: c.role,
                         contract: Some(contract),
                         baseline: false,

@@ -161,7 +161,7 @@ impl<'a> ScriptRun<'a> {
     pub fn evidence(&self, name: &str, message: impl Into<String>, path: Option<&str>) -> Evidence {
         Evidence {
             message: message.into(),
-            object: Some(format!("{} {name}", self.subject.resource.kind)),
+            object: Some(format!("{} {name}", self.subject.resource.kind).into()),
             path: path.map(str::to_string),
             resource_version: None,
             location: None,

@@ -148,14 +148,14 @@ impl Catalog {
             let parsed: Vec<Rule> = parse_rules(&file, text.as_ref())?;
             for rule in parsed {
                 validate_rule(&file, allowed, &rule)?;
-                if let Some(first_file) = files.get(&rule.id) {
+                if let Some(first_file) = files.get(rule.id.as_str()) {
                     return Err(CatalogError::DuplicateId {
                         file,
-                        id: rule.id,
+                        id: rule.id.to_string(),
                         first_file: first_file.clone(),
                     });
                 }
-                files.insert(rule.id.clone(), file.clone());
+                files.insert(rule.id.to_string(), file.clone());
                 rules.push(rule);
             }
         }
@@ -163,7 +163,7 @@ impl Catalog {
         let index = rules
             .iter()
             .enumerate()
-            .map(|(i, r)| (r.id.clone(), i))
+            .map(|(i, r)| (r.id.to_string(), i))
             .collect();
         Ok(Catalog {
             rules,
@@ -355,7 +355,7 @@ fn parse_rules(file: &str, text: &str) -> Result<Vec<Rule>, CatalogError> {
 }
 
 fn validate_rule(file: &str, allowed: &[&str], rule: &Rule) -> Result<(), CatalogError> {
-    let err_ctx = || (file.to_string(), rule.id.clone());
+    let err_ctx = || (file.to_string(), rule.id.to_string());
     let prefix = rule.id.split_once('/');
     match prefix {
         Some((p, name)) if allowed.contains(&p) && !name.is_empty() => {}

@@ -41,6 +41,34 @@ fn every_provider_lints_without_tool_error() {
     }
 }
 
+/// `lint` reads each CRD into its compact form as it parses the file; the verdicts are exactly
+/// those of the CRDs read from whole documents.
+#[test]
+fn compact_and_whole_reading_give_the_same_matrix() {
+    let mut compared = 0;
+    for p in PROVIDERS {
+        let dir = corpus().join(p);
+        if !dir.is_dir() {
+            continue;
+        }
+        let opts = capi_conformance::checks::LintOptions::default();
+        let compact = lint_docs(load(&dir), &opts);
+        let whole = lint_docs(load_whole(&dir), &opts);
+        assert_eq!(compact.results, whole.results, "{p}");
+        compared += 1;
+    }
+    for fixture in ["conformant-v1beta1", "conformant-v1beta2"] {
+        let dir = fixtures().join(fixture);
+        let opts = capi_conformance::checks::LintOptions::default();
+        assert_eq!(
+            lint_docs(load(&dir), &opts).results,
+            lint_docs(load_whole(&dir), &opts).results,
+            "{fixture}"
+        );
+    }
+    assert!(compared > 0 || !corpus().is_dir());
+}
+
 #[test]
 fn reference_providers_have_no_must_failure() {
     for p in [

@@ -129,7 +129,7 @@ fn violation_docs(v: &Violation) -> Vec<Document> {
 fn outcomes(m: &Matrix) -> HashMap<(String, String), Outcome> {
     m.results
         .iter()
-        .map(|r| ((r.rule_id.clone(), r.column.id()), r.outcome))
+        .map(|r| ((r.rule_id.to_string(), r.column.id()), r.outcome))
         .collect()
 }
 

@@ -9,7 +9,7 @@ use capi_conformance::report::Outcome;
 const FM: &str = "foomachines.infrastructure.foo.example.io";
 
 fn with_crd(mut f: impl FnMut(&mut serde_json::Value)) -> Vec<Document> {
-    let mut docs = load(&fixtures().join("conformant-v1beta2"));
+    let mut docs = load_whole(&fixtures().join("conformant-v1beta2"));
     let d = docs
         .iter_mut()
         .find(|d| d.value["metadata"]["name"] == FM)
@@ -151,7 +151,7 @@ fn config_file_from_the_command_line() {
 
 #[test]
 fn role_override_classifies_an_unconventional_kind() {
-    let docs = load(&fixtures().join("conformant-v1beta2"));
+    let docs = load_whole(&fixtures().join("conformant-v1beta2"));
     let opts = LintOptions {
         roles: [(
             "FooIPPool".to_string(),

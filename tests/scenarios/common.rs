@@ -39,6 +39,6 @@ pub fn lifecycle(m: &Matrix, baseline: bool) -> impl Iterator<Item = &RuleResult
 pub fn failed_scenario_rules(m: &Matrix, baseline: bool) -> std::collections::BTreeSet<String> {
     lifecycle(m, baseline)
         .filter(|r| r.outcome == Outcome::Fail && r.rule_id != "all/rbac-aggregation")
-        .map(|r| r.rule_id.clone())
+        .map(|r| r.rule_id.to_string())
         .collect()
 }

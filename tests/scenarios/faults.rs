@@ -118,7 +118,7 @@ async fn every_scenario_rule_the_mock_passes_has_a_fault() {
     let m = embedded(&[], "").await;
     let judged: BTreeSet<String> = lifecycle(&m, false)
         .filter(|r| r.outcome == Outcome::Pass && r.rule_id != "all/rbac-aggregation")
-        .map(|r| r.rule_id.clone())
+        .map(|r| r.rule_id.to_string())
         .collect();
     let with_fault: BTreeSet<String> = catalog_faults(&catalog)
         .into_iter()

@@ -116,7 +116,7 @@ fn static_cells(m: &Matrix) -> Vec<Cell> {
         .results
         .iter()
         .filter(|r| r.phase == Phase::Static)
-        .map(|r| (r.rule_id.clone(), r.column.id(), r.phase, r.outcome))
+        .map(|r| (r.rule_id.to_string(), r.column.id(), r.phase, r.outcome))
         .collect();
     cells.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
     cells

@@ -191,7 +191,7 @@ pub async fn add_effective_rbac(
                         Some(msg.clone()),
                         vec![Evidence {
                             message: format!("SubjectAccessReview denied: {msg}"),
-                            object: Some(format!("{plural}.{group}")),
+                            object: Some(format!("{plural}.{group}").into()),
                             path: None,
                             resource_version: None,
                             location: None,
