@@ -138,7 +138,8 @@ mod tests {
         assert_eq!(a, "all/api-group");
         assert_eq!("all/api-group", a);
         assert_eq!(a, String::from("all/api-group"));
-        assert!(a < SharedStr::from("all/b"));
+        let later = SharedStr::from("all/b");
+        assert!(a < later);
         assert_eq!(format!("{a} {a:?}"), "all/api-group \"all/api-group\"");
         let json = serde_json::to_string(&a).unwrap();
         assert_eq!(json, "\"all/api-group\"");
