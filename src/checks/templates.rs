@@ -47,14 +47,15 @@ pub fn spec_template(_: &Rule, ctx: &CheckCtx) -> Finding {
 
 /// Structural subset check: every field of `tmpl` exists in `base` with the same type.
 /// (Fields the base requires may be missing from the template: topology and users fill them.)
-fn subset(tmpl: &SchemaNode, base: &SchemaNode, path: &str, out: &mut Vec<String>) {
+/// `path` is the walked path; it is restored before returning.
+fn subset(tmpl: &SchemaNode, base: &SchemaNode, path: &mut String, out: &mut Vec<String>) {
     if out.len() >= 10 {
         return;
     }
     if base.preserve_unknown && !base.has_properties() {
         return;
     }
-    if describe(tmpl) != describe(base) && !(type_of(tmpl).is_empty() || type_of(base).is_empty()) {
+    if !same_description(tmpl, base) && !(type_of(tmpl).is_empty() || type_of(base).is_empty()) {
         out.push(format!(
             "`{path}` is {} in the template but {} in the base kind",
             describe(tmpl),
@@ -62,9 +63,15 @@ fn subset(tmpl: &SchemaNode, base: &SchemaNode, path: &str, out: &mut Vec<String
         ));
         return;
     }
+    let len = path.len();
     for (k, child) in tmpl.properties() {
         match base.property(k) {
-            Some(bc) => subset(child, bc, &format!("{path}.{k}"), out),
+            Some(bc) => {
+                path.push('.');
+                path.push_str(k);
+                subset(child, bc, path, out);
+                path.truncate(len);
+            }
             None if base.additional_properties().is_some() => {}
             None => out.push(format!(
                 "`{path}.{k}` is in the template but not in the base kind's spec"
@@ -72,11 +79,53 @@ fn subset(tmpl: &SchemaNode, base: &SchemaNode, path: &str, out: &mut Vec<String
         }
     }
     if let (Some(ti), Some(bi)) = (tmpl.items(), base.items()) {
-        subset(ti, bi, &format!("{path}[]"), out);
+        path.push_str("[]");
+        subset(ti, bi, path, out);
+        path.truncate(len);
     }
     if let (Some(ta), Some(ba)) = (tmpl.additional_properties(), base.additional_properties()) {
-        subset(ta, ba, &format!("{path}.*"), out);
+        path.push_str(".*");
+        subset(ta, ba, path, out);
+        path.truncate(len);
     }
+}
+
+/// `describe(a) == describe(b)`, without building the two strings (the subset walk compares
+/// every node of a template's spec).
+fn same_description(a: &SchemaNode, b: &SchemaNode) -> bool {
+    description_parts(a)
+        .flat_map(str::bytes)
+        .eq(description_parts(b).flat_map(str::bytes))
+}
+
+/// The pieces [`describe`] joins, in order.
+fn description_parts(node: &SchemaNode) -> impl Iterator<Item = &str> {
+    let mut next = Some(node);
+    std::iter::from_fn(move || {
+        let n = next.take()?;
+        if n.int_or_string {
+            return Some("int-or-string");
+        }
+        Some(match type_of(n) {
+            "array" => match n.items() {
+                Some(items) => {
+                    next = Some(items);
+                    "array of "
+                }
+                None => "array",
+            },
+            "object" => match n.additional_properties() {
+                Some(ap) => {
+                    next = Some(ap);
+                    "map of "
+                }
+                None => "object",
+            },
+            "" if n.preserve_unknown => "open",
+            "" => "untyped",
+            other => other,
+        })
+    })
 }
 
 pub fn clone_compatible(_: &Rule, ctx: &CheckCtx) -> Finding {
@@ -116,7 +165,12 @@ pub fn clone_compatible(_: &Rule, ctx: &CheckCtx) -> Finding {
         _ => return Finding::skip(format!("base kind {base_kind} has no spec in its schema")),
     };
     let mut problems = Vec::new();
-    subset(tmpl_spec, base_spec, "spec", &mut problems);
+    subset(
+        tmpl_spec,
+        base_spec,
+        &mut String::from("spec"),
+        &mut problems,
+    );
     if problems.is_empty() {
         Finding::pass(vec![ctx.ev(format!(
             "spec.template.spec at {} is a structural subset of {base_kind}.spec",
@@ -149,5 +203,69 @@ pub fn no_status_contract(_: &Rule, ctx: &CheckCtx) -> Finding {
             "version {} has no status; templates need none",
             version.name
         ))]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn same_description_is_describe_equality() {
+        let nodes: Vec<SchemaNode> = [
+            json!({"type": "string"}),
+            json!({"type": "integer"}),
+            json!({"x-kubernetes-int-or-string": true}),
+            json!({"type": "array", "items": {"type": "string"}}),
+            json!({"type": "array", "items": {"type": "array", "items": {"type": "object"}}}),
+            json!({"type": "array"}),
+            json!({"type": "object"}),
+            json!({"type": "object", "additionalProperties": {"type": "string"}}),
+            json!({"type": "object", "additionalProperties": {"x-kubernetes-int-or-string": true}}),
+            json!({"x-kubernetes-preserve-unknown-fields": true}),
+            json!({"type": "array of string"}),
+            json!({"type": "array", "items": [1]}),
+        ]
+        .iter()
+        .map(|v| SchemaNode::from_value(v).unwrap())
+        .collect();
+        for a in &nodes {
+            for b in &nodes {
+                assert_eq!(
+                    same_description(a, b),
+                    describe(a) == describe(b),
+                    "{} vs {}",
+                    describe(a),
+                    describe(b)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn subset_names_the_walked_path() {
+        let node = |v| SchemaNode::from_value(&v).unwrap();
+        let tmpl = node(json!({"type": "object", "properties": {
+            "a": {"type": "array", "items": {"type": "object", "properties": {"b": {"type": "string"}}}},
+            "m": {"type": "object", "additionalProperties": {"type": "object", "properties": {"x": {"type": "integer"}}}},
+            "extra": {"type": "string"}
+        }}));
+        let base = node(json!({"type": "object", "properties": {
+            "a": {"type": "array", "items": {"type": "object", "properties": {"b": {"type": "integer"}}}},
+            "m": {"type": "object", "additionalProperties": {"type": "object", "properties": {"x": {"type": "string"}}}}
+        }}));
+        let mut path = String::from("spec");
+        let mut out = Vec::new();
+        subset(&tmpl, &base, &mut path, &mut out);
+        assert_eq!(path, "spec");
+        assert_eq!(
+            out,
+            [
+                "`spec.a[].b` is string in the template but integer in the base kind",
+                "`spec.extra` is in the template but not in the base kind's spec",
+                "`spec.m.*.x` is integer in the template but string in the base kind",
+            ]
+        );
     }
 }

@@ -53,7 +53,8 @@ pub struct Document {
     pub value: Value,
     pub origin: Origin,
     /// For a CRD read with [`SchemaForm::Compact`]: the CRD (or why it is malformed), read as
-    /// the document was parsed; `value` then keeps only `apiVersion`, `kind` and `metadata`.
+    /// the document was parsed; `value` then keeps only `apiVersion`, `kind` and
+    /// `metadata.name`/`namespace`.
     pub crd: Option<Box<Result<Crd, InputError>>>,
 }
 
@@ -446,11 +447,20 @@ impl SchemaForm {
         if self == SchemaForm::Whole || !Crd::is_crd(&doc) {
             return Ok(doc);
         }
+        // What is still read from a CRD's document (template files, evidence): its type and
+        // its name; labels and annotations live on in the `Crd`.
         let mut skeleton = serde_json::Map::new();
-        for key in ["apiVersion", "kind", "metadata"] {
+        for key in ["apiVersion", "kind"] {
             if let Some(v) = doc.value.get(key) {
                 skeleton.insert(key.to_string(), v.clone());
             }
+        }
+        if let Some(meta) = doc.value.get("metadata").and_then(Value::as_object) {
+            let kept: serde_json::Map<String, Value> = ["name", "namespace"]
+                .into_iter()
+                .filter_map(|k| meta.get(k).map(|v| (k.to_string(), v.clone())))
+                .collect();
+            skeleton.insert("metadata".into(), Value::Object(kept));
         }
         let origin = doc.origin.clone();
         let crd = Crd::from_owned_document(doc);
