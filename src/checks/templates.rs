@@ -55,7 +55,7 @@ fn subset(tmpl: &SchemaNode, base: &SchemaNode, path: &mut String, out: &mut Vec
     if base.preserve_unknown && !base.has_properties() {
         return;
     }
-    if !same_description(tmpl, base) && !(type_of(tmpl).is_empty() || type_of(base).is_empty()) {
+    if !(same_description(tmpl, base) || type_of(tmpl).is_empty() || type_of(base).is_empty()) {
         out.push(format!(
             "`{path}` is {} in the template but {} in the base kind",
             describe(tmpl),
