@@ -8,7 +8,9 @@
 use capi_conformance::apiserver::selector::{FieldSelector, LabelSelector};
 use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
 use capi_conformance::checks::schema::{self, Lookup};
-use capi_conformance::inventory::{Crd, Document, Inventory, Origin, SchemaNode, parse_text};
+use capi_conformance::inventory::{
+    Crd, Document, Inventory, Origin, SchemaForm, SchemaNode, parse_text, parse_text_as,
+};
 use capi_conformance::suite::JsonType;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
@@ -455,9 +457,19 @@ proptest! {
                      "versions": [{"name": "v1", "served": true, "storage": true,
                                    "schema": {"openAPIV3Schema": schema_v}}]},
         });
-        if let Err(e) = Crd::from_document(&doc(crd)) {
+        if let Err(e) = Crd::from_document(&doc(crd.clone())) {
             prop_assert!(e.to_string().starts_with("fuzz.yaml"), "{}", e);
         }
+        // `lint` reads CRD schemas straight from the YAML text into their compact form: the
+        // CRD it gets (or the error, word for word) is the one read from the whole document.
+        let text = serde_saphyr::to_string(&crd).unwrap();
+        let read = |form| {
+            parse_text_as("fuzz.yaml", &text, form)
+                .into_iter()
+                .map(|d| d.and_then(Crd::from_owned_document))
+                .collect::<Vec<_>>()
+        };
+        prop_assert_eq!(read(SchemaForm::Compact), read(SchemaForm::Whole), "{}", text);
     }
 }
 

@@ -3,6 +3,7 @@
 //! (no `spec.names`, no `spec.versions`, non-structural schema) are input errors.
 
 use super::error::InputError;
+use super::fast_yaml::{ReadSchema, SchemaSlot};
 use super::schema_node::SchemaNode;
 use super::source::{Document, Origin};
 use serde_json::Value;
@@ -60,10 +61,19 @@ impl Crd {
     /// copying them (the inventory builder owns its documents). A document read with
     /// [`super::SchemaForm::Compact`] already holds its CRD.
     pub fn from_owned_document(mut doc: Document) -> Result<Crd, InputError> {
-        if let Some(read) = doc.crd.take() {
-            return *read;
+        match doc.crd.take() {
+            Some(read) => *read,
+            None => Crd::from_read_document(doc, Vec::new()),
         }
-        let mut schemas = CrdSchemas::take(&mut doc.value);
+    }
+
+    /// As [`Crd::from_owned_document`], with the schemas the fast YAML reader already read
+    /// (left as `null` in the document).
+    pub(crate) fn from_read_document(
+        mut doc: Document,
+        read: Vec<ReadSchema>,
+    ) -> Result<Crd, InputError> {
+        let mut schemas = CrdSchemas::take(&mut doc.value, read);
         let doc = &doc;
         let v = &doc.value;
         let name = str_at(v, &["metadata", "name"]).unwrap_or_default();
@@ -181,8 +191,14 @@ impl CrdSchemas {
             .or_else(|| self.shared.clone())
     }
 
-    /// Moves the schemas out of a CRD document's JSON and reads them.
-    fn take(v: &mut Value) -> CrdSchemas {
+    /// Moves the schemas out of a CRD document's JSON and reads them; the slots in `read`
+    /// were read already.
+    fn take(v: &mut Value, mut read: Vec<ReadSchema>) -> CrdSchemas {
+        let mut already = |slot: SchemaSlot| {
+            read.iter()
+                .position(|(s, _)| *s == slot)
+                .map(|i| read.swap_remove(i).1)
+        };
         let take = |node: Option<&mut Value>| {
             node.and_then(|s| s.get_mut("openAPIV3Schema"))
                 .map(|s| SchemaNode::from_value(&s.take()))
@@ -193,14 +209,17 @@ impl CrdSchemas {
                 shared: None,
             };
         };
-        let shared = take(spec.get_mut("validation"));
+        let shared = already(SchemaSlot::Validation).or_else(|| take(spec.get_mut("validation")));
         let per_version = spec
             .get_mut("versions")
             .and_then(Value::as_array_mut)
             .map(|versions| {
                 versions
                     .iter_mut()
-                    .map(|rv| take(rv.get_mut("schema")))
+                    .enumerate()
+                    .map(|(i, rv)| {
+                        already(SchemaSlot::Version(i)).or_else(|| take(rv.get_mut("schema")))
+                    })
                     .collect()
             })
             .unwrap_or_default();

@@ -10,6 +10,7 @@
 //! answer, it builds exactly the `serde_json::Value` serde-saphyr builds (tested against it on
 //! the fixtures, the real-provider corpus and generated documents).
 
+use super::schema_node::{self, NodeParts, NotStructural, ReadProperty, SchemaNode};
 use serde_json::{Map, Value};
 
 /// Deeper documents are left to serde-saphyr (which bounds them itself).
@@ -18,6 +19,31 @@ const MAX_DEPTH: usize = 64;
 /// Parses one document (no `---` markers) whose root is a block mapping at column 0, or
 /// returns `None` if the text is outside the subset this reader answers for.
 pub fn parse(doc: &str) -> Option<Value> {
+    read(doc, false).map(|(value, _)| value)
+}
+
+/// Which `openAPIV3Schema` of a CRD a schema read by [`parse_compact`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchemaSlot {
+    /// `spec.versions[i].schema.openAPIV3Schema`.
+    Version(usize),
+    /// The legacy `spec.validation.openAPIV3Schema`.
+    Validation,
+}
+
+/// A CRD schema read straight from the text into its compact form (or why it is not
+/// structural, as [`SchemaNode::from_value`] words it).
+pub type ReadSchema = (SchemaSlot, Result<SchemaNode, String>);
+
+/// As [`parse`], but in a CRD (one whose `kind` comes before its `spec`) each block-mapping
+/// `openAPIV3Schema` is read straight into a [`SchemaNode`] and left as `null` in the value:
+/// no JSON tree is built for it. What it reads is exactly what [`SchemaNode::from_value`]
+/// gives on the value [`parse`] returns (tested on the fixtures and generated schemas).
+pub fn parse_compact(doc: &str) -> Option<(Value, Vec<ReadSchema>)> {
+    read(doc, true)
+}
+
+fn read(doc: &str, compact: bool) -> Option<(Value, Vec<ReadSchema>)> {
     if !plain_chars(doc) {
         return None;
     }
@@ -25,16 +51,52 @@ pub fn parse(doc: &str) -> Option<Value> {
         lines: doc.split('\n').collect(),
         pos: 0,
         virtual_line: None,
+        compact,
+        is_crd: false,
+        schemas: Vec::new(),
     };
     match r.peek() {
         Some((0, _)) => {}
         _ => return None,
     }
-    let value = r.map(0, 0)?;
+    let value = r.map(0, 0, Place::Root)?;
     if r.peek().is_some() {
         return None;
     }
-    Some(value)
+    Some((value, r.schemas))
+}
+
+/// Where a node sits in a CRD, as far as compact reading cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Root,
+    Spec,
+    Versions,
+    Version(usize),
+    VersionSchema(usize),
+    Validation,
+    Other,
+}
+
+impl Place {
+    fn child(self, key: &str) -> Place {
+        match (self, key) {
+            (Place::Root, "spec") => Place::Spec,
+            (Place::Spec, "versions") => Place::Versions,
+            (Place::Spec, "validation") => Place::Validation,
+            (Place::Version(i), "schema") => Place::VersionSchema(i),
+            _ => Place::Other,
+        }
+    }
+
+    /// The slot an `openAPIV3Schema` key here fills.
+    fn schema_slot(self) -> Option<SchemaSlot> {
+        match self {
+            Place::VersionSchema(i) => Some(SchemaSlot::Version(i)),
+            Place::Validation => Some(SchemaSlot::Validation),
+            _ => None,
+        }
+    }
 }
 
 /// No tabs, carriage returns, control characters or the Unicode line/BOM characters whose
@@ -74,6 +136,11 @@ struct Reader<'a> {
     /// The rest of a `- key: value` line, read as the first line of the entry's mapping
     /// (indent = its column).
     virtual_line: Option<(usize, &'a str)>,
+    /// Read CRD schemas straight into [`SchemaNode`]s ([`parse_compact`]).
+    compact: bool,
+    /// The root's `kind` is `CustomResourceDefinition`.
+    is_crd: bool,
+    schemas: Vec<ReadSchema>,
 }
 
 impl<'a> Reader<'a> {
@@ -102,15 +169,38 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn node(&mut self, indent: usize, content: &str, depth: usize) -> Option<Value> {
+    fn node(&mut self, indent: usize, content: &str, depth: usize, place: Place) -> Option<Value> {
         if is_entry(content) {
-            self.seq(indent, depth)
+            self.seq(indent, depth, place)
         } else {
-            self.map(indent, depth)
+            self.map(indent, depth, place)
         }
     }
 
-    fn map(&mut self, indent: usize, depth: usize) -> Option<Value> {
+    /// The value after `key:` on a line at `indent` (`rest` is what follows the colon).
+    fn value(&mut self, rest: &str, indent: usize, depth: usize, place: Place) -> Option<Value> {
+        if rest.is_empty() {
+            self.nested(indent, depth, place)
+        } else if rest.starts_with('|') {
+            self.literal(rest, indent)
+        } else {
+            scalar(rest)
+        }
+    }
+
+    /// The indent of the block mapping that follows a `key:` line at `indent` (with nothing
+    /// after the colon), if that is what follows.
+    fn block_map_after(&mut self, rest: &str, indent: usize) -> Option<usize> {
+        if !rest.is_empty() {
+            return None;
+        }
+        match self.peek() {
+            Some((ind, content)) if ind > indent && !is_entry(content) => Some(ind),
+            _ => None,
+        }
+    }
+
+    fn map(&mut self, indent: usize, depth: usize, place: Place) -> Option<Value> {
         if depth > MAX_DEPTH {
             return None;
         }
@@ -126,13 +216,20 @@ impl<'a> Reader<'a> {
                 return None;
             };
             self.advance();
-            let value = if rest.is_empty() {
-                self.nested(indent, depth)?
-            } else if rest.starts_with('|') {
-                self.literal(rest, indent)?
-            } else {
-                scalar(rest)?
+            let slot = place
+                .schema_slot()
+                .filter(|_| self.compact && self.is_crd && key == "openAPIV3Schema");
+            let value = match slot.zip(self.block_map_after(rest, indent)) {
+                Some((slot, child)) => {
+                    let schema = self.schema_map(child, depth + 1)?;
+                    self.schemas.push((slot, schema.map_err(|e| e.message())));
+                    Value::Null
+                }
+                None => self.value(rest, indent, depth, place.child(&key))?,
             };
+            if place == Place::Root && key == "kind" && value == "CustomResourceDefinition" {
+                self.is_crd = true;
+            }
             match out.entry(key) {
                 serde_json::map::Entry::Vacant(e) => {
                     e.insert(value);
@@ -146,17 +243,111 @@ impl<'a> Reader<'a> {
 
     /// The value of `key:` with nothing after the colon: a more indented node, a sequence at
     /// the key's own indent, or null.
-    fn nested(&mut self, key_indent: usize, depth: usize) -> Option<Value> {
+    fn nested(&mut self, key_indent: usize, depth: usize, place: Place) -> Option<Value> {
         match self.peek() {
-            Some((ind, content)) if ind > key_indent => self.node(ind, content, depth + 1),
+            Some((ind, content)) if ind > key_indent => self.node(ind, content, depth + 1, place),
             Some((ind, content)) if ind == key_indent && is_entry(content) => {
-                self.seq(ind, depth + 1)
+                self.seq(ind, depth + 1, place)
             }
             _ => Some(Value::Null),
         }
     }
 
-    fn seq(&mut self, indent: usize, depth: usize) -> Option<Value> {
+    /// One schema node written as a block mapping at `indent`, read into its compact form
+    /// with the structural checks of [`SchemaNode::from_value`]. `None`: outside this
+    /// reader's subset (the caller falls back to serde-saphyr).
+    fn schema_map(
+        &mut self,
+        indent: usize,
+        depth: usize,
+    ) -> Option<Result<SchemaNode, NotStructural>> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let mut parts = NodeParts::new();
+        let mut seen: Vec<String> = Vec::new();
+        while let Some((ind, content)) = self.peek() {
+            if ind < indent {
+                break;
+            }
+            if ind > indent {
+                return None;
+            }
+            let Entry::KeyValue(key, rest) = split_key(content) else {
+                return None;
+            };
+            if seen.contains(&key) {
+                // Duplicate keys: serde-saphyr reports them.
+                return None;
+            }
+            self.advance();
+            let child = self.block_map_after(rest, indent);
+            match (key.as_str(), child) {
+                ("properties", Some(child)) => {
+                    parts.properties = Some(self.schema_properties(child, depth + 1)?);
+                }
+                ("items", Some(child)) => parts.items = Some(self.schema_map(child, depth + 1)?),
+                ("additionalProperties", Some(child)) => {
+                    parts.additional = Some(self.schema_map(child, depth + 1)?);
+                }
+                (key, _) => {
+                    let value = self.value(rest, indent, depth, Place::Other)?;
+                    match key {
+                        "properties" => {
+                            parts.properties = Some(
+                                value
+                                    .as_object()
+                                    .into_iter()
+                                    .flatten()
+                                    .map(|(k, c)| (k.as_str().into(), schema_node::build(c)))
+                                    .collect(),
+                            );
+                        }
+                        "items" => parts.items = Some(schema_node::items_node(&value)),
+                        "additionalProperties" => {
+                            parts.additional = schema_node::additional_node(&value);
+                        }
+                        other => parts.scalar_key(other, &value),
+                    }
+                }
+            }
+            seen.push(key);
+        }
+        Some(parts.assemble())
+    }
+
+    /// The block mapping under `properties:` at `indent`: each child schema by name, sorted.
+    fn schema_properties(&mut self, indent: usize, depth: usize) -> Option<Vec<ReadProperty>> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let mut out: Vec<ReadProperty> = Vec::new();
+        while let Some((ind, content)) = self.peek() {
+            if ind < indent {
+                break;
+            }
+            if ind > indent {
+                return None;
+            }
+            let Entry::KeyValue(key, rest) = split_key(content) else {
+                return None;
+            };
+            self.advance();
+            let child = match self.block_map_after(rest, indent) {
+                Some(child) => self.schema_map(child, depth + 1)?,
+                None => schema_node::build(&self.value(rest, indent, depth, Place::Other)?),
+            };
+            out.push((key.into_boxed_str(), child));
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        if out.windows(2).any(|w| w[0].0 == w[1].0) {
+            // Duplicate keys: serde-saphyr reports them.
+            return None;
+        }
+        Some(out)
+    }
+
+    fn seq(&mut self, indent: usize, depth: usize, place: Place) -> Option<Value> {
         if depth > MAX_DEPTH {
             return None;
         }
@@ -170,10 +361,14 @@ impl<'a> Reader<'a> {
             }
             let rest = content[1..].trim_start_matches(' ');
             let column = ind + (content.len() - rest.len());
+            let item_place = match place {
+                Place::Versions => Place::Version(out.len()),
+                _ => Place::Other,
+            };
             if rest.is_empty() {
                 self.advance();
                 let item = match self.peek() {
-                    Some((i2, c2)) if i2 > indent => self.node(i2, c2, depth + 1)?,
+                    Some((i2, c2)) if i2 > indent => self.node(i2, c2, depth + 1, item_place)?,
                     _ => Value::Null,
                 };
                 out.push(item);
@@ -188,7 +383,7 @@ impl<'a> Reader<'a> {
                         // `- key: value`: a mapping whose keys sit at `column`.
                         self.advance();
                         self.virtual_line = Some((column, rest));
-                        out.push(self.map(column, depth + 1)?);
+                        out.push(self.map(column, depth + 1, item_place)?);
                     }
                     Entry::Scalar => {
                         self.advance();
@@ -434,19 +629,105 @@ mod tests {
         serde_saphyr::from_str::<Value>(doc).ok()
     }
 
-    /// Wherever the fast reader answers, it answers exactly what serde-saphyr does.
+    /// Wherever the fast reader answers, it answers exactly what serde-saphyr does, and its
+    /// compact reading agrees with it ([`compact_agrees`]).
     fn agrees(doc: &str) -> bool {
         match parse(doc) {
-            None => false,
+            None => {
+                assert!(
+                    parse_compact(doc).is_none(),
+                    "only compact reading answers {doc:?}"
+                );
+                false
+            }
             Some(v) => {
                 assert_eq!(
                     Some(&v),
                     saphyr(doc).as_ref(),
                     "fast reader differs on {doc:?}"
                 );
+                compact_agrees(doc, &v);
                 true
             }
         }
+    }
+
+    /// The `openAPIV3Schema` value of a slot.
+    fn slot_value(v: &mut Value, slot: SchemaSlot) -> Option<&mut Value> {
+        let spec = v.get_mut("spec")?;
+        let holder = match slot {
+            SchemaSlot::Version(i) => spec.get_mut("versions")?.get_mut(i)?.get_mut("schema")?,
+            SchemaSlot::Validation => spec.get_mut("validation")?,
+        };
+        holder.get_mut("openAPIV3Schema")
+    }
+
+    /// Compact reading gives the same document with the schemas it read set to `null`, and
+    /// each schema is what [`SchemaNode::from_value`] reads from the whole value. Returns how
+    /// many schemas it read.
+    fn compact_agrees(doc: &str, whole: &Value) -> usize {
+        let (value, read) = parse_compact(doc).expect("compact reading answers too");
+        let mut expected = whole.clone();
+        for (slot, node) in &read {
+            let schema = slot_value(&mut expected, *slot).expect("a read schema has a slot");
+            assert_eq!(
+                &SchemaNode::from_value(schema),
+                node,
+                "schema at {slot:?} differs on {doc:?}"
+            );
+            *schema = Value::Null;
+        }
+        assert_eq!(value, expected, "compact reading differs on {doc:?}");
+        read.len()
+    }
+
+    #[test]
+    fn compact_reading_reads_crd_schemas_as_from_value_does() {
+        let crd = |schema: &str| {
+            format!(
+                "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: a.b\nspec:\n  versions:\n  - name: v1\n    schema:\n      openAPIV3Schema:\n{schema}  - name: v2\n    served: true\n"
+            )
+        };
+        let indent = |body: &str| {
+            body.lines()
+                .map(|l| format!("        {l}\n"))
+                .collect::<String>()
+        };
+        let cases = [
+            "type: object\nproperties:\n  b:\n    type: string\n  a:\n    type: array\n    items:\n      type: integer\n",
+            "type: object\nproperties:\n  spec:\n    properties: {}\n",
+            "type: object\nproperties:\n  s:\n    type: object\n    additionalProperties:\n      $ref: x\n",
+            "type: object\nproperties:\n  s: {}\n",
+            "type: object\nproperties:\n  s: scalar\n",
+            "type: object\nproperties:\n  s:\n  - a\n",
+            "type: object\nproperties: {}\nitems: []\nadditionalProperties: true\n",
+            "type: array\nitems:\n- type: string\n",
+            "type: array\nitems: {}\n",
+            "x-kubernetes-preserve-unknown-fields: true\ndescription: |-\n  long\n  text\n",
+            "x-kubernetes-int-or-string: \"true\"\n",
+            "type: 3\nx-kubernetes-int-or-string: true\n",
+            "type: object\nrequired:\n- a\nproperties:\n  a:\n    type: string\n    enum:\n    - red\n    - blue\n",
+            "type: object\nproperties:\n  z:\n    type: string\n  a:\n    nope: 1\n",
+        ];
+        for body in cases {
+            let doc = crd(&indent(body));
+            let whole = parse(&doc).unwrap_or_else(|| panic!("answers {doc}"));
+            assert_eq!(compact_agrees(&doc, &whole), 1, "{doc}");
+        }
+        // Duplicate keys in a schema are left to serde-saphyr, as elsewhere.
+        for body in [
+            "type: object\ntype: object\n",
+            "type: object\nproperties:\n  a:\n    type: string\n  a:\n    type: string\n",
+        ] {
+            let doc = crd(&indent(body));
+            assert!(
+                parse(&doc).is_none() && parse_compact(&doc).is_none(),
+                "{doc}"
+            );
+        }
+        // Not a CRD, or `kind` after `spec`: nothing is read.
+        let doc = crd(&indent("type: object\n")).replace("CustomResourceDefinition", "Other");
+        assert_eq!(compact_agrees(&doc, &parse(&doc).unwrap()), 0);
     }
 
     #[test]
@@ -574,6 +855,7 @@ data:
         let mut dirs = vec![root.join("fixtures"), root.join("../shared/corpus")];
         let mut answered = 0;
         let mut total = 0;
+        let mut read_schemas = 0;
         while let Some(dir) = dirs.pop() {
             let Ok(entries) = std::fs::read_dir(&dir) else {
                 continue;
@@ -591,10 +873,16 @@ data:
                 for doc in text.split("\n---\n") {
                     total += 1;
                     answered += usize::from(agrees(doc));
+                    if let Some(v) = parse(doc) {
+                        read_schemas += compact_agrees(doc, &v);
+                    }
                 }
             }
         }
-        println!("fast reader answered {answered} of {total} documents");
+        println!(
+            "fast reader answered {answered} of {total} documents, read {read_schemas} schemas compactly"
+        );
         assert!(answered > 0);
+        assert!(read_schemas > 0);
     }
 }

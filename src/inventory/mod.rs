@@ -10,7 +10,7 @@
 pub mod classify;
 pub mod crd;
 pub mod error;
-mod fast_yaml;
+pub(crate) mod fast_yaml;
 pub mod schema_node;
 pub mod source;
 

@@ -74,32 +74,123 @@ pub struct SchemaNode {
     additional: Option<Box<SchemaNode>>,
 }
 
-/// One step from a schema node to a child, for the path of a non-structural node.
-enum Step<'a> {
-    Property(&'a str),
-    Items,
-    AdditionalProperties,
+/// Why a schema is not structural: the node (its path below `openAPIV3Schema`, e.g.
+/// `.properties.spec`) and the problem.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct NotStructural {
+    at: String,
+    problem: &'static str,
+}
+
+impl NotStructural {
+    fn at_node(problem: &'static str) -> NotStructural {
+        NotStructural {
+            at: String::new(),
+            problem,
+        }
+    }
+
+    /// The same problem seen from the parent, one `step` up (`.properties.<k>`, `.items`).
+    fn under(mut self, step: &str) -> NotStructural {
+        self.at.insert_str(0, step);
+        self
+    }
+
+    pub(crate) fn message(&self) -> String {
+        format!("openAPIV3Schema{} {}", self.at, self.problem)
+    }
+}
+
+/// One property read by a reader: its name and its schema (or why that is not structural).
+pub(crate) type ReadProperty = (Box<str>, Result<SchemaNode, NotStructural>);
+
+/// What a reader found in one schema node, before the structural checks: its own keys, and
+/// its children already read (or why they are not structural).
+pub(crate) struct NodeParts {
+    pub kind: SchemaType,
+    pub int_or_string: bool,
+    pub preserve_unknown: bool,
+    pub has_ref: bool,
+    /// Sorted by name, without duplicates.
+    pub properties: Option<Vec<ReadProperty>>,
+    pub items: Option<Result<SchemaNode, NotStructural>>,
+    pub additional: Option<Result<SchemaNode, NotStructural>>,
+}
+
+impl NodeParts {
+    pub(crate) fn new() -> NodeParts {
+        NodeParts {
+            kind: SchemaType::Untyped,
+            int_or_string: false,
+            preserve_unknown: false,
+            has_ref: false,
+            properties: None,
+            items: None,
+            additional: None,
+        }
+    }
+
+    /// Records `type`, `$ref` or one of the two flags; other keys are not kept.
+    pub(crate) fn scalar_key(&mut self, key: &str, value: &Value) {
+        match key {
+            "$ref" => self.has_ref = true,
+            "type" => self.kind = SchemaType::parse(Some(value)),
+            "x-kubernetes-int-or-string" => self.int_or_string = value.as_bool() == Some(true),
+            "x-kubernetes-preserve-unknown-fields" => {
+                self.preserve_unknown = value.as_bool() == Some(true);
+            }
+            _ => {}
+        }
+    }
+
+    /// The node, or the first problem in the order the checks walk: the node itself
+    /// (`$ref`, no type), then its properties by name, `items`, `additionalProperties`.
+    pub(crate) fn assemble(self) -> Result<SchemaNode, NotStructural> {
+        if self.has_ref {
+            return Err(NotStructural::at_node("uses $ref"));
+        }
+        if self.kind == SchemaType::Untyped && !self.int_or_string && !self.preserve_unknown {
+            return Err(NotStructural::at_node("has no type"));
+        }
+        let properties = match self.properties {
+            None => None,
+            Some(children) => {
+                let mut out = Vec::with_capacity(children.len());
+                for (k, child) in children {
+                    match child {
+                        Ok(node) => out.push((k, node)),
+                        Err(e) => return Err(e.under(&format!(".properties.{k}"))),
+                    }
+                }
+                Some(out.into_boxed_slice())
+            }
+        };
+        let items = match self.items {
+            None => None,
+            Some(Ok(node)) => Some(Box::new(node)),
+            Some(Err(e)) => return Err(e.under(".items")),
+        };
+        let additional = match self.additional {
+            None => None,
+            Some(Ok(node)) => Some(Box::new(node)),
+            Some(Err(e)) => return Err(e.under(".additionalProperties")),
+        };
+        Ok(SchemaNode {
+            kind: self.kind,
+            int_or_string: self.int_or_string,
+            preserve_unknown: self.preserve_unknown,
+            properties,
+            items,
+            additional,
+        })
+    }
 }
 
 impl SchemaNode {
     /// Reads a schema rooted at `openAPIV3Schema`. A non-structural schema is an error naming
     /// the offending node (`openAPIV3Schema.properties.spec has no type`).
     pub fn from_value(root: &Value) -> Result<SchemaNode, String> {
-        let mut trail = Vec::new();
-        build(root, &mut trail).map_err(|problem| {
-            let mut at = String::from("openAPIV3Schema");
-            for step in &trail {
-                match step {
-                    Step::Property(k) => {
-                        at.push_str(".properties.");
-                        at.push_str(k);
-                    }
-                    Step::Items => at.push_str(".items"),
-                    Step::AdditionalProperties => at.push_str(".additionalProperties"),
-                }
-            }
-            format!("{at} {problem}")
-        })
+        build(root).map_err(|e| e.message())
     }
 
     /// An untyped node without children (what a non-object `items` reads as).
@@ -152,65 +243,45 @@ impl SchemaNode {
     }
 }
 
-/// [`SchemaNode::from_value`]'s walk: on error, `trail` holds the steps to the offending node
-/// (the path is only spelled out then, not for every node).
-fn build<'a>(node: &'a Value, trail: &mut Vec<Step<'a>>) -> Result<SchemaNode, &'static str> {
+/// [`SchemaNode::from_value`]'s walk over one node.
+pub(crate) fn build(node: &Value) -> Result<SchemaNode, NotStructural> {
     let Some(obj) = node.as_object() else {
-        return Err("is not an object");
+        return Err(NotStructural::at_node("is not an object"));
     };
-    let mut out = SchemaNode::untyped();
-    // One pass over the node's keys (instead of one map search per key).
-    let mut has_ref = false;
-    let mut props = None;
-    let mut items = None;
-    let mut additional = None;
+    let mut parts = NodeParts::new();
     for (key, value) in obj {
         match key.as_str() {
-            "$ref" => has_ref = true,
-            "type" => out.kind = SchemaType::parse(Some(value)),
-            "x-kubernetes-int-or-string" => out.int_or_string = value.as_bool() == Some(true),
-            "x-kubernetes-preserve-unknown-fields" => {
-                out.preserve_unknown = value.as_bool() == Some(true);
+            "properties" => {
+                // `serde_json` maps iterate in key order: the properties come sorted.
+                parts.properties = Some(
+                    value
+                        .as_object()
+                        .into_iter()
+                        .flatten()
+                        .map(|(k, child)| (Box::<str>::from(k.as_str()), build(child)))
+                        .collect(),
+                );
             }
-            "properties" => props = Some(value),
-            "items" => items = Some(value),
-            "additionalProperties" => additional = Some(value).filter(|v| v.is_object()),
-            _ => {}
+            "items" => parts.items = Some(items_node(value)),
+            "additionalProperties" => parts.additional = additional_node(value),
+            other => parts.scalar_key(other, value),
         }
     }
-    if has_ref {
-        return Err("uses $ref");
+    parts.assemble()
+}
+
+/// `items`: a schema when it is an object (a non-object `items` reads as an untyped node).
+pub(crate) fn items_node(value: &Value) -> Result<SchemaNode, NotStructural> {
+    if value.is_object() {
+        build(value)
+    } else {
+        Ok(SchemaNode::untyped())
     }
-    if out.kind == SchemaType::Untyped && !out.int_or_string && !out.preserve_unknown {
-        return Err("has no type");
-    }
-    if let Some(props) = props {
-        let map = props.as_object();
-        let mut children = Vec::with_capacity(map.map_or(0, |m| m.len()));
-        for (k, child) in map.into_iter().flatten() {
-            trail.push(Step::Property(k));
-            children.push((Box::<str>::from(k.as_str()), build(child, trail)?));
-            trail.pop();
-        }
-        // `serde_json` maps iterate in key order: the slice is sorted for `property`.
-        out.properties = Some(children.into_boxed_slice());
-    }
-    if let Some(items) = items {
-        out.items = Some(Box::new(if items.is_object() {
-            trail.push(Step::Items);
-            let node = build(items, trail)?;
-            trail.pop();
-            node
-        } else {
-            SchemaNode::untyped()
-        }));
-    }
-    if let Some(ap) = additional {
-        trail.push(Step::AdditionalProperties);
-        out.additional = Some(Box::new(build(ap, trail)?));
-        trail.pop();
-    }
-    Ok(out)
+}
+
+/// `additionalProperties`: a schema when it is an object (a boolean one is dropped).
+pub(crate) fn additional_node(value: &Value) -> Option<Result<SchemaNode, NotStructural>> {
+    value.is_object().then(|| build(value))
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 use super::crd::Crd;
 use super::error::InputError;
+use super::fast_yaml::ReadSchema;
 use serde_json::Value;
 use std::fmt;
 use std::io::Read;
@@ -265,7 +266,7 @@ pub fn parse_text_as(
 ) -> Vec<Result<Document, InputError>> {
     if file.ends_with(".json") {
         let origin = Origin::new(file, 0, 1);
-        return vec![form.apply(parse_json(text, origin))];
+        return vec![form.apply(parse_json(text, origin).map(|d| (d, Vec::new())))];
     }
     // YAML (a superset of JSON, so `-` and extension-less JSON work too).
     let docs: Vec<(usize, usize, &str)> = split_documents(text)
@@ -275,7 +276,7 @@ pub fn parse_text_as(
         .map(|(index, (line, doc))| (index, line, doc))
         .collect();
     let parse = |&(index, line, doc): &(usize, usize, &str)| {
-        form.apply(parse_yaml_doc(doc, Origin::new(file, index, line)))
+        form.apply(parse_yaml_doc(doc, Origin::new(file, index, line), form))
     };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     if threads < 2 || docs.len() < 16 || text.len() < PARALLEL_BYTES {
@@ -380,17 +381,27 @@ impl<'de> serde::de::Visitor<'de> for StrictVisitor {
     }
 }
 
-fn parse_yaml_doc(doc: &str, origin: Origin) -> Result<Document, InputError> {
+/// One YAML document, with the CRD schemas the fast reader read straight into their compact
+/// form ([`SchemaForm::Compact`]).
+fn parse_yaml_doc(
+    doc: &str,
+    origin: Origin,
+    form: SchemaForm,
+) -> Result<(Document, Vec<ReadSchema>), InputError> {
     // Plain block YAML (what generators write) takes the fast reader; anything else, and every
     // error, goes through serde-saphyr.
-    if let Some(value) = super::fast_yaml::parse(doc) {
-        return document(value, origin);
+    let fast = match form {
+        SchemaForm::Compact => super::fast_yaml::parse_compact(doc),
+        SchemaForm::Whole => super::fast_yaml::parse(doc).map(|v| (v, Vec::new())),
+    };
+    if let Some((value, read)) = fast {
+        return document(value, origin).map(|d| (d, read));
     }
     let value: Value = serde_saphyr::from_str(doc).map_err(|e| InputError::InvalidSyntax {
         origin: origin.clone(),
         message: yaml_error(&e, origin.line),
     })?;
-    document(value, origin)
+    document(value, origin).map(|d| (d, Vec::new()))
 }
 
 /// One-line YAML error with the position made absolute (file line, not document line).
@@ -442,8 +453,11 @@ pub enum SchemaForm {
 }
 
 impl SchemaForm {
-    fn apply(self, parsed: Result<Document, InputError>) -> Result<Document, InputError> {
-        let doc = parsed?;
+    fn apply(
+        self,
+        parsed: Result<(Document, Vec<ReadSchema>), InputError>,
+    ) -> Result<Document, InputError> {
+        let (doc, read) = parsed?;
         if self == SchemaForm::Whole || !Crd::is_crd(&doc) {
             return Ok(doc);
         }
@@ -463,7 +477,7 @@ impl SchemaForm {
             skeleton.insert("metadata".into(), Value::Object(kept));
         }
         let origin = doc.origin.clone();
-        let crd = Crd::from_owned_document(doc);
+        let crd = Crd::from_read_document(doc, read);
         Ok(Document {
             value: Value::Object(skeleton),
             origin,
