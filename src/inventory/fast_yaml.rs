@@ -200,21 +200,30 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// The next `key: rest` line of the block mapping at `indent` (`Some(None)`: the mapping
+    /// ended; `None`: outside this reader's subset). The line is not consumed.
+    fn next_entry(&mut self, indent: usize) -> Option<Option<(String, &'a str)>> {
+        let Some((ind, content)) = self.peek() else {
+            return Some(None);
+        };
+        if ind < indent {
+            return Some(None);
+        }
+        if ind > indent {
+            return None;
+        }
+        match split_key(content) {
+            Entry::KeyValue(key, rest) => Some(Some((key, rest))),
+            _ => None,
+        }
+    }
+
     fn map(&mut self, indent: usize, depth: usize, place: Place) -> Option<Value> {
         if depth > MAX_DEPTH {
             return None;
         }
         let mut out = Map::new();
-        while let Some((ind, content)) = self.peek() {
-            if ind < indent {
-                break;
-            }
-            if ind > indent {
-                return None;
-            }
-            let Entry::KeyValue(key, rest) = split_key(content) else {
-                return None;
-            };
+        while let Some((key, rest)) = self.next_entry(indent)? {
             self.advance();
             let slot = place
                 .schema_slot()
@@ -266,16 +275,7 @@ impl<'a> Reader<'a> {
         }
         let mut parts = NodeParts::new();
         let mut seen: Vec<String> = Vec::new();
-        while let Some((ind, content)) = self.peek() {
-            if ind < indent {
-                break;
-            }
-            if ind > indent {
-                return None;
-            }
-            let Entry::KeyValue(key, rest) = split_key(content) else {
-                return None;
-            };
+        while let Some((key, rest)) = self.next_entry(indent)? {
             if seen.contains(&key) {
                 // Duplicate keys: serde-saphyr reports them.
                 return None;
@@ -294,14 +294,7 @@ impl<'a> Reader<'a> {
                     let value = self.value(rest, indent, depth, Place::Other)?;
                     match key {
                         "properties" => {
-                            parts.properties = Some(
-                                value
-                                    .as_object()
-                                    .into_iter()
-                                    .flatten()
-                                    .map(|(k, c)| (k.as_str().into(), schema_node::build(c)))
-                                    .collect(),
-                            );
+                            parts.properties = Some(schema_node::properties_node(&value));
                         }
                         "items" => parts.items = Some(schema_node::items_node(&value)),
                         "additionalProperties" => {
@@ -322,16 +315,7 @@ impl<'a> Reader<'a> {
             return None;
         }
         let mut out: Vec<ReadProperty> = Vec::new();
-        while let Some((ind, content)) = self.peek() {
-            if ind < indent {
-                break;
-            }
-            if ind > indent {
-                return None;
-            }
-            let Entry::KeyValue(key, rest) = split_key(content) else {
-                return None;
-            };
+        while let Some((key, rest)) = self.next_entry(indent)? {
             self.advance();
             let child = match self.block_map_after(rest, indent) {
                 Some(child) => self.schema_map(child, depth + 1)?,
@@ -711,7 +695,9 @@ mod tests {
         ];
         for body in cases {
             let doc = crd(&indent(body));
-            let whole = parse(&doc).unwrap_or_else(|| panic!("answers {doc}"));
+            let whole = parse(&doc);
+            assert!(whole.is_some(), "answers {doc}");
+            let whole = whole.unwrap();
             assert_eq!(compact_agrees(&doc, &whole), 1, "{doc}");
         }
         // Duplicate keys in a schema are left to serde-saphyr, as elsewhere.

@@ -251,23 +251,24 @@ pub(crate) fn build(node: &Value) -> Result<SchemaNode, NotStructural> {
     let mut parts = NodeParts::new();
     for (key, value) in obj {
         match key.as_str() {
-            "properties" => {
-                // `serde_json` maps iterate in key order: the properties come sorted.
-                parts.properties = Some(
-                    value
-                        .as_object()
-                        .into_iter()
-                        .flatten()
-                        .map(|(k, child)| (Box::<str>::from(k.as_str()), build(child)))
-                        .collect(),
-                );
-            }
+            "properties" => parts.properties = Some(properties_node(value)),
             "items" => parts.items = Some(items_node(value)),
             "additionalProperties" => parts.additional = additional_node(value),
             other => parts.scalar_key(other, value),
         }
     }
     parts.assemble()
+}
+
+/// `properties`: each child schema by name (none when it is not an object). `serde_json` maps
+/// iterate in key order, so they come sorted.
+pub(crate) fn properties_node(value: &Value) -> Vec<ReadProperty> {
+    value
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, child)| (Box::<str>::from(k.as_str()), build(child)))
+        .collect()
 }
 
 /// `items`: a schema when it is an object (a non-object `items` reads as an untyped node).
