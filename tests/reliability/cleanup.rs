@@ -72,6 +72,64 @@ async fn step_timeout_with_a_provider_that_never_acts_leaves_nothing_behind() {
     );
 }
 
+/// Ctrl-C twice aborts at once (130), but the `--provider-cmd` provider does not outlive the
+/// tool, even one that ignores SIGTERM (so the first Ctrl-C's cleanup is still waiting for it).
+#[test]
+fn second_sigint_aborts_and_takes_the_provider_along() {
+    let marker = format!("121.{}", std::process::id());
+    let cmd = format!("trap '' TERM; sleep {marker}; exit 0");
+    let check = Command::new(bin())
+        .args([
+            "check",
+            "--embedded",
+            "--scenarios",
+            "SC-inframachine",
+            "--timeout",
+            "60s",
+            "--provider-cmd",
+            &cmd,
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut check = check;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while processes_with_argument(&marker).is_empty() {
+        let ended = check.try_wait().unwrap();
+        if ended.is_some() || Instant::now() > deadline {
+            let _ = check.kill();
+            panic!("the provider never started (the run: {ended:?})");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    sigint(&check);
+    std::thread::sleep(Duration::from_millis(300));
+    sigint(&check);
+    let out = check.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut survivors = processes_with_argument(&marker);
+    while !survivors.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        survivors = processes_with_argument(&marker);
+    }
+    for pid in &survivors {
+        let _ = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+    assert!(
+        survivors.is_empty(),
+        "--provider-cmd processes left running after the abort: {survivors:?}"
+    );
+}
+
 /// Pids of live processes with `arg` among their arguments (Linux /proc).
 fn processes_with_argument(arg: &str) -> Vec<u32> {
     let mut out = Vec::new();

@@ -74,6 +74,8 @@ pub fn core_manager_rbac() -> Vec<Value> {
 /// A started `--provider-cmd` process, its log streamed to a file.
 struct ProviderProcess {
     child: tokio::process::Child,
+    /// Kills the provider's process group if the run is aborted before [`Self::stop`].
+    _abort: Option<super::interrupt::AbortKill>,
 }
 
 impl ProviderProcess {
@@ -82,35 +84,18 @@ impl ProviderProcess {
     /// SIGKILL for whatever is still there after 3 s.
     async fn stop(mut self) {
         #[cfg(unix)]
-        if let Some(pid) = self.child.id() {
-            let group = format!("-{pid}");
-            signal_group("TERM", &group);
+        if let Some(group) = self.child.id() {
+            use super::interrupt::signal_group;
+            signal_group("TERM", group);
             let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
             let _ = tokio::time::timeout_at(deadline, self.child.wait()).await;
-            while group_alive(&group) && tokio::time::Instant::now() < deadline {
+            while signal_group("0", group) && tokio::time::Instant::now() < deadline {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
-            signal_group("KILL", &group);
+            signal_group("KILL", group);
         }
         let _ = self.child.kill().await;
     }
-}
-
-/// Sends `signal` to process group `group` (`-PGID`).
-#[cfg(unix)]
-fn signal_group(signal: &str, group: &str) -> bool {
-    std::process::Command::new("kill")
-        .args([&format!("-{signal}"), "--", group])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-/// Whether any process of `group` is left (signal 0 checks without sending).
-#[cfg(unix)]
-fn group_alive(group: &str) -> bool {
-    signal_group("0", group)
 }
 
 /// What starting the target needs.
@@ -241,7 +226,12 @@ fn start_provider(cmd: &str, log: &std::path::Path) -> anyhow::Result<ProviderPr
     let child = command
         .spawn()
         .with_context(|| format!("cannot start --provider-cmd {cmd:?}"))?;
-    Ok(ProviderProcess { child })
+    // The group id is the child's pid (`process_group(0)`).
+    let abort = child.id().map(super::interrupt::kill_group_on_abort);
+    Ok(ProviderProcess {
+        child,
+        _abort: abort,
+    })
 }
 
 /// Runs `check --embedded` and returns the matrix (outputs are the caller's).

@@ -42,9 +42,51 @@ impl Interrupts {
             eprintln!(
                 "aborted: objects of this run may be left over (see `capi-conformance cleanup`)"
             );
+            // Processes are not left over: a `--provider-cmd` provider dies with the tool.
+            for group in ABORT_KILL.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+                signal_group("KILL", *group);
+            }
             std::process::exit(INTERRUPTED_EXIT);
         }
     }
+}
+
+/// Process groups killed when the run is aborted (a second interrupt).
+static ABORT_KILL: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+/// Kills process group `group` if the run is aborted, until the returned guard is dropped
+/// (the normal stop has taken over by then).
+pub fn kill_group_on_abort(group: u32) -> AbortKill {
+    ABORT_KILL
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(group);
+    AbortKill { group }
+}
+
+/// See [`kill_group_on_abort`].
+pub struct AbortKill {
+    group: u32,
+}
+
+impl Drop for AbortKill {
+    fn drop(&mut self) {
+        ABORT_KILL
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|g| *g != self.group);
+    }
+}
+
+/// Sends `signal` (`TERM`, `KILL`, `0` to probe) to process group `group`; whether `kill`
+/// succeeded (for `0`: whether any process of the group is left).
+pub fn signal_group(signal: &str, group: u32) -> bool {
+    std::process::Command::new("kill")
+        .args([&format!("-{signal}"), "--", &format!("-{group}")])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// Takes over SIGINT and SIGTERM for the rest of the process (idempotent). Call it inside the
