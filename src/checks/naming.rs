@@ -2,13 +2,12 @@
 
 use super::waivers::CLUSTERCTL_SKIP_NAME_CHECK;
 use super::{CheckCtx, Finding};
-use crate::contract::flect;
 use crate::inventory::Crd;
 use crate::suite::Rule;
 
 /// `None` when the CRD's name is what CAPI computes; else the failure message.
 pub fn name_problem(crd: &Crd) -> Option<String> {
-    let expected = flect::crd_name(&crd.group, &crd.kind);
+    let expected = crd.calculated_name();
     (crd.name != expected).then(|| {
         format!(
             "CRD name is `{}` but CAPI computes `{expected}` (flect plural of `{}`)",

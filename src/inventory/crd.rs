@@ -45,6 +45,20 @@ pub struct Crd {
     pub labels: BTreeMap<String, String>,
     pub annotations: BTreeMap<String, String>,
     pub origin: Origin,
+    /// The name CAPI computes for it (flect plural of the lowercased kind + group), worked out
+    /// once: several rules compare against it.
+    calculated_name: Derived<String>,
+}
+
+/// A value worked out from the rest of its struct on first use. It is not part of the
+/// struct's identity: two CRDs are equal whether or not either has worked it out yet.
+#[derive(Debug, Clone, Default)]
+struct Derived<T>(std::sync::OnceLock<T>);
+
+impl<T> PartialEq for Derived<T> {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 impl Crd {
@@ -155,7 +169,15 @@ impl Crd {
             labels: string_map(v.get("metadata").and_then(|m| m.get("labels"))),
             annotations: string_map(v.get("metadata").and_then(|m| m.get("annotations"))),
             origin: doc.origin.clone(),
+            calculated_name: Derived::default(),
         })
+    }
+
+    /// `CalculateCRDName(group, kind)`: what CAPI expects this CRD to be named.
+    pub fn calculated_name(&self) -> &str {
+        self.calculated_name
+            .0
+            .get_or_init(|| crate::contract::flect::crd_name(&self.group, &self.kind))
     }
 
     pub fn version(&self, name: &str) -> Option<&CrdVersion> {

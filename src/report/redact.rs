@@ -8,11 +8,20 @@ use std::sync::LazyLock;
 /// What a masked value is replaced with.
 pub const MASK: &str = "<redacted>";
 
-static SECRET_PAIR: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(
-        r#"(?i)(?P<key>"?\b(?:[a-z0-9_-]*(?:password|passwd|token|secret[-_]?key|private[-_]?key|client[-_]?key|api[-_]?key|bearer|credentials?)|stringdata)\b"?)(?P<sep>\s*[:=]\s*)(?P<value>"[^"]*"|'[^']*'|[^\s,;}\]]+)"#,
-    )
-    .ok()
+/// A secret-like `key: value` pair (the key, the separator, the value).
+const SECRET_PAIR_PATTERN: &str = r#"(?i)(?P<key>"?\b(?:[a-z0-9_-]*(?:password|passwd|token|secret[-_]?key|private[-_]?key|client[-_]?key|api[-_]?key|bearer|credentials?)|stringdata)\b"?)(?P<sep>\s*[:=]\s*)(?P<value>"[^"]*"|'[^']*'|[^\s,;}\]]+)"#;
+
+static SECRET_PAIR: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(SECRET_PAIR_PATTERN).ok());
+
+/// [`SECRET_PAIR`] for ASCII text: without Unicode case folding and classes (which only
+/// matter for non-ASCII text) it compiles about ten times faster, and a run that redacts
+/// anything pays that compile once.
+static ASCII_SECRET_PAIR: LazyLock<Option<regex::bytes::Regex>> = LazyLock::new(|| {
+    regex::bytes::RegexBuilder::new(SECRET_PAIR_PATTERN)
+        .unicode(false)
+        .build()
+        .ok()
 });
 
 /// True when a field name looks like it holds a secret payload.
@@ -139,24 +148,42 @@ fn holds_secret_piece(word: &[u8]) -> bool {
 
 /// [`redact_text`] without a copy when nothing is masked.
 pub fn redact_cow(text: &str) -> std::borrow::Cow<'_, str> {
-    let Some(re) = SECRET_PAIR.as_ref() else {
-        return std::borrow::Cow::Borrowed(text);
-    };
+    use std::borrow::Cow;
     if !may_hold_secret_pair(text) {
-        return std::borrow::Cow::Borrowed(text);
+        return Cow::Borrowed(text);
     }
+    if text.is_ascii() {
+        let Some(re) = ASCII_SECRET_PAIR.as_ref() else {
+            return Cow::Borrowed(text);
+        };
+        return match re.replace_all(text.as_bytes(), |c: &regex::bytes::Captures<'_>| {
+            // Match offsets index the text itself (the same bytes).
+            let piece = |name: &str| c.name(name).and_then(|m| text.get(m.range())).unwrap_or("");
+            masked(piece("key"), piece("sep"), piece("value"))
+        }) {
+            Cow::Borrowed(_) => Cow::Borrowed(text),
+            // ASCII text with ASCII replacements is UTF-8.
+            Cow::Owned(bytes) => Cow::Owned(String::from_utf8_lossy(&bytes).into_owned()),
+        };
+    }
+    let Some(re) = SECRET_PAIR.as_ref() else {
+        return Cow::Borrowed(text);
+    };
     re.replace_all(text, |c: &regex::Captures<'_>| {
-        let key = c.name("key").map_or("", |m| m.as_str());
-        let sep = c.name("sep").map_or("", |m| m.as_str());
-        let value = c.name("value").map_or("", |m| m.as_str());
-        if value == MASK || value == format!("\"{MASK}\"") {
-            format!("{key}{sep}{value}")
-        } else if value.starts_with('"') {
-            format!("{key}{sep}\"{MASK}\"")
-        } else {
-            format!("{key}{sep}{MASK}")
-        }
+        let piece = |name: &str| c.name(name).map_or("", |m| m.as_str());
+        masked(piece("key"), piece("sep"), piece("value"))
     })
+}
+
+/// The replacement of one secret-like pair: its value masked (kept if already masked).
+fn masked(key: &str, sep: &str, value: &str) -> String {
+    if value == MASK || value == format!("\"{MASK}\"") {
+        format!("{key}{sep}{value}")
+    } else if value.starts_with('"') {
+        format!("{key}{sep}\"{MASK}\"")
+    } else {
+        format!("{key}{sep}{MASK}")
+    }
 }
 
 #[cfg(test)]
@@ -175,6 +202,33 @@ mod tests {
             r#"{"stringData": "<redacted>", "name": "a"}"#
         );
         assert_eq!(redact_text("Bearer: xyz, next"), "Bearer: <redacted>, next");
+    }
+
+    /// On ASCII text the ASCII regex masks exactly what the Unicode one does.
+    #[test]
+    fn ascii_and_unicode_patterns_agree_on_ascii_text() {
+        let unicode = |t: &str| {
+            let re = SECRET_PAIR.as_ref().unwrap();
+            re.replace_all(t, |c: &regex::Captures<'_>| {
+                let piece = |name: &str| c.name(name).map_or("", |m| m.as_str());
+                masked(piece("key"), piece("sep"), piece("value"))
+            })
+            .into_owned()
+        };
+        for text in [
+            "password: hunter2",
+            "bootstrapToken=abc.def",
+            r#"{"stringData": "x", "name": "a"}"#,
+            "Bearer: xyz, next",
+            "PASSWD=x; myToken: 'y z'; aws_secret_key = z}",
+            "a-token:\tvalue\nclient_key=\"<redacted>\" api-key: <redacted>]",
+            "tokens: not, xtoken: yes, token_: no",
+            "credential: c credentials=d CREDENTIALS : e",
+            "no pair here: status.initialization.provisioned",
+            "sk_password=1 password_x=2 _password=3",
+        ] {
+            assert_eq!(redact_text(text), unicode(text), "{text}");
+        }
     }
 
     #[test]

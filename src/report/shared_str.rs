@@ -11,8 +11,41 @@ use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
 
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(Clone, Default)]
 pub struct SharedStr(Arc<str>);
+
+// Hashes the text, as `Eq` compares it (and as `str` hashes: `Borrow<str>` lookups work).
+impl std::hash::Hash for SharedStr {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
+}
+
+// Clones of one string compare without reading it: the results of one column share its
+// provider and kind, the results of one rule its id.
+impl PartialEq for SharedStr {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+    }
+}
+
+impl Eq for SharedStr {}
+
+impl Ord for SharedStr {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        if Arc::ptr_eq(&self.0, &other.0) {
+            std::cmp::Ordering::Equal
+        } else {
+            self.0.cmp(&other.0)
+        }
+    }
+}
+
+impl PartialOrd for SharedStr {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
 
 impl SharedStr {
     pub fn as_str(&self) -> &str {
@@ -140,6 +173,13 @@ mod tests {
         assert_eq!(a, String::from("all/api-group"));
         let later = SharedStr::from("all/b");
         assert!(a < later);
+        assert_eq!(later.cmp(&a), std::cmp::Ordering::Greater);
+        assert_eq!(a.cmp(&b), std::cmp::Ordering::Equal);
+        assert_eq!(
+            a,
+            SharedStr::from("all/api-group"),
+            "equal text, separate allocations"
+        );
         assert_eq!(format!("{a} {a:?}"), "all/api-group \"all/api-group\"");
         let json = serde_json::to_string(&a).unwrap();
         assert_eq!(json, "\"all/api-group\"");
