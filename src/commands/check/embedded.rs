@@ -359,7 +359,10 @@ pub async fn embedded_matrix_on(
             target_ns: &target_ns,
             target_filter: &target_filter,
             mock_is_target,
-            wait: settings.step_timeout,
+            // A provider process may take a while to start on a loaded machine (a debug build,
+            // four runs at once in CI took more than one step timeout); the wait ends at its
+            // first watch, so a healthy provider never waits this long.
+            wait: settings.step_timeout * 3,
         };
         match target.start(&start).await {
             Ok(()) => run_targets(&plan, baseline_runs).await,
