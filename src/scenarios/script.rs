@@ -310,8 +310,9 @@ impl<'a> ScriptRun<'a> {
         Ok(())
     }
 
-    /// Pauses with the object's own `cluster.x-k8s.io/paused` annotation, touches it, expects
-    /// quiet (and Paused=True under v1beta2), then removes the annotation.
+    /// Pauses with the object's own `cluster.x-k8s.io/paused` annotation, lets the provider
+    /// settle, touches the object, expects quiet from the touch on (and Paused=True under
+    /// v1beta2), then removes the annotation.
     pub async fn pause_by_annotation(
         &mut self,
         name: &str,
@@ -338,6 +339,10 @@ impl<'a> ScriptRun<'a> {
                 ),
             );
         }
+        // A write already under way when the annotation landed (or worked out from a cache
+        // that did not show it yet) may still arrive: let it, then judge from the touch on,
+        // which the provider can only see after the annotation.
+        self.settle(name).await;
         let mark = self.env.recorder.mark();
         self.env
             .merge_patch(

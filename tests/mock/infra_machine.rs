@@ -158,3 +158,85 @@ async fn infra_machine_without_its_cluster_stays_quiet() {
     .await;
     env.stop().await;
 }
+
+/// A reconcile that works from a stale copy (the watch cache has not delivered the paused
+/// annotation yet) must not write: the mock's writes carry the resourceVersion they were
+/// worked out from, so the server refuses them with 409 and the retry reads afresh. Without
+/// that, a lagging cache made the baseline "change the object while paused" under faults.
+#[tokio::test]
+async fn infra_machine_reconcile_from_a_stale_copy_writes_nothing() {
+    use capi_conformance::mock::infra::SimulatedInfra;
+    use capi_conformance::mock::reconcile::{Ctx, infra_machine};
+    use kube::ResourceExt;
+    use kube::api::{Patch, PatchParams};
+    use std::sync::Arc;
+
+    let env = server_only().await;
+    let (_, machine) = machine_setup(&env, None).await;
+    open_gates(&env).await;
+    let contract = Contract::V1Beta1;
+    let api = env.mock_api(MOCK_MACHINE, contract);
+    env.create_mock(MOCK_MACHINE, contract, "im", json!({}), json!({}))
+        .await;
+    env.own(MOCK_MACHINE, contract, "im", &machine, "c").await;
+    let ctx = Arc::new(Ctx {
+        client: env.client.clone(),
+        opts: Default::default(),
+        infra: SimulatedInfra::new(std::time::Duration::ZERO),
+    });
+    // First pass adds the finalizer.
+    let fresh = api.get("im").await.unwrap();
+    infra_machine::reconcile(Arc::new(fresh), ctx.clone())
+        .await
+        .unwrap();
+    let stale = api.get("im").await.unwrap();
+    assert!(has_finalizer(&stale));
+    let body = json!({"metadata": {"annotations": {"cluster.x-k8s.io/paused": ""}}});
+    api.patch("im", &PatchParams::default(), &Patch::Merge(&body))
+        .await
+        .unwrap();
+    let paused = api.get("im").await.unwrap();
+
+    let err = infra_machine::reconcile(Arc::new(stale), ctx.clone())
+        .await
+        .expect_err("a write from a stale copy must be refused");
+    assert!(is_conflict(&err), "{err}");
+    let after = api.get("im").await.unwrap();
+    assert_eq!(after.resource_version(), paused.resource_version());
+    assert!(provider_id(&after).is_none() && at(&after, "status").is_none());
+
+    // The fresh copy shows the annotation: nothing to do, nothing written.
+    infra_machine::reconcile(Arc::new(after), ctx.clone())
+        .await
+        .unwrap();
+    let still = api.get("im").await.unwrap();
+    assert_eq!(still.resource_version(), paused.resource_version());
+
+    // Unpaused, the same reconcile provisions: the refusal above was the staleness.
+    let body = json!({"metadata": {"annotations": {"cluster.x-k8s.io/paused": null}}});
+    let unpaused = api
+        .patch("im", &PatchParams::default(), &Patch::Merge(&body))
+        .await
+        .unwrap();
+    infra_machine::reconcile(Arc::new(unpaused), ctx)
+        .await
+        .unwrap();
+    let provisioned = api.get("im").await.unwrap();
+    assert!(provider_id(&provisioned).is_some());
+    assert_eq!(at(&provisioned, "status.ready"), Some(&json!(true)));
+    env.stop().await;
+}
+
+/// Whether the reconcile failed on a 409 Conflict (also inside the finalizer helper's error).
+fn is_conflict(err: &capi_conformance::mock::reconcile::ReconcileError) -> bool {
+    use capi_conformance::mock::reconcile::ReconcileError;
+    use kube::runtime::finalizer::Error;
+    match err {
+        ReconcileError::Kube(kube::Error::Api(s)) => s.code == 409,
+        ReconcileError::Finalizer(inner) => match inner.as_ref() {
+            Error::ApplyFailed(e) | Error::CleanupFailed(e) => is_conflict(e),
+            _ => false,
+        },
+        _ => false,
+    }
+}

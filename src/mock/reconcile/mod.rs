@@ -139,14 +139,32 @@ impl Subject {
         }
     }
 
-    /// Merge-patches `status` through the status subresource at the object's contract version.
+    /// Merge-patches `status` through the status subresource at the object's contract version,
+    /// on the condition that the object is still the one it was computed from.
     pub async fn patch_status(&self, status: Value) -> Result<Arc<DynamicObject>> {
-        let body = json!({ "status": status });
+        let body = self.on_latest(json!({ "status": status }));
         let obj = self
             .api
             .patch_status(&self.name, &Self::params(), &Patch::Merge(&body))
             .await?;
         Ok(self.remember(obj))
+    }
+
+    /// `body` with the resourceVersion of the freshest copy this reconcile has seen, so the
+    /// server refuses the write (409 Conflict, retried after a fresh read) when the object
+    /// changed meanwhile: the mock never writes what it worked out from a stale cache, e.g.
+    /// status from a copy that does not show the paused annotation yet.
+    fn on_latest(&self, mut body: Value) -> Value {
+        if let (Some(rv), Some(o)) = (
+            self.latest().metadata.resource_version.clone(),
+            body.as_object_mut(),
+        ) {
+            let meta = o.entry("metadata").or_insert_with(|| json!({}));
+            if let Some(m) = meta.as_object_mut() {
+                m.insert("resourceVersion".into(), Value::String(rv));
+            }
+        }
+        body
     }
 
     /// [`Self::patch_status`] unless the current status already holds every value of `status`.
@@ -159,8 +177,10 @@ impl Subject {
         self.patch_status(status).await
     }
 
-    /// Merge-patches the main resource (spec, metadata) at the object's contract version.
+    /// Merge-patches the main resource (spec, metadata) at the object's contract version, on the
+    /// condition that the object is still the one it was computed from.
     pub async fn patch(&self, body: Value) -> Result<Arc<DynamicObject>> {
+        let body = self.on_latest(body);
         let obj = self
             .api
             .patch(&self.name, &Self::params(), &Patch::Merge(&body))
