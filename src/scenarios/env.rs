@@ -191,7 +191,9 @@ impl Env {
 
     fn record(&self, resource: &ApiResource, name: &str, obj: &DynamicObject, action: &str) {
         let rv = obj.metadata.resource_version.clone().unwrap_or_default();
-        self.recorder.tool_write(&key(resource, name), &rv, action);
+        let state = serde_json::to_value(obj).ok();
+        self.recorder
+            .tool_wrote(&key(resource, name), &rv, action, state);
     }
 
     /// After a tool write on a watched object: wait until the watch has delivered it.

@@ -30,6 +30,8 @@ struct State {
     latest: BTreeMap<String, Value>,
     gone: BTreeSet<String>,
     tool_rvs: BTreeSet<(String, String)>,
+    /// What each tool write left, per object, in response order (resourceVersion, object).
+    tool_states: BTreeMap<String, Vec<(String, Value)>>,
     actions: Vec<TimelineEntry>,
     watched: BTreeSet<String>,
 }
@@ -130,10 +132,29 @@ impl Recorder {
 
     /// Records a write made by the tool (its response resourceVersion marks the version as ours).
     pub fn tool_write(&self, object: &str, resource_version: &str, action: &str) {
+        self.tool_wrote(object, resource_version, action, None);
+    }
+
+    /// [`Self::tool_write`] with the object the write left (the response), so a version the
+    /// watch never delivered (a relist after 410 jumps over it) still counts as the state the
+    /// provider's next write is compared with.
+    pub fn tool_wrote(
+        &self,
+        object: &str,
+        resource_version: &str,
+        action: &str,
+        state: Option<Value>,
+    ) {
         let at_ms = self.elapsed_ms();
         let mut st = self.lock();
         st.tool_rvs
             .insert((object.to_string(), resource_version.to_string()));
+        if let Some(v) = state {
+            st.tool_states
+                .entry(object.to_string())
+                .or_default()
+                .push((resource_version.to_string(), v));
+        }
         st.actions.push(TimelineEntry {
             at_ms,
             object: object.to_string(),
@@ -216,22 +237,6 @@ impl Recorder {
         self.lock().snapshots.clone()
     }
 
-    /// Versions of `object` after `mark` that the tool did not write.
-    pub fn provider_writes_since(&self, object: &str, mark: Mark) -> Vec<Snapshot> {
-        let st = self.lock();
-        st.snapshots[mark.0.min(st.snapshots.len())..]
-            .iter()
-            .filter(|s| {
-                s.object == object
-                    && s.event != "DELETED"
-                    && !st
-                        .tool_rvs
-                        .contains(&(s.object.clone(), s.resource_version.clone()))
-            })
-            .cloned()
-            .collect()
-    }
-
     /// Waits until `pred` holds on the latest state of `object` (or `deadline` passes: `Err`
     /// carries the last state seen).
     pub async fn wait_for(
@@ -301,6 +306,11 @@ impl Recorder {
 
     /// Provider writes of `object` after `mark` that changed it, as seen through `normalize`
     /// (which drops what the caller does not count, e.g. the Paused condition).
+    ///
+    /// Each version is compared with the newest state known before it: the previous version
+    /// the watch delivered, or a tool write the watch jumped over (after a 410 the relist
+    /// delivers only the current state), so the tool's own create or patch is never taken for
+    /// the provider's work.
     pub fn provider_changes_since(
         &self,
         object: &str,
@@ -308,24 +318,29 @@ impl Recorder {
         normalize: &impl Fn(&Value) -> Value,
     ) -> Vec<Snapshot> {
         let st = self.lock();
-        let mut prev: Option<Value> = None;
+        let tool_states = st.tool_states.get(object).map(Vec::as_slice).unwrap_or(&[]);
+        let mut prev: Option<(&str, &Value)> = None;
         let mut out = Vec::new();
         for (i, s) in st.snapshots.iter().enumerate() {
             if s.object != object {
                 continue;
             }
-            let cur = normalize(&s.value);
             let by_tool = st
                 .tool_rvs
                 .contains(&(s.object.clone(), s.resource_version.clone()));
-            if i >= mark.0
-                && s.event != "DELETED"
-                && !by_tool
-                && prev.as_ref().is_none_or(|p| *p != cur)
-            {
-                out.push(s.clone());
+            if i >= mark.0 && s.event != "DELETED" && !by_tool {
+                let base = missed_tool_state(tool_states, prev.map(|p| p.0), &s.resource_version)
+                    .or(prev.map(|p| p.1));
+                let cur = normalize(&s.value);
+                if base.is_none_or(|b| normalize(b) != cur) {
+                    let mut hit = s.clone();
+                    if let Some(b) = base {
+                        hit.changed = changed_paths(Some(b), &s.value);
+                    }
+                    out.push(hit);
+                }
             }
-            prev = Some(cur);
+            prev = Some((s.resource_version.as_str(), &s.value));
         }
         out
     }
@@ -379,6 +394,27 @@ pub fn without_bookkeeping(v: &Value) -> Value {
     v
 }
 
+/// The newest tool-written state of an object between the watch's previous version `after`
+/// (None: none seen) and `before`, i.e. one the watch did not deliver. Needs numeric
+/// resourceVersions (see [`rv_before`]); None when they do not parse.
+fn missed_tool_state<'a>(
+    tool_states: &'a [(String, Value)],
+    after: Option<&str>,
+    before: &str,
+) -> Option<&'a Value> {
+    let before: u64 = before.parse().ok()?;
+    let after: Option<u64> = match after {
+        Some(a) => Some(a.parse().ok()?),
+        None => None,
+    };
+    tool_states
+        .iter()
+        .filter_map(|(rv, v)| Some((rv.parse::<u64>().ok()?, v)))
+        .filter(|(rv, _)| *rv < before && after.is_none_or(|a| a < *rv))
+        .max_by_key(|(rv, _)| *rv)
+        .map(|(_, v)| v)
+}
+
 /// Orders two resourceVersions: numeric when both parse (kube-apiserver/etcd and the embedded
 /// server use increasing integers), otherwise unknown.
 pub fn rv_before(a: &str, b: &str) -> Option<bool> {
@@ -406,7 +442,7 @@ mod tests {
         assert_eq!(h.len(), 2);
         assert_eq!(h[0].event, "ADDED");
         assert_eq!(h[1].changed, vec!["status.ready"]);
-        let writes = r.provider_writes_since("K/x", m0);
+        let writes = r.provider_changes_since("K/x", m0, &without_bookkeeping);
         assert_eq!(writes.len(), 1);
         assert_eq!(writes[0].resource_version, "2");
         r.observe("K/x", true, obj("3", json!({"ready": true})));
@@ -415,6 +451,55 @@ mod tests {
         let kinds: Vec<String> = r.entries().into_iter().map(|e| e.event).collect();
         assert!(kinds.contains(&"tool: create".to_string()));
         assert!(kinds.contains(&"DELETED".to_string()));
+    }
+
+    /// A relist after 410 can jump over the tool's own create: the provider's first version
+    /// the watch delivers is compared with what the create left, not with nothing.
+    #[test]
+    fn a_tool_write_the_watch_missed_is_the_base_of_the_next_version() {
+        let r = Recorder::new();
+        let drop_paused = |v: &Value| {
+            let mut v = without_bookkeeping(v);
+            if let Some(s) = v.get_mut("status").and_then(Value::as_object_mut) {
+                s.remove("paused");
+                if s.is_empty() {
+                    v.as_object_mut().map(|o| o.remove("status"));
+                }
+            }
+            v
+        };
+        let created = json!({"metadata": {"name": "x", "resourceVersion": "5"}, "spec": {"a": 1}});
+        r.observe("K/y", false, obj("4", json!({}))); // another object: not a base for K/x
+        let m = r.mark();
+        r.tool_wrote("K/x", "5", "create", Some(created.clone()));
+        let mut paused = created.clone();
+        paused["metadata"]["resourceVersion"] = json!("6");
+        paused["status"] = json!({"paused": true});
+        r.observe("K/x", false, paused.clone());
+        assert!(r.provider_changes_since("K/x", m, &drop_paused).is_empty());
+        // Without the tool's state the same history reads as a provider write of everything.
+        let blind = Recorder::new();
+        blind.tool_write("K/x", "5", "create");
+        blind.observe("K/x", false, paused.clone());
+        assert_eq!(
+            blind
+                .provider_changes_since("K/x", Mark::START, &drop_paused)
+                .len(),
+            1
+        );
+        // A real change after a missed tool patch is reported against that patch.
+        let mut patched = paused.clone();
+        patched["metadata"]["resourceVersion"] = json!("7");
+        patched["spec"]["b"] = json!(2);
+        r.tool_wrote("K/x", "7", "patch", Some(patched.clone()));
+        let mut acted = patched.clone();
+        acted["metadata"]["resourceVersion"] = json!("9");
+        acted["spec"]["c"] = json!(3);
+        r.observe("K/x", false, acted);
+        let hits = r.provider_changes_since("K/x", m, &drop_paused);
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].resource_version, "9");
+        assert_eq!(hits[0].changed, vec!["spec.c"]);
     }
 
     #[tokio::test]
