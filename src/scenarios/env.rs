@@ -193,7 +193,7 @@ impl Env {
         let rv = obj.metadata.resource_version.clone().unwrap_or_default();
         let state = serde_json::to_value(obj).ok();
         self.recorder
-            .tool_wrote(&key(resource, name), &rv, action, state);
+            .tool_write(&key(resource, name), &rv, action, state);
     }
 
     /// After a tool write on a watched object: wait until the watch has delivered it.

@@ -130,15 +130,11 @@ impl Recorder {
         self.notify.notify_waiters();
     }
 
-    /// Records a write made by the tool (its response resourceVersion marks the version as ours).
-    pub fn tool_write(&self, object: &str, resource_version: &str, action: &str) {
-        self.tool_wrote(object, resource_version, action, None);
-    }
-
-    /// [`Self::tool_write`] with the object the write left (the response), so a version the
-    /// watch never delivered (a relist after 410 jumps over it) still counts as the state the
-    /// provider's next write is compared with.
-    pub fn tool_wrote(
+    /// Records a write made by the tool: its response resourceVersion marks the version as
+    /// ours, and `state` (the response object) counts as the state the provider's next write
+    /// is compared with even when the watch never delivers that version (a relist after 410
+    /// jumps over it).
+    pub fn tool_write(
         &self,
         object: &str,
         resource_version: &str,
@@ -435,7 +431,7 @@ mod tests {
         let r = Recorder::new();
         let m0 = r.mark();
         r.observe("K/x", false, obj("1", json!({})));
-        r.tool_write("K/x", "1", "create");
+        r.tool_write("K/x", "1", "create", None);
         r.observe("K/x", false, obj("1", json!({}))); // duplicate delivery
         r.observe("K/x", false, obj("2", json!({"ready": true})));
         let h = r.history("K/x");
@@ -471,7 +467,7 @@ mod tests {
         let created = json!({"metadata": {"name": "x", "resourceVersion": "5"}, "spec": {"a": 1}});
         r.observe("K/y", false, obj("4", json!({}))); // another object: not a base for K/x
         let m = r.mark();
-        r.tool_wrote("K/x", "5", "create", Some(created.clone()));
+        r.tool_write("K/x", "5", "create", Some(created.clone()));
         let mut paused = created.clone();
         paused["metadata"]["resourceVersion"] = json!("6");
         paused["status"] = json!({"paused": true});
@@ -479,7 +475,7 @@ mod tests {
         assert!(r.provider_changes_since("K/x", m, &drop_paused).is_empty());
         // Without the tool's state the same history reads as a provider write of everything.
         let blind = Recorder::new();
-        blind.tool_write("K/x", "5", "create");
+        blind.tool_write("K/x", "5", "create", None);
         blind.observe("K/x", false, paused.clone());
         assert_eq!(
             blind
@@ -491,7 +487,7 @@ mod tests {
         let mut patched = paused.clone();
         patched["metadata"]["resourceVersion"] = json!("7");
         patched["spec"]["b"] = json!(2);
-        r.tool_wrote("K/x", "7", "patch", Some(patched.clone()));
+        r.tool_write("K/x", "7", "patch", Some(patched.clone()));
         let mut acted = patched.clone();
         acted["metadata"]["resourceVersion"] = json!("9");
         acted["spec"]["c"] = json!(3);
