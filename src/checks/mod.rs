@@ -196,6 +196,7 @@ impl<'a> CheckCtx<'a> {
             path: None,
             resource_version: None,
             location: self.crd_location.clone(),
+            source: None,
         }
     }
 }
@@ -215,6 +216,7 @@ pub fn doc_ev(doc: &Document, message: impl Into<String>) -> Evidence {
         path: None,
         resource_version: None,
         location: Some(doc.origin.location().into()),
+        source: None,
     }
 }
 

@@ -130,5 +130,6 @@ fn ctx_ev(crd: &Crd, message: String) -> crate::report::Evidence {
         path: None,
         resource_version: None,
         location: Some(crd.origin.location().into()),
+        source: None,
     }
 }

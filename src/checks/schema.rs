@@ -171,6 +171,7 @@ pub fn run_field_check(check: &FieldCheck, ctx: &CheckCtx) -> Finding {
         )),
         resource_version: None,
         location: location.clone(),
+        source: None,
     };
     if let Some(cond) = &check.condition_path {
         match lookup(schema, cond) {

@@ -24,7 +24,7 @@ mod timeline;
 pub use document::{REPORT_SCHEMA_VERSION, ReportDocument};
 pub use model::{
     Column, Evidence, Matrix, Outcome, Phase, Problem, RuleResult, RunContext, ScenarioRecord,
-    StepRecord, Summary, TimelineEntry, Verdict,
+    SourceLocation, StepRecord, Summary, TimelineEntry, Verdict,
 };
 pub use output::{color_enabled, write_outputs, write_outputs_to};
 pub use shared_str::SharedStr;

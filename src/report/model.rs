@@ -73,6 +73,21 @@ pub struct Evidence {
     /// Input location: `file.yaml#3` (document index) or `file.yaml:120` (line).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location: Option<SharedStr>,
+    /// The line a user edits to fix the finding: the source file (for rendered kustomize input,
+    /// the file the object came from, not the rendered stream) and the 1-based line of the named
+    /// field. SARIF results and the file:line shown by every writer come from here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<SourceLocation>,
+}
+
+/// A file and line in the user's own tree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceLocation {
+    /// Path as the user would open it: relative to the current directory when the input was
+    /// given relatively, else absolute (writers may re-base it, e.g. SARIF to the repository root).
+    pub file: SharedStr,
+    /// 1-based line.
+    pub line: u32,
 }
 
 impl Evidence {

@@ -329,6 +329,7 @@ fn judge_secret(
         path: Some(path.to_string()),
         resource_version: None,
         location: None,
+        source: None,
     };
     let Some(s) = secret else {
         r.verdicts.fail(

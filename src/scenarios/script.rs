@@ -165,6 +165,7 @@ impl<'a> ScriptRun<'a> {
             path: path.map(str::to_string),
             resource_version: None,
             location: None,
+            source: None,
         }
     }
 

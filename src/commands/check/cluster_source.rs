@@ -195,6 +195,7 @@ pub async fn add_effective_rbac(
                             path: None,
                             resource_version: None,
                             location: None,
+                            source: None,
                         }],
                     )
                 }
