@@ -158,6 +158,11 @@ pub(crate) fn write_evidence<W: Write>(w: &mut W, e: &Evidence) -> io::Result<()
             write_str(w, v)?;
         }
     }
+    if let Some(src) = &e.source {
+        w.write_all(b",\n          \"source\": {\n            \"file\": ")?;
+        write_str(w, &src.file)?;
+        write!(w, ",\n            \"line\": {}\n          }}", src.line)?;
+    }
     w.write_all(b"\n        }")
 }
 
@@ -210,6 +215,10 @@ mod tests {
             path: Some("p\n".into()),
             resource_version: Some("7".into()),
             location: Some("f.yaml#1".into()),
+            source: Some(crate::report::SourceLocation {
+                file: "dir/f \"x\".yaml".into(),
+                line: 412,
+            }),
         };
         for e in [full, Evidence::msg("only a message")] {
             let mut out = Vec::new();
