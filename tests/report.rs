@@ -190,6 +190,7 @@ fn evidence_about_a_secret_like_field_loses_its_message() {
         path: Some("data.value".into()),
         resource_version: None,
         location: None,
+        source: None,
     });
     for out in every_output(&m) {
         assert!(!out.contains("hunter2"));

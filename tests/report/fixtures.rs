@@ -155,6 +155,7 @@ pub fn synthetic() -> Matrix {
         path: Some("metadata.labels".into()),
         resource_version: None,
         location: Some("components.yaml#4".into()),
+        source: None,
     });
     let mut pid_fail = with_reason(
         result(&provider_id.id, &machine_b2, Must, Lifecycle, Fail),
@@ -167,6 +168,7 @@ pub fn synthetic() -> Matrix {
         path: Some("spec.providerID".into()),
         resource_version: Some("42".into()),
         location: None,
+        source: None,
     });
     let mut pid_base = result(&provider_id.id, &mock_machine, Must, Lifecycle, Pass);
     pid_base.duration_ms = Some(120);
