@@ -47,6 +47,8 @@ pub enum OutputFormat {
     Yaml,
     Junit,
     Markdown,
+    /// SARIF 2.1.0 (GitHub code scanning and other SARIF viewers).
+    Sarif,
 }
 
 /// `--contract`.
@@ -78,6 +80,10 @@ pub struct ReportArgs {
     /// Also write a self-contained HTML report to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Also write a SARIF 2.1.0 log to FILE (GitHub code scanning): failing rules at the file
+    /// and line, URIs relative to the git work tree holding the current directory.
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
     /// Which contract(s) to check each CRD against.
     #[arg(long, value_enum, default_value_t = ContractSelection::Declared)]
     pub contract: ContractSelection,

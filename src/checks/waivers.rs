@@ -17,6 +17,11 @@ pub const WAIVE_ANNOTATION: &str = "capi-conformance.io/waive";
 pub const WAIVE_REASON_ANNOTATION: &str = "capi-conformance.io/waive-reason";
 pub const CLUSTERCTL_SKIP_NAME_CHECK: &str =
     "clusterctl.cluster.x-k8s.io/skip-crd-name-preflight-check";
+/// How a waived cell's first evidence message starts: `<prefix><outcome>[ (<reason>)]`, the
+/// outcome the cell would have had (report writers read it, e.g. SARIF keeps only waived failures).
+pub const OUTCOME_WITHOUT_WAIVER: &str = "outcome without the waiver: ";
+/// How the reason of a cell waived by an annotation on the CRD (rather than by `--config`) starts.
+pub const WAIVED_BY_ANNOTATION: &str = "waived by annotation";
 
 /// One waiver of a `--config` file.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -84,7 +89,9 @@ pub fn waiver_for(rule: &Rule, ctx: &CheckCtx, column: &Column) -> Option<String
                 .filter(|r| !r.is_empty())
                 .map(String::as_str)
                 .unwrap_or("no reason given");
-            return Some(format!("waived by annotation {WAIVE_ANNOTATION}: {reason}"));
+            return Some(format!(
+                "{WAIVED_BY_ANNOTATION} {WAIVE_ANNOTATION}: {reason}"
+            ));
         }
         if ann.contains_key(CLUSTERCTL_SKIP_NAME_CHECK)
             && matches!(
@@ -93,7 +100,7 @@ pub fn waiver_for(rule: &Rule, ctx: &CheckCtx, column: &Column) -> Option<String
             )
         {
             return Some(format!(
-                "waived by annotation {CLUSTERCTL_SKIP_NAME_CHECK} (clusterctl skips its CRD-name preflight check for this CRD; core must never look this kind up)"
+                "{WAIVED_BY_ANNOTATION} {CLUSTERCTL_SKIP_NAME_CHECK} (clusterctl skips its CRD-name preflight check for this CRD; core must never look this kind up)"
             ));
         }
     }
@@ -116,7 +123,7 @@ pub fn apply(rule: &Rule, ctx: &CheckCtx, column: &Column, finding: &mut Finding
     if let Some(reason) = waiver_for(rule, ctx, column) {
         let was = finding.outcome;
         let mut evidence = vec![Evidence::msg(format!(
-            "outcome without the waiver: {was}{}",
+            "{OUTCOME_WITHOUT_WAIVER}{was}{}",
             finding
                 .reason
                 .as_deref()

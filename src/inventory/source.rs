@@ -243,6 +243,19 @@ fn split_documents(text: &str) -> Vec<(usize, &str)> {
     docs
 }
 
+/// The 1-based start line of every document of `file`'s text, by document index (the index
+/// and line an [`Origin`] of the same text has): what a report writer uses to place evidence
+/// that names only `file#index`.
+pub fn document_start_lines(file: &str, text: &str) -> Vec<usize> {
+    if file.ends_with(".json") {
+        return vec![1];
+    }
+    split_documents(text)
+        .into_iter()
+        .map(|(line, _)| line)
+        .collect()
+}
+
 fn is_blank(doc: &str) -> bool {
     doc.lines().all(|l| {
         let t = l.trim();

@@ -1,5 +1,5 @@
 //! The one result model every writer formats ([`Matrix`]), and the writers themselves
-//! (table, JSON, YAML, JUnit, Markdown, HTML).
+//! (table, JSON, YAML, JUnit, Markdown, HTML, SARIF).
 //!
 //! Every writer goes through [`prepare::prepared`] first: a sorted clone whose free text is
 //! redacted, so output is byte-identical across runs and never shows a secret-like value.
@@ -16,6 +16,7 @@ mod output;
 pub mod paths;
 mod prepare;
 pub mod redact;
+pub mod sarif;
 mod shared_str;
 mod table;
 mod text;
@@ -27,6 +28,7 @@ pub use model::{
     SourceLocation, StepRecord, Summary, TimelineEntry, Verdict,
 };
 pub use output::{color_enabled, write_outputs, write_outputs_to};
+pub use sarif::SarifBase;
 pub use shared_str::SharedStr;
 
 use crate::cli::OutputFormat;
@@ -48,6 +50,10 @@ pub struct RenderOptions {
     /// `--migration`: add a section listing what each older-contract CRD must change for this
     /// contract.
     pub migration: Option<Contract>,
+    /// SARIF only: the source root artifact URIs are relative to, and the input documents'
+    /// start lines ([`SarifBase::discover`] fills it for a run; the default takes evidence paths
+    /// as relative to the root already).
+    pub sarif: SarifBase,
 }
 
 impl Default for RenderOptions {
@@ -58,6 +64,7 @@ impl Default for RenderOptions {
             width: None,
             max_columns: 8,
             migration: None,
+            sarif: SarifBase::default(),
         }
     }
 }
@@ -80,6 +87,7 @@ pub fn render(
         OutputFormat::Yaml => document::to_yaml(&m, opts),
         OutputFormat::Junit => junit::render(&m, opts),
         OutputFormat::Markdown => Ok(markdown::render(&m, opts)),
+        OutputFormat::Sarif => sarif::render(&m, opts),
     }
 }
 
@@ -98,6 +106,16 @@ pub fn render_to(
             .write_all(render(matrix, format, opts)?.as_bytes())
             .context("writing the report"),
     }
+}
+
+/// Renders the SARIF log with `rules` as the tool's rule catalog (`render` with
+/// [`OutputFormat::Sarif`] uses the embedded catalog).
+pub fn render_sarif(
+    matrix: &Matrix,
+    opts: &RenderOptions,
+    rules: &[crate::suite::Rule],
+) -> anyhow::Result<String> {
+    sarif::render_with(&prepare::prepared(matrix), opts, rules)
 }
 
 /// Renders the self-contained HTML report (`--html`; not an `-o` format).

@@ -1,7 +1,7 @@
-//! `write_outputs`: the `-o` format to stdout plus every `--junit/--json/--markdown/--html` file
-//! of one run.
+//! `write_outputs`: the `-o` format to stdout plus every `--junit/--json/--markdown/--html/--sarif`
+//! file of one run.
 
-use super::{Matrix, RenderOptions, render_html, render_to};
+use super::{Matrix, RenderOptions, SarifBase, render_html, render_to};
 use crate::cli::{OutputFormat, ReportArgs};
 use crate::contract::Contract;
 use anyhow::Context as _;
@@ -42,8 +42,15 @@ pub fn write_outputs_to(
             format!("--migration: unknown contract `{s}` (expected v1beta1 or v1beta2)")
         })?),
     };
+    // The source root and document lines are looked up only when SARIF is written.
+    let sarif = if args.sarif.is_some() || args.output == OutputFormat::Sarif {
+        SarifBase::discover(matrix)
+    } else {
+        SarifBase::default()
+    };
     let opts = RenderOptions {
         migration,
+        sarif: sarif.clone(),
         color: color_enabled(&args.color, stdout_is_tty),
         // On a terminal the table wraps to its width; elsewhere output does not depend on it.
         width: if stdout_is_tty {
@@ -56,12 +63,14 @@ pub fn write_outputs_to(
     // Files carry no colour and do not depend on the terminal.
     let file_opts = RenderOptions {
         migration,
+        sarif,
         ..RenderOptions::default()
     };
-    let files: [(Option<&Path>, Option<OutputFormat>); 4] = [
+    let files: [(Option<&Path>, Option<OutputFormat>); 5] = [
         (args.junit.as_deref(), Some(OutputFormat::Junit)),
         (args.json.as_deref(), Some(OutputFormat::Json)),
         (args.markdown.as_deref(), Some(OutputFormat::Markdown)),
+        (args.sarif.as_deref(), Some(OutputFormat::Sarif)),
         (args.html.as_deref(), None),
     ];
     for (path, format) in files {
