@@ -2,16 +2,19 @@
 
 #[path = "report/fixtures.rs"]
 mod fixtures;
+#[path = "report/sarif.rs"]
+mod sarif;
 
 use capi_conformance::cli::{ContractSelection, OutputFormat, ReportArgs};
 use capi_conformance::report::{self, Matrix, RenderOptions, ReportDocument};
 
-const FORMATS: [OutputFormat; 5] = [
+const FORMATS: [OutputFormat; 6] = [
     OutputFormat::Table,
     OutputFormat::Json,
     OutputFormat::Yaml,
     OutputFormat::Junit,
     OutputFormat::Markdown,
+    OutputFormat::Sarif,
 ];
 
 fn render(m: &Matrix, f: OutputFormat) -> String {
@@ -1105,6 +1108,7 @@ fn args(dir: &std::path::Path) -> ReportArgs {
         json: Some(dir.join("report.json")),
         markdown: Some(dir.join("b/summary.md")),
         html: Some(dir.join("c/report.html")),
+        sarif: Some(dir.join("d/report.sarif")),
         contract: ContractSelection::Declared,
         fail_on: "must".into(),
         roles: Vec::new(),
@@ -1133,6 +1137,16 @@ fn write_outputs_writes_every_file_in_one_call() {
     assert_eq!(read(&a.json), render(&m, OutputFormat::Json));
     assert_eq!(read(&a.markdown), render(&m, OutputFormat::Markdown));
     assert_eq!(read(&a.html), html(&m));
+    // SARIF files are relative to the git work tree of the current directory.
+    let opts = RenderOptions {
+        sarif: report::SarifBase::discover(&m),
+        ..RenderOptions::default()
+    };
+    assert!(opts.sarif.root.is_some());
+    assert_eq!(
+        read(&a.sarif),
+        report::render(&m, OutputFormat::Sarif, &opts).unwrap()
+    );
 }
 
 #[test]

@@ -95,7 +95,7 @@ pub(crate) fn log(m: &Matrix, catalog: &[Rule], base: &SarifBase) -> Sarif {
                     at.as_ref(),
                     base,
                     &format!(
-                        "baseline (built-in mock) {}: the environment, not the provider, is at fault",
+                        "the built-in mock baseline is {} (an environment problem, not the provider's)",
                         r.outcome
                     ),
                 ));
