@@ -1,6 +1,9 @@
 //! The tool as users meet it outside `cargo run`: the kubectl plugin (run by the real kubectl),
-//! its krew manifest, the CI recipes in `examples/`, and the RBAC it asks a cluster for.
+//! its krew manifest, the GitHub Action (`action.yml`), the CI recipes in `examples/`, and the RBAC
+//! it asks a cluster for.
 
+#[path = "plugin/action.rs"]
+mod action;
 #[path = "plugin/bench_script.rs"]
 mod bench_script;
 #[path = "plugin/examples.rs"]

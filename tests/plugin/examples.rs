@@ -18,9 +18,20 @@ impl ToolCommand {
         self.argv.get(1).map(String::as_str).unwrap_or("")
     }
 
-    /// Parsed by our CLI; the subcommand's matches.
+    /// Parsed by our CLI; the subcommand's matches (none for `--version` / `--help`).
     pub(crate) fn matches(&self) -> Result<clap::ArgMatches, clap::Error> {
-        let matches = Cli::command().try_get_matches_from(&self.argv)?;
+        let matches = match Cli::command().try_get_matches_from(&self.argv) {
+            Ok(m) => m,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    clap::error::ErrorKind::DisplayVersion | clap::error::ErrorKind::DisplayHelp
+                ) =>
+            {
+                return Ok(clap::ArgMatches::default());
+            }
+            Err(e) => return Err(e),
+        };
         Ok(matches
             .subcommand()
             .map(|(_, sub)| sub.clone())
@@ -30,8 +41,15 @@ impl ToolCommand {
     fn path_arg(&self, id: &str) -> Option<String> {
         let matches = self.matches().ok()?;
         matches
-            .get_one::<std::path::PathBuf>(id)
+            .try_get_one::<std::path::PathBuf>(id)
+            .ok()
+            .flatten()
             .map(|p| p.to_string_lossy().into_owned())
+    }
+
+    /// A run of the tool (`lint` or `check`), not `--version` or `rules`.
+    fn is_run(&self) -> bool {
+        matches!(self.subcommand(), "lint" | "check")
     }
 }
 
@@ -98,7 +116,7 @@ pub(crate) fn shell_words(line: &str) -> Vec<String> {
 }
 
 /// Every `capi-conformance …` command in a script (a `run:` block or a `script:` item).
-fn tool_commands(script: &str) -> Vec<ToolCommand> {
+pub(crate) fn tool_commands(script: &str) -> Vec<ToolCommand> {
     let joined = script.replace("\\\n", " ");
     let mut commands = Vec::new();
     for line in joined.lines() {
@@ -108,17 +126,28 @@ fn tool_commands(script: &str) -> Vec<ToolCommand> {
         }
         let words = shell_words(line);
         for segment in words.split(|w| matches!(w.as_str(), "|" | "||" | "&&" | ";" | "&")) {
+            // `NAME=value` words before a command are assignments, not the command.
+            let segment: Vec<&String> = segment.iter().skip_while(|w| is_assignment(w)).collect();
             let Some(first) = segment.first() else {
                 continue;
             };
-            if first == "capi-conformance" || first.ends_with("/capi-conformance") {
+            if *first == "capi-conformance" || first.ends_with("/capi-conformance") {
                 let mut argv = vec!["capi-conformance".to_string()];
-                argv.extend(segment[1..].iter().cloned());
+                argv.extend(segment[1..].iter().map(|w| w.to_string()));
                 commands.push(ToolCommand { argv });
             }
         }
     }
     commands
+}
+
+/// `NAME=value` (a shell variable assignment).
+fn is_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
 }
 
 fn load(name: &str) -> Value {
@@ -161,7 +190,7 @@ fn assert_commands_exist(recipe: &str, commands: &[ToolCommand]) {
     assert!(matches.get_many::<std::path::PathBuf>("crds").is_some());
     let provider_cmd = matches.get_one::<String>("provider_cmd").unwrap();
     assert!(provider_cmd.contains("{kubeconfig}"), "{provider_cmd}");
-    for command in commands {
+    for command in commands.iter().filter(|c| c.is_run()) {
         assert!(
             command.path_arg("junit").is_some(),
             "{:?} writes no JUnit",
@@ -175,9 +204,19 @@ fn assert_commands_exist(recipe: &str, commands: &[ToolCommand]) {
     }
 }
 
-/// The `run:` scripts of a GitHub job, in order.
-fn github_steps(job: &Value) -> &Vec<Value> {
-    job.get("steps").and_then(Value::as_array).unwrap()
+/// The steps of a GitHub job, in order, with a step using this repository's action
+/// (`action.yml`) replaced by the action's own steps, inputs bound (how a composite runs).
+fn github_steps(job: &Value) -> Vec<Value> {
+    let mut steps = Vec::new();
+    for step in job.get("steps").and_then(Value::as_array).unwrap() {
+        match str_of(step, "uses") {
+            Some(uses) if crate::action::is_this_action(uses) => {
+                steps.extend(crate::action::inline(step.get("with")));
+            }
+            _ => steps.push(step.clone()),
+        }
+    }
+    steps
 }
 
 fn runs_when_failed(step: &Value) -> bool {
@@ -195,6 +234,7 @@ fn github_actions_recipe_runs_real_commands_and_publishes_reports() {
     assert!(!jobs.is_empty());
 
     let mut all = Vec::new();
+    let mut sarif_jobs = 0;
     for (name, job) in jobs {
         assert!(
             str_of(job, "runs-on").is_some(),
@@ -207,7 +247,9 @@ fn github_actions_recipe_runs_real_commands_and_publishes_reports() {
         let mut junit_published = Vec::new();
         let mut summarised = Vec::new();
         let mut written = Vec::new();
-        for step in github_steps(job) {
+        let mut sarif_written = false;
+        let mut sarif_uploaded = false;
+        for step in &github_steps(job) {
             assert!(
                 step.get("uses").is_some() != step.get("run").is_some(),
                 "job {name}: a step has exactly one of uses/run: {step}"
@@ -219,8 +261,9 @@ fn github_actions_recipe_runs_real_commands_and_publishes_reports() {
             if let Some(script) = str_of(step, "run") {
                 let commands = tool_commands(script);
                 assert_parse("github-actions.yml", &commands);
-                for command in &commands {
+                for command in commands.iter().filter(|c| c.is_run()) {
                     written.push((command.path_arg("junit"), command.path_arg("markdown")));
+                    sarif_written |= command.path_arg("sarif").is_some();
                 }
                 if !commands.is_empty() {
                     assert!(
@@ -250,6 +293,28 @@ fn github_actions_recipe_runs_real_commands_and_publishes_reports() {
                 let with = step.get("with").unwrap();
                 junit_published.push(str_of(with, "report_paths").unwrap().to_string());
             }
+            if str_of(step, "uses")
+                .is_some_and(|u| u.starts_with("github/codeql-action/upload-sarif@"))
+            {
+                assert!(
+                    runs_when_failed(step),
+                    "job {name}: SARIF upload skipped on failure"
+                );
+                sarif_uploaded = true;
+            }
+        }
+        if sarif_written {
+            assert!(
+                sarif_uploaded,
+                "job {name} writes SARIF but never uploads it"
+            );
+            let permissions = job.get("permissions").unwrap_or(&recipe["permissions"]);
+            assert_eq!(
+                str_of(permissions, "security-events"),
+                Some("write"),
+                "job {name}: the SARIF upload needs security-events: write"
+            );
+            sarif_jobs += 1;
         }
         for (junit, markdown) in written {
             let junit = junit.unwrap();
@@ -264,6 +329,10 @@ fn github_actions_recipe_runs_real_commands_and_publishes_reports() {
             );
         }
     }
+    assert!(
+        sarif_jobs > 0,
+        "the pull-request lint sends SARIF to code scanning"
+    );
     assert_commands_exist("github-actions.yml", &all);
 }
 
@@ -357,7 +426,9 @@ fn command_extraction_finds_commands_and_rejects_unknown_flags() {
                   capi-conformance lint config/ \\\n  --junit 'reports/j u.xml' && echo ok\n\
                   # capi-conformance not-a-command\n\
                   curl x | tar -xz capi-conformance\n\
-                  ./bin/capi-conformance check --embedded --provider-cmd \"./m --kubeconfig {kubeconfig}\"";
+                  ./bin/capi-conformance check --embedded --provider-cmd \"./m --kubeconfig {kubeconfig}\"\n\
+                  prefix=\"$RUNNER_TEMP/capi-conformance\"\n\
+                  RUST_LOG=debug capi-conformance rules";
     let commands = tool_commands(script);
     let argvs: Vec<_> = commands.iter().map(|c| c.argv.join("|")).collect();
     assert_eq!(
@@ -365,6 +436,7 @@ fn command_extraction_finds_commands_and_rejects_unknown_flags() {
         [
             "capi-conformance|lint|config/|--junit|reports/j u.xml",
             "capi-conformance|check|--embedded|--provider-cmd|./m --kubeconfig {kubeconfig}",
+            "capi-conformance|rules",
         ]
     );
     assert!(commands.iter().all(|c| c.matches().is_ok()));
@@ -402,7 +474,7 @@ fn recipe_lint_commands() -> Vec<ToolCommand> {
     let mut commands = Vec::new();
     let github = load("github-actions.yml");
     for job in github["jobs"].as_object().unwrap().values() {
-        for step in github_steps(job) {
+        for step in &github_steps(job) {
             commands.extend(str_of(step, "run").map(tool_commands).unwrap_or_default());
         }
     }
