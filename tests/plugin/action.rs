@@ -134,6 +134,7 @@ fn action_is_a_composite_with_inputs_outputs_and_ordered_steps() {
         "reports-dir",
         "upload-sarif",
         "category",
+        "upload-waived",
     ] {
         let input = inputs
             .get(name)
@@ -209,7 +210,7 @@ fn action_is_a_composite_with_inputs_outputs_and_ordered_steps() {
             .contains("inputs.upload-sarif == 'true'")
     );
     let with = &upload["with"];
-    assert_eq!(with["sarif_file"], "${{ steps.lint.outputs.sarif }}");
+    assert_eq!(with["sarif_file"], "${{ steps.lint.outputs.sarif-upload }}");
     assert_eq!(with["category"], "${{ inputs.category }}");
     assert_eq!(with["checkout_path"], "${{ steps.lint.outputs.root }}");
 }
@@ -257,10 +258,16 @@ fn every_command_in_the_action_parses_and_lint_writes_what_is_uploaded() {
     assert_eq!(path("junit"), "capi-conformance-reports/junit.xml");
     assert_eq!(path("markdown"), "capi-conformance-reports/summary.md");
     assert_eq!(matches.get_one::<String>("fail_on").unwrap(), "must");
-    // The `sarif` output the upload reads is the file lint writes.
+    // The `sarif` output is the file lint writes; the upload reads the copy made from it.
     let script = str_of(step_named(&steps, "lint"), "run").unwrap();
     assert!(
         script.contains("echo \"sarif=$PWD/capi-conformance-reports/capi-conformance.sarif\""),
+        "{script}"
+    );
+    assert!(
+        script.contains(
+            "echo \"sarif-upload=$PWD/capi-conformance-reports/capi-conformance.upload.sarif\""
+        ),
         "{script}"
     );
     let summary = str_of(step_named(&steps, "Job summary"), "run").unwrap();
@@ -286,8 +293,9 @@ fn every_command_in_the_action_parses_and_lint_writes_what_is_uploaded() {
     );
 }
 
-/// A provider repository (a git work tree) with `config/` = the conformant v1beta2 fixture,
-/// optionally with FooMachine made cluster-scoped.
+/// A provider repository (a git work tree) with `config/` = the conformant v1beta2 fixture;
+/// `broken`: FooCluster made cluster-scoped (a MUST failure), and FooMachine too but waived by
+/// an annotation.
 fn provider_repo(broken: bool) -> tempfile::TempDir {
     let repo = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(repo.path().join(".git")).unwrap();
@@ -297,12 +305,33 @@ fn provider_repo(broken: bool) -> tempfile::TempDir {
         .flatten()
     {
         let mut text = std::fs::read_to_string(entry.path()).unwrap();
-        if broken {
-            text = text.replacen("scope: Namespaced", "scope: Cluster", 1);
+        if broken && text.contains("name: foomachines.infrastructure.foo.example.io") {
+            let mut docs: Vec<String> = text.split("\n---\n").map(str::to_string).collect();
+            for doc in &mut docs {
+                if doc.contains("  name: fooclusters.infrastructure.foo.example.io\n") {
+                    *doc = doc.replacen("scope: Namespaced", "scope: Cluster", 1);
+                }
+                if doc.contains("  name: foomachines.infrastructure.foo.example.io\n") {
+                    *doc = doc
+                        .replacen("scope: Namespaced", "scope: Cluster", 1)
+                        .replacen(
+                            "metadata:\n  labels:",
+                            "metadata:\n  annotations:\n    capi-conformance.io/waive: all/namespaced\n  labels:",
+                            1,
+                        );
+                }
+            }
+            text = docs.join("\n---\n");
+            assert!(text.contains("capi-conformance.io/waive"));
         }
         std::fs::write(repo.path().join("config").join(entry.file_name()), text).unwrap();
     }
     repo
+}
+
+fn sarif_results(path: &str) -> Vec<Value> {
+    let log: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    log["runs"][0]["results"].as_array().unwrap().clone()
 }
 
 /// Runs one inlined `run:` step as GitHub's `shell: bash` does (`bash --noprofile --norc -eo
@@ -376,9 +405,8 @@ fn the_lint_step_gates_and_writes_the_reports_the_next_steps_use() {
     assert_eq!(out["exit-code"], "0");
     assert_eq!(out["sarif-written"], "true");
     assert_eq!(out["markdown-written"], "true");
-    let sarif: Value =
-        serde_json::from_str(&std::fs::read_to_string(&out["sarif"]).unwrap()).unwrap();
-    assert_eq!(sarif["runs"][0]["results"].as_array().unwrap().len(), 0);
+    assert!(sarif_results(&out["sarif"]).is_empty());
+    assert!(sarif_results(&out["sarif-upload"]).is_empty());
     assert!(Path::new(&out["junit"]).is_file());
 
     // One MUST broken: the step fails with lint's code after writing its outputs; the SARIF
@@ -394,18 +422,31 @@ fn the_lint_step_gates_and_writes_the_reports_the_next_steps_use() {
         std::fs::canonicalize(&out["root"]).unwrap(),
         std::fs::canonicalize(bad.path()).unwrap()
     );
-    let sarif: Value =
-        serde_json::from_str(&std::fs::read_to_string(&out["sarif"]).unwrap()).unwrap();
-    let results = sarif["runs"][0]["results"].as_array().unwrap();
-    let namespaced = results
+    let results = sarif_results(&out["sarif"]);
+    let namespaced: Vec<&Value> = results
         .iter()
-        .find(|r| r["ruleId"] == "all/namespaced")
-        .unwrap_or_else(|| panic!("{results:#?}"));
-    assert_eq!(namespaced["level"], "error");
-    assert_eq!(
-        namespaced["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
-        "config/infrastructure-components.yaml"
-    );
+        .filter(|r| r["ruleId"] == "all/namespaced")
+        .collect();
+    assert_eq!(namespaced.len(), 2, "{results:#?}");
+    for r in &namespaced {
+        assert_eq!(r["level"], "error");
+        assert_eq!(
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            "config/infrastructure-components.yaml"
+        );
+    }
+    // The waived failure stays in the log (suppressed) but not in what is uploaded.
+    let upload = sarif_results(&out["sarif-upload"]);
+    assert_eq!(upload.len(), results.len() - 1);
+    assert!(results.iter().any(|r| r["suppressions"].is_array()));
+    assert!(upload.iter().all(|r| r["suppressions"].is_null()));
+    assert!(upload.iter().any(|r| {
+        r["ruleId"] == "all/namespaced"
+            && r["properties"]["column"]
+                .as_str()
+                .unwrap()
+                .contains("FooCluster@")
+    }));
     // The summary step (run after the failure) appends the Markdown summary.
     let (code, log) = run_step(summary, bad.path(), runner.path());
     assert_eq!(code, 0, "{log}");
@@ -422,6 +463,18 @@ fn the_lint_step_gates_and_writes_the_reports_the_next_steps_use() {
     assert_eq!(out["exit-code"], "2");
     assert!(!out.contains_key("sarif-written"));
     assert!(!out.contains_key("markdown-written"));
+
+    // `upload-waived: true` uploads the log as written.
+    let with = serde_json::json!({"upload-waived": "true"});
+    let steps = runnable_steps(Some(&with));
+    let runner = tempfile::tempdir().unwrap();
+    let (code, log) = run_step(step_named(&steps, "lint"), bad.path(), runner.path());
+    assert_eq!(code, 1, "{log}");
+    let out = outputs(runner.path());
+    assert_eq!(
+        std::fs::read(&out["sarif-upload"]).unwrap(),
+        std::fs::read(&out["sarif"]).unwrap()
+    );
 
     // `fail-on` reaches the gate.
     let with = serde_json::json!({"fail-on": "never"});

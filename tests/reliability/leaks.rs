@@ -117,6 +117,8 @@ async fn run(
         .arg(out.join("r.md"))
         .arg("--html")
         .arg(out.join("r.html"))
+        .arg("--sarif")
+        .arg(out.join("r.sarif"))
         .arg("--report-dir")
         .arg(&report_dir)
         .env("TMPDIR", &tmp)
