@@ -203,10 +203,16 @@ fn document_lines(m: &Matrix) -> BTreeMap<String, u32> {
             && file != "-"
             && !file.starts_with("cluster:")
         {
-            wanted
-                .entry(file.to_string())
-                .or_default()
-                .insert(location.to_string());
+            // Most evidence repeats a location already seen: allocate only for new ones.
+            match wanted.get_mut(file) {
+                Some(set) if set.contains(location) => {}
+                Some(set) => {
+                    set.insert(location.to_string());
+                }
+                None => {
+                    wanted.insert(file.to_string(), BTreeSet::from([location.to_string()]));
+                }
+            }
         }
     };
     for r in &m.results {

@@ -15,11 +15,13 @@
 //!   cell is a notification, since it says the environment is broken;
 //! - `--keep-going` input problems → `error` notifications, and `executionSuccessful: false`.
 //!
-//! Every result has a physical location (GitHub rejects a whole file if one result lacks it):
-//! the first evidence's [`source`](super::Evidence::source) line; else its input location
-//! (`file#index` at the document's start line, `file:line`); else the first input file of the
-//! same provider at line 1 (provider-wide findings such as a missing RBAC grant). Only results
-//! with no file at all (stdin, objects read from a cluster) carry a logical location alone.
+//! Every result of file input has a physical location (GitHub rejects a whole file if one
+//! result lacks it): the first evidence's [`source`](super::Evidence::source) line; else its
+//! input location (`file#index` at the document's start line, `file:line`); else the first
+//! file location of the same column kind (a scenario failure at its kind's CRD document); else
+//! the first input file of the same provider at line 1 (provider-wide findings such as a
+//! missing RBAC grant). Results with no file at all (stdin, objects read from a cluster) carry
+//! a logical location alone: the object, else the column.
 //! URIs are relative to the source root ([`SarifBase`]) with `uriBaseId: %SRCROOT%`.
 //! `partialFingerprints` hash the rule, the column and the artifact (not the line), so an
 //! alert stays the same alert when lines move.
@@ -85,6 +87,15 @@ pub(crate) fn log(m: &Matrix, catalog: &[Rule], base: &SarifBase) -> Sarif {
     let mut results = Vec::new();
     let mut notifications = Vec::new();
     for r in &m.results {
+        // Passing, skipped and waived-pass cells are no result: nothing to place.
+        let reported = match r.outcome {
+            Outcome::Fail | Outcome::Inconclusive => true,
+            Outcome::Waived => !r.column.baseline && waived_outcome(r) == Some(Outcome::Fail),
+            Outcome::Pass | Outcome::Skip => false,
+        };
+        if !reported {
+            continue;
+        }
         let rule = index.get(r.rule_id.as_str()).map(|i| (*i, rules[*i]));
         let at = primary_place(r, &anchors, base);
         if r.column.baseline {
@@ -104,13 +115,11 @@ pub(crate) fn log(m: &Matrix, catalog: &[Rule], base: &SarifBase) -> Sarif {
         }
         match r.outcome {
             Outcome::Fail => results.push(result(m, r, rule, at, base, None)),
-            Outcome::Waived if waived_outcome(r) == Some(Outcome::Fail) => {
-                results.push(result(m, r, rule, at, base, Some(suppression(r))));
-            }
+            Outcome::Waived => results.push(result(m, r, rule, at, base, Some(suppression(r)))),
             Outcome::Inconclusive => {
                 notifications.push(notification(r, rule, at.as_ref(), base, "inconclusive"));
             }
-            Outcome::Pass | Outcome::Skip | Outcome::Waived => {}
+            Outcome::Pass | Outcome::Skip => {}
         }
     }
     for p in &m.problems {
@@ -516,6 +525,19 @@ fn result(
             loc.message = Some(plain(e.message.clone()));
             related.push(loc);
         }
+    }
+    if at.is_none() {
+        // Nothing names a place (e.g. a provider-wide finding on a cluster): the column is
+        // the location, logically.
+        let mut logical = LogicalLocation::builder()
+            .name(r.column.id())
+            .kind("resource")
+            .build();
+        logical.fully_qualified_name = Some(format!("{}/{}", r.column.id(), r.rule_id));
+        let mut loc = Location::builder().build();
+        loc.logical_locations = Some(vec![logical]);
+        locations.push(loc);
+        artifact_key = r.column.id();
     }
     let message = result_message(m, r, suppression.is_some());
     let mut fingerprints = BTreeMap::new();
