@@ -515,6 +515,31 @@ fn lint_sarif_places_each_finding_at_its_file_and_line() {
 }
 
 #[test]
+fn lint_sarif_is_the_same_bytes_run_after_run() {
+    let repo = Repo::new();
+    let (sarif, mut first, _) = repo.lint("");
+    let first_bytes = std::fs::read(&sarif).unwrap();
+    let (_, mut second, _) = repo.lint("");
+    let second_bytes = std::fs::read(&sarif).unwrap();
+    // Only the run's start time differs (tests of the writer inject the clock).
+    for log in [&mut first, &mut second] {
+        log["runs"][0]["invocations"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("startTimeUtc");
+    }
+    assert_eq!(first, second);
+    let strip = |bytes: &[u8]| -> String {
+        String::from_utf8_lossy(bytes)
+            .lines()
+            .filter(|l| !l.contains("\"startTimeUtc\""))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(strip(&first_bytes), strip(&second_bytes));
+}
+
+#[test]
 #[ignore = "needs Evidence.source from the kustomize branch (plain files get file:line)"]
 fn lint_sarif_result_is_at_the_line_of_the_failing_field() {
     let repo = Repo::new();
