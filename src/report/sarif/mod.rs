@@ -99,18 +99,17 @@ pub(crate) fn log(m: &Matrix, catalog: &[Rule], base: &SarifBase) -> Sarif {
         let rule = index.get(r.rule_id.as_str()).map(|i| (*i, rules[*i]));
         let at = primary_place(r, &anchors, base);
         if r.column.baseline {
-            if matches!(r.outcome, Outcome::Fail | Outcome::Inconclusive) {
-                notifications.push(notification(
-                    r,
-                    rule,
-                    at.as_ref(),
-                    base,
-                    &format!(
-                        "the built-in mock baseline is {} (an environment problem, not the provider's)",
-                        r.outcome
-                    ),
-                ));
-            }
+            // A failing or inconclusive baseline cell (never waived here).
+            notifications.push(notification(
+                r,
+                rule,
+                at.as_ref(),
+                base,
+                &format!(
+                    "the built-in mock baseline is {} (an environment problem, not the provider's)",
+                    r.outcome
+                ),
+            ));
             continue;
         }
         match r.outcome {
@@ -143,14 +142,13 @@ pub(crate) fn log(m: &Matrix, catalog: &[Rule], base: &SarifBase) -> Sarif {
         invocation.tool_execution_notifications = Some(notifications);
     }
 
-    let driver = ToolComponent::builder()
+    let mut driver = ToolComponent::builder()
         .name("capi-conformance")
         .full_name(format!("capi-conformance {}", m.context.tool_version))
         .version(m.context.tool_version.clone())
         .information_uri(INFORMATION_URI)
         .rules(rules.iter().map(|r| descriptor(r)).collect::<Vec<_>>())
         .build();
-    let mut driver = driver;
     if is_semver(&m.context.tool_version) {
         driver.semantic_version = Some(m.context.tool_version.clone());
     }
