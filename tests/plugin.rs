@@ -5,6 +5,8 @@
 mod bench_script;
 #[path = "plugin/examples.rs"]
 mod examples;
+#[path = "plugin/in_cluster.rs"]
+mod in_cluster;
 #[path = "plugin/krew.rs"]
 mod krew;
 #[path = "plugin/kubectl.rs"]
