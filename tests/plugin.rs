@@ -15,7 +15,11 @@ mod kubectl;
 mod least_privilege;
 #[path = "shared/manifests.rs"]
 mod manifests;
+#[path = "plugin/python_tools.rs"]
+mod python_tools;
 #[path = "plugin/rbac.rs"]
 mod rbac;
+#[path = "plugin/sonobuoy.rs"]
+mod sonobuoy;
 #[path = "plugin/support.rs"]
 mod support;
