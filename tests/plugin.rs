@@ -3,6 +3,8 @@
 
 #[path = "plugin/bench_script.rs"]
 mod bench_script;
+#[path = "plugin/dockerfile.rs"]
+mod dockerfile;
 #[path = "plugin/examples.rs"]
 mod examples;
 #[path = "plugin/in_cluster.rs"]
