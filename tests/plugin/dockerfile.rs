@@ -65,9 +65,7 @@ fn dockerfile_is_multi_stage_non_root_with_both_binaries() {
         .split_once(" AS ")
         .or_else(|| build_from.split_once(" as "))
         .expect("the build stage is named (FROM … AS name)");
-    let tag = image
-        .rsplit_once(":rust:")
-        .map_or_else(|| image.rsplit_once(':').unwrap().1, |(_, t)| t);
+    let tag = image.rsplit_once(':').expect("a tagged builder image").1;
     assert!(image.contains("rust:"), "{image}");
     let manifest = std::fs::read_to_string(repo_root().join("Cargo.toml")).unwrap();
     let rust_version = manifest
