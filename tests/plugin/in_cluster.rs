@@ -297,3 +297,25 @@ fn without_service_account_files_the_container_says_what_is_missing() {
         stderr(&out)
     );
 }
+
+/// Every `capi-conformance manifests …` command README shows runs and prints YAML.
+#[test]
+fn readme_manifests_commands_run() {
+    let readme = std::fs::read_to_string(crate::support::repo_root().join("README.md")).unwrap();
+    let commands: Vec<&str> = readme
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("capi-conformance manifests "))
+        .collect();
+    assert!(commands.len() >= 2, "{commands:?}");
+    for command in commands {
+        let args = command.split('>').next().unwrap();
+        let out = Command::new(tool_bin())
+            .arg("manifests")
+            .args(args.split_whitespace())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{command}: {}", stderr(&out));
+        let docs: Vec<Value> = serde_saphyr::from_multiple(&stdout(&out)).unwrap();
+        assert!(!docs.is_empty(), "{command}");
+    }
+}

@@ -82,8 +82,9 @@ pub fn render(args: &JobManifestsArgs) -> Result<String, ManifestsError> {
 
     let mut out = format!(
         "# capi-conformance as an in-cluster Job (`capi-conformance manifests job --help`).\n\
-         # kubectl apply -f <this file>; kubectl -n {ns} wait --for=condition=complete --timeout=1h job/{NAME}\n\
-         # kubectl -n {ns} logs job/{NAME}   (the report table; report files in {REPORTS_DIR} of the pod)\n"
+         # kubectl apply -f <this file>; kubectl -n {ns} logs -f job/{NAME}   (progress, then the report table)\n\
+         # The Job ends Complete (exit 0) or Failed (exit 1: a gating rule failed; 2: error; 3: inconclusive).\n\
+         # Report files: {REPORTS_DIR} in the pod. To run again: kubectl -n {ns} delete job {NAME}, then apply.\n"
     );
     for doc in docs {
         out.push_str("---\n");
