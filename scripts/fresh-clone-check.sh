@@ -6,32 +6,37 @@
 # static-only corpus tests, the schema/CEL corpus unit tests):
 #   1. without CAPI_CONFORMANCE_REQUIRE_SHARED they pass, printing their skip lines;
 #   2. with CAPI_CONFORMANCE_REQUIRE_SHARED=1 they fail.
-# The build reuses this checkout's target directory (CARGO_TARGET_DIR): only the crate itself is
-# compiled again (its path differs), not its dependencies. The clone always lies at the same path
-# (target/fresh-clone/capi-conformance, recloned each time), so its artifacts replace the previous
-# run's instead of piling up.
+# The build reuses this checkout's target directory (CARGO_TARGET_DIR), so only the crate itself
+# is compiled again, not its dependencies. Cargo names a path package's artifacts without its
+# directory: the clone's package is renamed (capi-conformance-fresh-clone, in the clone only) so
+# its artifacts do not replace this checkout's (whose test binaries have this checkout's
+# CARGO_MANIFEST_DIR compiled in); the artifact names do not depend on the clone's directory,
+# so each run replaces the last run's. The clone lies outside the target directory (cargo records
+# source files under the target directory by their path relative to it, which would make the two
+# checkouts' files one and the same).
 #
 #   scripts/fresh-clone-check.sh            (from the repository root; .ci/run runs it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 target=${CARGO_TARGET_DIR:-$root/target}
-tmp=$target/fresh-clone
-rm -rf "$tmp"
-mkdir -p "$tmp"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 git clone -q --no-local "$root" "$tmp/capi-conformance"
 cd "$tmp/capi-conformance"
 if [ -e ../shared ]; then
   echo "fresh-clone: $tmp/shared exists; cannot simulate a clone without shared data" >&2
   exit 1
 fi
+sed -i '0,/^name = "capi-conformance"$/s//name = "capi-conformance-fresh-clone"/' Cargo.toml
+grep -q '^name = "capi-conformance-fresh-clone"$' Cargo.toml
 tests=(--test flect_golden --test lint --test scenarios --lib)
 # Test-name filters: the tests reading shared data and the fresh_clone_* self-checks.
 filters=(golden corpus static_only:: fixture_documents_agree fresh_clone)
 
 run() {
   env -u CAPI_CONFORMANCE_SHARED_DIR CARGO_TARGET_DIR="$target" \
-    cargo test --locked --no-fail-fast "${tests[@]}" -- "${filters[@]}" >"$tmp/$1.log" 2>&1
+    cargo test --offline --no-fail-fast "${tests[@]}" -- "${filters[@]}" >"$tmp/$1.log" 2>&1
 }
 
 unset CAPI_CONFORMANCE_REQUIRE_SHARED
