@@ -36,6 +36,56 @@ pub enum Command {
     /// Print the RBAC the tool itself needs on a cluster.
     #[command(long_about = crate::commands::rbac::LONG_ABOUT)]
     Rbac(RbacArgs),
+    /// Print what to apply to run `check` inside the cluster: a Job, or a Sonobuoy plugin.
+    #[command(subcommand)]
+    Manifests(ManifestsCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ManifestsCommand {
+    /// A Namespace, a ServiceAccount, the least-privilege ClusterRoles of `rbac` bound to it, and
+    /// a Job running `check` with the in-cluster configuration (the table in `kubectl logs`, the
+    /// report files in the volume at /reports). Arguments after `--` are added to `check`.
+    Job(JobManifestsArgs),
+    /// A Sonobuoy plugin definition (driver Job, result-format junit) running `check --sonobuoy`:
+    /// `sonobuoy run --plugin FILE`. Arguments after `--` are added to `check`.
+    Sonobuoy(SonobuoyManifestsArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct JobManifestsArgs {
+    /// Only the static rules (`check --static-only`), with only the read-only role.
+    #[arg(long = "static-only")]
+    pub static_only: bool,
+    /// API group of the provider under test (repeatable), as for `rbac --group`.
+    #[arg(long = "group", value_name = "GROUP")]
+    pub groups: Vec<String>,
+    /// Namespace of the ServiceAccount and the Job (created).
+    #[arg(long, default_value = crate::commands::manifests::job::DEFAULT_NAMESPACE)]
+    pub namespace: String,
+    /// Container image (built from the repository's Dockerfile).
+    #[arg(long, default_value = crate::commands::manifests::DEFAULT_IMAGE)]
+    pub image: String,
+    /// Mount this PersistentVolumeClaim at /reports instead of an emptyDir, so the report files
+    /// outlive the pod.
+    #[arg(long = "reports-claim", value_name = "CLAIM")]
+    pub reports_claim: Option<String>,
+    /// More `check` arguments, after `--` (e.g. `-- --fail-on should --contract all`).
+    #[arg(last = true, value_name = "CHECK ARGS")]
+    pub check_args: Vec<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct SonobuoyManifestsArgs {
+    /// Only the static rules (`check --static-only`).
+    #[arg(long = "static-only")]
+    pub static_only: bool,
+    /// Container image (built from the repository's Dockerfile).
+    #[arg(long, default_value = crate::commands::manifests::DEFAULT_IMAGE)]
+    pub image: String,
+    /// More `check` arguments, after `--`.
+    #[arg(last = true, value_name = "CHECK ARGS")]
+    pub check_args: Vec<String>,
 }
 
 /// Output format for stdout.
@@ -205,6 +255,11 @@ pub struct CheckArgs {
     /// Directory keeping timelines and final objects of failed scenarios.
     #[arg(long = "report-dir", value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
+    /// Run as a Sonobuoy plugin: write the JUnit report into Sonobuoy's results directory
+    /// ($SONOBUOY_RESULTS_DIR, else /tmp/sonobuoy/results), then the `done` file naming it. On by
+    /// itself when SONOBUOY_RESULTS_DIR is set.
+    #[arg(long, conflicts_with = "junit")]
+    pub sonobuoy: bool,
     /// Progress display: auto (TTY only), always, never.
     #[arg(long, default_value = "auto", value_parser = ["auto", "always", "never"])]
     pub progress: String,

@@ -4,7 +4,11 @@
 //! 1. `--kubeconfig PATH` (only that file; a missing file is an error);
 //! 2. else `$KUBECONFIG`, a colon-separated list merged first-wins (missing files are skipped);
 //! 3. else `~/.kube/config` when it exists;
-//! 4. else the in-cluster service-account config (or `--server` alone).
+//! 4. else the in-cluster service-account config (or `--server` alone): the API server at
+//!    `KUBERNETES_SERVICE_HOST`:`KUBERNETES_SERVICE_PORT`, the pod's service-account `token`,
+//!    `ca.crt` and `namespace` files in [`SERVICE_ACCOUNT_DIR`] (or the directory
+//!    `CAPI_CONFORMANCE_SERVICEACCOUNT_DIR` names: credentials mounted elsewhere, and the tests).
+//!    The token file is re-read as kubelet rotates it.
 //!
 //! Then `--context/--cluster/--user` select entries, and `--server`, `--token`,
 //! `--certificate-authority`, `--insecure-skip-tls-verify`, `--request-timeout` and `-n` override.
@@ -15,7 +19,7 @@ use kube::config::{
     NamedContext,
 };
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// Why no connection could be configured. Every variant is an input error (exit 2).
@@ -73,6 +77,23 @@ impl Connection {
     }
 }
 
+/// Where Kubernetes mounts a pod's service-account credentials (`token`, `ca.crt`, `namespace`).
+pub const SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
+/// Names another directory holding those files instead of [`SERVICE_ACCOUNT_DIR`].
+pub const SERVICE_ACCOUNT_DIR_ENV: &str = "CAPI_CONFORMANCE_SERVICEACCOUNT_DIR";
+
+/// The in-cluster configuration a pod has: the API server's service address and the mounted
+/// service-account files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InCluster {
+    /// `$KUBERNETES_SERVICE_HOST`.
+    pub host: String,
+    /// `$KUBERNETES_SERVICE_PORT`.
+    pub port: String,
+    /// The service-account directory (`token`, `ca.crt`, `namespace`).
+    pub dir: PathBuf,
+}
+
 /// What the process environment contributes (injected so tests need not mutate the env).
 #[derive(Debug, Clone, Default)]
 pub struct Environment {
@@ -80,17 +101,30 @@ pub struct Environment {
     pub kubeconfig: Option<OsString>,
     /// The home directory (for `~/.kube/config`).
     pub home: Option<PathBuf>,
-    /// Whether the in-cluster service-account config is available.
-    pub in_cluster: bool,
+    /// The in-cluster configuration, when `KUBERNETES_SERVICE_HOST` is set and the token file
+    /// exists (client-go's condition).
+    pub in_cluster: Option<InCluster>,
 }
 
 impl Environment {
     pub fn from_process() -> Self {
+        let dir = match std::env::var_os(SERVICE_ACCOUNT_DIR_ENV) {
+            Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+            _ => PathBuf::from(SERVICE_ACCOUNT_DIR),
+        };
+        let in_cluster = match (
+            std::env::var("KUBERNETES_SERVICE_HOST"),
+            std::env::var("KUBERNETES_SERVICE_PORT"),
+        ) {
+            (Ok(host), Ok(port)) if !host.is_empty() && dir.join("token").exists() => {
+                Some(InCluster { host, port, dir })
+            }
+            _ => None,
+        };
         Environment {
             kubeconfig: std::env::var_os("KUBECONFIG"),
             home: std::env::var_os("HOME").map(PathBuf::from),
-            in_cluster: std::env::var_os("KUBERNETES_SERVICE_HOST").is_some()
-                && Path::new("/var/run/secrets/kubernetes.io/serviceaccount/token").exists(),
+            in_cluster,
         }
     }
 }
@@ -110,14 +144,11 @@ pub async fn connect_with(args: &KubeArgs, env: &Environment) -> Result<Connecti
     let mut conn = if files.is_empty() {
         if let Some(server) = &args.server {
             from_kubeconfig(synthetic_kubeconfig(server), args, "--server").await?
-        } else if env.in_cluster {
-            let mut config =
-                kube::Config::incluster().map_err(|e| KubeConnError::InCluster(e.to_string()))?;
-            apply_incluster_overrides(&mut config, args)?;
-            Connection {
-                config,
-                source: "in-cluster".into(),
-            }
+        } else if let Some(pod) = &env.in_cluster {
+            let source = format!("in-cluster ({})", pod.dir.display());
+            let mut conn = from_kubeconfig(incluster_kubeconfig(pod)?, args, &source).await?;
+            conn.source = source;
+            conn
         } else {
             return Err(KubeConnError::NothingFound);
         }
@@ -322,29 +353,43 @@ fn set_token(auth: &mut AuthInfo, token: &str) {
     auth.password = None;
 }
 
-fn apply_incluster_overrides(
-    config: &mut kube::Config,
-    args: &KubeArgs,
-) -> Result<(), KubeConnError> {
-    if let Some(server) = &args.server {
-        config.cluster_url =
-            server
-                .parse()
-                .map_err(|e: http::uri::InvalidUri| KubeConnError::Server {
-                    server: server.clone(),
-                    message: e.to_string(),
-                })?;
+/// The in-cluster configuration as a kubeconfig (so `--server`, `--token`, `-n` … override it
+/// exactly as they override a file): the server at the service address (client-go's
+/// `https://host:port`, IPv6 bracketed), the CA file, the token file (re-read by kube as it
+/// rotates) and the pod's namespace as the context's.
+fn incluster_kubeconfig(pod: &InCluster) -> Result<Kubeconfig, KubeConnError> {
+    let port: u16 = pod.port.trim().parse().map_err(|_| {
+        KubeConnError::InCluster(format!(
+            "KUBERNETES_SERVICE_PORT {:?} is not a port number",
+            pod.port
+        ))
+    })?;
+    let host = match pod.host.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V6(ip)) => format!("[{ip}]"),
+        _ => pod.host.clone(),
+    };
+    let ca = pod.dir.join("ca.crt");
+    if !ca.exists() {
+        return Err(KubeConnError::InCluster(format!(
+            "{} not found (the service account's CA certificate)",
+            ca.display()
+        )));
     }
-    if let Some(token) = &args.token {
-        set_token(&mut config.auth_info, token);
+    let namespace = std::fs::read_to_string(pod.dir.join("namespace"))
+        .ok()
+        .map(|ns| ns.trim().to_string())
+        .filter(|ns| !ns.is_empty());
+    let mut kc = synthetic_kubeconfig(&format!("https://{host}:{port}"));
+    if let Some(cluster) = kc.clusters.first_mut().and_then(|c| c.cluster.as_mut()) {
+        cluster.certificate_authority = Some(ca.display().to_string());
     }
-    if let Some(ca) = &args.certificate_authority {
-        config.root_cert_file = Some(ca.clone());
+    if let Some(user) = kc.auth_infos.first_mut().and_then(|u| u.auth_info.as_mut()) {
+        user.token_file = Some(pod.dir.join("token").display().to_string());
     }
-    if args.insecure_skip_tls_verify {
-        config.accept_invalid_certs = true;
+    if let Some(context) = kc.contexts.first_mut().and_then(|c| c.context.as_mut()) {
+        context.namespace = namespace;
     }
-    Ok(())
+    Ok(kc)
 }
 
 /// Parses a kubectl duration: Go syntax (`1h2m3s`, `300ms`, `1.5s`) or a bare number of seconds.
@@ -396,6 +441,7 @@ pub fn parse_duration(value: &str) -> Result<Option<Duration>, KubeConnError> {
 mod tests {
     use super::*;
     use std::io::Write;
+    use std::path::Path;
 
     fn kubeconfig(
         dir: &Path,
@@ -434,7 +480,7 @@ mod tests {
         Environment {
             kubeconfig: Some(std::env::join_paths(list).unwrap()),
             home: None,
-            in_cluster: false,
+            in_cluster: None,
         }
     }
 
@@ -608,7 +654,7 @@ mod tests {
         let env = Environment {
             kubeconfig: None,
             home: Some(dir.path().to_path_buf()),
-            in_cluster: false,
+            in_cluster: None,
         };
         let conn = connect_with(&KubeArgs::default(), &env).await.unwrap();
         assert_eq!(conn.config.cluster_url.host(), Some("h.example"));
@@ -627,6 +673,85 @@ mod tests {
         let conn = connect_with(&args, &empty).await.unwrap();
         assert_eq!(conn.config.cluster_url.port_u16(), Some(8080));
         assert_eq!(token_of(&conn).as_deref(), Some("t"));
+    }
+
+    /// A service-account directory as kubelet mounts it.
+    fn service_account_dir(namespace: Option<&str>) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = crate::apiserver::tls::generate("127.0.0.1".parse().unwrap()).unwrap();
+        std::fs::write(dir.path().join("ca.crt"), ca.ca_pem).unwrap();
+        std::fs::write(dir.path().join("token"), "sa-token\n").unwrap();
+        if let Some(ns) = namespace {
+            std::fs::write(dir.path().join("namespace"), ns).unwrap();
+        }
+        dir
+    }
+
+    fn in_cluster_env(host: &str, port: &str, dir: &Path) -> Environment {
+        Environment {
+            kubeconfig: None,
+            home: None,
+            in_cluster: Some(InCluster {
+                host: host.into(),
+                port: port.into(),
+                dir: dir.to_path_buf(),
+            }),
+        }
+    }
+
+    #[tokio::test]
+    async fn in_cluster_reads_service_address_token_ca_and_namespace() {
+        let sa = service_account_dir(Some("conformance\n"));
+        let env = in_cluster_env("10.96.0.1", "443", sa.path());
+        let conn = connect_with(&KubeArgs::default(), &env).await.unwrap();
+        assert_eq!(
+            conn.config.cluster_url.to_string(),
+            "https://10.96.0.1:443/"
+        );
+        assert_eq!(conn.config.default_namespace, "conformance");
+        assert_eq!(
+            conn.config.auth_info.token_file.as_deref(),
+            Some(sa.path().join("token").to_str().unwrap())
+        );
+        assert_eq!(conn.config.root_cert.as_ref().map(Vec::len), Some(1));
+        assert!(conn.source.starts_with("in-cluster ("), "{}", conn.source);
+
+        // IPv6 service addresses are bracketed; a missing namespace file means `default`.
+        let sa = service_account_dir(None);
+        let env = in_cluster_env("fd00::1", "6443", sa.path());
+        let conn = connect_with(&KubeArgs::default(), &env).await.unwrap();
+        assert_eq!(conn.config.cluster_url.host(), Some("[fd00::1]"));
+        assert_eq!(conn.config.cluster_url.port_u16(), Some(6443));
+        assert_eq!(conn.config.default_namespace, "default");
+
+        // Flags override it as they override a kubeconfig.
+        let args = KubeArgs {
+            token: Some("flag-token".into()),
+            namespace: Some("other".into()),
+            ..KubeArgs::default()
+        };
+        let conn = connect_with(&args, &env).await.unwrap();
+        assert_eq!(token_of(&conn).as_deref(), Some("flag-token"));
+        assert_eq!(conn.config.auth_info.token_file, None);
+        assert_eq!(conn.config.default_namespace, "other");
+    }
+
+    #[tokio::test]
+    async fn in_cluster_errors_name_what_is_wrong() {
+        let sa = service_account_dir(None);
+        let env = in_cluster_env("10.96.0.1", "https", sa.path());
+        let err = connect_with(&KubeArgs::default(), &env)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("KUBERNETES_SERVICE_PORT \"https\""), "{err}");
+        std::fs::remove_file(sa.path().join("ca.crt")).unwrap();
+        let env = in_cluster_env("10.96.0.1", "443", sa.path());
+        let err = connect_with(&KubeArgs::default(), &env)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("ca.crt not found"), "{err}");
     }
 
     #[test]

@@ -17,3 +17,9 @@ pub mod mock;
 pub mod report;
 pub mod scenarios;
 pub mod suite;
+
+/// The test helper for the real-provider data beside the project (`../shared`), shared with the
+/// integration tests: one skip line without it, a failure under `CAPI_CONFORMANCE_REQUIRE_SHARED=1`.
+#[cfg(test)]
+#[path = "../tests/shared/shared_data.rs"]
+pub(crate) mod shared_data;

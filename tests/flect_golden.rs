@@ -1,5 +1,11 @@
 //! The flect port against the golden table produced by gobuffalo/flect v1.0.3
-//! (`../shared/flect-golden.tsv`: `kind<TAB>plural`, `#` lines are comments).
+//! (`tests/data/flect-golden.tsv`: `kind<TAB>plural`, `#` lines are comments; the file's header
+//! says how it was produced).
+
+#[path = "shared/shared_data.rs"]
+mod shared_data;
+#[path = "shared/without_shared.rs"]
+mod without_shared;
 
 use capi_conformance::contract::flect::pluralize;
 use std::path::PathBuf;
@@ -8,7 +14,15 @@ use std::path::PathBuf;
 const MIN_ROWS: usize = 1286;
 
 fn golden_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/flect-golden.tsv")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/flect-golden.tsv")
+}
+
+/// The data rows (`kind`, `plural`) of a golden table, comments and blank lines left out.
+fn rows(text: &str) -> Vec<(&str, &str)> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .filter_map(|l| l.split_once('\t'))
+        .collect()
 }
 
 #[test]
@@ -57,4 +71,27 @@ fn pluralize_matches_flect_golden_table() {
         rows >= MIN_ROWS,
         "golden table has only {rows} rows (expected at least {MIN_ROWS}): truncated?"
     );
+}
+
+/// The project's copy of the table is the one the developers' shared data holds (when present).
+#[test]
+fn golden_table_equals_the_shared_copy() {
+    let Some(shared) = shared_data::shared_or_skip("flect-golden.tsv", "flect golden shared copy")
+    else {
+        return;
+    };
+    let ours = std::fs::read_to_string(golden_path()).unwrap();
+    let theirs = std::fs::read_to_string(&shared).unwrap();
+    assert_eq!(rows(&ours), rows(&theirs), "{}", shared.display());
+}
+
+/// On a fresh clone (no shared data) the golden table test still runs (its table is the
+/// project's), and only the comparison with the shared copy skips, or fails when required.
+#[test]
+fn fresh_clone_flect_tests_need_no_shared_data() {
+    without_shared::assert_skip_or_fail_without_shared(
+        "golden_table_equals_the_shared_copy",
+        &["flect golden shared copy"],
+    );
+    without_shared::assert_passes_without_shared("pluralize_matches_flect_golden_table");
 }

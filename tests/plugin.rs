@@ -6,8 +6,12 @@
 mod action;
 #[path = "plugin/bench_script.rs"]
 mod bench_script;
+#[path = "plugin/dockerfile.rs"]
+mod dockerfile;
 #[path = "plugin/examples.rs"]
 mod examples;
+#[path = "plugin/in_cluster.rs"]
+mod in_cluster;
 #[path = "plugin/krew.rs"]
 mod krew;
 #[path = "plugin/kubectl.rs"]
@@ -16,7 +20,11 @@ mod kubectl;
 mod least_privilege;
 #[path = "shared/manifests.rs"]
 mod manifests;
+#[path = "plugin/python_tools.rs"]
+mod python_tools;
 #[path = "plugin/rbac.rs"]
 mod rbac;
+#[path = "plugin/sonobuoy.rs"]
+mod sonobuoy;
 #[path = "plugin/support.rs"]
 mod support;

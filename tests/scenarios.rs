@@ -10,7 +10,24 @@ mod faults;
 mod manifests;
 #[path = "scenarios/process.rs"]
 mod process;
+#[path = "shared/shared_data.rs"]
+mod shared_data;
 #[path = "shared/signals.rs"]
 mod signals;
 #[path = "scenarios/static_only.rs"]
 mod static_only;
+#[path = "shared/without_shared.rs"]
+mod without_shared;
+
+/// `static_only`'s corpus tests on a fresh clone (no shared data): one skip line each and a
+/// pass, or a failure each under `CAPI_CONFORMANCE_REQUIRE_SHARED=1`.
+#[test]
+fn fresh_clone_static_only_corpus_tests_skip_or_fail_without_shared_data() {
+    without_shared::assert_skip_or_fail_without_shared(
+        "static_only::",
+        &[
+            "static_only_on_a_cluster_matches_lint_on_the_same_manifests",
+            "effective_rbac_is_skipped_without_capi_core",
+        ],
+    );
+}

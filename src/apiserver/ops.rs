@@ -191,6 +191,9 @@ fn fold_string_data(obj: &mut Value) {
 
 /// Type-specific preparation shared by create and update.
 fn prepare_builtin(t: &Target, obj: &mut Value) {
+    if is_job(&t.rt) {
+        super::schema::job::default(obj);
+    }
     if t.rt.group.is_empty() && t.rt.resource == "secrets" {
         fold_string_data(obj);
         if obj.get("type").is_none() {
@@ -224,7 +227,13 @@ fn admit(
 }
 
 fn tracks_generation(rt: &ResourceType) -> bool {
-    rt.custom || rt.resource == "customresourcedefinitions"
+    rt.custom || rt.resource == "customresourcedefinitions" || is_job(rt)
+}
+
+/// `batch/v1 Job`: stored with kube's defaults, generated selector and validation; no
+/// controller runs it.
+fn is_job(rt: &ResourceType) -> bool {
+    !rt.custom && rt.group == "batch" && rt.resource == "jobs"
 }
 
 /// Registry bookkeeping when a CRD object is persisted or removed.
@@ -370,6 +379,12 @@ pub fn create(
         m.remove("status");
     }
     prepare_builtin(t, &mut obj);
+    // kube-apiserver fills the UID before the strategy's PrepareForCreate, which a Job's
+    // generated selector needs.
+    let uid = uuid::Uuid::new_v4().to_string();
+    if is_job(&t.rt) {
+        super::schema::job::prepare_create(&mut obj, &name, &uid);
+    }
     if t.rt.group.is_empty() && t.rt.resource == "namespaces" {
         if obj.pointer("/spec/finalizers").is_none() {
             obj["spec"] = json!({"finalizers": ["kubernetes"]});
@@ -403,7 +418,7 @@ pub fn create(
         return Err(ApiError::already_exists(&t.rt.group, &t.rt.resource, &name));
     }
     if let Some(m) = meta::meta_mut(&mut obj) {
-        m.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
+        m.insert("uid".into(), json!(uid));
         m.insert("creationTimestamp".into(), json!(meta::now_rfc3339()));
         m.remove("resourceVersion");
         m.remove("deletionTimestamp");

@@ -12,11 +12,13 @@ use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
 mod apps;
+mod batch;
 mod rbac;
 pub use apps::{
     Container, ContainerPort, Deployment, DeploymentSpec, DeploymentStrategy, PodSpec,
     PodTemplateSpec, Quantity, ResourceRequirements,
 };
+pub use batch::{Job, JobSpec, JobStatus};
 pub use rbac::{
     AggregationRule, Binding, LabelSelector, LabelSelectorRequirement, PolicyRule, Role, RoleRef,
     Subject,
@@ -290,6 +292,7 @@ pub const SUPPORTED: &[(&str, &str)] = &[
     ("rbac.authorization.k8s.io/v1", "RoleBinding"),
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
     ("apps/v1", "Deployment"),
+    ("batch/v1", "Job"),
 ];
 
 /// Decodes a protobuf body into the equivalent JSON object (with `apiVersion` and `kind`).
@@ -347,6 +350,9 @@ pub fn decode_with_default(
         }
         ("apps/v1", "Deployment") => {
             apps::deployment_json(Deployment::decode(raw.as_slice()).map_err(msg_err)?)
+        }
+        ("batch/v1", "Job") => {
+            batch::job_json(batch::Job::decode(raw.as_slice()).map_err(msg_err)?)
         }
         _ => {
             return Err(ProtoError::UnsupportedKind { api_version, kind });

@@ -222,6 +222,12 @@ pub fn builtins() -> Vec<ResourceType> {
             true,
             c,
         ),
+        // `kubectl apply` of the in-cluster Job (`manifests job`); stored with kube's defaults,
+        // generated selector and validation (schema::job), no controller runs it.
+        ResourceType {
+            categories: vec!["all".to_string()],
+            ..builtin("batch", "v1", "jobs", "Job", true, &[], true, c)
+        },
         builtin(
             "coordination.k8s.io",
             "v1",

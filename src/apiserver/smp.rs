@@ -47,6 +47,21 @@ pub fn list_strategy(kind: &str, path: &[&str]) -> ListStrategy {
             ListStrategy::MergeKey("name")
         }
         (_, [.., "conditions"]) => ListStrategy::MergeKey("type"),
+        ("Deployment" | "Job", ["spec", "template", "spec", rest @ ..]) => pod_spec_strategy(rest),
+        _ => ListStrategy::Atomic,
+    }
+}
+
+/// The `patchMergeKey`s of `core/v1 PodSpec` and `Container` lists (path below the pod spec).
+fn pod_spec_strategy(path: &[&str]) -> ListStrategy {
+    match path {
+        ["containers" | "initContainers" | "volumes" | "imagePullSecrets"] => {
+            ListStrategy::MergeKey("name")
+        }
+        ["hostAliases"] => ListStrategy::MergeKey("ip"),
+        ["containers" | "initContainers", "env"] => ListStrategy::MergeKey("name"),
+        ["containers" | "initContainers", "ports"] => ListStrategy::MergeKey("containerPort"),
+        ["containers" | "initContainers", "volumeMounts"] => ListStrategy::MergeKey("mountPath"),
         _ => ListStrategy::Atomic,
     }
 }
@@ -482,6 +497,38 @@ mod tests {
         assert_eq!(
             got,
             json!({"metadata": {"finalizers": ["a"], "labels": {"k": "v"}}})
+        );
+    }
+
+    /// kubectl's re-apply of a Job (or Deployment) with a changed image: the container merges
+    /// by name, its other fields stay.
+    #[test]
+    fn pod_template_containers_merge_by_name() {
+        let original = json!({"spec": {"template": {"spec": {"containers": [
+            {"name": "c", "image": "a:1", "args": ["x"],
+             "volumeMounts": [{"name": "r", "mountPath": "/r"}]},
+            {"name": "d", "image": "d:1"}]}}}});
+        let patch = json!({"spec": {"template": {"spec": {
+            "$setElementOrder/containers": [{"name": "c"}, {"name": "d"}],
+            "containers": [{"name": "c", "image": "a:2"}]}}}});
+        for kind in ["Job", "Deployment"] {
+            let got = apply(&original, &patch, kind).unwrap();
+            let c = &got["spec"]["template"]["spec"]["containers"];
+            assert_eq!(c[0]["image"], "a:2", "{kind}");
+            assert_eq!(c[0]["args"], json!(["x"]), "{kind}");
+            assert_eq!(c[0]["volumeMounts"][0]["mountPath"], "/r", "{kind}");
+            assert_eq!(c[1]["name"], "d", "{kind}");
+        }
+        assert_eq!(
+            list_strategy(
+                "Job",
+                &["spec", "template", "spec", "containers", "volumeMounts"]
+            ),
+            ListStrategy::MergeKey("mountPath")
+        );
+        assert_eq!(
+            list_strategy("ConfigMap", &["spec", "template", "spec", "containers"]),
+            ListStrategy::Atomic
         );
     }
 

@@ -10,6 +10,7 @@ mod private_file;
 mod report_dir;
 pub mod rule_filter;
 mod run_access;
+pub mod sonobuoy;
 
 pub use cluster_source::{add_effective_rbac, core_installed, read_documents};
 
@@ -194,8 +195,34 @@ pub fn report_leftovers(run_id: &str, leftovers: &Leftovers) {
     }
 }
 
-/// `check` against the cluster of the kubeconfig.
-pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
+/// `check` against the cluster of the kubeconfig; with `--sonobuoy` (or Sonobuoy's results
+/// directory in the environment) as a Sonobuoy plugin ([`sonobuoy`]).
+pub async fn run(mut args: CheckArgs) -> anyhow::Result<i32> {
+    let Some(plugin) = sonobuoy::Sonobuoy::resolve(
+        args.sonobuoy,
+        std::env::var_os(sonobuoy::RESULTS_DIR_ENV),
+        args.report.junit.as_deref(),
+    )?
+    else {
+        return run_check(args).await;
+    };
+    args.report.junit = Some(plugin.junit().to_path_buf());
+    let result = run_check(args).await;
+    let reported = match &result {
+        Ok(_) => plugin.done(),
+        Err(err) => plugin.failed(err),
+    };
+    match (reported, result) {
+        (Err(e), Ok(_)) => Err(e),
+        (Err(e), Err(err)) => {
+            eprintln!("error: {e:#}");
+            Err(err)
+        }
+        (Ok(()), result) => result,
+    }
+}
+
+async fn run_check(args: CheckArgs) -> anyhow::Result<i32> {
     interrupt::install();
     let _live = live_progress(&args.progress);
     if args.embedded {

@@ -4,6 +4,7 @@ pub mod check;
 pub mod cleanup;
 pub mod explain;
 pub mod lint;
+pub mod manifests;
 pub mod mock_provider;
 pub mod rbac;
 pub mod rules;
@@ -22,5 +23,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::MockProvider(cmd) => mock_provider::run(cmd).await,
         Command::Cleanup(args) => cleanup::run(args).await,
         Command::Rbac(args) => rbac::run(&args),
+        Command::Manifests(cmd) => manifests::run(&cmd),
     }
 }

@@ -15,8 +15,22 @@ pub fn fixtures() -> PathBuf {
     root().join("fixtures")
 }
 
-pub fn corpus() -> PathBuf {
-    root().join("..").join("shared").join("corpus")
+/// The real-provider corpus (`../shared/corpus`), or `None` after the one skip line of `test`
+/// (a failure under `CAPI_CONFORMANCE_REQUIRE_SHARED=1`).
+pub fn corpus(test: &str) -> Option<PathBuf> {
+    crate::shared_data::shared_or_skip("corpus", test)
+}
+
+/// One provider of the corpus: `None` (one skip line) without the corpus; a corpus without that
+/// provider is broken data and fails the test.
+pub fn corpus_provider(name: &str, test: &str) -> Option<PathBuf> {
+    let dir = corpus(test)?.join(name);
+    assert!(
+        dir.is_dir(),
+        "{test}: provider {name} missing from the corpus ({})",
+        dir.display()
+    );
+    Some(dir)
 }
 
 pub fn catalog() -> &'static Catalog {

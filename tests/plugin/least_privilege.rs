@@ -18,13 +18,21 @@ const CHECK_ROLE: &str = "capi-conformance-check";
 const RUN_ROLE: &str = "capi-conformance-run";
 
 /// `serve` with the mock provider's CRDs and CAPI core's CRDs loaded, plus an admin client.
-struct Cluster {
-    served: crate::support::Served,
-    admin: kube::Client,
-    dir: tempfile::TempDir,
+pub(crate) struct Cluster {
+    pub(crate) served: crate::support::Served,
+    pub(crate) admin: kube::Client,
+    pub(crate) dir: tempfile::TempDir,
 }
 
-async fn cluster(test: &str) -> Option<Cluster> {
+pub(crate) async fn cluster(test: &str) -> Option<Cluster> {
+    cluster_with(test, |_| Vec::new()).await
+}
+
+/// [`cluster`] with more manifests loaded (written by `extra` into the cluster's directory).
+pub(crate) async fn cluster_with(
+    test: &str,
+    extra: impl FnOnce(&Path) -> Vec<PathBuf>,
+) -> Option<Cluster> {
     let dir = tempfile::tempdir().unwrap();
     let mut mock: Vec<Value> = capi_conformance::mock::crds::mock_crds()
         .unwrap()
@@ -39,7 +47,9 @@ async fn cluster(test: &str) -> Option<Cluster> {
         "core.yaml",
         &capi_conformance::mock::core_crds::core_crd_documents(),
     );
-    let served = match serve(&[mock, core]) {
+    let mut load = vec![mock, core];
+    load.extend(extra(dir.path()));
+    let served = match serve(&load) {
         Serve::Ready(s) => s,
         Serve::NotBuilt(reason) => {
             eprintln!("skip {test}: {reason}");
@@ -161,7 +171,7 @@ impl Cluster {
     }
 }
 
-fn check(kubeconfig: &Path, extra: &[&str]) -> Output {
+pub(crate) fn check(kubeconfig: &Path, extra: &[&str]) -> Output {
     Command::new(tool_bin())
         .arg("check")
         .args(extra)
@@ -173,20 +183,29 @@ fn check(kubeconfig: &Path, extra: &[&str]) -> Output {
 }
 
 /// The parts of a JSON report that must not depend on who ran it.
-fn verdict_of(out: &Output) -> (Option<i32>, Value, Value) {
+pub(crate) fn verdict_of(out: &Output) -> (Option<i32>, Value, Value) {
     let report: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("no JSON report ({e}): {}", stderr(out)));
+    verdict_of_report(out.status.code(), &report)
+}
+
+/// [`verdict_of`] for a JSON report read from a file.
+pub(crate) fn verdict_of_report(code: Option<i32>, report: &Value) -> (Option<i32>, Value, Value) {
     let mut results = report["results"].clone();
     for r in results.as_array_mut().into_iter().flatten() {
         if let Some(o) = r.as_object_mut() {
             o.remove("duration_ms");
         }
     }
-    (out.status.code(), report["verdict"].clone(), results)
+    (code, report["verdict"].clone(), results)
 }
 
 /// The ServiceAccount's report equals the admin's (the differing results listed).
-fn assert_same(got: &(Option<i32>, Value, Value), want: &(Option<i32>, Value, Value), err: &str) {
+pub(crate) fn assert_same(
+    got: &(Option<i32>, Value, Value),
+    want: &(Option<i32>, Value, Value),
+    err: &str,
+) {
     if got == want {
         return;
     }
@@ -299,7 +318,7 @@ async fn static_check_passes_with_exactly_the_printed_role_and_fails_without_any
 }
 
 /// The mock provider as the provider's controller, out of process, with the admin kubeconfig.
-struct Provider(std::process::Child);
+pub(crate) struct Provider(std::process::Child);
 
 impl Drop for Provider {
     fn drop(&mut self) {
@@ -308,7 +327,7 @@ impl Drop for Provider {
     }
 }
 
-fn provider(admin_kubeconfig: &Path) -> Provider {
+pub(crate) fn provider(admin_kubeconfig: &Path) -> Provider {
     Provider(
         Command::new(tool_bin())
             .args(["mock-provider", "run", "--kubeconfig"])
@@ -321,7 +340,7 @@ fn provider(admin_kubeconfig: &Path) -> Provider {
 }
 
 /// A full check (every scenario) with short quiet windows.
-const FULL: [&str; 4] = ["--timeout", "10s", "--quiet-window", "300ms"];
+pub(crate) const FULL: [&str; 4] = ["--timeout", "10s", "--quiet-window", "300ms"];
 
 /// The full-check removals to try: all with `CAPI_CONFORMANCE_RBAC_ALL=1`, otherwise a covering
 /// sample (`CAPI_CONFORMANCE_RBAC_GROUP=<group>`: every permission on that API group), or a covering

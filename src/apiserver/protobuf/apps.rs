@@ -280,6 +280,26 @@ fn pod_spec_json(s: PodSpec) -> Value {
     Value::Object(o)
 }
 
+/// JSON of a pod template (a value field: `{}` when absent).
+pub(super) fn template_json(t: Option<PodTemplateSpec>) -> Value {
+    let mut template = Map::new();
+    if let Some(t) = t {
+        if let Some(meta) = t.metadata {
+            // Go's zero `metav1.Time` is written as `null` (kube 1.33 and kubectl's own
+            // JSON body both carry it): the same stored object whichever encoding.
+            let mut meta = meta_json(meta);
+            if let Some(o) = meta.as_object_mut() {
+                o.insert("creationTimestamp".into(), Value::Null);
+            }
+            template.insert("metadata".into(), meta);
+        }
+        if let Some(ps) = t.spec {
+            template.insert("spec".into(), pod_spec_json(ps));
+        }
+    }
+    Value::Object(template)
+}
+
 /// JSON of a Deployment.
 pub fn deployment_json(d: Deployment) -> Map<String, Value> {
     let mut m = with_meta(Map::new(), d.metadata);
@@ -292,22 +312,7 @@ pub fn deployment_json(d: Deployment) -> Map<String, Value> {
         if let Some(sel) = s.selector {
             spec.insert("selector".into(), selector_json(sel));
         }
-        let mut template = Map::new();
-        if let Some(t) = s.template {
-            if let Some(meta) = t.metadata {
-                // Go's zero `metav1.Time` is written as `null` (kube 1.33 and kubectl's own
-                // JSON body both carry it): the same stored object whichever encoding.
-                let mut meta = meta_json(meta);
-                if let Some(o) = meta.as_object_mut() {
-                    o.insert("creationTimestamp".into(), Value::Null);
-                }
-                template.insert("metadata".into(), meta);
-            }
-            if let Some(ps) = t.spec {
-                template.insert("spec".into(), pod_spec_json(ps));
-            }
-        }
-        spec.insert("template".into(), Value::Object(template));
+        spec.insert("template".into(), template_json(s.template));
         let mut strategy = Map::new();
         if let Some(st) = s.strategy {
             put_str(&mut strategy, "type", st.r#type);

@@ -76,6 +76,7 @@ pub fn validate_builtin(kind: &str, obj: &Value) -> Vec<Cause> {
         "ClusterRole" => validate_cluster_role(obj),
         "RoleBinding" => validate_binding(obj, true),
         "ClusterRoleBinding" => validate_binding(obj, false),
+        "Job" => super::job::validate(obj),
         _ => Vec::new(),
     }
 }
@@ -117,6 +118,7 @@ pub fn validate_builtin_update(kind: &str, new: &Value, old: &Value) -> Vec<Caus
                 }
             }
         }
+        "Job" => return super::job::validate_update(new, old),
         "RoleBinding" | "ClusterRoleBinding" => {
             let a = new.get("roleRef").cloned().unwrap_or(Value::Null);
             let b = old.get("roleRef").cloned().unwrap_or(Value::Null);

@@ -16,6 +16,7 @@ pub mod cel;
 mod celcheck;
 mod default;
 mod goregex;
+pub mod job;
 mod jsonschema;
 mod meta;
 pub mod names;

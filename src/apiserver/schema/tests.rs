@@ -524,11 +524,11 @@ fn invalid_pattern_is_reported() {
 #[test]
 fn corpus_crd_schemas_are_structural() {
     // Real provider CRDs must be accepted: every openAPIV3Schema in the shared corpus.
-    let dir = std::path::Path::new("/work/shared/corpus");
-    if !dir.exists() {
-        eprintln!("skipped: corpus not present");
+    let Some(dir) =
+        crate::shared_data::shared_or_skip("corpus", "corpus_crd_schemas_are_structural")
+    else {
         return;
-    }
+    };
     let mut checked = 0;
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -864,11 +864,9 @@ fn collect_rules(v: &Value, out: &mut Vec<String>) {
 
 #[test]
 fn corpus_cel_rules_parse() {
-    let dir = std::path::Path::new("/work/shared/corpus");
-    if !dir.exists() {
-        eprintln!("skipped: corpus not present");
+    let Some(dir) = crate::shared_data::shared_or_skip("corpus", "corpus_cel_rules_parse") else {
         return;
-    }
+    };
     let mut rules = Vec::new();
     for e in std::fs::read_dir(dir).unwrap().flatten() {
         let p = e.path().join("components.yaml");
@@ -921,7 +919,12 @@ fn validation_rule_entries_are_checked() {
 #[test]
 #[ignore = "timing probe: cargo test --release --lib pipeline_timing -- --ignored --nocapture"]
 fn pipeline_timing() {
-    let text = std::fs::read_to_string("/work/shared/corpus/capi-core/components.yaml").unwrap();
+    let Some(path) =
+        crate::shared_data::shared_or_skip("corpus/capi-core/components.yaml", "pipeline_timing")
+    else {
+        return;
+    };
+    let text = std::fs::read_to_string(path).unwrap();
     let crd = text
         .split("\n---")
         .filter_map(|d| serde_saphyr::from_str::<Value>(d).ok())
@@ -992,11 +995,11 @@ fn string_formats_kube_keeps() {
 #[test]
 fn corpus_builtin_objects_are_valid() {
     // Every built-in object real providers ship must pass, or the emulator rejects them.
-    let dir = std::path::Path::new("/work/shared/corpus");
-    if !dir.exists() {
-        eprintln!("skipped: corpus not present");
+    let Some(dir) =
+        crate::shared_data::shared_or_skip("corpus", "corpus_builtin_objects_are_valid")
+    else {
         return;
-    }
+    };
     let mut checked = 0;
     for e in std::fs::read_dir(dir).unwrap().flatten() {
         let Ok(text) = std::fs::read_to_string(e.path().join("components.yaml")) else {
@@ -1036,7 +1039,10 @@ fn corpus_builtin_objects_are_valid() {
 #[test]
 #[ignore = "survey: cargo test --lib corpus_minimal_objects_survey -- --ignored --nocapture"]
 fn corpus_minimal_objects_survey() {
-    let dir = std::path::Path::new("/work/shared/corpus");
+    let Some(dir) = crate::shared_data::shared_or_skip("corpus", "corpus_minimal_objects_survey")
+    else {
+        return;
+    };
     let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
     for e in std::fs::read_dir(dir).unwrap().flatten() {
         let Ok(text) = std::fs::read_to_string(e.path().join("components.yaml")) else {
