@@ -3,6 +3,8 @@
 
 #[path = "lint/generate.rs"]
 mod generate;
+#[path = "shared/shared_data.rs"]
+mod shared_data;
 #[path = "lint/support.rs"]
 mod support;
 
@@ -12,6 +14,10 @@ mod bad_input;
 mod conformant;
 #[path = "lint/corpus.rs"]
 mod corpus;
+#[path = "lint/kustomize.rs"]
+mod kustomize;
+#[path = "lint/repos.rs"]
+mod repos;
 #[path = "lint/violations.rs"]
 mod violations;
 #[path = "lint/waivers.rs"]

@@ -197,6 +197,10 @@ pub fn report_leftovers(run_id: &str, leftovers: &Leftovers) {
 /// `check` against the cluster of the kubeconfig.
 pub async fn run(args: CheckArgs) -> anyhow::Result<i32> {
     interrupt::install();
+    // Every loader of the run (`--crds`, `--sample`) renders kustomize roots with it.
+    if let Some(k) = &args.kustomize {
+        crate::inventory::Kustomize::set_process_default(k);
+    }
     let _live = live_progress(&args.progress);
     if args.embedded {
         let extra = embedded::EmbeddedOptions {
