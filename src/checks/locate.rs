@@ -44,6 +44,9 @@ struct Target<'a> {
     name: &'a str,
 }
 
+/// A source file's documents: (index, 1-based start line, text).
+type FileDocuments = Rc<Vec<(usize, u32, String)>>;
+
 /// A parsed source document: where it starts in its file, its tree.
 struct SourceDoc {
     start_line: u32,
@@ -54,7 +57,7 @@ struct Locator<'a> {
     /// Evidence location (`file#index`) → the documents there, with their object reference.
     targets: HashMap<String, Vec<(String, Target<'a>)>>,
     /// File → its documents (index, start line, text), or `None` when it cannot be read.
-    files: HashMap<String, Option<Rc<Vec<(usize, u32, String)>>>>,
+    files: HashMap<String, Option<FileDocuments>>,
     /// (file, document index) → the parsed document.
     docs: HashMap<(String, usize), Rc<SourceDoc>>,
 }
@@ -282,7 +285,7 @@ impl<'a> Locator<'a> {
             .or_else(|| parts.first().map(|(i, _, _)| *i))
     }
 
-    fn file_documents(&mut self, file: &str) -> Option<Rc<Vec<(usize, u32, String)>>> {
+    fn file_documents(&mut self, file: &str) -> Option<FileDocuments> {
         self.files
             .entry(file.to_string())
             .or_insert_with(|| {

@@ -509,23 +509,23 @@ impl OriginPaths {
     /// `annotations` map when nothing else was in it.
     pub fn take_annotations(&self, doc: &mut Document) {
         let mut from = RenderedFrom::default();
-        if let Some(meta) = doc.value.get_mut("metadata").and_then(Value::as_object_mut) {
-            if let Some(ann) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
-                let origin = ann.remove(ORIGIN_ANNOTATION);
-                let transformations = ann.remove(TRANSFORMATIONS_ANNOTATION);
-                if ann.is_empty() {
-                    meta.remove("annotations");
-                }
-                from.file = origin
-                    .as_ref()
-                    .and_then(Value::as_str)
-                    .and_then(|o| self.origin_file(o));
-                from.label_files = transformations
-                    .as_ref()
-                    .and_then(Value::as_str)
-                    .map(|t| self.label_files(t))
-                    .unwrap_or_default();
+        if let Some(meta) = doc.value.get_mut("metadata").and_then(Value::as_object_mut)
+            && let Some(ann) = meta.get_mut("annotations").and_then(Value::as_object_mut)
+        {
+            let origin = ann.remove(ORIGIN_ANNOTATION);
+            let transformations = ann.remove(TRANSFORMATIONS_ANNOTATION);
+            if ann.is_empty() {
+                meta.remove("annotations");
             }
+            from.file = origin
+                .as_ref()
+                .and_then(Value::as_str)
+                .and_then(|o| self.origin_file(o));
+            from.label_files = transformations
+                .as_ref()
+                .and_then(Value::as_str)
+                .map(|t| self.label_files(t))
+                .unwrap_or_default();
         }
         doc.origin.rendered = Some(Arc::new(from));
     }

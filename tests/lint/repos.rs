@@ -2,7 +2,7 @@
 //! `lint <repo>/…/config` gives, cell for cell, the verdict of `kubectl kustomize <root> | lint
 //! -`, and every finding names a source file and a line that holds the field it is about.
 
-use crate::kustomize::{cells, lint_json, on_path};
+use crate::kustomize::{lint_json, on_path};
 use crate::shared_data::{REQUIRE_SHARED, shared_or_skip};
 use crate::support::*;
 use serde_json::Value;
