@@ -204,10 +204,13 @@ fn no_crd_error(e: InputError, patches: usize) -> anyhow::Error {
 }
 
 /// The documents split into evaluation units: one per rendered root (in `roots` order), then
-/// the plain inputs together (`None`).
+/// the plain inputs together (`None`). With one root, the plain inputs belong to it (`lint
+/// config/ metadata.yaml`: the clusterctl metadata of that provider).
 fn units(docs: Vec<Document>, roots: &[RenderedRoot]) -> Vec<(Option<String>, Vec<Document>)> {
-    if roots.is_empty() {
-        return vec![(None, docs)];
+    match roots {
+        [] => return vec![(None, docs)],
+        [only] => return vec![(Some(only.root.clone()), docs)],
+        _ => {}
     }
     let mut per_root: Vec<Vec<Document>> = roots.iter().map(|_| Vec::new()).collect();
     let mut plain = Vec::new();
