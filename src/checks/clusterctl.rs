@@ -309,14 +309,25 @@ pub fn components_name(_: &Rule, ctx: &CheckCtx) -> Finding {
     if bad.is_empty() {
         Finding::pass_msg(format!("components file(s): {}", files.join(", ")))
     } else {
-        Finding::fail_msg(format!(
-            "components file name(s) {} are not one of {}",
-            bad.iter()
-                .map(|s| s.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-            COMPONENT_FILES.join(", ")
-        ))
+        // Each badly named file, located at the file itself (its name is the finding).
+        let evidence = bad
+            .iter()
+            .map(|f| Evidence {
+                location: Some(f.as_str().into()),
+                ..Evidence::msg(format!("components file {f}"))
+            })
+            .collect();
+        Finding::fail(
+            format!(
+                "components file name(s) {} are not one of {}",
+                bad.iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                COMPONENT_FILES.join(", ")
+            ),
+            evidence,
+        )
     }
 }
 

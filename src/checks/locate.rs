@@ -114,6 +114,15 @@ impl<'a> Locator<'a> {
             return;
         };
         let Some(candidates) = self.targets.get(location) else {
+            // A finding about a whole file (its name): the file, at its first line.
+            if !location.contains('#') && self.file_documents(location).is_some() {
+                let file = location.to_string();
+                e.location = Some(format!("{file}:1").into());
+                e.source = Some(SourceLocation {
+                    file: file.into(),
+                    line: 1,
+                });
+            }
             return;
         };
         let target = match e.object.as_deref() {

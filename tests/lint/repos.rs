@@ -168,6 +168,58 @@ fn path_keys(path: &str) -> Vec<String> {
     keys
 }
 
+/// Checks that every failing cell of a report names, in each evidence, an existing file and a
+/// line that holds the field the evidence is about; returns how many were checked.
+fn assert_findings_located(report: &Value, what: &str) -> usize {
+    let mut located = 0;
+    let results = report["results"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{what}: no report"));
+    for r in results {
+        if r["outcome"] != "fail" {
+            continue;
+        }
+        let ev = r["evidence"].as_array().unwrap();
+        assert!(!ev.is_empty(), "{what}: a failure without evidence: {r}");
+        for e in ev {
+            let src = &e["source"];
+            let file = src["file"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{what}: no source: {e}"));
+            let line = src["line"].as_u64().unwrap() as usize;
+            let text = std::fs::read_to_string(file)
+                .unwrap_or_else(|_| panic!("{what}: {file} does not exist"));
+            let at = text
+                .lines()
+                .nth(line - 1)
+                .unwrap_or_else(|| panic!("{what}: {file} has no line {line}"));
+            if r["rule_id"] == "clusterctl/components-name" {
+                // The file's name is the finding: its first line.
+                assert_eq!(line, 1);
+                located += 1;
+                continue;
+            }
+            let key = key_at(at);
+            let path = e["path"].as_str().unwrap_or("metadata.name");
+            let mut keys = path_keys(path);
+            if path.starts_with("metadata.labels") {
+                // In the CRD, or in the kustomization that labels it.
+                keys.extend(["metadata", "labels", "commonLabels"].map(String::from));
+                if key.starts_with("cluster.x-k8s.io/") {
+                    keys.push(key.to_string());
+                }
+            }
+            assert!(
+                keys.iter().any(|k| k == key),
+                "{what}: {file}:{line} holds `{key}`, not a field of `{path}` ({})",
+                r["rule_id"]
+            );
+            located += 1;
+        }
+    }
+    located
+}
+
 #[test]
 fn every_finding_on_the_shared_repositories_names_a_line_holding_its_field() {
     let Some(repos) = repos("findings on ../shared/repos at their source lines") else {
@@ -178,49 +230,36 @@ fn every_finding_on_the_shared_repositories_names_a_line_holding_its_field() {
         for root in roots {
             let config = repo.join(root);
             let config = config.parent().unwrap();
-            let (_, report, stderr) = lint_json(&[config.to_str().unwrap()]);
-            for r in report["results"]
-                .as_array()
-                .unwrap_or_else(|| panic!("{stderr}"))
-            {
-                if r["outcome"] != "fail" {
-                    continue;
-                }
-                let ev = r["evidence"].as_array().unwrap();
-                assert!(!ev.is_empty(), "{r}");
-                for e in ev {
-                    let src = &e["source"];
-                    let file = src["file"]
-                        .as_str()
-                        .unwrap_or_else(|| panic!("no source: {e}"));
-                    let line = src["line"].as_u64().unwrap() as usize;
-                    let text = std::fs::read_to_string(file)
-                        .unwrap_or_else(|_| panic!("{file} does not exist"));
-                    let at = text
-                        .lines()
-                        .nth(line - 1)
-                        .unwrap_or_else(|| panic!("{file} has no line {line}"));
-                    let key = key_at(at);
-                    let path = e["path"].as_str().unwrap_or("metadata.name");
-                    let mut keys = path_keys(path);
-                    if path.starts_with("metadata.labels") {
-                        // In the CRD, or in the kustomization that labels it.
-                        keys.extend(["metadata", "labels", "commonLabels"].map(String::from));
-                        if key.starts_with("cluster.x-k8s.io/") {
-                            keys.push(key.to_string());
-                        }
-                    }
-                    assert!(
-                        keys.iter().any(|k| k == key),
-                        "{file}:{line} holds `{key}`, not a field of `{path}` ({})",
-                        r["rule_id"]
-                    );
-                    located += 1;
-                }
-            }
+            let (code, report, stderr) = lint_json(&[config.to_str().unwrap()]);
+            assert_ne!(code, 2, "{stderr}");
+            located += assert_findings_located(&report, &config.display().to_string());
         }
     }
     // The trees have findings (CAPD's machine pools, IBM's and IONOS's categories, KubeVirt's
     // labels and failure domains): the test saw some.
     assert!(located >= 10, "only {located} findings located");
+}
+
+/// The same on the rendered release manifests of `../shared/corpus` (plain files: the line in
+/// the components file).
+#[test]
+fn every_finding_on_the_corpus_names_a_line_holding_its_field() {
+    let Some(corpus) = shared_or_skip("corpus", "findings on ../shared/corpus at their lines")
+    else {
+        return;
+    };
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&corpus)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    let mut located = 0;
+    for dir in &dirs {
+        let (code, report, stderr) = lint_json(&[dir.to_str().unwrap()]);
+        assert_ne!(code, 2, "{stderr}");
+        located += assert_findings_located(&report, &dir.display().to_string());
+    }
+    assert!(located >= 30, "only {located} findings located");
 }
