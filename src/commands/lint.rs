@@ -78,6 +78,24 @@ pub fn read_manager_help(r: &ReportArgs) -> anyhow::Result<Option<String>> {
 /// units share are told apart by the unit (`name (root)`), and a note says which root each
 /// provider was rendered from.
 pub fn lint_matrix(args: &LintArgs, rules: &[Rule]) -> anyhow::Result<Matrix> {
+    lint_matrix_timed(args, rules).map(|(m, _)| m)
+}
+
+/// Where a `lint` run's wall time went (`CAPI_CONFORMANCE_TIMINGS=1` prints it on stderr; the
+/// bench script `scripts/bench-lint-config.sh` reads it).
+#[derive(Debug, Default)]
+struct Timings {
+    /// Each rendered root: (root, command, time in kustomize). Roots render in parallel.
+    kustomize: Vec<(String, String, std::time::Duration)>,
+    /// Reading, rendering and parsing the inputs.
+    load: std::time::Duration,
+    /// Evaluating the rules (and locating the findings).
+    evaluate: std::time::Duration,
+}
+
+fn lint_matrix_timed(args: &LintArgs, rules: &[Rule]) -> anyhow::Result<(Matrix, Timings)> {
+    let mut timings = Timings::default();
+    let started = std::time::Instant::now();
     let mut opts = options(args)?;
     let load = LoadOptions {
         keep_going: args.keep_going,
@@ -85,6 +103,12 @@ pub fn lint_matrix(args: &LintArgs, rules: &[Rule]) -> anyhow::Result<Matrix> {
         kustomize: Kustomize::from_flag(args.kustomize.as_deref()),
     };
     let loaded = load_paths_with(&args.paths, &load)?;
+    timings.load = started.elapsed();
+    timings.kustomize = loaded
+        .roots
+        .iter()
+        .map(|r| (r.root.clone(), r.tool.clone(), r.elapsed))
+        .collect();
     opts.load_problems = loaded.problems;
     let notes: Vec<Note> = loaded
         .notes
@@ -187,7 +211,8 @@ pub fn lint_matrix(args: &LintArgs, rules: &[Rule]) -> anyhow::Result<Matrix> {
         });
     }
     m.sort();
-    Ok(m)
+    timings.evaluate = started.elapsed().saturating_sub(timings.load);
+    Ok((m, timings))
 }
 
 /// What loading's note on a lone kustomize patch says (see [`InputError::KustomizePatch`]).
@@ -298,9 +323,27 @@ fn rename_provider(m: &mut Matrix, from: &str, to: &str) {
 
 /// Runs `lint` with the embedded catalog and the report writers.
 pub fn run(args: LintArgs) -> anyhow::Result<i32> {
+    let started = std::time::Instant::now();
     let catalog = Catalog::shared()?;
-    let matrix = lint_matrix(&args, catalog.rules())?;
+    let (matrix, timings) = lint_matrix_timed(&args, catalog.rules())?;
     let tty = std::io::stdout().is_terminal();
     report::write_outputs(&matrix, &args.report, tty)?;
+    if std::env::var("CAPI_CONFORMANCE_TIMINGS").as_deref() == Ok("1") {
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+        for (root, tool, d) in &timings.kustomize {
+            eprintln!("timings: kustomize {root} ({tool}): {:.1} ms", ms(*d));
+        }
+        eprintln!(
+            "timings: load {:.1} ms (kustomize, slowest root: {:.1} ms), evaluate {:.1} ms, total {:.1} ms",
+            ms(timings.load),
+            timings
+                .kustomize
+                .iter()
+                .map(|k| ms(k.2))
+                .fold(0.0, f64::max),
+            ms(timings.evaluate),
+            ms(started.elapsed())
+        );
+    }
     Ok(matrix.verdict().exit_code())
 }

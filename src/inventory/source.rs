@@ -203,6 +203,11 @@ pub fn load_paths_with(paths: &[PathBuf], opts: &LoadOptions) -> Result<Loaded, 
     let mut roots: Vec<Root> = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     let mut add_root = |dir: PathBuf, given: &Path, inputs: &mut Vec<Input>| {
+        // `./config/default` (found from `.`) is shown as `config/default`.
+        let dir = match dir.strip_prefix(".") {
+            Ok(rest) if !rest.as_os_str().is_empty() => rest.to_path_buf(),
+            _ => dir,
+        };
         let key = dir.canonicalize().unwrap_or_else(|_| dir.clone());
         if seen.insert(key) {
             inputs.push(Input::Root(roots.len()));
