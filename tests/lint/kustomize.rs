@@ -560,3 +560,46 @@ pub fn on_path(name: &str) -> bool {
     std::env::var_os("PATH")
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
 }
+
+/// The GitLab recipe's `lint` line, run in a kubebuilder-style repository (ours): it renders
+/// `config/` and passes; with a MUST broken in a base file it fails the job, and the JUnit
+/// names the file to fix.
+#[test]
+fn the_gitlab_recipe_lints_a_kubebuilder_repository() {
+    if !kustomize_or_skip("the GitLab recipe on a kubebuilder repository") {
+        return;
+    }
+    let recipe = std::fs::read_to_string(root().join("examples/gitlab-ci.yml")).unwrap();
+    let line = recipe
+        .lines()
+        .map(|l| l.trim().trim_start_matches("- ").trim())
+        .find(|l| l.starts_with("capi-conformance lint "))
+        .expect("the recipe lints");
+    let argv: Vec<&str> = line.split_whitespace().skip(1).collect();
+    let run = |repo: &Path| {
+        std::fs::create_dir_all(repo.join("reports")).unwrap();
+        Command::new(env!("CARGO_BIN_EXE_capi-conformance"))
+            .args(&argv)
+            .current_dir(repo)
+            .output()
+            .unwrap()
+    };
+    let good = copy_tree();
+    let out = run(good.path());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{line}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bad = copy_tree();
+    let base = "config/crd/bases/infrastructure.bar.example.io_barmachines.yaml";
+    let text = std::fs::read_to_string(bad.path().join(base))
+        .unwrap()
+        .replace("scope: Namespaced", "scope: Cluster");
+    std::fs::write(bad.path().join(base), text).unwrap();
+    let out = run(bad.path());
+    assert_eq!(out.status.code(), Some(1), "{line}");
+    let junit = std::fs::read_to_string(bad.path().join("reports/junit.xml")).unwrap();
+    assert!(junit.contains(&format!("file=\"{base}\"")), "{junit}");
+}
