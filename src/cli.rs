@@ -163,12 +163,19 @@ pub struct ReportArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct LintArgs {
-    /// Files or directories (recursive *.yaml|*.yml|*.json); `-` reads stdin.
+    /// Files or directories; `-` reads stdin. A directory that is (or holds) a kustomize root
+    /// is rendered with kustomize (a repository's `config/` renders `config/default`); any other
+    /// directory is read file by file (recursive *.yaml|*.yml|*.json).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Report the usable documents and mark broken ones instead of stopping at the first error.
     #[arg(long = "keep-going")]
     pub keep_going: bool,
+    /// The kustomize that renders kustomize roots: a program (`kustomize`, `kubectl`, a path;
+    /// `kubectl…` runs `kubectl kustomize DIR`, anything else `CMD build DIR`) or a program with
+    /// its arguments (`"kubectl.1.30 kustomize"`). Default: `kustomize` on PATH, else `kubectl`.
+    #[arg(long, value_name = "CMD")]
+    pub kustomize: Option<String>,
     #[command(flatten)]
     pub report: ReportArgs,
 }
@@ -233,6 +240,11 @@ pub struct CheckArgs {
     /// With --embedded: a provider's CRDs/RBAC to install (files or directories).
     #[arg(long, value_name = "PATH")]
     pub crds: Vec<PathBuf>,
+    /// The kustomize that renders kustomize roots among the inputs (`--crds config/`): a
+    /// program (`kustomize`, `kubectl`, a path) or a program with its arguments. Default:
+    /// `kustomize` on PATH, else `kubectl`.
+    #[arg(long, value_name = "CMD")]
+    pub kustomize: Option<String>,
     /// With --embedded: the provider's controller command; `{kubeconfig}` is replaced by the
     /// embedded server's kubeconfig path.
     #[arg(long = "provider-cmd", value_name = "CMD")]

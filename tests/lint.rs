@@ -18,6 +18,10 @@ mod conformant;
 mod corpus;
 #[path = "lint/sarif.rs"]
 mod sarif;
+#[path = "lint/kustomize.rs"]
+mod kustomize;
+#[path = "lint/repos.rs"]
+mod repos;
 #[path = "lint/violations.rs"]
 mod violations;
 #[path = "lint/waivers.rs"]

@@ -103,6 +103,11 @@ pub fn repo_assets(_: &Rule, ctx: &CheckCtx) -> Finding {
             "components read from stdin: cannot tell where the release assets live",
         );
     }
+    if let Some(root) = rendered_root(ctx.inv) {
+        return Finding::skip(format!(
+            "components rendered from the kustomize root {root}: where the release assets live is decided when the release is built"
+        ));
+    }
     let apart: Vec<&str> = files
         .iter()
         .filter(|f| dir(f) != md_dir)
@@ -256,6 +261,17 @@ pub fn metadata_contract(_: &Rule, ctx: &CheckCtx) -> Finding {
     }
 }
 
+/// The kustomize root components were rendered from, if any (their `origin.file` is then the
+/// root directory, not a release file).
+fn rendered_root(inv: &Inventory) -> Option<&str> {
+    inv.providers
+        .iter()
+        .flat_map(|p| p.crds.iter().map(|c| &c.crd.origin))
+        .chain(inv.deployments.iter().map(|d| &d.origin))
+        .find(|o| o.rendered.is_some())
+        .map(|o| o.file.as_str())
+}
+
 /// Files holding components (CRDs or Deployments).
 fn component_files(inv: &Inventory) -> Vec<String> {
     let mut files: Vec<String> = inv
@@ -275,6 +291,11 @@ pub fn components_name(_: &Rule, ctx: &CheckCtx) -> Finding {
     if files.iter().any(|f| f == "-") {
         return Finding::skip("components read from stdin: no file name to check");
     }
+    if let Some(root) = rendered_root(ctx.inv) {
+        return Finding::skip(format!(
+            "components rendered from the kustomize root {root}: the release file name is chosen when the release is built"
+        ));
+    }
     let bad: Vec<&String> = files
         .iter()
         .filter(|f| {
@@ -288,14 +309,25 @@ pub fn components_name(_: &Rule, ctx: &CheckCtx) -> Finding {
     if bad.is_empty() {
         Finding::pass_msg(format!("components file(s): {}", files.join(", ")))
     } else {
-        Finding::fail_msg(format!(
-            "components file name(s) {} are not one of {}",
-            bad.iter()
-                .map(|s| s.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-            COMPONENT_FILES.join(", ")
-        ))
+        // Each badly named file, located at the file itself (its name is the finding).
+        let evidence = bad
+            .iter()
+            .map(|f| Evidence {
+                location: Some(f.as_str().into()),
+                ..Evidence::msg(format!("components file {f}"))
+            })
+            .collect();
+        Finding::fail(
+            format!(
+                "components file name(s) {} are not one of {}",
+                bad.iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                COMPONENT_FILES.join(", ")
+            ),
+            evidence,
+        )
     }
 }
 

@@ -22,6 +22,15 @@ macro_rules! crd_or_return {
     };
 }
 
+/// Where the contract labels of a CRD are (findings are reported at the line that sets them:
+/// in the CRD, or in the kustomization that adds them).
+const LABELS: &str = "metadata.labels";
+
+/// The path of one contract label.
+fn label_path(contract: Contract) -> String {
+    format!("{LABELS}[\"{}\"]", contract.label_key())
+}
+
 fn label_list(c: &ClassifiedCrd) -> String {
     c.declared
         .iter()
@@ -42,7 +51,7 @@ pub fn contract_label(_: &Rule, ctx: &CheckCtx) -> Finding {
     let c = crd_or_return!(ctx);
     if c.declared.is_empty() {
         let m = "no non-empty cluster.x-k8s.io/v1beta1 or cluster.x-k8s.io/v1beta2 label: core cannot resolve this kind (\"contract version label(s) are either missing or empty\")";
-        return Finding::fail(m, vec![ctx.ev(m)]);
+        return Finding::fail(m, vec![ctx.ev_at(LABELS, m)]);
     }
     match ctx.contract {
         Some(k) if column_label(c, Some(k)).is_none() => {
@@ -51,7 +60,7 @@ pub fn contract_label(_: &Rule, ctx: &CheckCtx) -> Finding {
                 k.label_key(),
                 label_list(c)
             );
-            Finding::fail(m.clone(), vec![ctx.ev(m)])
+            Finding::fail(m.clone(), vec![ctx.ev_at(label_path(k), m)])
         }
         _ => Finding::pass(vec![ctx.ev(label_list(c))]),
     }
@@ -72,14 +81,14 @@ pub fn contract_label_versions(_: &Rule, ctx: &CheckCtx) -> Finding {
                 "{key}={} (the label CAPI selects) resolves to version {}, which spec.versions does not define",
                 selected.value, selected.version
             );
-            return Finding::fail(m.clone(), vec![ctx.ev(m)]);
+            return Finding::fail(m.clone(), vec![ctx.ev_at(label_path(selected.contract), m)]);
         }
         Some(v) if !v.served => {
             let m = format!(
                 "{key}={} (the label CAPI selects) resolves to version {}, which is not served (every read of this kind uses it)",
                 selected.value, selected.version
             );
-            return Finding::fail(m.clone(), vec![ctx.ev(m)]);
+            return Finding::fail(m.clone(), vec![ctx.ev_at(label_path(selected.contract), m)]);
         }
         Some(_) => {}
     }
@@ -127,7 +136,7 @@ pub fn contract_label_unambiguous(_: &Rule, ctx: &CheckCtx) -> Finding {
             "version listed under two contract labels: {} (topology's reverse lookup becomes random)",
             dup.join("; ")
         );
-        Finding::fail(m.clone(), vec![ctx.ev(m)])
+        Finding::fail(m.clone(), vec![ctx.ev_at(LABELS, m)])
     }
 }
 
@@ -168,7 +177,7 @@ pub fn contract_label_vs_metadata(_: &Rule, ctx: &CheckCtx) -> Finding {
             let m = format!(
                 "newest contract label is {n} but metadata.yaml series v{major}.{minor} declares contract {contract}"
             );
-            Finding::fail(m.clone(), vec![ctx.ev(m)])
+            Finding::fail(m.clone(), vec![ctx.ev_at(label_path(n), m)])
         }
         None => Finding::skip("no contract label (see all/contract-label)"),
     }
@@ -181,7 +190,7 @@ pub fn template_labels_versions(_: &Rule, ctx: &CheckCtx) -> Finding {
     };
     if c.declared.is_empty() {
         let m = "the template CRD has no contract label of its own (core resolves template references through it)";
-        return Finding::fail(m, vec![ctx.ev(m)]);
+        return Finding::fail(m, vec![ctx.ev_at(LABELS, m)]);
     }
     let Some(base) = ctx.inv.find_crd(&c.crd.group, base_kind) else {
         return Finding::skip(format!(
@@ -199,6 +208,6 @@ pub fn template_labels_versions(_: &Rule, ctx: &CheckCtx) -> Finding {
             label_list(c),
             label_list(base)
         );
-        Finding::fail(m.clone(), vec![ctx.ev(m)])
+        Finding::fail(m.clone(), vec![ctx.ev_at(LABELS, m)])
     }
 }

@@ -21,6 +21,7 @@
 
 pub mod clusterctl;
 pub mod labels;
+mod locate;
 pub mod naming;
 pub mod rbac;
 pub mod registry;
@@ -37,10 +38,10 @@ mod tests;
 use crate::cli::ContractSelection;
 use crate::contract::{Contract, FailOn, Role, labels as contract_labels};
 use crate::inventory::{
-    ClassifiedCrd, CrdVersion, Document, InputError, Inventory, Provider, SchemaNode,
+    ClassifiedCrd, CrdVersion, Document, InputError, InputNote, Inventory, Provider, SchemaNode,
 };
 use crate::report::{
-    Column, Evidence, Matrix, Outcome, Phase, Problem, RuleResult, RunContext, SharedStr,
+    Column, Evidence, Matrix, Note, Outcome, Phase, Problem, RuleResult, RunContext, SharedStr,
 };
 use crate::suite::{FieldCheck, Rule, RuleKind};
 use serde_json::Value;
@@ -67,6 +68,8 @@ pub struct LintOptions {
     pub keep_going: bool,
     /// Problems found while loading (only with `keep_going`).
     pub load_problems: Vec<InputError>,
+    /// Notes from loading (skipped kustomize patches, rendered roots, files not read).
+    pub load_notes: Vec<InputNote>,
     /// `lint` or `check`.
     pub command: String,
     /// What was examined (paths joined, or a cluster URL).
@@ -86,6 +89,7 @@ impl Default for LintOptions {
             manager_help: None,
             keep_going: false,
             load_problems: Vec::new(),
+            load_notes: Vec::new(),
             command: "lint".into(),
             source: String::new(),
             started_at: jiff::Timestamp::UNIX_EPOCH,
@@ -198,6 +202,24 @@ impl<'a> CheckCtx<'a> {
             location: self.crd_location.clone(),
             source: None,
         }
+    }
+
+    /// Evidence naming this column's CRD at one of its fields (a path as
+    /// [`crate::inventory::lines::parse_path`] reads it: `spec.names.categories`,
+    /// `spec.versions[v1beta2].subresources.status`): findings are reported at that field's line.
+    pub fn ev_at(&self, path: impl Into<String>, message: impl Into<String>) -> Evidence {
+        Evidence {
+            path: Some(path.into()),
+            ..self.ev(message)
+        }
+    }
+
+    /// Evidence at a field of the column's CRD version schema (`status.ready`).
+    pub fn schema_ev(&self, version: &str, path: &str, message: impl Into<String>) -> Evidence {
+        self.ev_at(
+            format!("spec.versions[{version}].schema.openAPIV3Schema: {path}"),
+            message,
+        )
     }
 }
 
@@ -453,6 +475,12 @@ pub fn evaluate_rules(
                 continue;
             }
             let mut finding = evaluate_cell(p, ctx);
+            // Every failure on a CRD names the CRD (and so its source line).
+            if finding.outcome == Outcome::Fail && finding.evidence.is_empty() && ctx.crd.is_some()
+            {
+                let message = finding.reason.clone().unwrap_or_default();
+                finding.evidence.push(ctx.ev(message));
+            }
             if !opts.no_waivers {
                 waivers::apply(rule, ctx, &pc.column, &mut finding);
             }
@@ -474,6 +502,7 @@ pub fn evaluate_rules(
         }
     }
     drop(contexts);
+    locate::locate_failures(&mut results, &inv);
     let mut matrix = Matrix {
         context: RunContext {
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -492,6 +521,14 @@ pub fn evaluate_rules(
         columns: columns.into_iter().map(|c| c.column).collect(),
         results,
         problems,
+        notes: opts
+            .load_notes
+            .iter()
+            .map(|n| Note {
+                source: n.source.clone(),
+                message: n.message.clone(),
+            })
+            .collect(),
         scenarios: Vec::new(),
     };
     matrix.sort();

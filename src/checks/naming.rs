@@ -25,7 +25,7 @@ pub fn crd_name(_: &Rule, ctx: &CheckCtx) -> Finding {
         None => Finding::pass(vec![
             ctx.ev(format!("`{}` = CalculateCRDName(group, kind)", c.crd.name)),
         ]),
-        Some(m) => Finding::fail(m.clone(), vec![ctx.ev(m)]),
+        Some(m) => Finding::fail(m.clone(), vec![ctx.ev_at("metadata.name", m)]),
     }
 }
 
@@ -79,9 +79,10 @@ pub fn template_kind_name(_: &Rule, ctx: &CheckCtx) -> Finding {
                 "base kind `{base}` (kind minus `Template`) is not defined in group {}",
                 c.crd.group
             ),
-            vec![
-                ctx.ev("core strips `Template` and looks up the base kind's CRD in the same group"),
-            ],
+            vec![ctx.ev_at(
+                "spec.names.kind",
+                "core strips `Template` and looks up the base kind's CRD in the same group",
+            )],
         ),
     }
 }
@@ -127,7 +128,7 @@ fn ctx_ev(crd: &Crd, message: String) -> crate::report::Evidence {
     crate::report::Evidence {
         message,
         object: Some(crd.object_ref().into()),
-        path: None,
+        path: Some("metadata.name".into()),
         resource_version: None,
         location: Some(crd.origin.location().into()),
         source: None,

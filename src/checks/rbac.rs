@@ -268,6 +268,7 @@ pub fn rbac_owner_finalizers(_: &Rule, ctx: &CheckCtx) -> Finding {
         return Finding::skip("no ClusterRole or Role among the inputs");
     }
     let mut missing = Vec::new();
+    let mut missing_groups = Vec::new();
     let mut granted = Vec::new();
     for c in owners {
         let res = format!("{}/finalizers", c.crd.plural);
@@ -275,18 +276,46 @@ pub fn rbac_owner_finalizers(_: &Rule, ctx: &CheckCtx) -> Finding {
             granted.push(format!("{res}.{}", c.crd.group));
         } else {
             missing.push(format!("{res}.{}", c.crd.group));
+            missing_groups.push(c.crd.group.clone());
         }
     }
     if missing.is_empty() {
         Finding::pass_msg(format!("update granted on {}", granted.join(", ")))
     } else {
+        let message = "the contract's Secrets carry a controller ownerRef (blockOwnerDeletion: true) to these objects; under OwnerReferencesPermissionEnforcement that needs update on <plural>/finalizers";
+        // Where the grant goes: the ClusterRole that already has rules on the kinds' group
+        // (the manager's), at its rules.
+        let groups: BTreeSet<&str> = missing_groups.iter().map(String::as_str).collect();
+        let evidence = match ctx
+            .inv
+            .cluster_roles
+            .iter()
+            .find(|r| role_mentions_group(r, &groups))
+        {
+            Some(role) => Evidence {
+                path: Some("rules".into()),
+                ..super::doc_ev(role, message)
+            },
+            None => Evidence::msg(message),
+        };
         Finding::fail(
             format!("no role grants update on {}", missing.join(", ")),
-            vec![Evidence::msg(
-                "the contract's Secrets carry a controller ownerRef (blockOwnerDeletion: true) to these objects; under OwnerReferencesPermissionEnforcement that needs update on <plural>/finalizers",
-            )],
+            vec![evidence],
         )
     }
+}
+
+/// Whether a ClusterRole has a rule on one of `groups`.
+fn role_mentions_group(role: &Document, groups: &BTreeSet<&str>) -> bool {
+    role.value
+        .get("rules")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.get("apiGroups").and_then(Value::as_array))
+        .flatten()
+        .filter_map(Value::as_str)
+        .any(|g| groups.contains(g))
 }
 
 /// `bootstrap/provider-rbac`: the provider's roles manage its BootstrapConfig kinds (+status)

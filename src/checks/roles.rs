@@ -24,27 +24,45 @@ pub fn defined(_: &Rule, ctx: &CheckCtx) -> Finding {
             "kind `{kind}` does not follow the {} naming `<Env>{suffix}`",
             c.role.display_name()
         );
-        Finding::fail(m.clone(), vec![ctx.ev(m)])
+        Finding::fail(m.clone(), vec![ctx.ev_at("spec.names.kind", m)])
     }
 }
 
-fn state_problem(schema: &crate::inventory::SchemaNode, path: &str, t: JsonType) -> Option<String> {
-    match field_state(schema, path, t) {
-        FieldState::Ok => None,
-        FieldState::WrongType { found } => {
-            Some(format!("`{path}` is {found}, expected {}", t.as_str()))
-        }
-        FieldState::Missing { .. } => Some(format!("`{path}` is missing")),
-        FieldState::Open { at } => Some(format!("`{path}` is open (preserve-unknown at `{at}`)")),
-    }
+/// A problem found in a schema: the schema path it is at (`None`: not in this column's
+/// schema) and what is wrong.
+type Problem = (Option<&'static str>, String);
+
+fn state_problem(
+    schema: &crate::inventory::SchemaNode,
+    path: &'static str,
+    t: JsonType,
+) -> Option<Problem> {
+    let message = match field_state(schema, path, t) {
+        FieldState::Ok => return None,
+        FieldState::WrongType { found } => format!("`{path}` is {found}, expected {}", t.as_str()),
+        FieldState::Missing { .. } => format!("`{path}` is missing"),
+        FieldState::Open { at } => format!("`{path}` is open (preserve-unknown at `{at}`)"),
+    };
+    Some((Some(path), message))
 }
 
-fn finish(ctx: &CheckCtx, problems: Vec<String>, ok: String) -> Finding {
+fn finish(ctx: &CheckCtx, version: &str, problems: Vec<Problem>, ok: String) -> Finding {
     if problems.is_empty() {
         Finding::pass(vec![ctx.ev(ok)])
     } else {
-        let ev = problems.iter().map(|p| ctx.ev(p.clone())).collect();
-        Finding::fail(problems.join("; "), ev)
+        let ev = problems
+            .iter()
+            .map(|(path, m)| match path {
+                Some(p) => ctx.schema_ev(version, p, m.clone()),
+                None => ctx.ev(m.clone()),
+            })
+            .collect();
+        let reason = problems
+            .iter()
+            .map(|(_, m)| m.as_str())
+            .collect::<Vec<_>>()
+            .join("; ");
+        Finding::fail(reason, ev)
     }
 }
 
@@ -70,11 +88,12 @@ pub fn cp_status_version(_: &Rule, ctx: &CheckCtx) -> Finding {
                 (Some(_), None) => Finding::pass(vec![ctx.ev(
                     "status.version (deprecated fallback) is a string; status.versions is preferred",
                 )]),
-                (Some(v), Some(l)) => finish(ctx, vec![v, l], String::new()),
+                (Some(v), Some(l)) => finish(ctx, &version.name, vec![v, l], String::new()),
             }
         }
         _ => finish(
             ctx,
+            &version.name,
             legacy.into_iter().collect(),
             "status.version is a string".into(),
         ),
@@ -162,11 +181,15 @@ pub fn cp_machine_template(_: &Rule, ctx: &CheckCtx) -> Finding {
     }
     for (p, t) in optional {
         if let FieldState::WrongType { found } = field_state(schema, p, t) {
-            problems.push(format!("`{p}` is {found}, expected {}", t.as_str()));
+            problems.push((
+                Some(p),
+                format!("`{p}` is {found}, expected {}", t.as_str()),
+            ));
         }
     }
     finish(
         ctx,
+        &version.name,
         problems,
         format!(
             "machineTemplate paths of contract {} present with the right types",
@@ -198,12 +221,19 @@ pub fn cpt_topology_fields(_: &Rule, ctx: &CheckCtx) -> Finding {
             version.name
         ));
     };
-    let problems: Vec<String> = state_problem(base_schema, "spec.version", JsonType::String)
-        .map(|p| format!("{base_kind}: {p} (topology always writes it)"))
+    // The field is the base kind's: its CRD, not this one, is where the fix goes.
+    let problems: Vec<Problem> = state_problem(base_schema, "spec.version", JsonType::String)
+        .map(|(_, p)| {
+            (
+                None,
+                format!("{base_kind}: {p} (topology always writes it)"),
+            )
+        })
         .into_iter()
         .collect();
     finish(
         ctx,
+        &version.name,
         problems,
         format!("{base_kind} at {} has spec.version (string)", version.name),
     )
@@ -225,7 +255,10 @@ pub fn mpm_kind(_: &Rule, ctx: &CheckCtx) -> Finding {
         }
         FieldState::WrongType { found } => {
             let m = format!("`status.infrastructureMachineKind` is {found}, expected string");
-            Finding::fail(m.clone(), vec![ctx.ev(m)])
+            Finding::fail(
+                m.clone(),
+                vec![ctx.schema_ev(&version.name, "status.infrastructureMachineKind", m)],
+            )
         }
         FieldState::Ok => {
             let served_machine_kinds: Vec<&str> = ctx

@@ -29,11 +29,11 @@ pub fn crd_v1(_: &Rule, ctx: &CheckCtx) -> Finding {
             "CRD apiVersion is `{}`, not apiextensions.k8s.io/v1",
             c.crd.api_version
         );
-        return Finding::fail(m.clone(), vec![ctx.ev(m)]);
+        return Finding::fail(m.clone(), vec![ctx.ev_at("apiVersion", m)]);
     }
     if !c.crd.versions.iter().any(|v| v.served) {
         let m = "no version of the CRD is served".to_string();
-        return Finding::fail(m.clone(), vec![ctx.ev(m)]);
+        return Finding::fail(m.clone(), vec![ctx.ev_at("spec.versions", m)]);
     }
     Finding::pass(vec![
         ctx.ev("apiextensions.k8s.io/v1 CRD with a served version"),
@@ -46,7 +46,7 @@ pub fn namespaced(_: &Rule, ctx: &CheckCtx) -> Finding {
         Finding::pass(vec![ctx.ev("spec.scope: Namespaced")])
     } else {
         let m = format!("spec.scope is `{}`, not Namespaced", c.crd.scope);
-        Finding::fail(m.clone(), vec![ctx.ev(m)])
+        Finding::fail(m.clone(), vec![ctx.ev_at("spec.scope", m)])
     }
 }
 
@@ -57,11 +57,11 @@ fn list_kind_check(ctx: &CheckCtx) -> Finding {
         Some(l) if *l == want => Finding::pass(vec![ctx.ev(format!("spec.names.listKind: {l}"))]),
         Some(l) => {
             let m = format!("spec.names.listKind is `{l}`, expected `{want}`");
-            Finding::fail(m.clone(), vec![ctx.ev(m)])
+            Finding::fail(m.clone(), vec![ctx.ev_at("spec.names.listKind", m)])
         }
         None => {
             let m = format!("spec.names.listKind is missing, expected `{want}`");
-            Finding::fail(m.clone(), vec![ctx.ev(m)])
+            Finding::fail(m.clone(), vec![ctx.ev_at("spec.names.listKind", m)])
         }
     }
 }
@@ -94,7 +94,7 @@ pub fn api_group(_: &Rule, ctx: &CheckCtx) -> Finding {
             c.role.display_name(),
             sig_group(c.role).unwrap_or("a SIG group")
         );
-        return Finding::fail(m.clone(), vec![ctx.ev(m)]);
+        return Finding::fail(m.clone(), vec![ctx.ev_at("spec.group", m)]);
     }
     if sig_group(c.role) == Some(g) {
         return Finding::pass(vec![ctx.ev(format!("SIG group {g}"))]);
@@ -120,7 +120,7 @@ pub fn category(_: &Rule, ctx: &CheckCtx) -> Finding {
             "spec.names.categories {:?} lacks `cluster-api`",
             c.crd.categories
         );
-        Finding::fail(m.clone(), vec![ctx.ev(m)])
+        Finding::fail(m.clone(), vec![ctx.ev_at("spec.names.categories", m)])
     }
 }
 
@@ -142,6 +142,6 @@ pub fn version_policy(_: &Rule, ctx: &CheckCtx) -> Finding {
             "version name(s) {} are not Kubernetes-style; they sort below every kube-like version",
             bad.join(", ")
         );
-        Finding::fail(m.clone(), vec![ctx.ev(m)])
+        Finding::fail(m.clone(), vec![ctx.ev_at("spec.versions", m)])
     }
 }

@@ -18,7 +18,8 @@ pub fn status_subresource(_: &Rule, ctx: &CheckCtx) -> Finding {
             "version {} does not enable the status subresource",
             version.name
         );
-        Finding::fail(m.clone(), vec![ctx.ev(m)])
+        let path = format!("spec.versions[{}].subresources.status", version.name);
+        Finding::fail(m.clone(), vec![ctx.ev_at(path, m)])
     }
 }
 
@@ -71,7 +72,11 @@ pub fn scale_subresource(_: &Rule, ctx: &CheckCtx) -> Finding {
             version.name
         ))])
     } else {
-        let evidence = problems.iter().map(|p| ctx.ev(p.clone())).collect();
+        let path = format!("spec.versions[{}].subresources.scale", version.name);
+        let evidence = problems
+            .iter()
+            .map(|p| ctx.ev_at(path.clone(), p.clone()))
+            .collect();
         Finding::fail(problems.join("; "), evidence)
     }
 }

@@ -18,12 +18,13 @@ pub fn spec_template(_: &Rule, ctx: &CheckCtx) -> Finding {
         match field_state(schema, path, t) {
             FieldState::Ok => {}
             FieldState::WrongType { found } => {
-                problems.push(format!("`{path}` is {found}, expected object"))
+                problems.push((path, format!("`{path}` is {found}, expected object")))
             }
-            FieldState::Missing { .. } => problems.push(format!("`{path}` is missing")),
-            FieldState::Open { at } => {
-                problems.push(format!("`{path}` is open (preserve-unknown at `{at}`)"))
-            }
+            FieldState::Missing { .. } => problems.push((path, format!("`{path}` is missing"))),
+            FieldState::Open { at } => problems.push((
+                path,
+                format!("`{path}` is open (preserve-unknown at `{at}`)"),
+            )),
         }
     }
     for path in [
@@ -31,7 +32,7 @@ pub fn spec_template(_: &Rule, ctx: &CheckCtx) -> Finding {
         "spec.template.metadata.annotations",
     ] {
         if let FieldState::WrongType { found } = field_state(schema, path, JsonType::StringMap) {
-            problems.push(format!("`{path}` is {found}, expected map of string"));
+            problems.push((path, format!("`{path}` is {found}, expected map of string")));
         }
     }
     if problems.is_empty() {
@@ -40,8 +41,16 @@ pub fn spec_template(_: &Rule, ctx: &CheckCtx) -> Finding {
             version.name
         ))])
     } else {
-        let ev = problems.iter().map(|p| ctx.ev(p.clone())).collect();
-        Finding::fail(problems.join("; "), ev)
+        let ev = problems
+            .iter()
+            .map(|(path, m)| ctx.schema_ev(&version.name, path, m.clone()))
+            .collect();
+        let reason = problems
+            .iter()
+            .map(|(_, m)| m.as_str())
+            .collect::<Vec<_>>()
+            .join("; ");
+        Finding::fail(reason, ev)
     }
 }
 

@@ -224,6 +224,10 @@ pub async fn run(mut args: CheckArgs) -> anyhow::Result<i32> {
 
 async fn run_check(args: CheckArgs) -> anyhow::Result<i32> {
     interrupt::install();
+    // Every loader of the run (`--crds`, `--sample`) renders kustomize roots with it.
+    if let Some(k) = &args.kustomize {
+        crate::inventory::Kustomize::set_process_default(k);
+    }
     let _live = live_progress(&args.progress);
     if args.embedded {
         let extra = embedded::EmbeddedOptions {

@@ -3,6 +3,9 @@
 use super::source::Origin;
 use thiserror::Error;
 
+/// What is said of a lone kustomize patch ([`InputError::KustomizePatch`]).
+pub const KUSTOMIZE_PATCH: &str = "is a kustomize patch (no spec.group, spec.names or spec.versions): lint the kustomization that uses it; skipped";
+
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum InputError {
     #[error("{file}: cannot read: {message}")]
@@ -32,6 +35,21 @@ pub enum InputError {
     },
     #[error("{sources}: no CustomResourceDefinition found in the inputs")]
     NoCrd { sources: String },
+    /// A partial CustomResourceDefinition (no `spec.group`, `spec.names` or `spec.versions`):
+    /// a kustomize patch read on its own. Loading skips it with a note; it is never an error of
+    /// the run.
+    #[error("{origin}: CustomResourceDefinition {name} {KUSTOMIZE_PATCH}")]
+    KustomizePatch { origin: Origin, name: String },
+    /// A kustomize root met, but no kustomize to render it with.
+    #[error("{root}: {message}")]
+    KustomizeMissing { root: String, message: String },
+    /// Kustomize could not render a root (its error, as it said it).
+    #[error("{root}: `{command}` failed: {message}")]
+    KustomizeFailed {
+        root: String,
+        command: String,
+        message: String,
+    },
 }
 
 impl InputError {
@@ -43,8 +61,11 @@ impl InputError {
             InputError::InvalidSyntax { origin, .. }
             | InputError::NotMapping { origin, .. }
             | InputError::InvalidCrd { origin, .. }
-            | InputError::NonStructural { origin, .. } => origin.location(),
+            | InputError::NonStructural { origin, .. }
+            | InputError::KustomizePatch { origin, .. } => origin.location(),
             InputError::NoCrd { sources } => sources.clone(),
+            InputError::KustomizeMissing { root, .. }
+            | InputError::KustomizeFailed { root, .. } => root.clone(),
         }
     }
 }

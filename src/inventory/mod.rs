@@ -9,16 +9,21 @@
 
 pub mod classify;
 pub mod crd;
+pub mod discover;
 pub mod error;
 pub(crate) mod fast_yaml;
+pub mod kustomize;
+pub mod lines;
 pub mod schema_node;
 pub mod source;
 
 pub use crd::{Crd, CrdVersion, ScaleSubresource};
 pub use error::InputError;
+pub use kustomize::Kustomize;
 pub use schema_node::{SchemaNode, SchemaType};
 pub use source::{
-    Document, Loaded, Origin, SchemaForm, load_paths, load_paths_as, parse_text, parse_text_as,
+    Document, InputNote, LoadOptions, Loaded, Origin, RenderedFrom, RenderedRoot, SchemaForm,
+    load_paths, load_paths_as, load_paths_with, parse_text, parse_text_as,
 };
 
 use crate::contract::Role;

@@ -2,12 +2,15 @@
 //! documents, each parsed into a JSON value with its origin (file, document index, line).
 
 use super::crd::Crd;
+use super::discover::{DirPlan, plan_dir};
 use super::error::InputError;
 use super::fast_yaml::ReadSchema;
+use super::kustomize::{self, Kustomize, Rendering, Root};
 use serde_json::Value;
 use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Files larger than this are refused ("too large"): real components YAML is a few MB.
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
@@ -21,6 +24,23 @@ pub struct Origin {
     pub index: usize,
     /// 1-based line where the document starts.
     pub line: usize,
+    /// For a document rendered from a kustomize root (`file` is then the root directory and
+    /// `index`/`line` place it in the rendered stream): where kustomize says it came from.
+    pub rendered: Option<Arc<RenderedFrom>>,
+}
+
+/// Where kustomize says a rendered object came from (its `config.kubernetes.io/origin` and
+/// `alpha.config.kubernetes.io/transformations` annotations, removed from the object).
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RenderedFrom {
+    /// The file the object was read from, as the user would open it (relative to the current
+    /// directory when the input was given relatively). `None` when kustomize named no local
+    /// file (a remote base, or a render without origin annotations); for a generated object,
+    /// the kustomization that configured the generator.
+    pub file: Option<String>,
+    /// Kustomization files whose label transformers (`labels:` / `commonLabels:`) changed the
+    /// object, innermost first.
+    pub label_files: Vec<String>,
 }
 
 impl Origin {
@@ -29,6 +49,7 @@ impl Origin {
             file: file.into(),
             index,
             line,
+            rendered: None,
         }
     }
 
@@ -40,11 +61,21 @@ impl Origin {
 
 impl fmt::Display for Origin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}: document {} (line {})",
-            self.file, self.index, self.line
-        )
+        match self.rendered.as_deref() {
+            Some(RenderedFrom {
+                file: Some(from), ..
+            }) => write!(
+                f,
+                "{} (kustomize): document {} (from {from})",
+                self.file, self.index
+            ),
+            Some(_) => write!(f, "{} (kustomize): document {}", self.file, self.index),
+            None => write!(
+                f,
+                "{}: document {} (line {})",
+                self.file, self.index, self.line
+            ),
+        }
     }
 }
 
@@ -76,12 +107,62 @@ pub struct Loaded {
     pub problems: Vec<InputError>,
     /// Total bytes read (for throughput reporting).
     pub bytes: u64,
+    /// What the reader of the report should know about the inputs (never an error): lone
+    /// kustomize patches skipped, files beside kustomize roots not read, renders without
+    /// source lines.
+    pub notes: Vec<InputNote>,
+    /// The kustomize roots rendered, in input order.
+    pub roots: Vec<RenderedRoot>,
+}
+
+/// A note on one input ([`Loaded::notes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputNote {
+    /// The input it is about: a file (`file#index` for a document), a directory, a root.
+    pub source: String,
+    pub message: String,
+}
+
+/// One rendered kustomize root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderedRoot {
+    /// The root directory as the user would spell it (the `file` of its documents' origins).
+    pub root: String,
+    /// The command that rendered it (`kubectl kustomize`).
+    pub tool: String,
+    /// Wall time spent in kustomize.
+    pub elapsed: std::time::Duration,
+    /// Documents it rendered.
+    pub documents: usize,
+    /// Whether its documents carry the files they came from (origin annotations).
+    pub with_origins: bool,
+}
+
+/// How inputs are read.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    /// Report the usable documents and collect the problems instead of stopping at the first.
+    pub keep_going: bool,
+    pub form: SchemaForm,
+    /// The kustomize that renders kustomize roots.
+    pub kustomize: Kustomize,
+}
+
+impl LoadOptions {
+    /// Compact CRDs, the process's kustomize ([`Kustomize::process_default`]).
+    pub fn new(keep_going: bool) -> LoadOptions {
+        LoadOptions {
+            keep_going,
+            form: SchemaForm::Compact,
+            kustomize: Kustomize::process_default(),
+        }
+    }
 }
 
 /// Loads every path. Without `keep_going` the first problem is returned as the error. CRDs are
-/// read as they are parsed ([`SchemaForm::Compact`]).
+/// read as they are parsed ([`SchemaForm::Compact`]). See [`load_paths_with`].
 pub fn load_paths(paths: &[PathBuf], keep_going: bool) -> Result<Loaded, InputError> {
-    load_paths_as(paths, keep_going, SchemaForm::Compact)
+    load_paths_with(paths, &LoadOptions::new(keep_going))
 }
 
 /// [`load_paths`], keeping CRD schemas in the given form.
@@ -90,42 +171,205 @@ pub fn load_paths_as(
     keep_going: bool,
     form: SchemaForm,
 ) -> Result<Loaded, InputError> {
+    load_paths_with(
+        paths,
+        &LoadOptions {
+            form,
+            ..LoadOptions::new(keep_going)
+        },
+    )
+}
+
+/// One input, in the order given.
+enum Input {
+    Stdin,
+    File(PathBuf),
+    /// A plain directory's files.
+    Files(Vec<PathBuf>),
+    /// Index into the roots to render.
+    Root(usize),
+}
+
+/// Loads every path: `-` is stdin; a file is read (a kustomization file renders its
+/// directory); a directory is rendered when it is, or holds, kustomize roots
+/// ([`super::discover`]), else read file by file (recursive `*.yaml|*.yml|*.json`). Roots are
+/// rendered in parallel ([`super::kustomize`]); a rendered document's origin names the root
+/// and the file kustomize read it from. A lone kustomize patch is skipped with a note.
+/// Without a kustomize to render a root, loading fails (whatever `keep_going` says): never a
+/// half-read tree.
+pub fn load_paths_with(paths: &[PathBuf], opts: &LoadOptions) -> Result<Loaded, InputError> {
     let mut loaded = Loaded::default();
+    let mut inputs = Vec::new();
+    let mut roots: Vec<Root> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut add_root = |dir: PathBuf, given: &Path, inputs: &mut Vec<Input>| {
+        // `./config/default` (found from `.`) is shown as `config/default`.
+        let dir = match dir.strip_prefix(".") {
+            Ok(rest) if !rest.as_os_str().is_empty() => rest.to_path_buf(),
+            _ => dir,
+        };
+        let key = dir.canonicalize().unwrap_or_else(|_| dir.clone());
+        if seen.insert(key) {
+            inputs.push(Input::Root(roots.len()));
+            roots.push(Root {
+                dir,
+                given: given.to_path_buf(),
+            });
+        }
+    };
     for path in paths {
         if path.as_os_str() == "-" {
-            // Room for the whole limit up front: the buffer never regrows (an allocator that
-            // copies on regrowth would hold two big copies); untouched capacity costs no memory.
-            let mut text = String::with_capacity(MAX_FILE_BYTES as usize + 1);
-            std::io::stdin()
-                .take(MAX_FILE_BYTES + 1)
-                .read_to_string(&mut text)
-                .map_err(|e| InputError::Unreadable {
-                    file: "-".into(),
-                    message: e.to_string(),
-                })?;
-            if text.len() as u64 > MAX_FILE_BYTES {
-                return Err(InputError::TooLarge {
-                    file: "-".into(),
-                    bytes: text.len() as u64,
-                });
-            }
-            loaded.bytes += text.len() as u64;
-            push(&mut loaded, parse_text_as("-", &text, form), keep_going)?;
+            inputs.push(Input::Stdin);
         } else if path.is_dir() {
-            let files = collect_dir(path)?;
-            if files.is_empty() {
-                return Err(InputError::EmptyDir {
-                    dir: path.display().to_string(),
-                });
+            match plan_dir(path) {
+                DirPlan::Roots {
+                    roots: found,
+                    not_read,
+                } => {
+                    for dir in found {
+                        add_root(dir, path, &mut inputs);
+                    }
+                    if !not_read.is_empty() {
+                        loaded.notes.push(not_read_note(path, &not_read));
+                    }
+                }
+                DirPlan::Plain => {
+                    let files = collect_dir(path)?;
+                    if files.is_empty() {
+                        return Err(InputError::EmptyDir {
+                            dir: path.display().to_string(),
+                        });
+                    }
+                    inputs.push(Input::Files(files));
+                }
             }
-            for file in files {
-                push_file(&mut loaded, &file, keep_going, form)?;
-            }
+        } else if is_kustomization_file_name(path) {
+            let dir = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                _ => PathBuf::from("."),
+            };
+            add_root(dir.clone(), &dir, &mut inputs);
         } else {
-            push_file(&mut loaded, path, keep_going, form)?;
+            inputs.push(Input::File(path.clone()));
+        }
+    }
+    let mut rendered: Vec<Option<Result<Rendering, InputError>>> =
+        kustomize::render_all(&opts.kustomize, &roots)
+            .into_iter()
+            .map(Some)
+            .collect();
+    for input in inputs {
+        match input {
+            Input::Stdin => {
+                let text = read_stdin()?;
+                loaded.bytes += text.len() as u64;
+                push(
+                    &mut loaded,
+                    parse_text_as("-", &text, opts.form),
+                    opts.keep_going,
+                )?;
+            }
+            Input::File(file) => push_file(&mut loaded, &file, opts.keep_going, opts.form)?,
+            Input::Files(files) => {
+                for file in files {
+                    push_file(&mut loaded, &file, opts.keep_going, opts.form)?;
+                }
+            }
+            Input::Root(i) => match rendered.get_mut(i).and_then(Option::take) {
+                Some(Ok(r)) => push_rendering(&mut loaded, r, opts)?,
+                // No kustomize at all is never a partial read.
+                Some(Err(e))
+                    if opts.keep_going && !matches!(e, InputError::KustomizeMissing { .. }) =>
+                {
+                    loaded.problems.push(e)
+                }
+                Some(Err(e)) => return Err(e),
+                None => {}
+            },
         }
     }
     Ok(loaded)
+}
+
+fn read_stdin() -> Result<String, InputError> {
+    // Room for the whole limit up front: the buffer never regrows (an allocator that copies on
+    // regrowth would hold two big copies); untouched capacity costs no memory.
+    let mut text = String::with_capacity(MAX_FILE_BYTES as usize + 1);
+    std::io::stdin()
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| InputError::Unreadable {
+            file: "-".into(),
+            message: e.to_string(),
+        })?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(InputError::TooLarge {
+            file: "-".into(),
+            bytes: text.len() as u64,
+        });
+    }
+    Ok(text)
+}
+
+/// Whether a path names a kustomization file (`lint config/default/kustomization.yaml`).
+fn is_kustomization_file_name(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| kustomize::KUSTOMIZATION_FILES.contains(&n))
+        && path.is_file()
+}
+
+/// At most this many file names are listed in a note.
+const NOTE_FILES: usize = 5;
+
+fn not_read_note(dir: &Path, files: &[PathBuf]) -> InputNote {
+    let names: Vec<String> = files
+        .iter()
+        .take(NOTE_FILES)
+        .map(|f| f.strip_prefix(dir).unwrap_or(f).display().to_string())
+        .collect();
+    let more = files.len().saturating_sub(NOTE_FILES);
+    InputNote {
+        source: dir.display().to_string(),
+        message: format!(
+            "{} YAML file(s) beside its kustomize roots not read: {}{}; pass a file as an input to lint it",
+            files.len(),
+            names.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        ),
+    }
+}
+
+/// Parses a rendered root, moving kustomize's annotations into each document's origin.
+fn push_rendering(loaded: &mut Loaded, r: Rendering, opts: &LoadOptions) -> Result<(), InputError> {
+    let root = r.root.display();
+    let origins = r.origins.as_ref();
+    let hook = |d: &mut Document| match origins {
+        Some(o) => o.take_annotations(d),
+        None => d.origin.rendered = Some(Arc::new(RenderedFrom::default())),
+    };
+    let parsed = parse_text_with(&root, &r.text, opts.form, Some(&hook));
+    loaded.bytes += r.text.len() as u64;
+    let before = loaded.documents.len();
+    push(loaded, parsed, opts.keep_going)?;
+    loaded.roots.push(RenderedRoot {
+        root: root.clone(),
+        tool: r.tool.clone(),
+        elapsed: r.elapsed,
+        documents: loaded.documents.len() - before,
+        with_origins: origins.is_some(),
+    });
+    if let Some(note) = r.note {
+        loaded.notes.push(InputNote {
+            source: root,
+            message: note,
+        });
+    }
+    Ok(())
 }
 
 fn push_file(
@@ -159,6 +403,13 @@ fn push(
     for item in parsed {
         match item {
             Ok(doc) => loaded.documents.push(doc),
+            Err(InputError::KustomizePatch { origin, name }) => loaded.notes.push(InputNote {
+                source: origin.location(),
+                message: format!(
+                    "CustomResourceDefinition {name} {}",
+                    super::error::KUSTOMIZE_PATCH
+                ),
+            }),
             Err(e) if keep_going => loaded.problems.push(e),
             Err(e) => return Err(e),
         }
@@ -220,7 +471,7 @@ fn collect_dir(dir: &Path) -> Result<Vec<PathBuf>, InputError> {
 
 /// Splits a YAML stream into documents at `---` lines; returns `(start line, text)` pairs
 /// (1-based line of the document's first content line).
-fn split_documents(text: &str) -> Vec<(usize, &str)> {
+pub(crate) fn split_documents(text: &str) -> Vec<(usize, &str)> {
     let mut docs = Vec::new();
     let mut start = 0usize;
     let mut start_line = 1usize;
@@ -277,9 +528,31 @@ pub fn parse_text_as(
     text: &str,
     form: SchemaForm,
 ) -> Vec<Result<Document, InputError>> {
+    parse_text_with(file, text, form, None)
+}
+
+/// What is done to each parsed document before its CRD is read (a rendered kustomize stream
+/// moves kustomize's annotations into the document's origin).
+pub(crate) type DocumentHook<'a> = &'a (dyn Fn(&mut Document) + Sync);
+
+/// [`parse_text_as`], running `hook` on every document right after it is parsed.
+pub(crate) fn parse_text_with(
+    file: &str,
+    text: &str,
+    form: SchemaForm,
+    hook: Option<DocumentHook<'_>>,
+) -> Vec<Result<Document, InputError>> {
+    let hooked = |parsed: Result<(Document, Vec<ReadSchema>), InputError>| {
+        parsed.map(|(mut d, read)| {
+            if let Some(h) = hook {
+                h(&mut d);
+            }
+            (d, read)
+        })
+    };
     if file.ends_with(".json") {
         let origin = Origin::new(file, 0, 1);
-        return vec![form.apply(parse_json(text, origin).map(|d| (d, Vec::new())))];
+        return vec![form.apply(hooked(parse_json(text, origin).map(|d| (d, Vec::new()))))];
     }
     // YAML (a superset of JSON, so `-` and extension-less JSON work too).
     let docs: Vec<(usize, usize, &str)> = split_documents(text)
@@ -289,7 +562,11 @@ pub fn parse_text_as(
         .map(|(index, (line, doc))| (index, line, doc))
         .collect();
     let parse = |&(index, line, doc): &(usize, usize, &str)| {
-        form.apply(parse_yaml_doc(doc, Origin::new(file, index, line), form))
+        form.apply(hooked(parse_yaml_doc(
+            doc,
+            Origin::new(file, index, line),
+            form,
+        )))
     };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     if threads < 2 || docs.len() < 16 || text.len() < PARALLEL_BYTES {
@@ -471,7 +748,21 @@ impl SchemaForm {
         parsed: Result<(Document, Vec<ReadSchema>), InputError>,
     ) -> Result<Document, InputError> {
         let (doc, read) = parsed?;
-        if self == SchemaForm::Whole || !Crd::is_crd(&doc) {
+        if !Crd::is_crd(&doc) {
+            return Ok(doc);
+        }
+        if is_kustomize_patch(&doc.value) {
+            return Err(InputError::KustomizePatch {
+                name: doc
+                    .value
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("<unnamed>")
+                    .to_string(),
+                origin: doc.origin,
+            });
+        }
+        if self == SchemaForm::Whole {
             return Ok(doc);
         }
         // What is still read from a CRD's document (template files, evidence): its type and
@@ -497,6 +788,18 @@ impl SchemaForm {
             crd: Some(Box::new(crd)),
         })
     }
+}
+
+/// Whether a CustomResourceDefinition document is a kustomize patch rather than a CRD: it has
+/// none of `spec.group`, `spec.names` and `spec.versions` (kubebuilder's
+/// `config/crd/patches/webhook_in_*.yaml` hold only `spec.conversion`,
+/// `cainjection_in_*.yaml` only metadata). A CRD missing only some of them is malformed, not a
+/// patch, and stays an error.
+pub fn is_kustomize_patch(v: &Value) -> bool {
+    let spec = v.get("spec");
+    ["group", "names", "versions"]
+        .iter()
+        .all(|k| spec.and_then(|s| s.get(k)).is_none())
 }
 
 /// JSON type name of a value, for messages.

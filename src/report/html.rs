@@ -162,6 +162,7 @@ pub(crate) fn render(m: &Matrix, opts: &RenderOptions) -> String {
         migration(&super::migration::migration(m, to), &mut out);
     }
     problems(m, &mut out);
+    notes(m, &mut out);
     reasons(m, &mut out);
     scenarios(m, &mut out);
     let _ = write!(out, "<script>{SCRIPT}</script>\n</body>\n</html>\n");
@@ -463,6 +464,26 @@ fn problems(m: &Matrix, out: &mut String) {
             "<li><code>{}</code>: {}</li>",
             esc(&p.source),
             esc(&p.message)
+        );
+    }
+    out.push_str("</ul>\n</section>\n");
+}
+
+fn notes(m: &Matrix, out: &mut String) {
+    if m.notes.is_empty() {
+        return;
+    }
+    let _ = write!(
+        out,
+        "<section id=\"notes\">\n<h2>Input notes ({})</h2>\n<ul>",
+        m.notes.len()
+    );
+    for n in &m.notes {
+        let _ = write!(
+            out,
+            "<li><code>{}</code>: {}</li>",
+            esc(&n.source),
+            esc(&n.message)
         );
     }
     out.push_str("</ul>\n</section>\n");

@@ -107,6 +107,12 @@ fn testcase(m: &Matrix, r: &RuleResult) -> TestCase {
         }
     };
     tc.set_classname(&classname(&r.column));
+    // The file a failure is fixed in (GitLab and other readers show the `file` attribute).
+    if r.outcome == Outcome::Fail
+        && let Some(src) = r.evidence.iter().find_map(|e| e.source.as_ref())
+    {
+        tc.set_filepath(&src.file);
+    }
     tc
 }
 
@@ -167,6 +173,9 @@ fn system_out(m: &Matrix, results: &[&RuleResult]) -> String {
     }
     s.push_str(&format!("started: {}\n", c.started_at));
     s.push_str(&format!("summary: {}\n", text::summary_line(m)));
+    for n in &m.notes {
+        s.push_str(&format!("note: {}: {}\n", n.source, n.message));
+    }
     s
 }
 

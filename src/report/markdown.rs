@@ -157,6 +157,7 @@ fn render_with(m: &Matrix, opts: &RenderOptions, detail: Detail) -> String {
         );
     }
     problems(m, &mut out);
+    notes(m, &mut out);
     reasons(m, &mut out);
     scenarios(m, &mut out);
     out
@@ -252,6 +253,24 @@ fn counts_per_provider(m: &Matrix, out: &mut String) {
     }
 }
 
+/// An evidence line; the source line a finding is fixed at as code (`file:line`, unescaped, so
+/// it can be copied).
+fn evidence(e: &crate::report::Evidence) -> String {
+    match &e.source {
+        Some(src) => {
+            let mut bare = e.clone();
+            bare.source = None;
+            bare.location = None;
+            format!(
+                "{} — at {}",
+                esc(&text::evidence_line(&bare)),
+                code(&format!("{}:{}", src.file, src.line))
+            )
+        }
+        None => esc(&text::evidence_line(e)),
+    }
+}
+
 /// Columns listed per failed rule in brief mode.
 const BRIEF_COLUMNS: usize = 5;
 
@@ -302,7 +321,7 @@ fn failures(m: &Matrix, brief: bool, out: &mut String) {
             );
             if !brief {
                 for e in &r.evidence {
-                    let _ = writeln!(out, "    - Evidence: {}", esc(&text::evidence_line(e)));
+                    let _ = writeln!(out, "    - Evidence: {}", evidence(e));
                 }
             }
         }
@@ -378,6 +397,16 @@ fn problems(m: &Matrix, out: &mut String) {
     let _ = writeln!(out, "\n#### Input problems ({})\n", m.problems.len());
     for p in &m.problems {
         let _ = writeln!(out, "- {}: {}", code(&p.source), esc(&p.message));
+    }
+}
+
+fn notes(m: &Matrix, out: &mut String) {
+    if m.notes.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n#### Input notes ({})\n", m.notes.len());
+    for n in &m.notes {
+        let _ = writeln!(out, "- {}: {}", code(&n.source), esc(&n.message));
     }
 }
 

@@ -24,8 +24,8 @@ mod timeline;
 
 pub use document::{REPORT_SCHEMA_VERSION, ReportDocument};
 pub use model::{
-    Column, Evidence, Matrix, Outcome, Phase, Problem, RuleResult, RunContext, ScenarioRecord,
-    SourceLocation, StepRecord, Summary, TimelineEntry, Verdict,
+    Column, Evidence, Matrix, Note, Outcome, Phase, Problem, RuleResult, RunContext,
+    ScenarioRecord, SourceLocation, StepRecord, Summary, TimelineEntry, Verdict,
 };
 pub use output::{color_enabled, write_outputs, write_outputs_to};
 pub use sarif::SarifBase;

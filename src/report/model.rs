@@ -179,6 +179,17 @@ pub struct Problem {
     pub message: String,
 }
 
+/// Something the reader of a report should know about the inputs that is not a verdict and not
+/// a problem: which kustomize root a provider was rendered from, a lone kustomize patch that
+/// was skipped, files beside the kustomize roots that were not read. Shown by every writer;
+/// never gates the run.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Note {
+    /// The input the note is about (a file, a directory, a kustomize root).
+    pub source: String,
+    pub message: String,
+}
+
 /// Where and how the run happened. Printed in report headers and JUnit system-out.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunContext {
@@ -240,6 +251,9 @@ pub struct Matrix {
     pub results: Vec<RuleResult>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<Problem>,
+    /// Notes on the inputs ([`Note`]); never gating.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<Note>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scenarios: Vec<ScenarioRecord>,
 }
@@ -304,6 +318,7 @@ impl Matrix {
             // Already in order (what the static engine produces): a stable sort would keep
             // every result where it is, so nothing moves.
             self.problems.sort();
+            self.notes.sort();
             self.sort_scenarios();
             return;
         }
@@ -323,6 +338,7 @@ impl Matrix {
         });
         self.results = keyed.into_iter().map(|(_, r)| r).collect();
         self.problems.sort();
+        self.notes.sort();
         self.sort_scenarios();
     }
 

@@ -27,6 +27,7 @@ fn is_prepared(m: &Matrix) -> bool {
     columns_sorted
         && m.result_order() == ResultOrder::Strict
         && m.problems.is_sorted()
+        && m.notes.is_sorted()
         && m.scenarios.windows(2).all(|w| {
             w[0].column
                 .cmp(&w[1].column)
@@ -46,6 +47,7 @@ fn is_prepared(m: &Matrix) -> bool {
                 })
         })
         && m.problems.iter().all(|p| is_clean(&p.message))
+        && m.notes.iter().all(|n| is_clean(&n.message))
 }
 
 /// Whether every column of `wanted` is in the sorted `columns`. Results of one rule come in
@@ -88,6 +90,9 @@ fn prepared_copy(matrix: &Matrix) -> Matrix {
     }
     for p in &mut m.problems {
         p.message = redact_text(&p.message);
+    }
+    for n in &mut m.notes {
+        n.message = redact_text(&n.message);
     }
     m.sort();
     make_total(&mut m);
@@ -181,6 +186,7 @@ mod tests {
             columns: vec![column("A"), column("B")],
             results,
             problems: Vec::new(),
+            notes: Vec::new(),
             scenarios: Vec::new(),
         }
     }

@@ -59,6 +59,7 @@ pub(crate) fn render(m: &Matrix, opts: &RenderOptions) -> String {
     failures(m, total, &mut out);
     reasons(m, &mut out);
     problems(m, &mut out);
+    notes(m, &mut out);
     scenarios(m, opts, &mut out);
     if let Some(to) = opts.migration {
         migration(&super::migration::migration(m, to), total, &mut out);
@@ -244,6 +245,16 @@ fn problems(m: &Matrix, out: &mut String) {
     let _ = writeln!(out, "\nInput problems ({})", m.problems.len());
     for p in &m.problems {
         let _ = writeln!(out, "  - {}: {}", p.source, p.message);
+    }
+}
+
+fn notes(m: &Matrix, out: &mut String) {
+    if m.notes.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\nInput notes ({})", m.notes.len());
+    for n in &m.notes {
+        let _ = writeln!(out, "  - {}: {}", n.source, n.message);
     }
 }
 

@@ -24,7 +24,8 @@ pub(crate) fn verdict_label(v: Verdict) -> &'static str {
     }
 }
 
-/// `message (object X, path Y, resourceVersion Z, at file.yaml#2)`.
+/// `message (object X, path Y, resourceVersion Z, at file.yaml#2)`; `at file.yaml:412` when the
+/// evidence names the source line ([`Evidence::source`]).
 pub(crate) fn evidence_line(e: &Evidence) -> String {
     let mut parts = Vec::new();
     if let Some(o) = &e.object {
@@ -36,7 +37,9 @@ pub(crate) fn evidence_line(e: &Evidence) -> String {
     if let Some(rv) = &e.resource_version {
         parts.push(format!("resourceVersion {rv}"));
     }
-    if let Some(l) = &e.location {
+    if let Some(src) = &e.source {
+        parts.push(format!("at {}:{}", src.file, src.line));
+    } else if let Some(l) = &e.location {
         parts.push(format!("at {l}"));
     }
     if parts.is_empty() {

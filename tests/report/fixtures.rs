@@ -2,8 +2,8 @@
 
 use capi_conformance::contract::{Contract, FailOn, Level, Role};
 use capi_conformance::report::{
-    Column, Evidence, Matrix, Outcome, Phase, Problem, RuleResult, RunContext, ScenarioRecord,
-    StepRecord, TimelineEntry,
+    Column, Evidence, Matrix, Note, Outcome, Phase, Problem, RuleResult, RunContext,
+    ScenarioRecord, StepRecord, TimelineEntry,
 };
 use capi_conformance::suite::{Rule, RuleKind};
 use std::collections::BTreeMap;
@@ -278,6 +278,10 @@ pub fn synthetic() -> Matrix {
             source: "broken.yaml#2".into(),
             message: "document is not a mapping".into(),
         }],
+        notes: vec![Note {
+            source: "config/crd/patches/webhook_in_acmemachines.yaml#0".into(),
+            message: "CustomResourceDefinition acmemachines.infrastructure.acme.io is a kustomize patch (no spec.group, spec.names or spec.versions): lint the kustomization that uses it; skipped".into(),
+        }],
         scenarios,
     }
 }
@@ -317,6 +321,7 @@ pub fn all_pass() -> Matrix {
         columns: vec![cluster, machine],
         results,
         problems: Vec::new(),
+        notes: Vec::new(),
         scenarios: Vec::new(),
     }
 }
@@ -380,6 +385,7 @@ pub fn large(kinds: usize) -> Matrix {
         columns,
         results,
         problems: Vec::new(),
+        notes: Vec::new(),
         scenarios: Vec::new(),
     }
 }
