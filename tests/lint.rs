@@ -16,12 +16,12 @@ mod bad_input;
 mod conformant;
 #[path = "lint/corpus.rs"]
 mod corpus;
-#[path = "lint/sarif.rs"]
-mod sarif;
 #[path = "lint/kustomize.rs"]
 mod kustomize;
 #[path = "lint/repos.rs"]
 mod repos;
+#[path = "lint/sarif.rs"]
+mod sarif;
 #[path = "lint/violations.rs"]
 mod violations;
 #[path = "lint/waivers.rs"]

@@ -241,6 +241,7 @@ fn provider_run() -> Matrix {
             source: "config/broken.yaml#1".into(),
             message: "document is not a mapping".into(),
         }],
+        notes: Vec::new(),
         scenarios: Vec::new(),
     }
 }

@@ -372,6 +372,7 @@ mod tests {
                 result(Outcome::Fail, loc(9)),
             ],
             problems: Vec::new(),
+            notes: Vec::new(),
             scenarios: Vec::new(),
         };
         let lines = document_lines(&m);
