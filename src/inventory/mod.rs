@@ -18,7 +18,8 @@ pub use crd::{Crd, CrdVersion, ScaleSubresource};
 pub use error::InputError;
 pub use schema_node::{SchemaNode, SchemaType};
 pub use source::{
-    Document, Loaded, Origin, SchemaForm, load_paths, load_paths_as, parse_text, parse_text_as,
+    Document, Loaded, Origin, SchemaForm, TextFilter, load_paths, load_paths_as,
+    load_paths_filtered, parse_text, parse_text_as,
 };
 
 use crate::contract::Role;

@@ -90,6 +90,20 @@ pub fn load_paths_as(
     keep_going: bool,
     form: SchemaForm,
 ) -> Result<Loaded, InputError> {
+    load_paths_filtered(paths, keep_going, form, &|_, text| text)
+}
+
+/// Rewrites the text of one input (its name, its text) before it is split into documents,
+/// e.g. clusterctl's variable substitution (`check --embedded --crds`, `serve --load`).
+pub type TextFilter<'a> = &'a (dyn Fn(&str, String) -> String + Sync);
+
+/// [`load_paths_as`], passing every input's text through `filter` before it is parsed.
+pub fn load_paths_filtered(
+    paths: &[PathBuf],
+    keep_going: bool,
+    form: SchemaForm,
+    filter: TextFilter<'_>,
+) -> Result<Loaded, InputError> {
     let mut loaded = Loaded::default();
     for path in paths {
         if path.as_os_str() == "-" {
@@ -110,6 +124,7 @@ pub fn load_paths_as(
                 });
             }
             loaded.bytes += text.len() as u64;
+            let text = filter("-", text);
             push(&mut loaded, parse_text_as("-", &text, form), keep_going)?;
         } else if path.is_dir() {
             let files = collect_dir(path)?;
@@ -119,10 +134,10 @@ pub fn load_paths_as(
                 });
             }
             for file in files {
-                push_file(&mut loaded, &file, keep_going, form)?;
+                push_file(&mut loaded, &file, keep_going, form, filter)?;
             }
         } else {
-            push_file(&mut loaded, path, keep_going, form)?;
+            push_file(&mut loaded, path, keep_going, form, filter)?;
         }
     }
     Ok(loaded)
@@ -133,15 +148,14 @@ fn push_file(
     path: &Path,
     keep_going: bool,
     form: SchemaForm,
+    filter: TextFilter<'_>,
 ) -> Result<(), InputError> {
     match read_file(path) {
         Ok(text) => {
             loaded.bytes += text.len() as u64;
-            push(
-                loaded,
-                parse_text_as(&path.display().to_string(), &text, form),
-                keep_going,
-            )
+            let name = path.display().to_string();
+            let text = filter(&name, text);
+            push(loaded, parse_text_as(&name, &text, form), keep_going)
         }
         Err(e) if keep_going => {
             loaded.problems.push(e);
