@@ -189,14 +189,40 @@ fn fold_string_data(obj: &mut Value) {
     }
 }
 
-/// Type-specific preparation shared by create and update.
-fn prepare_builtin(t: &Target, obj: &mut Value) {
+/// Type-specific preparation shared by create and update (`old`: the stored object).
+fn prepare_builtin(t: &Target, obj: &mut Value, old: Option<&Value>) {
+    if t.rt.custom {
+        return;
+    }
     if t.rt.group.is_empty() && t.rt.resource == "secrets" {
         fold_string_data(obj);
         if obj.get("type").is_none() {
             obj["type"] = json!("Opaque");
         }
     }
+    super::schema::workloads::apply_defaults(&t.rt.kind, obj, old);
+}
+
+/// The first free address of the service range (`10.96.0.10` on), as kube's allocator gives
+/// every new Service of type ClusterIP/NodePort/LoadBalancer one.
+fn allocate_cluster_ip(store: &Store) -> Option<String> {
+    let used: std::collections::HashSet<&str> = store
+        .objects
+        .iter()
+        .filter(|(k, _)| k.0.is_empty() && k.1 == "services")
+        .filter_map(|(_, o)| o.pointer("/spec/clusterIP").and_then(Value::as_str))
+        .collect();
+    let [a, b] = super::schema::workloads::SERVICE_CIDR_BASE;
+    (10u32..(1 << 20))
+        .map(|n| {
+            format!(
+                "{a}.{}.{}.{}",
+                b as u32 + (n >> 16),
+                (n >> 8) & 0xff,
+                n & 0xff
+            )
+        })
+        .find(|ip| !used.contains(ip.as_str()))
 }
 
 fn admit(
@@ -224,7 +250,9 @@ fn admit(
 }
 
 fn tracks_generation(rt: &ResourceType) -> bool {
-    rt.custom || rt.resource == "customresourcedefinitions"
+    rt.custom
+        || rt.resource == "customresourcedefinitions"
+        || (rt.group == "apps" && rt.resource == "deployments")
 }
 
 /// Registry bookkeeping when a CRD object is persisted or removed.
@@ -369,7 +397,20 @@ pub fn create(
     {
         m.remove("status");
     }
-    prepare_builtin(t, &mut obj);
+    prepare_builtin(t, &mut obj, None);
+    if t.rt.group.is_empty()
+        && t.rt.resource == "services"
+        && super::schema::workloads::needs_cluster_ip(&obj)
+    {
+        let ip = allocate_cluster_ip(store).ok_or_else(|| {
+            ApiError::new(
+                500,
+                "InternalError",
+                "failed to allocate a serviceIP: range is full",
+            )
+        })?;
+        super::schema::workloads::set_cluster_ip(&mut obj, &ip);
+    }
     if t.rt.group.is_empty() && t.rt.resource == "namespaces" {
         if obj.pointer("/spec/finalizers").is_none() {
             obj["spec"] = json!({"finalizers": ["kubernetes"]});
@@ -621,7 +662,7 @@ pub fn prepare_update(
             ));
         }
     }
-    prepare_builtin(t, &mut new);
+    prepare_builtin(t, &mut new, Some(&*old));
     if is_crd(&t.rt) && !t.status_sub() {
         let causes = crd::validate(&new);
         if !causes.is_empty() {

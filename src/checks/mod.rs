@@ -492,6 +492,7 @@ pub fn evaluate_rules(
         columns: columns.into_iter().map(|c| c.column).collect(),
         results,
         problems,
+        notes: Vec::new(),
         scenarios: Vec::new(),
     };
     matrix.sort();

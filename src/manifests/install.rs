@@ -160,18 +160,15 @@ async fn discover(client: &kube::Client) -> Result<Discovery, InstallError> {
 
 /// Why nothing serves a kind.
 fn unserved_reason(gvk: &GroupVersionKind, group_served: bool) -> String {
-    let what = format!("{}/{} {}", gvk.group, gvk.version, gvk.kind);
-    let what = what.trim_start_matches('/');
     if gvk.group == "cert-manager.io" {
-        format!(
-            "{what} is not served: cert-manager is not installed (its CRDs are not among the inputs); the provider's webhook certificates are not issued"
-        )
+        "not served: cert-manager is not installed (its CRDs are not among the inputs), so the provider's webhook certificates are not issued".into()
     } else if group_served {
-        format!("{what} is not served (its group is, in other versions or without this kind)")
-    } else {
         format!(
-            "{what} is not served: no CustomResourceDefinition for it among the inputs or on the cluster"
+            "not served: group {} is, but not kind {} in version {}",
+            gvk.group, gvk.kind, gvk.version
         )
+    } else {
+        "not served: no CustomResourceDefinition for it among the inputs or on the cluster".into()
     }
 }
 
@@ -359,7 +356,10 @@ mod tests {
         assert_eq!(describe(&v), "cert-manager.io/v1 Issuer ns/i");
         let gvk = GroupVersionKind::gvk("cert-manager.io", "v1", "Issuer");
         assert!(unserved_reason(&gvk, false).contains("cert-manager is not installed"));
-        let gvk = GroupVersionKind::gvk("", "v2", "Pod");
-        assert!(unserved_reason(&gvk, true).starts_with("v2 Pod is not served"));
+        let gvk = GroupVersionKind::gvk("apps", "v2", "Deployment");
+        assert_eq!(
+            unserved_reason(&gvk, true),
+            "not served: group apps is, but not kind Deployment in version v2"
+        );
     }
 }

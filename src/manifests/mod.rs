@@ -88,6 +88,33 @@ pub fn load(paths: &[PathBuf], vars: &Variables) -> Result<Vec<Document>, Manife
     Ok(inventory::source::expand_lists(loaded?.documents))
 }
 
+/// How long installing waits for the manifests' CRDs to be Established.
+pub const CRD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Reads manifests ([`load`]) and installs them through `client` ([`install::install`]).
+pub async fn load_and_install(
+    client: &kube::Client,
+    paths: &[PathBuf],
+    vars: &Variables,
+) -> anyhow::Result<install::InstallReport> {
+    let docs = load(paths, vars)?;
+    Ok(install::install(client, docs, CRD_TIMEOUT).await?)
+}
+
+/// One line per skipped object, for stderr and report notes.
+pub fn skipped_lines(report: &install::InstallReport) -> Vec<(String, String)> {
+    report
+        .skipped
+        .iter()
+        .map(|s| {
+            (
+                s.origin.clone(),
+                format!("skipped {}: {}", s.object, s.reason),
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

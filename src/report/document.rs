@@ -30,6 +30,9 @@ pub struct ReportDocument {
     pub columns: Vec<ReportColumn>,
     pub results: Vec<ReportResult>,
     pub problems: Vec<Problem>,
+    /// What the run left out on purpose, with why (never changes the verdict).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<Problem>,
     pub scenarios: Vec<ReportScenario>,
     /// Present with `--migration`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -157,6 +160,7 @@ impl ReportDocument {
                 })
                 .collect(),
             problems: m.problems.clone(),
+            notes: m.notes.clone(),
             scenarios: m.scenarios.iter().map(scenario).collect(),
             migration: migration_to.map(|to| super::migration::migration(m, to)),
         }
@@ -230,6 +234,10 @@ fn write_document<W: std::io::Write>(
     results.write(w)?;
     field(w, "problems", false)?;
     json_writer::write_nested(w, 1, &m.problems)?;
+    if !m.notes.is_empty() {
+        field(w, "notes", false)?;
+        json_writer::write_nested(w, 1, &m.notes)?;
+    }
     field(w, "scenarios", false)?;
     let scenarios: Vec<ReportScenarioRef> = m
         .scenarios

@@ -449,23 +449,28 @@ fn migration(mig: &Migration, out: &mut String) {
 }
 
 fn problems(m: &Matrix, out: &mut String) {
-    if m.problems.is_empty() {
-        return;
-    }
-    let _ = write!(
-        out,
-        "<section id=\"problems\">\n<h2>Input problems ({})</h2>\n<ul>",
-        m.problems.len()
-    );
-    for p in &m.problems {
+    for (id, title, list) in [
+        ("problems", "Input problems", &m.problems),
+        ("notes", "Notes", &m.notes),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
         let _ = write!(
             out,
-            "<li><code>{}</code>: {}</li>",
-            esc(&p.source),
-            esc(&p.message)
+            "<section id=\"{id}\">\n<h2>{title} ({})</h2>\n<ul>",
+            list.len()
         );
+        for p in list {
+            let _ = write!(
+                out,
+                "<li><code>{}</code>: {}</li>",
+                esc(&p.source),
+                esc(&p.message)
+            );
+        }
+        out.push_str("</ul>\n</section>\n");
     }
-    out.push_str("</ul>\n</section>\n");
 }
 
 fn reasons(m: &Matrix, out: &mut String) {

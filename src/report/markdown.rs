@@ -372,12 +372,14 @@ fn migration(mig: &Migration, brief: bool, out: &mut String) {
 }
 
 fn problems(m: &Matrix, out: &mut String) {
-    if m.problems.is_empty() {
-        return;
-    }
-    let _ = writeln!(out, "\n#### Input problems ({})\n", m.problems.len());
-    for p in &m.problems {
-        let _ = writeln!(out, "- {}: {}", code(&p.source), esc(&p.message));
+    for (title, list) in [("Input problems", &m.problems), ("Notes", &m.notes)] {
+        if list.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "\n#### {title} ({})\n", list.len());
+        for p in list {
+            let _ = writeln!(out, "- {}: {}", code(&p.source), esc(&p.message));
+        }
     }
 }
 

@@ -240,6 +240,10 @@ pub struct Matrix {
     pub results: Vec<RuleResult>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<Problem>,
+    /// What the run left out on purpose, with why (e.g. objects of kinds no API serves, skipped
+    /// when installing a components file). Informational: never changes the verdict.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<Problem>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scenarios: Vec<ScenarioRecord>,
 }
@@ -304,6 +308,7 @@ impl Matrix {
             // Already in order (what the static engine produces): a stable sort would keep
             // every result where it is, so nothing moves.
             self.problems.sort();
+            self.notes.sort();
             self.sort_scenarios();
             return;
         }
@@ -323,6 +328,7 @@ impl Matrix {
         });
         self.results = keyed.into_iter().map(|(_, r)| r).collect();
         self.problems.sort();
+        self.notes.sort();
         self.sort_scenarios();
     }
 

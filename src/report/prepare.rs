@@ -27,6 +27,7 @@ fn is_prepared(m: &Matrix) -> bool {
     columns_sorted
         && m.result_order() == ResultOrder::Strict
         && m.problems.is_sorted()
+        && m.notes.is_sorted()
         && m.scenarios.windows(2).all(|w| {
             w[0].column
                 .cmp(&w[1].column)
@@ -45,7 +46,10 @@ fn is_prepared(m: &Matrix) -> bool {
                         && e.object.as_deref().is_none_or(is_clean)
                 })
         })
-        && m.problems.iter().all(|p| is_clean(&p.message))
+        && m.problems
+            .iter()
+            .chain(&m.notes)
+            .all(|p| is_clean(&p.message))
 }
 
 /// Whether every column of `wanted` is in the sorted `columns`. Results of one rule come in
@@ -86,7 +90,7 @@ fn prepared_copy(matrix: &Matrix) -> Matrix {
         r.reason = r.reason.as_deref().map(redact_text);
         r.evidence.iter_mut().for_each(redact_evidence);
     }
-    for p in &mut m.problems {
+    for p in m.problems.iter_mut().chain(m.notes.iter_mut()) {
         p.message = redact_text(&p.message);
     }
     m.sort();
@@ -181,6 +185,7 @@ mod tests {
             columns: vec![column("A"), column("B")],
             results,
             problems: Vec::new(),
+            notes: Vec::new(),
             scenarios: Vec::new(),
         }
     }

@@ -238,12 +238,17 @@ fn reasons(m: &Matrix, out: &mut String) {
 }
 
 fn problems(m: &Matrix, out: &mut String) {
-    if m.problems.is_empty() {
-        return;
+    if !m.problems.is_empty() {
+        let _ = writeln!(out, "\nInput problems ({})", m.problems.len());
+        for p in &m.problems {
+            let _ = writeln!(out, "  - {}: {}", p.source, p.message);
+        }
     }
-    let _ = writeln!(out, "\nInput problems ({})", m.problems.len());
-    for p in &m.problems {
-        let _ = writeln!(out, "  - {}: {}", p.source, p.message);
+    if !m.notes.is_empty() {
+        let _ = writeln!(out, "\nNotes ({})", m.notes.len());
+        for p in &m.notes {
+            let _ = writeln!(out, "  - {}: {}", p.source, p.message);
+        }
     }
 }
 

@@ -278,6 +278,7 @@ pub fn synthetic() -> Matrix {
             source: "broken.yaml#2".into(),
             message: "document is not a mapping".into(),
         }],
+        notes: Vec::new(),
         scenarios,
     }
 }
@@ -317,6 +318,7 @@ pub fn all_pass() -> Matrix {
         columns: vec![cluster, machine],
         results,
         problems: Vec::new(),
+        notes: Vec::new(),
         scenarios: Vec::new(),
     }
 }
@@ -380,6 +382,7 @@ pub fn large(kinds: usize) -> Matrix {
         columns,
         results,
         problems: Vec::new(),
+        notes: Vec::new(),
         scenarios: Vec::new(),
     }
 }

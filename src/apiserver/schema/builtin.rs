@@ -76,13 +76,22 @@ pub fn validate_builtin(kind: &str, obj: &Value) -> Vec<Cause> {
         "ClusterRole" => validate_cluster_role(obj),
         "RoleBinding" => validate_binding(obj, true),
         "ClusterRoleBinding" => validate_binding(obj, false),
-        _ => Vec::new(),
+        other => super::workloads::validate(other, obj),
     }
 }
 
 /// Update rules: [`validate_builtin`] on `new`, plus what may not change from `old`
 /// (Secret `type`, immutable Secret/ConfigMap contents, binding `roleRef`).
 pub fn validate_builtin_update(kind: &str, new: &Value, old: &Value) -> Vec<Cause> {
+    if matches!(
+        kind,
+        "Service"
+            | "Deployment"
+            | "MutatingWebhookConfiguration"
+            | "ValidatingWebhookConfiguration"
+    ) {
+        return super::workloads::validate_update(kind, new, old);
+    }
     let mut out = validate_builtin(kind, new);
     match kind {
         "Secret" | "ConfigMap" => {

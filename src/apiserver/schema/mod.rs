@@ -24,6 +24,7 @@ mod ratchet;
 mod scale;
 mod structural;
 mod validate;
+pub mod workloads;
 
 pub use builtin::{
     MAX_SECRET_SIZE, config_map_key, default_rbac_subjects, validate_builtin,
