@@ -2,6 +2,10 @@
 
 #[path = "scenarios/common.rs"]
 mod common;
+#[path = "scenarios/components.rs"]
+mod components;
+#[path = "shared/components_file.rs"]
+mod components_file;
 #[path = "scenarios/embedded.rs"]
 mod embedded;
 #[path = "scenarios/faults.rs"]
@@ -10,6 +14,8 @@ mod faults;
 mod manifests;
 #[path = "scenarios/process.rs"]
 mod process;
+#[path = "shared/shared_data.rs"]
+mod shared_data;
 #[path = "shared/signals.rs"]
 mod signals;
 #[path = "scenarios/static_only.rs"]
