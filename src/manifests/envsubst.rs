@@ -11,8 +11,10 @@
 //! - `${NAME:off}`, `${NAME:off:len}` (substring), `${#NAME}` (length), `${NAME^}`, `${NAME^^}`,
 //!   `${NAME,}`, `${NAME,,}` (case), `${NAME#p}`, `${NAME##p}`, `${NAME%p}`, `${NAME%%p}`
 //!   (trim a glob), `${NAME/p/r}`, `${NAME//p/r}`, `${NAME/#p/r}`, `${NAME/%p/r}` (replace);
-//! - escapes everywhere outside `${…}`: `$$` is `$` (so `$${X}` is the text `${X}`), `\\` is `\`
-//!   and `\/` is `/`; `$X` without braces is text;
+//! - escapes (drone/envsubst v2, what clusterctl uses: only `$$` outside references, so
+//!   backslashes in manifests stay as they are): `$$` is `$` (so `$${X}` is the text `${X}`);
+//!   inside a replace operator's arguments `\/` is `/` and `\\` is `\`; `$X` without braces
+//!   is text;
 //! - a malformed reference (`${`, `${}`, `${A.b}`, an unclosed default) is a "bad
 //!   substitution": clusterctl refuses the whole file.
 
@@ -310,7 +312,10 @@ fn class_char(p: &[char], i: &mut usize) -> Result<char, ()> {
 const IDENT: u8 = 1;
 const LBRACK: u8 = 2;
 const RBRACK: u8 = 4;
+/// `$$` and the backslash escapes (a replace operator's arguments).
 const ESCAPE: u8 = 8;
+/// Only `$$` (the text outside references).
+const ESCAPE_DOLLAR: u8 = 16;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Token {
@@ -460,12 +465,9 @@ impl Parser {
     }
 
     fn scan_escaped(&mut self, r: char) -> bool {
-        if self.mode & ESCAPE == 0 {
-            return false;
-        }
         match r {
-            '$' => self.peek() == Some('$'),
-            '\\' => matches!(self.peek(), Some('/' | '\\')),
+            '$' if self.mode & (ESCAPE | ESCAPE_DOLLAR) != 0 => self.peek() == Some('$'),
+            '\\' if self.mode & ESCAPE != 0 => matches!(self.peek(), Some('/' | '\\')),
             _ => false,
         }
     }
@@ -505,7 +507,7 @@ impl Parser {
         let mut nodes = Vec::new();
         loop {
             self.accept = accept_rune;
-            self.mode = IDENT | LBRACK | ESCAPE;
+            self.mode = IDENT | LBRACK | ESCAPE_DOLLAR;
             match self.scan() {
                 Token::Ident => nodes.push(Node::Text(self.token())),
                 Token::Eof => return Ok(nodes),
@@ -741,8 +743,12 @@ mod tests {
             "some text abc${v${v}$vabc"
         );
         assert_eq!(run(&[("d", "foo")], "x $${v=${d}}"), "x ${v=foo}");
-        // Outside references too, `\\` and `\/` lose their backslash.
-        assert_eq!(run(&p, r"a\\b \/c \d"), r"a\b /c \d");
+        // Backslashes outside references stay (envsubst v2: Windows named pipes, regexes).
+        assert_eq!(
+            run(&p, r"\\.\pipe\x a\\b \/c \d"),
+            r"\\.\pipe\x a\\b \/c \d"
+        );
+        assert_eq!(run(&p, r"${v/\//-} ${v//b/\/}"), "abc a/c");
         assert_eq!(run(&p, "cost: 5$"), "cost: 5$");
     }
 

@@ -129,8 +129,8 @@ pub struct Processed {
 
 /// Substitutes the variables of a text the way `clusterctl init` does, but reports missing
 /// required variables beside the result instead of failing (so every file's can be listed at
-/// once). A text without `${` comes back as it is, apart from the escapes (`$$`, `\\`, `\/`)
-/// clusterctl also rewrites.
+/// once). A text without `${` comes back as it is, apart from `$$`, which clusterctl also
+/// turns into `$`.
 pub fn substitute(text: &str, vars: &Variables) -> Result<Processed, envsubst::BadSubstitution> {
     let converted = convert_legacy(text);
     let nodes = envsubst::parse(&converted)?;
