@@ -9,11 +9,17 @@ use super::meta;
 /// One column definition: name, type, priority.
 type Col = (&'static str, &'static str, i64);
 
+/// Renders an object's Age cell.
+type AgeFn<'a> = &'a dyn Fn(&Value) -> Value;
+
+/// The cells of one row after Name.
+type CellsFn = fn(&Value, AgeFn<'_>) -> Vec<Value>;
+
 /// The columns of a built-in kind and how to fill a row (after Name; Age and dates are
 /// rendered by the caller through `age`).
 pub struct Printer {
     columns: &'static [Col],
-    cells: fn(&Value, &dyn Fn(&Value) -> Value) -> Vec<Value>,
+    cells: CellsFn,
 }
 
 const AGE: Col = ("Age", "string", 0);

@@ -669,7 +669,8 @@ mod tests {
     #[test]
     fn expansions() {
         let v = "abcdEFGH28ij";
-        let cases: &[(&[(&str, &str)], &str, &str)] = &[
+        type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str);
+        let cases: &[Case] = &[
             (&[], "abcdEFGH28ij", "abcdEFGH28ij"),
             (&[("v", v)], "${#v}", "12"),
             (&[("v", v)], "${v^}", "AbcdEFGH28ij"),

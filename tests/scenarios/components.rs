@@ -13,7 +13,7 @@ use capi_conformance::report::{Matrix, Outcome, Phase};
 use capi_conformance::suite::Catalog;
 use clap::Parser;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 pub const RBAC: &str = "all/rbac-aggregation";
