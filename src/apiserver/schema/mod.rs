@@ -24,6 +24,7 @@ mod ratchet;
 mod scale;
 mod structural;
 mod validate;
+mod webhooks;
 pub mod workloads;
 
 pub use builtin::{

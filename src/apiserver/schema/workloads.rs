@@ -1,32 +1,31 @@
 //! Defaults and validation of the built-in kinds a provider's components file holds besides
-//! RBAC and Secrets: `v1 Service`, `apps/v1 Deployment`, `admissionregistration.k8s.io/v1`
-//! `MutatingWebhookConfiguration` / `ValidatingWebhookConfiguration` (kube
-//! `pkg/apis/{core,apps,admissionregistration}/{v1/defaults,validation}`), the parts a manifest
-//! can get wrong cheaply: required fields, enums, port ranges, the Deployment selector matching
-//! its template, webhook names and client configs. Nothing runs them: a Deployment is stored,
-//! not rolled out; webhooks are stored, not called.
+//! RBAC and Secrets: `v1 Service`, `apps/v1 Deployment` (kube
+//! `pkg/apis/{core,apps}/{v1/defaults,validation}`), and the dispatch for the webhook
+//! configurations ([`super::webhooks`]): the parts a manifest can get wrong cheaply: required
+//! fields, enums, port ranges, the Deployment selector matching its template. Nothing runs
+//! them: a Deployment is stored, not rolled out.
 
 use super::cause::Cause;
 use super::names;
 use serde_json::{Map, Value, json};
 
-fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
+pub(super) fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
-fn list_of<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+pub(super) fn list_of<'a>(v: &'a Value, key: &str) -> &'a [Value] {
     v.get(key)
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or_default()
 }
 
-fn supported(values: &[&str]) -> Vec<String> {
+pub(super) fn supported(values: &[&str]) -> Vec<String> {
     values.iter().map(|s| s.to_string()).collect()
 }
 
 /// Sets `key` on an object when it is absent (or null).
-fn default_to(obj: &mut Map<String, Value>, key: &str, value: Value) {
+pub(super) fn default_to(obj: &mut Map<String, Value>, key: &str, value: Value) {
     if obj.get(key).is_none_or(Value::is_null) {
         obj.insert(key.to_string(), value);
     }
@@ -45,8 +44,8 @@ pub fn apply_defaults(kind: &str, obj: &mut Value, old: Option<&Value>) {
     match kind {
         "Service" => default_service(obj, old),
         "Deployment" => default_deployment(obj),
-        "MutatingWebhookConfiguration" => default_webhooks(obj, true),
-        "ValidatingWebhookConfiguration" => default_webhooks(obj, false),
+        "MutatingWebhookConfiguration" => super::webhooks::apply_defaults(obj, true),
+        "ValidatingWebhookConfiguration" => super::webhooks::apply_defaults(obj, false),
         _ => {}
     }
 }
@@ -56,7 +55,9 @@ pub fn validate(kind: &str, obj: &Value) -> Vec<Cause> {
     match kind {
         "Service" => validate_service(obj),
         "Deployment" => validate_deployment(obj),
-        "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration" => validate_webhooks(obj),
+        "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration" => {
+            super::webhooks::validate(obj)
+        }
         _ => Vec::new(),
     }
 }
@@ -159,7 +160,7 @@ pub fn set_cluster_ip(obj: &mut Value, ip: &str) {
     }
 }
 
-fn valid_port(v: &Value) -> bool {
+pub(super) fn valid_port(v: &Value) -> bool {
     v.as_i64().is_some_and(|p| (1..=65535).contains(&p))
 }
 
@@ -415,130 +416,6 @@ fn validate_deployment(obj: &Value) -> Vec<Cause> {
     out
 }
 
-// --- webhook configurations ---
-
-fn default_webhooks(obj: &mut Value, mutating: bool) {
-    let Some(hooks) = obj.get_mut("webhooks").and_then(Value::as_array_mut) else {
-        return;
-    };
-    for h in hooks.iter_mut().filter_map(Value::as_object_mut) {
-        default_to(h, "failurePolicy", json!("Fail"));
-        default_to(h, "matchPolicy", json!("Equivalent"));
-        default_to(h, "namespaceSelector", json!({}));
-        default_to(h, "objectSelector", json!({}));
-        default_to(h, "timeoutSeconds", json!(10));
-        if mutating {
-            default_to(h, "reinvocationPolicy", json!("Never"));
-        }
-        if let Some(svc) = h
-            .get_mut("clientConfig")
-            .and_then(|c| c.get_mut("service"))
-            .and_then(Value::as_object_mut)
-        {
-            default_to(svc, "port", json!(443));
-        }
-        if let Some(rules) = h.get_mut("rules").and_then(Value::as_array_mut) {
-            for r in rules.iter_mut().filter_map(Value::as_object_mut) {
-                default_to(r, "scope", json!("*"));
-            }
-        }
-    }
-}
-
-fn validate_webhooks(obj: &Value) -> Vec<Cause> {
-    let mut out = Vec::new();
-    let mut seen: Vec<&str> = Vec::new();
-    for (i, h) in list_of(obj, "webhooks").iter().enumerate() {
-        let path = format!("webhooks[{i}]");
-        let name = str_of(h, "name");
-        if name.is_empty() {
-            out.push(Cause::required(&format!("{path}.name"), ""));
-        } else {
-            let mut bad = names::dns1123_subdomain(name);
-            if bad.is_empty() && name.split('.').count() < 3 {
-                bad.push(
-                    "should be a domain with at least three segments separated by dots".into(),
-                );
-            }
-            for msg in bad {
-                out.push(Cause::invalid(&format!("{path}.name"), &json!(name), &msg));
-            }
-            if seen.contains(&name) {
-                out.push(Cause::duplicate(&format!("{path}.name"), &json!(name)));
-            }
-            seen.push(name);
-        }
-        let cc = h.get("clientConfig").cloned().unwrap_or(Value::Null);
-        match (cc.get("url"), cc.get("service")) {
-            (Some(_), Some(_)) | (None, None) => out.push(Cause::required(
-                &format!("{path}.clientConfig"),
-                "exactly one of url or service is required",
-            )),
-            (None, Some(svc)) => {
-                for k in ["name", "namespace"] {
-                    if str_of(svc, k).is_empty() {
-                        out.push(Cause::required(
-                            &format!("{path}.clientConfig.service.{k}"),
-                            &format!("service {k} is required"),
-                        ));
-                    }
-                }
-                if let Some(port) = svc.get("port")
-                    && !valid_port(port)
-                {
-                    out.push(Cause::invalid(
-                        &format!("{path}.clientConfig.service.port"),
-                        port,
-                        "port is not valid: must be between 1 and 65535, inclusive",
-                    ));
-                }
-            }
-            (Some(_), None) => {}
-        }
-        let effects = str_of(h, "sideEffects");
-        if effects.is_empty() {
-            out.push(Cause::required(
-                &format!("{path}.sideEffects"),
-                "must specify one of None, NoneOnDryRun",
-            ));
-        } else if !["None", "NoneOnDryRun"].contains(&effects) {
-            out.push(Cause::not_supported(
-                &format!("{path}.sideEffects"),
-                &json!(effects),
-                &supported(&["None", "NoneOnDryRun"]),
-            ));
-        }
-        let versions = list_of(h, "admissionReviewVersions");
-        if !versions
-            .iter()
-            .any(|v| matches!(v.as_str(), Some("v1" | "v1beta1")))
-        {
-            out.push(Cause::required(
-                &format!("{path}.admissionReviewVersions"),
-                "must specify one of v1, v1beta1",
-            ));
-        }
-        let policy = str_of(h, "failurePolicy");
-        if !["Fail", "Ignore"].contains(&policy) {
-            out.push(Cause::not_supported(
-                &format!("{path}.failurePolicy"),
-                &json!(policy),
-                &supported(&["Fail", "Ignore"]),
-            ));
-        }
-        if let Some(t) = h.get("timeoutSeconds").and_then(Value::as_i64)
-            && !(1..=30).contains(&t)
-        {
-            out.push(Cause::invalid(
-                &format!("{path}.timeoutSeconds"),
-                &json!(t),
-                "the timeout value must be between 1 and 30 seconds",
-            ));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -640,33 +517,5 @@ mod tests {
             latest["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"],
             "Always"
         );
-    }
-
-    #[test]
-    fn webhook_configuration_rules() {
-        let mut ok = json!({"webhooks": [{"name": "validation.foo.example.io",
-            "clientConfig": {"service": {"name": "s", "namespace": "n", "path": "/v"}},
-            "sideEffects": "None", "admissionReviewVersions": ["v1"],
-            "rules": [{"apiGroups": ["x"], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["foos"]}]}]});
-        apply_defaults("ValidatingWebhookConfiguration", &mut ok, None);
-        assert_eq!(ok["webhooks"][0]["clientConfig"]["service"]["port"], 443);
-        assert_eq!(ok["webhooks"][0]["timeoutSeconds"], 10);
-        assert!(validate("ValidatingWebhookConfiguration", &ok).is_empty());
-        let mut bad = json!({"webhooks": [{"name": "short.name", "clientConfig": {}},
-            {"name": "short.name"}]});
-        apply_defaults("MutatingWebhookConfiguration", &mut bad, None);
-        assert_eq!(bad["webhooks"][0]["reinvocationPolicy"], "Never");
-        let causes = validate("MutatingWebhookConfiguration", &bad);
-        let got = fields(&causes);
-        assert_eq!(
-            got[..4],
-            [
-                ("webhooks[0].name", "FieldValueInvalid"),
-                ("webhooks[0].clientConfig", "FieldValueRequired"),
-                ("webhooks[0].sideEffects", "FieldValueRequired"),
-                ("webhooks[0].admissionReviewVersions", "FieldValueRequired"),
-            ]
-        );
-        assert!(got.contains(&("webhooks[1].name", "FieldValueDuplicate")));
     }
 }
