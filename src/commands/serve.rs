@@ -15,9 +15,6 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<i32> {
         allow_remote: args.allow_remote,
         ..ServerOptions::default()
     });
-    if let Some(spec) = &args.faults {
-        server.faults().apply_spec(spec)?;
-    }
     if !args.load.is_empty() {
         let vars = crate::manifests::Variables::from_flags(&args.vars)?;
         let report =
@@ -27,6 +24,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<i32> {
         }
     } else if !args.vars.is_empty() {
         anyhow::bail!("--var needs --load (it sets clusterctl variables of the loaded manifests)");
+    }
+    // Faults are for the clients of the server, not for loading it.
+    if let Some(spec) = &args.faults {
+        server.faults().apply_spec(spec)?;
     }
     let listener = server.listen(addr).await?;
     let kubeconfig = match &args.write_kubeconfig {

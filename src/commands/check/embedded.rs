@@ -1,7 +1,8 @@
 //! `check --embedded`: the embedded API server with CAPI core CRDs and the mock provider
 //! installed; the mock runs in-process as the baseline. The target is the mock itself (no
-//! `--crds`/`--provider-cmd`), or a provider's CRDs (`--crds`) reconciled by its own controller
-//! (`--provider-cmd`, started against the server's TCP kubeconfig).
+//! `--crds`/`--provider-cmd`), or a provider's manifests (`--crds`: its components file or
+//! `config/`, installed as `clusterctl init` would, [`crate::manifests`]) reconciled by its own
+//! controller (`--provider-cmd`, started against the server's TCP kubeconfig).
 
 use super::{
     environment_inconclusive, filter_subjects, lint_options, load_samples, merge_into, new_run_id,
