@@ -237,7 +237,9 @@ pub struct CheckArgs {
     /// once: the run is bounded by quiet windows, not CPU).
     #[arg(long, default_value_t = 8)]
     pub parallel: usize,
-    /// With --embedded: a provider's CRDs/RBAC to install (files or directories).
+    /// With --embedded: the provider's manifests to install, as `clusterctl init` would: its
+    /// release `components.yaml`, its `config/` tree, or any files or directories of CRDs, RBAC,
+    /// Namespaces, Services, webhook configurations, Deployments (stored, not run).
     #[arg(long, value_name = "PATH")]
     pub crds: Vec<PathBuf>,
     /// The kustomize that renders kustomize roots among the inputs (`--crds config/`): a
@@ -245,6 +247,10 @@ pub struct CheckArgs {
     /// `kustomize` on PATH, else `kubectl`.
     #[arg(long, value_name = "CMD")]
     pub kustomize: Option<String>,
+    /// A clusterctl variable of the --crds manifests (`${NAME}`), over the environment and the
+    /// manifests' defaults (repeatable).
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
     /// With --embedded: the provider's controller command; `{kubeconfig}` is replaced by the
     /// embedded server's kubeconfig path.
     #[arg(long = "provider-cmd", value_name = "CMD")]
@@ -327,6 +333,10 @@ pub struct ServeArgs {
     /// Apply manifests at start (CRDs are established before ready is reported).
     #[arg(long, value_name = "PATH")]
     pub load: Vec<PathBuf>,
+    /// A clusterctl variable of the --load manifests (`${NAME}`), over the environment and the
+    /// manifests' defaults (repeatable).
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
     /// Fault injection spec, e.g. `drop-watch=5s,expire-watch,429=0.05,500=0.05,latency=200ms`.
     #[arg(long, value_name = "SPEC")]
     pub faults: Option<String>,

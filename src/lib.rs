@@ -13,6 +13,7 @@ pub mod contract;
 pub mod entry;
 pub mod inventory;
 pub mod kubeconn;
+pub mod manifests;
 pub mod mock;
 pub mod report;
 pub mod scenarios;

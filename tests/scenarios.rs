@@ -2,6 +2,10 @@
 
 #[path = "scenarios/common.rs"]
 mod common;
+#[path = "scenarios/components.rs"]
+mod components;
+#[path = "shared/components_file.rs"]
+mod components_file;
 #[path = "scenarios/embedded.rs"]
 mod embedded;
 #[path = "scenarios/faults.rs"]

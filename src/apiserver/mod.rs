@@ -22,6 +22,7 @@ pub mod meta;
 pub mod openapi;
 pub mod ops;
 pub mod patch;
+pub mod printers;
 pub mod registry;
 pub mod reviews;
 pub mod scale;

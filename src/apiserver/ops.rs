@@ -189,8 +189,11 @@ fn fold_string_data(obj: &mut Value) {
     }
 }
 
-/// Type-specific preparation shared by create and update.
-fn prepare_builtin(t: &Target, obj: &mut Value) {
+/// Type-specific preparation shared by create and update (`old`: the stored object).
+fn prepare_builtin(t: &Target, obj: &mut Value, old: Option<&Value>) {
+    if t.rt.custom {
+        return;
+    }
     if is_job(&t.rt) {
         super::schema::job::default(obj);
     }
@@ -200,6 +203,29 @@ fn prepare_builtin(t: &Target, obj: &mut Value) {
             obj["type"] = json!("Opaque");
         }
     }
+    super::schema::workloads::apply_defaults(&t.rt.kind, obj, old);
+}
+
+/// The first free address of the service range (`10.96.0.10` on), as kube's allocator gives
+/// every new Service of type ClusterIP/NodePort/LoadBalancer one.
+fn allocate_cluster_ip(store: &Store) -> Option<String> {
+    let used: std::collections::HashSet<&str> = store
+        .objects
+        .iter()
+        .filter(|(k, _)| k.0.is_empty() && k.1 == "services")
+        .filter_map(|(_, o)| o.pointer("/spec/clusterIP").and_then(Value::as_str))
+        .collect();
+    let [a, b] = super::schema::workloads::SERVICE_CIDR_BASE;
+    (10u32..(1 << 20))
+        .map(|n| {
+            format!(
+                "{a}.{}.{}.{}",
+                b as u32 + (n >> 16),
+                (n >> 8) & 0xff,
+                n & 0xff
+            )
+        })
+        .find(|ip| !used.contains(ip.as_str()))
 }
 
 fn admit(
@@ -227,7 +253,10 @@ fn admit(
 }
 
 fn tracks_generation(rt: &ResourceType) -> bool {
-    rt.custom || rt.resource == "customresourcedefinitions" || is_job(rt)
+    rt.custom
+        || rt.resource == "customresourcedefinitions"
+        || (rt.group == "apps" && rt.resource == "deployments")
+        || is_job(rt)
 }
 
 /// `batch/v1 Job`: stored with kube's defaults, generated selector and validation; no
@@ -378,7 +407,20 @@ pub fn create(
     {
         m.remove("status");
     }
-    prepare_builtin(t, &mut obj);
+    prepare_builtin(t, &mut obj, None);
+    if t.rt.group.is_empty()
+        && t.rt.resource == "services"
+        && super::schema::workloads::needs_cluster_ip(&obj)
+    {
+        let ip = allocate_cluster_ip(store).ok_or_else(|| {
+            ApiError::new(
+                500,
+                "InternalError",
+                "failed to allocate a serviceIP: range is full",
+            )
+        })?;
+        super::schema::workloads::set_cluster_ip(&mut obj, &ip);
+    }
     // kube-apiserver fills the UID before the strategy's PrepareForCreate, which a Job's
     // generated selector needs.
     let uid = uuid::Uuid::new_v4().to_string();
@@ -636,7 +678,7 @@ pub fn prepare_update(
             ));
         }
     }
-    prepare_builtin(t, &mut new);
+    prepare_builtin(t, &mut new, Some(&*old));
     if is_crd(&t.rt) && !t.status_sub() {
         let causes = crd::validate(&new);
         if !causes.is_empty() {

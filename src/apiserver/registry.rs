@@ -141,6 +141,11 @@ fn builtin(
     }
 }
 
+fn with_categories(mut t: ResourceType, categories: &[&str]) -> ResourceType {
+    t.categories = categories.iter().map(|s| s.to_string()).collect();
+    t
+}
+
 /// The built-in kinds the emulator serves (emulator-spec M3, M17).
 pub fn builtins() -> Vec<ResourceType> {
     let c = CRUD_VERBS;
@@ -160,6 +165,10 @@ pub fn builtins() -> Vec<ResourceType> {
             c,
         ),
         builtin("", "v1", "events", "Event", true, &["ev"], false, c),
+        with_categories(
+            builtin("", "v1", "services", "Service", true, &["svc"], true, c),
+            &["all"],
+        ),
         builtin(
             "rbac.authorization.k8s.io",
             "v1",
@@ -212,15 +221,45 @@ pub fn builtins() -> Vec<ResourceType> {
         ),
         // Provider components ship their controllers as Deployments (clusterctl's
         // manager-container rule reads them); served as stored objects, no controller runs them.
-        builtin(
-            "apps",
-            "v1",
-            "deployments",
-            "Deployment",
-            true,
-            &["deploy"],
-            true,
-            c,
+        with_categories(
+            builtin(
+                "apps",
+                "v1",
+                "deployments",
+                "Deployment",
+                true,
+                &["deploy"],
+                true,
+                c,
+            ),
+            &["all"],
+        ),
+        // Stored only: the server calls no webhook (admission runs no external hooks).
+        with_categories(
+            builtin(
+                "admissionregistration.k8s.io",
+                "v1",
+                "mutatingwebhookconfigurations",
+                "MutatingWebhookConfiguration",
+                false,
+                &[],
+                false,
+                c,
+            ),
+            &["api-extensions"],
+        ),
+        with_categories(
+            builtin(
+                "admissionregistration.k8s.io",
+                "v1",
+                "validatingwebhookconfigurations",
+                "ValidatingWebhookConfiguration",
+                false,
+                &[],
+                false,
+                c,
+            ),
+            &["api-extensions"],
         ),
         // `kubectl apply` of the in-cluster Job (`manifests job`); stored with kube's defaults,
         // generated selector and validation (schema::job), no controller runs it.

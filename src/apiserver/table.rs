@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use super::meta;
 use super::ops::Target;
+use super::printers::{self, Printer};
 use super::registry::PrinterColumn;
 
 pub fn wants_table(accept: &str) -> bool {
@@ -153,23 +154,47 @@ fn row(obj: &Value, cols: &[PrinterColumn]) -> Value {
     json!({"cells": cells, "object": partial})
 }
 
+/// A built-in kind's row: its cells and the object's metadata.
+fn builtin_row(p: &Printer, obj: &Value) -> Value {
+    let mut partial = json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1"});
+    partial["metadata"] = obj.get("metadata").cloned().unwrap_or_else(|| json!({}));
+    json!({"cells": p.cells(obj, &age), "object": partial})
+}
+
+/// The printer of a built-in target (CRD-defined kinds print their additionalPrinterColumns).
+fn builtin_printer(t: &Target) -> Option<Printer> {
+    (!t.rt.custom)
+        .then(|| printers::for_kind(&t.rt.group, &t.rt.kind))
+        .flatten()
+}
+
 /// Table for a list response.
 pub fn list_table(t: &Target, list: &Value) -> Value {
-    let cols = columns(t);
-    let rows: Vec<Value> = list
+    let items = list
         .get("items")
         .and_then(Value::as_array)
-        .map(|items| items.iter().map(|o| row(o, &cols)).collect())
+        .map(Vec::as_slice)
         .unwrap_or_default();
     let mut md = json!({"resourceVersion": list.pointer("/metadata/resourceVersion").cloned().unwrap_or(Value::Null)});
     if let Some(c) = list.pointer("/metadata/continue") {
         md["continue"] = c.clone();
     }
+    if let Some(p) = builtin_printer(t) {
+        let rows: Vec<Value> = items.iter().map(|o| builtin_row(&p, o)).collect();
+        return json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": md, "columnDefinitions": p.definitions(), "rows": rows});
+    }
+    let cols = columns(t);
+    let rows: Vec<Value> = items.iter().map(|o| row(o, &cols)).collect();
     json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": md, "columnDefinitions": definitions(&cols), "rows": rows})
 }
 
 /// Table for one object (GET or a watch event).
 pub fn object_table(t: &Target, obj: &Value) -> Value {
+    if let Some(p) = builtin_printer(t) {
+        return json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1",
+            "metadata": {"resourceVersion": meta::resource_version(obj)},
+            "columnDefinitions": p.definitions(), "rows": [builtin_row(&p, obj)]});
+    }
     let cols = columns(t);
     json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1",
            "metadata": {"resourceVersion": meta::resource_version(obj)},

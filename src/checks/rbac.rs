@@ -183,24 +183,54 @@ impl RbacIndex {
     }
 }
 
-/// The two views the RBAC rules need: ClusterRoles aggregated to CAPI's manager, and every
-/// ClusterRole/Role of the inputs (the provider's own permissions).
+/// The views the RBAC rules need: ClusterRoles aggregated to CAPI's manager (whoever ships
+/// them: aggregation is by label alone), and each provider's own ClusterRoles and Roles.
 #[derive(Debug, Default, Clone)]
 pub struct RbacIndexes {
     pub aggregated: RbacIndex,
-    pub all: RbacIndex,
+    /// Roles labelled `cluster.x-k8s.io/provider: <provider>`, per provider.
+    by_provider: HashMap<String, RbacIndex>,
+    /// Roles without a provider label.
+    unlabelled: RbacIndex,
+}
+
+/// A role's `cluster.x-k8s.io/provider` label (non-empty).
+fn provider_of(doc: &Document) -> Option<&str> {
+    doc.value
+        .pointer("/metadata/labels")
+        .and_then(|l| l.get(crate::inventory::PROVIDER_LABEL))
+        .and_then(Value::as_str)
+        .filter(|p| !p.is_empty())
 }
 
 impl RbacIndexes {
     pub fn build(inv: &crate::inventory::Inventory) -> RbacIndexes {
+        let roles = || inv.cluster_roles.iter().chain(inv.roles.iter());
+        let mut owners: BTreeSet<&str> = BTreeSet::new();
+        owners.extend(roles().filter_map(provider_of));
         RbacIndexes {
             aggregated: RbacIndex::build(
                 inv.cluster_roles
                     .iter()
                     .filter(|d| is_aggregated_to_manager(d)),
             ),
-            all: RbacIndex::build(inv.cluster_roles.iter().chain(inv.roles.iter())),
+            by_provider: owners
+                .into_iter()
+                .map(|o| {
+                    let idx = RbacIndex::build(roles().filter(|d| provider_of(d) == Some(o)));
+                    (o.to_string(), idx)
+                })
+                .collect(),
+            unlabelled: RbacIndex::build(roles().filter(|d| provider_of(d).is_none())),
         }
+    }
+
+    /// The provider's own roles: those labelled with its name; when none is, the roles without
+    /// a provider label (unlabelled inputs, e.g. a kustomize tree without common labels). On a
+    /// cluster this leaves out CAPI core's and other providers' roles (clusterctl labels every
+    /// object it installs), which would otherwise grant a provider what it lacks.
+    pub fn of_provider(&self, provider: &str) -> &RbacIndex {
+        self.by_provider.get(provider).unwrap_or(&self.unlabelled)
     }
 }
 
@@ -252,7 +282,7 @@ pub fn rbac_aggregation(_: &Rule, ctx: &CheckCtx) -> Finding {
 /// `blockOwnerDeletion: true`. Other kinds are left to the scenarios; a provider without such
 /// kinds is skipped.
 pub fn rbac_owner_finalizers(_: &Rule, ctx: &CheckCtx) -> Finding {
-    let roles = &ctx.rbac.all;
+    let roles = ctx.rbac.of_provider(&ctx.provider.name);
     let owners: Vec<_> = ctx
         .provider
         .crds
@@ -265,7 +295,12 @@ pub fn rbac_owner_finalizers(_: &Rule, ctx: &CheckCtx) -> Finding {
         );
     }
     if roles.roles == 0 {
-        return Finding::skip("no ClusterRole or Role among the inputs");
+        return Finding::skip(format!(
+            "no ClusterRole or Role of provider {} among the inputs (labelled {}: {}, or unlabelled)",
+            ctx.provider.name,
+            crate::inventory::PROVIDER_LABEL,
+            ctx.provider.name
+        ));
     }
     let mut missing = Vec::new();
     let mut missing_groups = Vec::new();
@@ -321,12 +356,17 @@ fn role_mentions_group(role: &Document, groups: &BTreeSet<&str>) -> bool {
 /// `bootstrap/provider-rbac`: the provider's roles manage its BootstrapConfig kinds (+status)
 /// and Secrets.
 pub fn bootstrap_provider_rbac(_: &Rule, ctx: &CheckCtx) -> Finding {
-    let roles = &ctx.rbac.all;
+    let roles = ctx.rbac.of_provider(&ctx.provider.name);
     let Some(c) = ctx.crd else {
         return Finding::skip("provider-wide column has no CRD");
     };
     if roles.roles == 0 {
-        return Finding::skip("no ClusterRole or Role among the inputs");
+        return Finding::skip(format!(
+            "no ClusterRole or Role of provider {} among the inputs (labelled {}: {}, or unlabelled)",
+            ctx.provider.name,
+            crate::inventory::PROVIDER_LABEL,
+            ctx.provider.name
+        ));
     }
     let mut problems = Vec::new();
     let need = ["get", "list", "watch", "patch", "update"];

@@ -237,6 +237,11 @@ async fn run_check(args: CheckArgs) -> anyhow::Result<i32> {
         crate::report::write_outputs(&matrix, &args.report, std::io::stdout().is_terminal())?;
         return Ok(matrix.verdict().exit_code());
     }
+    if !args.crds.is_empty() || !args.vars.is_empty() {
+        anyhow::bail!(
+            "--crds and --var need --embedded (on a cluster the provider is installed already, e.g. by clusterctl init)"
+        );
+    }
     if args.server_faults.is_some() {
         anyhow::bail!(
             "--server-faults needs --embedded (it injects faults into the embedded API server)"

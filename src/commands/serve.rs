@@ -2,55 +2,9 @@
 
 use std::net::SocketAddr;
 
-use anyhow::Context as _;
-use serde_json::Value;
-
 use crate::apiserver::{EmbeddedServer, ServerOptions};
 use crate::cli::ServeArgs;
-
-/// Reads every YAML/JSON document from files (or `*.yaml|*.yml|*.json` files in directories).
-pub fn load_documents(paths: &[std::path::PathBuf]) -> anyhow::Result<Vec<Value>> {
-    let mut files = Vec::new();
-    for p in paths {
-        if p.is_dir() {
-            let mut entries: Vec<_> = std::fs::read_dir(p)
-                .with_context(|| format!("reading {}", p.display()))?
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|f| {
-                    matches!(
-                        f.extension().and_then(|e| e.to_str()),
-                        Some("yaml" | "yml" | "json")
-                    )
-                })
-                .collect();
-            entries.sort();
-            files.extend(entries);
-        } else {
-            files.push(p.clone());
-        }
-    }
-    let mut docs = Vec::new();
-    for f in files {
-        let text =
-            std::fs::read_to_string(&f).with_context(|| format!("reading {}", f.display()))?;
-        let parsed: Vec<Value> = serde_saphyr::from_multiple(&text)
-            .with_context(|| format!("parsing {}", f.display()))?;
-        for d in parsed {
-            if d.get("kind").and_then(Value::as_str) == Some("List") {
-                docs.extend(
-                    d.get("items")
-                        .and_then(Value::as_array)
-                        .cloned()
-                        .unwrap_or_default(),
-                );
-            } else if d.is_object() {
-                docs.push(d);
-            }
-        }
-    }
-    Ok(docs)
-}
+use anyhow::Context as _;
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<i32> {
     let addr: SocketAddr = args
@@ -61,11 +15,20 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<i32> {
         allow_remote: args.allow_remote,
         ..ServerOptions::default()
     });
+    if !args.load.is_empty() {
+        let vars = crate::manifests::Variables::from_flags(&args.vars)?;
+        let report =
+            crate::manifests::load_and_install(&server.client(), &args.load, &vars).await?;
+        for (origin, line) in crate::manifests::skipped_lines(&report) {
+            eprintln!("{origin}: {line}");
+        }
+    } else if !args.vars.is_empty() {
+        anyhow::bail!("--var needs --load (it sets clusterctl variables of the loaded manifests)");
+    }
+    // Faults are for the clients of the server, not for loading it.
     if let Some(spec) = &args.faults {
         server.faults().apply_spec(spec)?;
     }
-    let docs = load_documents(&args.load)?;
-    server.apply_documents(docs).await?;
     let listener = server.listen(addr).await?;
     let kubeconfig = match &args.write_kubeconfig {
         Some(p) => p.clone(),

@@ -23,7 +23,8 @@ pub use kustomize::Kustomize;
 pub use schema_node::{SchemaNode, SchemaType};
 pub use source::{
     Document, InputNote, LoadOptions, Loaded, Origin, RenderedFrom, RenderedRoot, SchemaForm,
-    load_paths, load_paths_as, load_paths_with, parse_text, parse_text_as,
+    TextFilter, load_paths, load_paths_as, load_paths_filtered, load_paths_with,
+    load_paths_with_filter, parse_text, parse_text_as,
 };
 
 use crate::contract::Role;

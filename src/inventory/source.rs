@@ -190,6 +190,28 @@ enum Input {
     Root(usize),
 }
 
+/// Rewrites the text of one input (its name, its text) before it is split into documents,
+/// e.g. clusterctl's variable substitution (`check --embedded --crds`, `serve --load`). A
+/// kustomize root's rendered output goes through it as one text.
+pub type TextFilter<'a> = &'a (dyn Fn(&str, String) -> String + Sync);
+
+/// [`load_paths_as`], passing every input's text through `filter` before it is parsed.
+pub fn load_paths_filtered(
+    paths: &[PathBuf],
+    keep_going: bool,
+    form: SchemaForm,
+    filter: TextFilter<'_>,
+) -> Result<Loaded, InputError> {
+    load_paths_with_filter(
+        paths,
+        &LoadOptions {
+            form,
+            ..LoadOptions::new(keep_going)
+        },
+        filter,
+    )
+}
+
 /// Loads every path: `-` is stdin; a file is read (a kustomization file renders its
 /// directory); a directory is rendered when it is, or holds, kustomize roots
 /// ([`super::discover`]), else read file by file (recursive `*.yaml|*.yml|*.json`). Roots are
@@ -198,6 +220,15 @@ enum Input {
 /// Without a kustomize to render a root, loading fails (whatever `keep_going` says): never a
 /// half-read tree.
 pub fn load_paths_with(paths: &[PathBuf], opts: &LoadOptions) -> Result<Loaded, InputError> {
+    load_paths_with_filter(paths, opts, &|_, text| text)
+}
+
+/// [`load_paths_with`], passing every input's text through `filter` before it is parsed.
+pub fn load_paths_with_filter(
+    paths: &[PathBuf],
+    opts: &LoadOptions,
+    filter: TextFilter<'_>,
+) -> Result<Loaded, InputError> {
     let mut loaded = Loaded::default();
     let mut inputs = Vec::new();
     let mut roots: Vec<Root> = Vec::new();
@@ -263,20 +294,21 @@ pub fn load_paths_with(paths: &[PathBuf], opts: &LoadOptions) -> Result<Loaded, 
             Input::Stdin => {
                 let text = read_stdin()?;
                 loaded.bytes += text.len() as u64;
+                let text = filter("-", text);
                 push(
                     &mut loaded,
                     parse_text_as("-", &text, opts.form),
                     opts.keep_going,
                 )?;
             }
-            Input::File(file) => push_file(&mut loaded, &file, opts.keep_going, opts.form)?,
+            Input::File(file) => push_file(&mut loaded, &file, opts.keep_going, opts.form, filter)?,
             Input::Files(files) => {
                 for file in files {
-                    push_file(&mut loaded, &file, opts.keep_going, opts.form)?;
+                    push_file(&mut loaded, &file, opts.keep_going, opts.form, filter)?;
                 }
             }
             Input::Root(i) => match rendered.get_mut(i).and_then(Option::take) {
-                Some(Ok(r)) => push_rendering(&mut loaded, r, opts)?,
+                Some(Ok(r)) => push_rendering(&mut loaded, r, opts, filter)?,
                 // No kustomize at all is never a partial read.
                 Some(Err(e))
                     if opts.keep_going && !matches!(e, InputError::KustomizeMissing { .. }) =>
@@ -345,8 +377,14 @@ fn not_read_note(dir: &Path, files: &[PathBuf]) -> InputNote {
 }
 
 /// Parses a rendered root, moving kustomize's annotations into each document's origin.
-fn push_rendering(loaded: &mut Loaded, r: Rendering, opts: &LoadOptions) -> Result<(), InputError> {
+fn push_rendering(
+    loaded: &mut Loaded,
+    mut r: Rendering,
+    opts: &LoadOptions,
+    filter: TextFilter<'_>,
+) -> Result<(), InputError> {
     let root = r.root.display();
+    r.text = filter(&root.to_string(), std::mem::take(&mut r.text));
     let origins = r.origins.as_ref();
     let hook = |d: &mut Document| match origins {
         Some(o) => o.take_annotations(d),
@@ -377,15 +415,14 @@ fn push_file(
     path: &Path,
     keep_going: bool,
     form: SchemaForm,
+    filter: TextFilter<'_>,
 ) -> Result<(), InputError> {
     match read_file(path) {
         Ok(text) => {
             loaded.bytes += text.len() as u64;
-            push(
-                loaded,
-                parse_text_as(&path.display().to_string(), &text, form),
-                keep_going,
-            )
+            let name = path.display().to_string();
+            let text = filter(&name, text);
+            push(loaded, parse_text_as(&name, &text, form), keep_going)
         }
         Err(e) if keep_going => {
             loaded.problems.push(e);

@@ -31,6 +31,7 @@ pub mod api;
 pub mod conditions;
 pub mod core;
 pub mod core_crds;
+pub mod core_rbac;
 pub mod crd_faults;
 pub mod crds;
 pub mod faults;

@@ -4,6 +4,7 @@
 //! Every writer goes through [`prepare::prepared`] first: a sorted clone whose free text is
 //! redacted, so output is byte-identical across runs and never shows a secret-like value.
 
+pub mod combine;
 mod document;
 mod html;
 mod json_writer;

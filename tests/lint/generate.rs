@@ -407,8 +407,8 @@ fn others() -> Vec<Value> {
                             "image": "registry.example.io/foo/foo-controller:v0.3.0",
                             "args": [
                                 "--leader-elect",
-                                "--namespace=${FOO_WATCH_NAMESPACE:=}",
-                                "--watch-filter=${FOO_WATCH_FILTER:=}",
+                                "--namespace=${FOO_WATCH_NAMESPACE:=\"\"}",
+                                "--watch-filter=${FOO_WATCH_FILTER:=\"\"}",
                                 "--v=${FOO_LOGLEVEL:=0}"
                             ]
                         }]

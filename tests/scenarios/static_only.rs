@@ -1,29 +1,17 @@
 //! `check --static-only` on a cluster gives the same static verdicts as `lint` on the same
 //! manifests.
 
+use super::components;
+use super::shared_data::shared_or_skip;
 use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
 use capi_conformance::checks::{LintOptions, evaluate_rules};
 use capi_conformance::commands::check::static_matrix;
 use capi_conformance::inventory::parse_text;
+use capi_conformance::manifests::Variables;
 use capi_conformance::report::{Matrix, Outcome, Phase};
 use capi_conformance::suite::Catalog;
 use serde_json::Value;
 use std::path::PathBuf;
-
-/// `../shared/corpus/<name>/components.yaml`, or `None` after the skip line (a failure under
-/// `CAPI_CONFORMANCE_REQUIRE_SHARED=1`).
-fn corpus(name: &str, test: &str) -> Option<PathBuf> {
-    crate::shared_data::shared_or_skip(&format!("corpus/{name}/components.yaml"), test)
-}
-
-/// The CRDs and ClusterRoles of a components file (what a cluster would hold).
-fn cluster_objects(name: &str, test: &str) -> Option<Vec<Value>> {
-    let text = std::fs::read_to_string(corpus(name, test)?).unwrap();
-    Some(objects_of_kinds(
-        &text,
-        &["CustomResourceDefinition", "ClusterRole"],
-    ))
-}
 
 fn objects_of_kinds(text: &str, kinds: &[&str]) -> Vec<Value> {
     parse_text("components.yaml", text)
@@ -124,78 +112,101 @@ fn static_cells(m: &Matrix) -> Vec<Cell> {
     cells
 }
 
+/// Issue 13: `check --static-only` on a server loaded with a provider's whole components file
+/// (what `serve --load FILE` does: clusterctl variables substituted, every kind installed) gives
+/// `lint` of the same file, cell for cell, for all twelve corpus providers; the rbac-aggregation
+/// rule has one cell per column (its effective part skips: no CAPI core on that server).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn static_only_on_a_cluster_matches_lint_on_the_same_manifests() {
+async fn static_only_on_serve_load_equals_lint_for_every_corpus_provider() {
     let catalog = Catalog::embedded().unwrap();
     let rules = catalog.rules().to_vec();
-    let test = "static_only_on_a_cluster_matches_lint_on_the_same_manifests";
-    if crate::shared_data::shared_or_skip("corpus", test).is_none() {
-        return;
+    let mut runs = Vec::new();
+    for (p, vars) in components::CORPUS {
+        let Some(path) = shared_or_skip(
+            &format!("corpus/{p}/components.yaml"),
+            "check --static-only on serve --load of the corpus",
+        ) else {
+            return;
+        };
+        let rules = rules.clone();
+        runs.push(async move {
+            let server = EmbeddedServer::new(ServerOptions::default());
+            let vars: Vec<String> = vars.iter().map(|v| v.to_string()).collect();
+            let vars = Variables::from_flags(&vars).unwrap();
+            capi_conformance::manifests::load_and_install(
+                &server.client(),
+                std::slice::from_ref(&path),
+                &vars,
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{p}: {e:#}"));
+            let (check, _) = static_matrix(
+                &server.client(),
+                &LintOptions::default(),
+                &rules,
+                "system:serviceaccount:capi-system:capi-manager",
+            )
+            .await
+            .unwrap();
+            (*p, path, check)
+        });
     }
-    for provider in ["capd", "capi-bootstrap-kubeadm"] {
-        let objects = cluster_objects(provider, test).unwrap();
-        assert!(!objects.is_empty());
-        // lint over the same objects, as one file.
-        let text: String = objects
-            .iter()
-            .map(|o| format!("---\n{}\n", serde_json::to_string(o).unwrap()))
-            .collect();
-        let docs: Vec<_> = parse_text("objects.yaml", &text)
-            .into_iter()
-            .map(Result::unwrap)
-            .collect();
-        let opts = LintOptions::default();
-        let lint = evaluate_rules(docs, &opts, &rules).unwrap();
-
-        let server = EmbeddedServer::new(ServerOptions::default());
-        server.apply_documents(objects).await.unwrap();
-        let (check, _) = static_matrix(
-            &server.client(),
-            &opts,
-            &rules,
-            "system:serviceaccount:capi-system:capi-manager",
-        )
-        .await
-        .unwrap();
-        let (a, b) = (static_cells(&lint), static_cells(&check));
-        assert!(a.len() > 20, "{provider}: too few cells");
-        let only_lint: Vec<_> = a.iter().filter(|c| !b.contains(c)).collect();
-        let only_check: Vec<_> = b.iter().filter(|c| !a.contains(c)).collect();
+    for (p, path, check) in futures::future::join_all(runs).await {
+        components::one_rbac_cell_per_column(&check, p);
         assert!(
-            only_lint.is_empty() && only_check.is_empty(),
-            "{provider}: lint-only {only_lint:#?}\ncheck-only {only_check:#?}"
+            check.results.iter().all(|r| r.phase == Phase::Static),
+            "{p}: a static-only run has only static cells"
+        );
+        let lint = components::lint(&path);
+        components::assert_same_cells(p, &lint, &check);
+        // Not only the lint columns: the server holds nothing else, so no other cell either.
+        assert_eq!(
+            components::cells(&lint).len(),
+            components::cells(&check).len(),
+            "{p}"
         );
     }
 }
 
+/// Without CAPI core on the cluster the effective part of `all/rbac-aggregation` cannot ask
+/// about core's manager: the one cell keeps the static verdict and says so in its evidence.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn effective_rbac_is_skipped_without_capi_core() {
     let catalog = Catalog::embedded().unwrap();
     let rules = catalog.rules().to_vec();
-    let Some(objects) = cluster_objects("capd", "effective_rbac_is_skipped_without_capi_core")
-    else {
-        return;
-    };
     let server = EmbeddedServer::new(ServerOptions::default());
-    server.apply_documents(objects).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = components::our_components(dir.path());
+    capi_conformance::manifests::load_and_install(
+        &server.client(),
+        &[file],
+        &Variables::only(&[("FOO_CREDENTIALS", "Zm9v")]),
+    )
+    .await
+    .unwrap();
     let (m, _) = static_matrix(&server.client(), &LintOptions::default(), &rules, "u")
         .await
         .unwrap();
-    let live: Vec<_> = m
+    components::one_rbac_cell_per_column(&m, "without core");
+    let foo: Vec<_> = m
         .results
         .iter()
-        .filter(|r| r.rule_id == "all/rbac-aggregation" && r.phase == Phase::Lifecycle)
+        .filter(|r| r.rule_id == components::RBAC && r.column.kind != "*")
         .collect();
-    assert!(!live.is_empty());
-    assert!(live.iter().all(|r| {
-        r.outcome == Outcome::Skip
-            && r.reason
-                .as_deref()
-                .unwrap()
-                .contains("CAPI core is not installed")
+    assert!(!foo.is_empty());
+    assert!(foo.iter().all(|r| {
+        r.outcome == Outcome::Pass
+            && r.evidence.iter().any(|e| {
+                e.message
+                    .starts_with("effective RBAC (SubjectAccessReview as u): skip")
+                    && e.message.contains("CAPI core is not installed")
+            })
     }));
 }
 
+/// The effective part reads the live aggregation: deleting the mock's aggregated ClusterRole
+/// turns the one cell to fail once the aggregation controller drops its rules from core's
+/// manager role (the SubjectAccessReview denial in the evidence).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn effective_rbac_flips_when_the_aggregated_cluster_role_is_deleted() {
     use capi_conformance::commands::check::embedded::base_documents;
@@ -209,39 +220,48 @@ async fn effective_rbac_flips_when_the_aggregated_cluster_role_is_deleted() {
         .await
         .unwrap();
     let user = "system:serviceaccount:capi-system:capi-manager";
-    let live = |m: &Matrix| -> Vec<Outcome> {
+    // (outcome, whether the effective part was denied) of each mock rbac-aggregation cell.
+    let cells = |m: &Matrix| -> Vec<(Outcome, bool)> {
         m.results
             .iter()
-            .filter(|r| r.rule_id == "all/rbac-aggregation" && r.phase == Phase::Lifecycle)
-            .map(|r| r.outcome)
+            .filter(|r| r.rule_id == components::RBAC && !r.column.baseline && r.column.kind != "*")
+            .filter(|r| r.column.provider.contains("mock"))
+            .map(|r| {
+                let denied = r
+                    .evidence
+                    .iter()
+                    .any(|e| e.message.contains("SubjectAccessReview denied"));
+                (r.outcome, denied)
+            })
             .collect()
     };
     let (before, _) = static_matrix(&server.client(), &LintOptions::default(), &rules, user)
         .await
         .unwrap();
-    let b = live(&before);
+    components::one_rbac_cell_per_column(&before, "before");
+    let b = cells(&before);
     assert!(
-        !b.is_empty() && b.iter().all(|o| *o == Outcome::Pass),
+        !b.is_empty() && b.iter().all(|c| *c == (Outcome::Pass, false)),
         "{b:?}"
     );
     let roles: Api<ClusterRole> = Api::all(server.client());
     let aggregated = capi_conformance::mock::manifests::aggregated_cluster_role();
     let name = aggregated["metadata"]["name"].as_str().unwrap().to_string();
     roles.delete(&name, &DeleteParams::default()).await.unwrap();
-    // The aggregation controller drops the rules from core's manager role.
     let mut after = Vec::new();
     for _ in 0..100 {
         let (m, _) = static_matrix(&server.client(), &LintOptions::default(), &rules, user)
             .await
             .unwrap();
-        after = live(&m);
-        if after.iter().all(|o| *o == Outcome::Fail) {
+        components::one_rbac_cell_per_column(&m, "after");
+        after = cells(&m);
+        if after.iter().all(|c| *c == (Outcome::Fail, true)) {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     assert!(
-        !after.is_empty() && after.iter().all(|o| *o == Outcome::Fail),
+        !after.is_empty() && after.iter().all(|c| *c == (Outcome::Fail, true)),
         "{after:?}"
     );
 }

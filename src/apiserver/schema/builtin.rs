@@ -77,13 +77,22 @@ pub fn validate_builtin(kind: &str, obj: &Value) -> Vec<Cause> {
         "RoleBinding" => validate_binding(obj, true),
         "ClusterRoleBinding" => validate_binding(obj, false),
         "Job" => super::job::validate(obj),
-        _ => Vec::new(),
+        other => super::workloads::validate(other, obj),
     }
 }
 
 /// Update rules: [`validate_builtin`] on `new`, plus what may not change from `old`
 /// (Secret `type`, immutable Secret/ConfigMap contents, binding `roleRef`).
 pub fn validate_builtin_update(kind: &str, new: &Value, old: &Value) -> Vec<Cause> {
+    if matches!(
+        kind,
+        "Service"
+            | "Deployment"
+            | "MutatingWebhookConfiguration"
+            | "ValidatingWebhookConfiguration"
+    ) {
+        return super::workloads::validate_update(kind, new, old);
+    }
     let mut out = validate_builtin(kind, new);
     match kind {
         "Secret" | "ConfigMap" => {

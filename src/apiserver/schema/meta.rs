@@ -17,6 +17,8 @@ pub enum NameRule {
     Dns1123Label,
     /// `ValidatePathSegmentName`: RBAC roles and bindings (`system:controller:x` is valid).
     PathSegment,
+    /// `NameIsDNS1035Label`: Services.
+    Dns1035Label,
 }
 
 impl NameRule {
@@ -24,6 +26,7 @@ impl NameRule {
     pub fn for_kind(kind: &str) -> NameRule {
         match kind {
             "Namespace" => NameRule::Dns1123Label,
+            "Service" => NameRule::Dns1035Label,
             "Role" | "ClusterRole" | "RoleBinding" | "ClusterRoleBinding" => NameRule::PathSegment,
             _ => NameRule::Dns1123Subdomain,
         }
@@ -34,6 +37,7 @@ impl NameRule {
             NameRule::Dns1123Subdomain => names::dns1123_subdomain(name),
             NameRule::Dns1123Label => names::dns1123_label(name),
             NameRule::PathSegment => path_segment(name),
+            NameRule::Dns1035Label => names::dns1035_label(name),
         }
     }
 }

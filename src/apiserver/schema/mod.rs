@@ -25,6 +25,8 @@ mod ratchet;
 mod scale;
 mod structural;
 mod validate;
+mod webhooks;
+pub mod workloads;
 
 pub use builtin::{
     MAX_SECRET_SIZE, config_map_key, default_rbac_subjects, validate_builtin,

@@ -4,7 +4,8 @@
 
 use crate::checks::rbac::ALL_VERBS;
 use crate::inventory::{Document, Origin};
-use crate::report::{Evidence, Matrix, Outcome, Phase, RuleResult};
+use crate::report::combine;
+use crate::report::{Evidence, Matrix, Outcome};
 use crate::suite::Rule;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::authorization::v1::{
@@ -127,41 +128,25 @@ pub async fn may(
     Ok(out.status.is_some_and(|s| s.allowed))
 }
 
-/// Adds the live effective-RBAC cells (phase lifecycle) to every column where the static
-/// engine evaluated `all/rbac-aggregation`.
+/// The effective part of `all/rbac-aggregation`: what a SubjectAccessReview as CAPI's manager
+/// says about one CRD, folded into the rule's static cell of that column (one verdict per rule
+/// and column, [`crate::report::combine`]). Columns where the static part skipped (the rule does
+/// not apply: a SIG group, a provider-wide column) or was waived are not asked about.
 pub async fn add_effective_rbac(
     client: &kube::Client,
     matrix: &mut Matrix,
-    rule: &Rule,
+    _rule: &Rule,
     user: &str,
     docs: &[Document],
 ) -> anyhow::Result<()> {
     let installed = core_installed(client).await?;
-    let columns: Vec<_> = matrix
+    let label = format!("effective RBAC (SubjectAccessReview as {user})");
+    for cell in matrix
         .results
-        .iter()
-        .filter(|r| r.rule_id == RBAC_RULE && r.phase == Phase::Static)
-        .map(|r| r.column.clone())
-        .collect();
-    for column in columns {
-        let target = docs.iter().find_map(|d| {
-            let v = &d.value;
-            (v.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
-                && v.pointer("/spec/names/kind").and_then(Value::as_str)
-                    == Some(column.kind.as_str()))
-            .then(|| {
-                (
-                    v.pointer("/spec/group")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string(),
-                    v.pointer("/spec/names/plural")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string(),
-                )
-            })
-        });
+        .iter_mut()
+        .filter(|r| r.rule_id == RBAC_RULE && matches!(r.outcome, Outcome::Pass | Outcome::Fail))
+    {
+        let target = crd_resource(docs, &cell.column.kind);
         let (outcome, reason, evidence) = match (&target, installed) {
             (_, false) => (
                 Outcome::Skip,
@@ -175,45 +160,79 @@ pub async fn add_effective_rbac(
                 Some("CRD not found on the cluster".into()),
                 Vec::new(),
             ),
-            (Some((group, plural)), true) => {
-                let mut denied = Vec::new();
-                for verb in ALL_VERBS {
-                    if !may(client, user, group, plural, verb).await? {
-                        denied.push(verb);
-                    }
-                }
-                if denied.is_empty() {
-                    (Outcome::Pass, None, Vec::new())
-                } else {
-                    let msg = format!("{user} may not {} {plural}.{group}", denied.join(", "));
-                    (
-                        Outcome::Fail,
-                        Some(msg.clone()),
-                        vec![Evidence {
-                            message: format!("SubjectAccessReview denied: {msg}"),
-                            object: Some(format!("{plural}.{group}").into()),
-                            path: None,
-                            resource_version: None,
-                            location: None,
-                            source: None,
-                        }],
-                    )
-                }
-            }
+            (Some((group, plural)), true) => effective(client, user, group, plural).await,
         };
-        matrix.results.push(RuleResult {
-            rule_id: RBAC_RULE.into(),
-            level: rule.level_for(column.contract),
-            column,
-            phase: Phase::Lifecycle,
-            outcome,
-            reason,
-            evidence,
-            duration_ms: None,
-        });
+        combine::fold(
+            cell,
+            combine::Part {
+                label: label.clone(),
+                outcome,
+                reason,
+                evidence,
+            },
+        );
     }
-    matrix.sort();
     Ok(())
+}
+
+/// Group and plural of the CRD of `kind` among the cluster's documents.
+fn crd_resource(docs: &[Document], kind: &str) -> Option<(String, String)> {
+    docs.iter().find_map(|d| {
+        let v = &d.value;
+        (v.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
+            && v.pointer("/spec/names/kind").and_then(Value::as_str) == Some(kind))
+        .then(|| {
+            let at = |p: &str| {
+                v.pointer(p)
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            (at("/spec/group"), at("/spec/names/plural"))
+        })
+    })
+}
+
+/// Asks whether `user` may do each of the seven verbs on `plural.group`.
+async fn effective(
+    client: &kube::Client,
+    user: &str,
+    group: &str,
+    plural: &str,
+) -> (Outcome, Option<String>, Vec<Evidence>) {
+    let mut denied = Vec::new();
+    for verb in ALL_VERBS {
+        match may(client, user, group, plural, verb).await {
+            Ok(true) => {}
+            Ok(false) => denied.push(verb),
+            Err(e) => {
+                return (
+                    Outcome::Inconclusive,
+                    Some(format!("environment: SubjectAccessReview failed: {e}")),
+                    Vec::new(),
+                );
+            }
+        }
+    }
+    if denied.is_empty() {
+        return (
+            Outcome::Pass,
+            None,
+            vec![Evidence {
+                object: Some(format!("{plural}.{group}").into()),
+                ..Evidence::msg(format!("allowed: {}", ALL_VERBS.join(", ")))
+            }],
+        );
+    }
+    let msg = format!("{user} may not {} {plural}.{group}", denied.join(", "));
+    (
+        Outcome::Fail,
+        Some(msg.clone()),
+        vec![Evidence {
+            object: Some(format!("{plural}.{group}").into()),
+            ..Evidence::msg(format!("SubjectAccessReview denied: {msg}"))
+        }],
+    )
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! `check --embedded`: the embedded API server with CAPI core CRDs and the mock provider
 //! installed; the mock runs in-process as the baseline. The target is the mock itself (no
-//! `--crds`/`--provider-cmd`), or a provider's CRDs (`--crds`) reconciled by its own controller
-//! (`--provider-cmd`, started against the server's TCP kubeconfig).
+//! `--crds`/`--provider-cmd`), or a provider's manifests (`--crds`: its components file or
+//! `config/`, installed as `clusterctl init` would, [`crate::manifests`]) reconciled by its own
+//! controller (`--provider-cmd`, started against the server's TCP kubeconfig).
 
 use super::{
     environment_inconclusive, filter_subjects, lint_options, load_samples, merge_into, new_run_id,
@@ -46,29 +47,11 @@ pub fn base_documents() -> anyhow::Result<Vec<Value>> {
     Ok(docs)
 }
 
-/// What CAPI core's own RBAC contributes: its manager ClusterRole aggregating every ClusterRole
-/// labelled `cluster.x-k8s.io/aggregate-to-manager: "true"`, bound to the manager's
-/// ServiceAccount (so the effective-RBAC rule asks the same question as on a real cluster).
+/// What CAPI core's own RBAC contributes (its manager role, aggregated role and binding; see
+/// [`crate::mock::core_rbac`]), so the effective-RBAC rule asks the same question as on a real
+/// cluster.
 pub fn core_manager_rbac() -> Vec<Value> {
-    let role = "capi-conformance-core-aggregated-manager";
-    vec![
-        serde_json::json!({
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRole",
-            "metadata": {"name": role},
-            "aggregationRule": {"clusterRoleSelectors": [
-                {"matchLabels": {"cluster.x-k8s.io/aggregate-to-manager": "true"}}
-            ]},
-            "rules": [],
-        }),
-        serde_json::json!({
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRoleBinding",
-            "metadata": {"name": "capi-conformance-core-manager"},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
-            "subjects": [{"kind": "ServiceAccount", "name": "capi-manager", "namespace": "capi-system"}],
-        }),
-    ]
+    crate::mock::core_rbac::core_manager_rbac()
 }
 
 /// A started `--provider-cmd` process, its log streamed to a file.
@@ -234,6 +217,32 @@ fn start_provider(cmd: &str, log: &std::path::Path) -> anyhow::Result<ProviderPr
     })
 }
 
+/// Installs the `--crds` manifests as `clusterctl init` would (variables substituted, creation
+/// order, CRDs Established first); objects of kinds nothing serves are skipped: each is named on
+/// stderr and returned as a report note.
+async fn install_provider_manifests(
+    client: &kube::Client,
+    args: &CheckArgs,
+) -> anyhow::Result<Vec<crate::report::Note>> {
+    if args.crds.is_empty() {
+        if !args.vars.is_empty() {
+            anyhow::bail!("--var needs --crds (it sets clusterctl variables of those manifests)");
+        }
+        return Ok(Vec::new());
+    }
+    let vars = crate::manifests::Variables::from_flags(&args.vars)?;
+    let report = crate::manifests::load_and_install(client, &args.crds, &vars)
+        .await
+        .context("installing --crds on the embedded server")?;
+    Ok(crate::manifests::skipped_lines(&report)
+        .into_iter()
+        .map(|(source, message)| {
+            eprintln!("{source}: {message}");
+            crate::report::Note { source, message }
+        })
+        .collect())
+}
+
 /// Runs `check --embedded` and returns the matrix (outputs are the caller's).
 pub async fn embedded_matrix(args: &CheckArgs, extra: &EmbeddedOptions) -> anyhow::Result<Matrix> {
     embedded_matrix_on(&EmbeddedServer::new(ServerOptions::default()), args, extra).await
@@ -258,20 +267,11 @@ pub async fn embedded_matrix_on(
         .apply_documents(base_documents()?)
         .await
         .context("installing core and mock CRDs on the embedded server")?;
-    let provider_docs = if args.crds.is_empty() {
-        Vec::new()
-    } else {
-        crate::commands::serve::load_documents(&args.crds)?
-    };
-    if !provider_docs.is_empty() {
-        server
-            .apply_documents(provider_docs.clone())
-            .await
-            .context("installing --crds on the embedded server")?;
-    }
     let client = server.client_with(RetryPolicy::within(settings.step_timeout));
+    let notes = install_provider_manifests(&client, args).await?;
     let opts = lint_options(&args.report, "embedded".into())?;
     let (mut matrix, docs) = static_matrix(&client, &opts, &rules, &args.capi_manager).await?;
+    matrix.notes.extend(notes);
     let selection = selected_scenarios(args.scenarios.as_deref());
     if args.static_only || selection.as_ref().is_some_and(Vec::is_empty) {
         if let Some(f) = super::rule_filter::RuleFilter::parse(args.rules.as_deref()) {

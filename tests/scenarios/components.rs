@@ -1,0 +1,455 @@
+//! Issue 13 items 4 and 5: a provider's whole release manifest through `check --embedded
+//! --crds` (every kind a components file holds, clusterctl variables, cert-manager kinds
+//! skipped), and one verdict per rule and column for `all/rbac-aggregation`.
+
+use super::common::check_args;
+pub use super::components_file::{CORPUS, our_components};
+use super::shared_data::shared_or_skip;
+use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
+use capi_conformance::cli::{Cli, Command as CliCommand};
+use capi_conformance::commands::check::embedded::{EmbeddedOptions, embedded_matrix_on};
+use capi_conformance::commands::lint::lint_matrix;
+use capi_conformance::report::{Matrix, Outcome, Phase};
+use capi_conformance::suite::Catalog;
+use clap::Parser;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::Command;
+
+pub const RBAC: &str = "all/rbac-aggregation";
+
+/// `check --embedded <words>` in-process on a fresh server the caller may inspect afterwards.
+pub async fn embedded_on(words: &[&str]) -> (EmbeddedServer, anyhow::Result<Matrix>) {
+    let mut w = vec!["--embedded", "--progress", "never"];
+    w.extend_from_slice(words);
+    let args = check_args(&w);
+    let server = EmbeddedServer::new(ServerOptions::default());
+    let m = embedded_matrix_on(&server, &args, &EmbeddedOptions::default()).await;
+    (server, m)
+}
+
+/// `lint FILE` in-process.
+pub fn lint(file: &Path) -> Matrix {
+    let argv = ["capi-conformance", "lint", file.to_str().unwrap()];
+    let CliCommand::Lint(args) = Cli::try_parse_from(argv).unwrap().command else {
+        unreachable!()
+    };
+    lint_matrix(&args, Catalog::embedded().unwrap().rules()).unwrap()
+}
+
+/// (rule, column) → outcome of every static target cell; panics on two for one pair. (Rules
+/// with a scenario part also have lifecycle cells in `check`; folding those into one cell is
+/// the matrix issue's work. `all/rbac-aggregation` is one static cell, see
+/// [`one_rbac_cell_per_column`].)
+pub fn cells(m: &Matrix) -> BTreeMap<(String, String), Outcome> {
+    let mut out = BTreeMap::new();
+    for r in m
+        .results
+        .iter()
+        .filter(|r| !r.column.baseline && r.phase == Phase::Static)
+    {
+        let key = (r.rule_id.to_string(), r.column.id());
+        if let Some(prev) = out.insert(key.clone(), r.outcome) {
+            panic!("two cells for {key:?}: {prev:?} and {:?}", r.outcome);
+        }
+    }
+    out
+}
+
+/// Every rbac-aggregation cell is the only one of its column (CAPI core's own components have
+/// no column the rule applies to; every provider has).
+pub fn one_rbac_cell_per_column(m: &Matrix, what: &str) {
+    let mut seen = BTreeSet::new();
+    for r in m.results.iter().filter(|r| r.rule_id == RBAC) {
+        assert!(
+            seen.insert(r.column.id()),
+            "{what}: two {RBAC} cells for {}",
+            r.column.id()
+        );
+    }
+    assert!(
+        !seen.is_empty() || what == "capi-core",
+        "{what}: no {RBAC} cell at all"
+    );
+}
+
+/// `lint`'s cells of a file equal `check`'s cells in the same columns, cell for cell, and
+/// `check` has no other cell there.
+pub fn assert_same_cells(what: &str, lint: &Matrix, check: &Matrix) {
+    let a = cells(lint);
+    let columns: BTreeSet<&String> = a.keys().map(|(_, c)| c).collect();
+    let b: BTreeMap<_, _> = cells(check)
+        .into_iter()
+        .filter(|((_, col), _)| columns.contains(col))
+        .collect();
+    let only_lint: Vec<_> = a.iter().filter(|(k, v)| b.get(*k) != Some(v)).collect();
+    let only_check: Vec<_> = b.iter().filter(|(k, _)| !a.contains_key(*k)).collect();
+    assert!(
+        a.len() > 20 || what.contains("capi-core"),
+        "{what}: only {} cells",
+        a.len()
+    );
+    assert!(
+        only_lint.is_empty() && only_check.is_empty(),
+        "{what}: lint cells differing in check {only_lint:#?}\ncheck-only cells {only_check:#?}"
+    );
+}
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_capi-conformance")
+}
+
+/// Our own components file: every kind it holds is installed and stored, the cert-manager
+/// kinds are skipped with the reason (a note, not an input problem), variables are
+/// substituted, and the rbac-aggregation rule has one cell per column, combining the static
+/// and the effective (SubjectAccessReview) parts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_components_file_installs_every_kind_and_skips_cert_manager() {
+    use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
+    use k8s_openapi::api::apps::v1::Deployment;
+    use k8s_openapi::api::core::v1::{Secret, Service, ServiceAccount};
+    let dir = tempfile::tempdir().unwrap();
+    let file = our_components(dir.path());
+    let f = file.to_str().unwrap();
+    let (server, m) = embedded_on(&[
+        "--crds",
+        f,
+        "--var",
+        "FOO_CREDENTIALS=c2VjcmV0",
+        "--scenarios",
+        "none",
+    ])
+    .await;
+    let m = m.unwrap();
+    assert!(
+        matches!(m.verdict().exit_code(), 0 | 1),
+        "{:?}",
+        m.summary()
+    );
+    assert!(m.problems.is_empty(), "{:?}", m.problems);
+    let notes: Vec<&str> = m.notes.iter().map(|n| n.message.as_str()).collect();
+    assert_eq!(notes.len(), 2, "{notes:#?}");
+    for kind in [
+        "Certificate foo-system/foo-serving-cert",
+        "Issuer foo-system/foo-selfsigned-issuer",
+    ] {
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains(kind) && n.contains("cert-manager is not installed")),
+            "{kind}: {notes:#?}"
+        );
+    }
+    let client = server.client();
+    let ns = |name: &str| -> kube::Api<Service> { kube::Api::namespaced(client.clone(), name) };
+    let svc = ns("foo-system").get("foo-webhook-service").await.unwrap();
+    let spec = svc.spec.unwrap();
+    assert!(spec.cluster_ip.is_some_and(|ip| ip.starts_with("10.96.")));
+    assert_eq!(spec.type_.as_deref(), Some("ClusterIP"));
+    let deploys: kube::Api<Deployment> = kube::Api::namespaced(client.clone(), "foo-system");
+    let d = deploys.list(&Default::default()).await.unwrap();
+    assert_eq!(d.items.len(), 1);
+    assert_eq!(d.items[0].spec.as_ref().unwrap().replicas, Some(1));
+    let sas: kube::Api<ServiceAccount> = kube::Api::namespaced(client.clone(), "foo-system");
+    assert!(
+        !sas.list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+    let vwc: kube::Api<ValidatingWebhookConfiguration> = kube::Api::all(client.clone());
+    let hooks = vwc
+        .get("foo-validating-webhook-configuration")
+        .await
+        .unwrap()
+        .webhooks
+        .unwrap();
+    assert_eq!(hooks[0].timeout_seconds, Some(10));
+    let secrets: kube::Api<Secret> = kube::Api::namespaced(client.clone(), "foo-system");
+    let data = secrets
+        .get("foo-manager-bootstrap-credentials")
+        .await
+        .unwrap()
+        .data
+        .unwrap();
+    assert_eq!(data["credentials"].0, b"secret");
+    assert_eq!(data["region"].0, b"eu-west");
+
+    one_rbac_cell_per_column(&m, "our components");
+    let foo: Vec<_> = m
+        .results
+        .iter()
+        .filter(|r| r.rule_id == RBAC && r.column.provider.contains("foo") && r.column.kind != "*")
+        .collect();
+    assert!(!foo.is_empty());
+    for r in &foo {
+        assert_eq!(
+            r.outcome,
+            Outcome::Pass,
+            "{}: {:?}",
+            r.column.id(),
+            r.reason
+        );
+        assert!(
+            r.evidence
+                .iter()
+                .any(|e| e.message.starts_with("effective RBAC") && e.message.contains("allowed")),
+            "{}: {:?}",
+            r.column.id(),
+            r.evidence
+        );
+    }
+    // The static cells are lint's, cell for cell.
+    assert_same_cells("our components", &lint(&file), &m);
+}
+
+/// The issue's exit-2 cases, end to end: variables without a value are one error naming every
+/// one of them; cert-manager kinds and the other built-in kinds no longer stop the run.
+#[test]
+fn unresolved_variables_are_one_error_and_cert_manager_kinds_are_no_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = our_components(dir.path());
+    // A second file with two more variables without defaults.
+    let more = dir.path().join("more.yaml");
+    std::fs::write(
+        &more,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: more, namespace: foo-system}\ndata:\n  a: ${FOO_ZONE}\n  b: ${FOO_ACCOUNT}\n  c: ${FOO_ZONE}\n  d: ${FOO_OPTIONAL:=x}\n",
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let mut c = Command::new(bin());
+        c.args([
+            "check",
+            "--embedded",
+            "--scenarios",
+            "none",
+            "--progress",
+            "never",
+        ])
+        .args(["--crds"])
+        .arg(&file)
+        .args(extra)
+        .env_remove("FOO_CREDENTIALS")
+        .env_remove("FOO_ZONE")
+        .env_remove("FOO_ACCOUNT");
+        c.output().unwrap()
+    };
+    let out = run(&["--crds", more.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    for name in ["FOO_CREDENTIALS", "FOO_ZONE", "FOO_ACCOUNT"] {
+        assert_eq!(lines[0].matches(name).count(), 1, "{name}: {err}");
+    }
+    assert!(
+        !lines[0].contains("FOO_OPTIONAL") && !lines[0].contains("FOO_REGION"),
+        "{err}"
+    );
+    assert!(lines[0].contains("--var NAME=VALUE"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+
+    // With the values (one from --var, one from the environment): no exit 2, and the skipped
+    // cert-manager objects are named on stderr.
+    let out = Command::new(bin())
+        .args([
+            "check",
+            "--embedded",
+            "--scenarios",
+            "none",
+            "--progress",
+            "never",
+            "-o",
+            "json",
+        ])
+        .arg("--crds")
+        .arg(&file)
+        .args(["--var", "FOO_CREDENTIALS=c2VjcmV0"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{err}");
+    assert!(
+        err.contains("skipped cert-manager.io/v1 Certificate foo-system/foo-serving-cert: not served: cert-manager is not installed"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("c2VjcmV0") && !String::from_utf8_lossy(&out.stdout).contains("c2VjcmV0")
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["notes"].as_array().map(Vec::len),
+        Some(2),
+        "{}",
+        report["notes"]
+    );
+    assert_eq!(report["problems"], serde_json::json!([]));
+
+    // --crds on a live cluster is refused, not ignored.
+    let out = Command::new(bin())
+        .args(["check", "--crds"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("need --embedded"));
+}
+
+/// The effective part decides when it disagrees: core's binding removed, the manager may do
+/// nothing, while the aggregated ClusterRole the static part reads is still there. One cell,
+/// failed, with both parts' evidence.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn effective_rbac_failure_fails_the_one_cell() {
+    use capi_conformance::commands::check::embedded::base_documents;
+    use capi_conformance::commands::check::static_matrix;
+    use capi_conformance::mock::core_rbac::CORE_MANAGER_BINDING;
+    use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
+    let rules = Catalog::embedded().unwrap().rules().to_vec();
+    let server = EmbeddedServer::new(ServerOptions::default());
+    server
+        .apply_documents(base_documents().unwrap())
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = our_components(dir.path());
+    let vars = capi_conformance::manifests::Variables::only(&[("FOO_CREDENTIALS", "Zm9v")]);
+    capi_conformance::manifests::load_and_install(&server.client(), &[file], &vars)
+        .await
+        .unwrap();
+    let user = "system:serviceaccount:capi-system:capi-manager";
+    let opts = capi_conformance::checks::LintOptions::default();
+    let foo_cells = |m: &Matrix| -> Vec<(Outcome, Option<String>, usize)> {
+        m.results
+            .iter()
+            .filter(|r| {
+                r.rule_id == RBAC && r.column.provider.contains("foo") && r.column.kind != "*"
+            })
+            .map(|r| (r.outcome, r.reason.clone(), r.evidence.len()))
+            .collect()
+    };
+    let (before, _) = static_matrix(&server.client(), &opts, &rules, user)
+        .await
+        .unwrap();
+    one_rbac_cell_per_column(&before, "before");
+    assert!(foo_cells(&before).iter().all(|c| c.0 == Outcome::Pass));
+    let bindings: kube::Api<ClusterRoleBinding> = kube::Api::all(server.client());
+    bindings
+        .delete(CORE_MANAGER_BINDING, &Default::default())
+        .await
+        .unwrap();
+    let (after, _) = static_matrix(&server.client(), &opts, &rules, user)
+        .await
+        .unwrap();
+    one_rbac_cell_per_column(&after, "after");
+    let cells = foo_cells(&after);
+    assert!(!cells.is_empty());
+    for (outcome, reason, evidence) in cells {
+        assert_eq!(outcome, Outcome::Fail);
+        let reason = reason.unwrap();
+        assert!(
+            reason.starts_with("effective RBAC (SubjectAccessReview as system:serviceaccount:capi-system:capi-manager):")
+                && reason.contains("may not create, delete, get, list, patch, update, watch"),
+            "{reason}"
+        );
+        // The static part's evidence (the aggregated role grants it) and the effective denial.
+        assert!(evidence >= 3, "{evidence}");
+    }
+}
+
+/// Our minimal core's manager grants exactly what CAPI core's released manager role grants
+/// (outside rules restricted by resourceNames, which name core's own CRDs).
+#[test]
+fn minimal_core_grants_what_capi_core_grants() {
+    let Some(path) = shared_or_skip(
+        "corpus/capi-core/components.yaml",
+        "CAPI core's released manager role",
+    ) else {
+        return;
+    };
+    let text = std::fs::read_to_string(path).unwrap();
+    let released: Vec<serde_json::Value> = capi_conformance::inventory::parse_text("c.yaml", &text)
+        .into_iter()
+        .filter_map(Result::ok)
+        .map(|d| d.value)
+        .filter(|v| v["kind"] == "ClusterRole" && v["metadata"]["name"] == "capi-manager-role")
+        .flat_map(|v| v["rules"].as_array().cloned().unwrap_or_default())
+        .collect();
+    assert!(!released.is_empty(), "capi-manager-role not found");
+    let triples = |rules: &[serde_json::Value]| -> BTreeSet<(String, String, String)> {
+        let list = |r: &serde_json::Value, k: &str| -> Vec<String> {
+            r[k].as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|x| x.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let mut out = BTreeSet::new();
+        for r in rules.iter().filter(|r| r.get("resourceNames").is_none()) {
+            for g in list(r, "apiGroups") {
+                for res in list(r, "resources") {
+                    for v in list(r, "verbs") {
+                        out.insert((g.clone(), res.clone(), v));
+                    }
+                }
+            }
+        }
+        out
+    };
+    let ours = capi_conformance::mock::core_rbac::core_manager_rules();
+    let (want, got) = (triples(&released), triples(&ours));
+    let missing: Vec<_> = want.difference(&got).collect();
+    let extra: Vec<_> = got.difference(&want).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "missing {missing:#?}\nextra {extra:#?}"
+    );
+}
+
+/// Issue 13's headline: every corpus provider's components.yaml through `check --embedded
+/// --crds` exits 0 or 1 (never 2; before: 2 on all but one), its static cells equal `lint` of
+/// the same file cell for cell, and `all/rbac-aggregation` has one cell per column. The twelve
+/// run concurrently, in-process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn corpus_components_through_check_embedded_match_lint() {
+    let mut runs = Vec::new();
+    for (p, vars) in CORPUS {
+        let Some(path) = shared_or_skip(
+            &format!("corpus/{p}/components.yaml"),
+            "check --embedded --crds on the corpus",
+        ) else {
+            return;
+        };
+        runs.push(async move {
+            let f = path.to_str().unwrap().to_string();
+            let mut words = vec!["--crds".to_string(), f];
+            for v in *vars {
+                words.push("--var".into());
+                words.push(v.to_string());
+            }
+            let words: Vec<&str> = words.iter().map(String::as_str).collect();
+            let (_server, m) = embedded_on(&words).await;
+            (*p, path, m)
+        });
+    }
+    for (p, path, m) in futures::future::join_all(runs).await {
+        let m = m.unwrap_or_else(|e| panic!("{p}: check --embedded --crds failed: {e:#}"));
+        assert!(
+            matches!(m.verdict().exit_code(), 0 | 1),
+            "{p}: exit {} {:?}",
+            m.verdict().exit_code(),
+            m.summary()
+        );
+        assert!(m.problems.is_empty(), "{p}: {:?}", m.problems);
+        one_rbac_cell_per_column(&m, p);
+        let l = lint(&path);
+        assert_eq!(
+            l.verdict().exit_code(),
+            m.verdict().exit_code(),
+            "{p}: lint and check --embedded disagree on the exit code"
+        );
+        assert_same_cells(p, &l, &m);
+    }
+}
