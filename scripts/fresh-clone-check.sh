@@ -32,7 +32,7 @@ sed -i '0,/^name = "capi-conformance"$/s//name = "capi-conformance-fresh-clone"/
 grep -q '^name = "capi-conformance-fresh-clone"$' Cargo.toml
 tests=(--test flect_golden --test lint --test scenarios --lib)
 # Test-name filters: the tests reading shared data and the fresh_clone_* self-checks.
-filters=(golden corpus static_only:: fixture_documents_agree fresh_clone)
+filters=(golden corpus static_only:: components:: repos:: sarif:: fixture_documents_agree fresh_clone)
 
 run() {
   env -u CAPI_CONFORMANCE_SHARED_DIR CARGO_TARGET_DIR="$target" \

@@ -221,14 +221,18 @@ impl RbacIndexes {
                     (o.to_string(), idx)
                 })
                 .collect(),
-            unlabelled: RbacIndex::build(roles().filter(|d| provider_of(d).is_none())),
+            unlabelled: RbacIndex::build(
+                roles().filter(|d| provider_of(d).is_none() && !d.origin.is_cluster()),
+            ),
         }
     }
 
-    /// The provider's own roles: those labelled with its name; when none is, the roles without
-    /// a provider label (unlabelled inputs, e.g. a kustomize tree without common labels). On a
-    /// cluster this leaves out CAPI core's and other providers' roles (clusterctl labels every
-    /// object it installs), which would otherwise grant a provider what it lacks.
+    /// The provider's own roles: those labelled with its name; when none is, the unlabelled
+    /// roles of the input files (e.g. a kustomize tree without common labels: `clusterctl init`
+    /// labels every object it installs, so the file's roles become the provider's). On a
+    /// cluster only labelled roles count: an unlabelled role there (CAPI core's, another
+    /// provider's, the cluster's own, this tool's) is nobody's in particular and would otherwise
+    /// grant a provider what it lacks, or make its verdict depend on unrelated roles.
     pub fn of_provider(&self, provider: &str) -> &RbacIndex {
         self.by_provider.get(provider).unwrap_or(&self.unlabelled)
     }
@@ -448,5 +452,41 @@ mod tests {
         assert!(idx.missing("other", "bazs", &ALL_VERBS).is_empty());
         assert_eq!(idx.missing("g", "quxs", &["get"]), ["get"]);
         assert_eq!(idx.sources("g", "foos"), ["ClusterRole/a", "ClusterRole/b"]);
+    }
+
+    #[test]
+    fn unlabelled_roles_are_a_providers_only_in_input_files() {
+        let role = |file: &str, provider: Option<&str>| {
+            let mut v = json!({"kind": "ClusterRole", "metadata": {"name": file}, "rules": [
+                {"apiGroups": ["g"], "resources": ["foos/finalizers"], "verbs": ["update"]}]});
+            if let Some(p) = provider {
+                v["metadata"]["labels"] = json!({crate::inventory::PROVIDER_LABEL: p});
+            }
+            Document::new(v, crate::inventory::Origin::new(file, 0, 1))
+        };
+        let cluster = format!("{}ClusterRole/x", crate::inventory::Origin::CLUSTER_PREFIX);
+        let inv = |roles: Vec<Document>| crate::inventory::Inventory {
+            cluster_roles: roles,
+            ..Default::default()
+        };
+        // A file's unlabelled role is the provider's when none is labelled for it.
+        let from_file = RbacIndexes::build(&inv(vec![role("r.yaml", None)]));
+        assert!(
+            from_file
+                .of_provider("p")
+                .missing("g", "foos/finalizers", &["update"])
+                .is_empty()
+        );
+        // On a cluster an unlabelled role is nobody's in particular.
+        let on_cluster = RbacIndexes::build(&inv(vec![role(&cluster, None)]));
+        assert_eq!(on_cluster.of_provider("p").roles, 0);
+        // A labelled role counts wherever it was read.
+        let labelled = RbacIndexes::build(&inv(vec![role(&cluster, Some("p"))]));
+        assert!(
+            labelled
+                .of_provider("p")
+                .missing("g", "foos/finalizers", &["update"])
+                .is_empty()
+        );
     }
 }

@@ -53,6 +53,14 @@ impl Origin {
         }
     }
 
+    /// Prefix of [`Origin::file`] for objects read from an API server (`cluster:Kind/name`).
+    pub const CLUSTER_PREFIX: &'static str = "cluster:";
+
+    /// True for an object read from an API server rather than from a file.
+    pub fn is_cluster(&self) -> bool {
+        self.file.starts_with(Self::CLUSTER_PREFIX)
+    }
+
     /// Short location for evidence: `file#index`.
     pub fn location(&self) -> String {
         format!("{}#{}", self.file, self.index)

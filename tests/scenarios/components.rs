@@ -363,7 +363,7 @@ async fn effective_rbac_failure_fails_the_one_cell() {
 fn minimal_core_grants_what_capi_core_grants() {
     let Some(path) = shared_or_skip(
         "corpus/capi-core/components.yaml",
-        "CAPI core's released manager role",
+        "minimal_core_grants_what_capi_core_grants",
     ) else {
         return;
     };
@@ -418,7 +418,7 @@ async fn corpus_components_through_check_embedded_match_lint() {
     for (p, vars) in CORPUS {
         let Some(path) = shared_or_skip(
             &format!("corpus/{p}/components.yaml"),
-            "check --embedded --crds on the corpus",
+            "corpus_components_through_check_embedded_match_lint",
         ) else {
             return;
         };

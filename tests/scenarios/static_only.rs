@@ -124,7 +124,7 @@ async fn static_only_on_serve_load_equals_lint_for_every_corpus_provider() {
     for (p, vars) in components::CORPUS {
         let Some(path) = shared_or_skip(
             &format!("corpus/{p}/components.yaml"),
-            "check --static-only on serve --load of the corpus",
+            "static_only_on_serve_load_equals_lint_for_every_corpus_provider",
         ) else {
             return;
         };

@@ -60,7 +60,11 @@ fn push_all<T: Serialize>(
         .collect::<Result<_, _>>()?;
     values.sort_by(|a, b| name_of(a).cmp(name_of(b)));
     for value in values {
-        let origin = Origin::new(format!("cluster:{kind}/{}", name_of(&value)), 0, 1);
+        let origin = Origin::new(
+            format!("{}{kind}/{}", Origin::CLUSTER_PREFIX, name_of(&value)),
+            0,
+            1,
+        );
         docs.push(Document::new(value, origin));
     }
     Ok(())
