@@ -28,3 +28,7 @@ mod schema;
 mod status;
 #[path = "apiserver/watch.rs"]
 mod watch;
+#[path = "support/webhooks.rs"]
+mod webhook_support;
+#[path = "apiserver/webhooks.rs"]
+mod webhooks;

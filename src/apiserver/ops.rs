@@ -143,9 +143,24 @@ pub fn at_version<'a>(
 fn to_storage(t: &Target, obj: Value, oracle: Option<&Oracle>) -> Result<Value, ApiError> {
     let storage = storage_name(&t.rt, &t.version).to_string();
     match oracle {
-        Some(o) if t.rt.conversion.is_some() => o.convert(obj, &storage),
+        Some(o) if t.rt.conversion.is_some() => {
+            let converted = needs_conversion_to(t, &obj, &storage);
+            let mut obj = o.convert(obj, &storage)?;
+            // kube-apiserver defaults what it reads back from etcd with the storage version's
+            // defaults; a converted object gets them here, before it is stored.
+            if converted
+                && let Some(schema) = t.rt.version(&storage).and_then(|v| v.schema.as_ref())
+            {
+                super::schema::apply_defaults(&mut obj, schema);
+            }
+            Ok(obj)
+        }
         _ => Ok(present(&t.rt, &storage, obj)),
     }
+}
+
+fn needs_conversion_to(t: &Target, obj: &Value, version: &str) -> bool {
+    super::webhook::conversion::needs_conversion(obj, &t.rt.api_version(version))
 }
 
 /// The admission attributes of a write of `t`.

@@ -361,7 +361,9 @@ async fn call_hook(
     let body = Bytes::from(serde_json::to_vec(&review).unwrap_or_default());
     let timeout = Duration::from_secs(w.timeout_seconds);
     let reply = async {
-        let dial = webhooks.resolve(ctx.server, &w.client)?;
+        let dial = webhooks
+            .resolve(ctx.server, &w.client)
+            .map_err(|e| super::client::post_error(&w.client, timeout, &e))?;
         webhooks
             .client
             .post(&w.client, dial, body, timeout)

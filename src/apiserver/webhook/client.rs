@@ -333,6 +333,11 @@ impl WebhookClient {
     }
 }
 
+/// Go's error for a request that failed before or during the exchange: `Post "<url>": <cause>`.
+pub fn post_error(cfg: &ClientConfig, timeout: Duration, cause: &str) -> String {
+    format!("Post \"{}\": {cause}", timeout_url(&cfg.url(), timeout))
+}
+
 /// `url` with kube's `timeout` query (whole seconds, rounded up).
 pub fn timeout_url(url: &str, timeout: Duration) -> String {
     let secs = timeout.as_secs() + u64::from(timeout.subsec_nanos() > 0);

@@ -408,7 +408,9 @@ async fn call(
     });
     let body = Bytes::from(serde_json::to_vec(&review).unwrap_or_default());
     let result = async {
-        let dial = webhooks.resolve(server, cfg)?;
+        let dial = webhooks
+            .resolve(server, cfg)
+            .map_err(|e| super::client::post_error(cfg, TIMEOUT, &e))?;
         let reply = webhooks
             .client
             .post(cfg, dial, body, TIMEOUT)
