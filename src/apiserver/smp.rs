@@ -47,6 +47,10 @@ pub fn list_strategy(kind: &str, path: &[&str]) -> ListStrategy {
             ListStrategy::MergeKey("name")
         }
         (_, [.., "conditions"]) => ListStrategy::MergeKey("type"),
+        ("MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration", ["webhooks"]) => {
+            ListStrategy::MergeKey("name")
+        }
+        ("Service", ["spec", "ports"]) => ListStrategy::MergeKey("port"),
         _ => ListStrategy::Atomic,
     }
 }

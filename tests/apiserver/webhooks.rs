@@ -1194,3 +1194,41 @@ async fn observers_see_every_call() {
     assert!(seen.iter().any(|(k, _)| k == "Conversion"), "{seen:?}");
     let _ = Method::GET;
 }
+
+#[tokio::test]
+async fn v1beta1_reviews_and_built_in_kinds() {
+    let h = H::new();
+    let hooks = WebhookServer::start().await;
+    let mut beta = hook(
+        "beta.example.com",
+        url_config(&hooks, "/mutate"),
+        json!([{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps", "namespaces"]}]),
+    );
+    beta["admissionReviewVersions"] = json!(["v1beta1"]);
+    configure(&h, MWC, "beta", vec![beta]).await;
+    let r = h
+        .post(
+            "/api/v1/namespaces/default/configmaps",
+            json!({"metadata": {"name": "c"}, "data": {"a": "b"}}),
+        )
+        .await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert_eq!(r.body["metadata"]["labels"]["mutated-by"], "webhook");
+    let calls = hooks.on("/mutate");
+    assert_eq!(calls[0].body["apiVersion"], "admission.k8s.io/v1beta1");
+    assert_eq!(
+        calls[0].body["request"]["kind"],
+        json!({"group": "", "version": "v1", "kind": "ConfigMap"})
+    );
+    // A Namespace's own request carries its name as namespace.
+    let r = h
+        .post("/api/v1/namespaces", json!({"metadata": {"name": "fresh"}}))
+        .await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert_eq!(r.body["metadata"]["labels"]["mutated-by"], "webhook");
+    assert_eq!(
+        r.body["metadata"]["labels"]["kubernetes.io/metadata.name"],
+        "fresh"
+    );
+    assert_eq!(hooks.on("/mutate")[1].body["request"]["namespace"], "fresh");
+}

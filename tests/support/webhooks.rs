@@ -245,7 +245,10 @@ async fn handle(
             ops.push(
                 json!({"op": "add", "path": "/metadata/labels/mutated-by", "value": "webhook"}),
             );
-            if obj.pointer("/spec/paint/color").is_none() && request["kind"]["version"] == "v1" {
+            if obj.pointer("/spec/paint/color").is_none()
+                && request["kind"]
+                    == json!({"group": "conv.example.com", "version": "v1", "kind": "Gadget"})
+            {
                 if obj.pointer("/spec/paint").is_none() {
                     ops.push(json!({"op": "add", "path": "/spec/paint", "value": {}}));
                 }
