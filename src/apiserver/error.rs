@@ -41,7 +41,7 @@ pub struct ApiError {
     /// `Status.reason`; empty is omitted (a webhook's denial may carry none, or its own).
     pub reason: Cow<'static, str>,
     pub message: String,
-    pub details: Option<Value>,
+    pub details: Option<Box<Value>>,
     /// Extra response headers (e.g. `Retry-After`).
     pub headers: Vec<(&'static str, String)>,
     /// `metadata.continue` of the Status (the inconsistent-continue token of a 410).
@@ -82,7 +82,7 @@ impl ApiError {
     }
 
     pub fn with_details(mut self, details: Value) -> Self {
-        self.details = Some(details);
+        self.details = Some(Box::new(details));
         self
     }
 
@@ -263,7 +263,7 @@ impl ApiError {
             m.remove("reason");
         }
         if let Some(d) = &self.details {
-            s["details"] = d.clone();
+            s["details"] = (**d).clone();
         }
         if let Some(c) = &self.list_continue {
             s["metadata"] = json!({"continue": c});

@@ -530,7 +530,10 @@ async fn resource(
         (Method::GET, true) => {
             let obj = ops::get_shared(&server.lock(), &t)?;
             let out = if is_scale {
-                std::borrow::Cow::Owned(super::scale::to_scale(&t, &obj))
+                std::borrow::Cow::Owned(super::scale::to_scale(
+                    &t,
+                    &*read_at_version(server, &t, &obj).await?,
+                ))
             } else {
                 read_at_version(server, &t, &obj).await?
             };
@@ -577,7 +580,10 @@ async fn resource(
             warnings.extend(w.warnings.iter().cloned());
             warnings.extend(hooked);
             let out = if is_scale {
-                std::borrow::Cow::Owned(super::scale::to_scale(&t, &w.object))
+                std::borrow::Cow::Owned(super::scale::to_scale(
+                    &t,
+                    &written_at_version(server, &t, &w.object).await?,
+                ))
             } else {
                 std::borrow::Cow::Owned(written_at_version(server, &t, &w.object).await?)
             };
@@ -647,7 +653,10 @@ async fn resource(
             warnings.extend(w.warnings.iter().cloned());
             warnings.extend(hooked);
             let out = if is_scale {
-                std::borrow::Cow::Owned(super::scale::to_scale(&t, &w.object))
+                std::borrow::Cow::Owned(super::scale::to_scale(
+                    &t,
+                    &written_at_version(server, &t, &w.object).await?,
+                ))
             } else {
                 std::borrow::Cow::Owned(written_at_version(server, &t, &w.object).await?)
             };

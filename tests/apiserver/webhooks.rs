@@ -1232,3 +1232,31 @@ async fn v1beta1_reviews_and_built_in_kinds() {
     );
     assert_eq!(hooks.on("/mutate")[1].body["request"]["namespace"], "fresh");
 }
+
+#[tokio::test]
+async fn connections_are_reused() {
+    let (h, hooks) = setup().await;
+    configure(
+        &h,
+        VWC,
+        "v",
+        vec![hook(
+            "v.example.com",
+            url_config(&hooks, "/validate"),
+            gadget_rules(&["v1"]),
+        )],
+    )
+    .await;
+    for i in 0..10 {
+        assert_eq!(
+            h.post(G1, gadget_v1(&format!("g{i}"), None)).await.code,
+            201
+        );
+    }
+    assert_eq!(hooks.on("/validate").len(), 10);
+    assert_eq!(
+        hooks.connections(),
+        1,
+        "one pooled connection serves every call"
+    );
+}

@@ -47,6 +47,7 @@ struct ConnInfo {
 #[derive(Clone, Default)]
 struct Shared {
     recorded: Arc<Mutex<Vec<Recorded>>>,
+    connections: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 /// A running webhook server.
@@ -117,6 +118,7 @@ impl WebhookServer {
             .route("/{*path}", axum::routing::post(handle))
             .with_state(shared.clone());
         let (tx, mut rx) = tokio::sync::oneshot::channel::<()>();
+        let counter = shared.connections.clone();
         tokio::spawn(async move {
             use hyper_util::rt::{TokioExecutor, TokioIo};
             use hyper_util::server::conn::auto;
@@ -129,6 +131,7 @@ impl WebhookServer {
                         let Ok((stream, _)) = accepted else { continue };
                         let acceptor = acceptor.clone();
                         let app = app.clone();
+                        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         conns.spawn(async move {
                             let Ok(tls) = acceptor.accept(stream).await else { return };
                             let (_, conn) = tls.get_ref();
@@ -171,6 +174,13 @@ impl WebhookServer {
             .into_iter()
             .filter(|r| r.path == path)
             .collect()
+    }
+
+    /// TCP connections accepted so far.
+    pub fn connections(&self) -> usize {
+        self.shared
+            .connections
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub fn clear(&self) {

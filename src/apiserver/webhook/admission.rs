@@ -138,7 +138,7 @@ pub fn rejection(name: &str, status: Option<&Value>) -> ApiError {
         .and_then(|v| v.get("details"))
         .filter(|d| !d.is_null())
     {
-        e.details = Some(d.clone());
+        e.details = Some(Box::new(d.clone()));
     }
     e
 }

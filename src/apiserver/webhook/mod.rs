@@ -95,6 +95,9 @@ pub struct WebhookCounters {
     pub failed_calls: u64,
 }
 
+/// The stored configurations a parse was made from: (mutating, name, resourceVersion).
+type Fingerprint = Vec<(bool, String, String)>;
+
 /// A Service port routed to a real address: `(namespace, name, port)`.
 type ServiceKey = (String, String, u16);
 
@@ -107,7 +110,7 @@ pub struct Webhooks {
     conversion_calls: AtomicU64,
     failed_calls: AtomicU64,
     /// Configurations parsed at a fingerprint of the stored objects (name + resourceVersion).
-    configs: Mutex<Option<(Vec<(bool, String, String)>, Arc<Configs>)>>,
+    configs: Mutex<Option<(Fingerprint, Arc<Configs>)>>,
 }
 
 impl Default for Webhooks {
@@ -150,7 +153,7 @@ impl Webhooks {
 
     /// The stored configurations, parsed (cached until one of them changes).
     pub fn configs(&self, store: &Store) -> Arc<Configs> {
-        let mut fingerprint: Vec<(bool, String, String)> = Vec::new();
+        let mut fingerprint: Fingerprint = Vec::new();
         for (mutating, resource) in [(true, config::MUTATING), (false, config::VALIDATING)] {
             for obj in store.objects_of(config::GROUP, resource, None) {
                 fingerprint.push((
