@@ -739,6 +739,43 @@ mod tests {
     }
 
     #[test]
+    fn dry_run_needs_side_effects_none() {
+        let cfg = json!({"metadata": {"name": "c"}, "webhooks": [{"name": "a.b.c",
+            "clientConfig": {"url": "https://x/y"}, "rules": [], "admissionReviewVersions": ["v1"]}]});
+        let mut w = (*super::super::config::Configs::parse([(false, &cfg)].into_iter()).validating
+            [0])
+        .clone();
+        let attrs = Attributes {
+            operation: "CREATE",
+            version: "v1".into(),
+            subresource: String::new(),
+            name: "n".into(),
+            namespace: String::new(),
+            dry_run: true,
+            options: Value::Null,
+        };
+        // sideEffects nil: a calling error (failurePolicy decides).
+        assert!(
+            matches!(dry_run_check(&w, &attrs), Err(HookError::Calling(m)) if m == "failed calling webhook \"a.b.c\": Webhook SideEffects is nil")
+        );
+        // Some/Unknown (only storable through v1beta1): kube's 400, whatever the failurePolicy.
+        w.side_effects = Some("Some".into());
+        w.fail_open = true;
+        match dry_run_check(&w, &attrs) {
+            Err(HookError::Status(e)) => {
+                assert_eq!(e.code, 400);
+                assert_eq!(
+                    e.message,
+                    "admission webhook \"a.b.c\" does not support dry run"
+                );
+            }
+            _ => panic!("expected a 400"),
+        }
+        w.side_effects = Some("NoneOnDryRun".into());
+        assert!(dry_run_check(&w, &attrs).is_ok());
+    }
+
+    #[test]
     fn response_verification() {
         let av = "admission.k8s.io/v1";
         let ok = br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"u","allowed":true}}"#;
