@@ -635,11 +635,18 @@ async fn equivalent_match_policy_converts_for_the_webhook_and_back() {
         &h,
         MWC,
         "eq",
-        vec![hook(
-            "eq.example.com",
-            url_config(&hooks, "/mutate"),
-            gadget_rules(&["v1"]),
-        )],
+        vec![
+            hook(
+                "eq.example.com",
+                url_config(&hooks, "/mutate"),
+                gadget_rules(&["v1"]),
+            ),
+            hook(
+                "eq-next.example.com",
+                url_config(&hooks, "/after"),
+                gadget_rules(&["v1"]),
+            ),
+        ],
     )
     .await;
     let r = h.post(GA, gadget_v1alpha1("old", "")).await;
@@ -647,6 +654,11 @@ async fn equivalent_match_policy_converts_for_the_webhook_and_back() {
     // The webhook defaulted paint.color at v1; the client reads its own shape back.
     assert_eq!(r.body["apiVersion"], "conv.example.com/v1alpha1");
     assert_eq!(r.body["spec"]["color"], "");
+    assert_eq!(r.body["metadata"]["labels"]["mutated-by"], "webhook");
+    // After the patch the object was defaulted at v1 (paint.finish): the next webhook sees it.
+    let next = &hooks.on("/after")[0].body["request"]["object"];
+    assert_eq!(next["spec"]["paint"]["finish"], "matte");
+    assert_eq!(next["metadata"]["labels"]["mutated-by"], "webhook");
     let req = &hooks.on("/mutate")[0].body["request"];
     assert_eq!(req["kind"]["version"], "v1");
     assert_eq!(req["requestKind"]["version"], "v1alpha1");
