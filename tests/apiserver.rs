@@ -20,6 +20,8 @@ mod kube_clients;
 mod more;
 #[path = "apiserver/patches.rs"]
 mod patches;
+#[path = "apiserver/python_client.rs"]
+mod python_client;
 #[path = "apiserver/rbac.rs"]
 mod rbac;
 #[path = "apiserver/schema.rs"]
@@ -28,3 +30,7 @@ mod schema;
 mod status;
 #[path = "apiserver/watch.rs"]
 mod watch;
+#[path = "support/webhooks.rs"]
+mod webhook_support;
+#[path = "apiserver/webhooks.rs"]
+mod webhooks;

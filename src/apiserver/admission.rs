@@ -95,6 +95,18 @@ pub fn validate_builtin(
     if matches!(kind, "RoleBinding" | "ClusterRoleBinding") {
         schema::default_rbac_subjects(obj);
     }
+    if super::webhook::config::is_config_kind(kind) {
+        let mutating = kind == "MutatingWebhookConfiguration";
+        super::webhook::config::default(obj, mutating);
+        let meta = obj.get("metadata").cloned().unwrap_or(Value::Null);
+        let mut causes: Vec<StatusCause> =
+            schema::validate_object_meta_for_kind(&meta, namespaced, kind)
+                .into_iter()
+                .map(StatusCause::from)
+                .collect();
+        causes.extend(super::webhook::config::validate(obj, mutating));
+        return causes;
+    }
     let meta = obj.get("metadata").cloned().unwrap_or(Value::Null);
     let mut causes = schema::validate_object_meta_for_kind(&meta, namespaced, kind);
     causes.extend(match old {

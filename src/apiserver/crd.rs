@@ -84,6 +84,10 @@ pub fn validate(crd: &Value) -> Vec<StatusCause> {
             ),
         ));
     }
+    causes.extend(super::webhook::conversion::validate_crd(
+        crd,
+        meta::uid(crd).is_empty(),
+    ));
     for (i, v) in versions.iter().enumerate() {
         let prefix = format!("spec.versions[{i}]");
         match v.pointer("/schema/openAPIV3Schema") {
@@ -122,6 +126,66 @@ pub fn validate(crd: &Value) -> Vec<StatusCause> {
 /// Structural-schema causes (the seam for `schema::structural_errors`).
 fn schema_causes(schema: &Value, prefix: &str) -> Vec<StatusCause> {
     super::admission::structural_errors(schema, prefix)
+}
+
+/// kube's CRD `PrepareForUpdate`: the current storage version is appended to
+/// `status.storedVersions` (never removed automatically).
+pub fn record_stored_version(crd: &mut Value) {
+    let Some(sv) = storage_version(crd) else {
+        return;
+    };
+    if !crd.get("status").is_some_and(Value::is_object) {
+        return;
+    }
+    let stored = &mut crd["status"]["storedVersions"];
+    if !stored.is_array() {
+        *stored = json!([]);
+    }
+    if let Some(a) = stored.as_array_mut()
+        && !a.iter().any(|s| s.as_str() == Some(sv.as_str()))
+    {
+        a.push(json!(sv));
+    }
+}
+
+/// `status.storedVersions` must name versions of `spec.versions` and include the storage one.
+pub fn validate_stored_versions(crd: &Value) -> Vec<StatusCause> {
+    let Some(stored) = crd
+        .pointer("/status/storedVersions")
+        .and_then(Value::as_array)
+    else {
+        return Vec::new();
+    };
+    let declared: Vec<&str> = crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .map(|vs| vs.iter().map(|v| str_at(v, "/name")).collect())
+        .unwrap_or_default();
+    let mut causes = Vec::new();
+    for (i, s) in stored.iter().enumerate() {
+        let s = s.as_str().unwrap_or_default();
+        if !declared.contains(&s) {
+            causes.push(StatusCause::new(
+                "FieldValueInvalid",
+                &format!("status.storedVersions[{i}]"),
+                format!("Invalid value: \"{s}\": must appear in spec.versions"),
+            ));
+        }
+    }
+    if let Some(sv) = storage_version(crd)
+        && !stored.is_empty()
+        && !stored.iter().any(|s| s.as_str() == Some(sv.as_str()))
+    {
+        causes.push(StatusCause::new(
+            "FieldValueInvalid",
+            "status.storedVersions",
+            format!(
+                "Invalid value: {}: must have the storage version {sv}",
+                json!(stored)
+            ),
+        ));
+    }
+    causes
 }
 
 /// Initial CRD status on create.

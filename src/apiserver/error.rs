@@ -1,5 +1,7 @@
 //! Kubernetes `Status` errors (emulator-spec M4): the reasons, codes and details kube-apiserver returns.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -36,9 +38,10 @@ impl StatusCause {
 #[error("{code} {reason}: {message}")]
 pub struct ApiError {
     pub code: u16,
-    pub reason: &'static str,
+    /// `Status.reason`; empty is omitted (a webhook's denial may carry none, or its own).
+    pub reason: Cow<'static, str>,
     pub message: String,
-    pub details: Option<Value>,
+    pub details: Option<Box<Value>>,
     /// Extra response headers (e.g. `Retry-After`).
     pub headers: Vec<(&'static str, String)>,
     /// `metadata.continue` of the Status (the inconsistent-continue token of a 410).
@@ -70,7 +73,7 @@ impl ApiError {
     pub fn new(code: u16, reason: &'static str, message: impl Into<String>) -> Self {
         Self {
             code,
-            reason,
+            reason: Cow::Borrowed(reason),
             message: message.into(),
             details: None,
             headers: Vec::new(),
@@ -79,7 +82,7 @@ impl ApiError {
     }
 
     pub fn with_details(mut self, details: Value) -> Self {
-        self.details = Some(details);
+        self.details = Some(Box::new(details));
         self
     }
 
@@ -219,6 +222,18 @@ impl ApiError {
         Self::new(500, "InternalError", message)
     }
 
+    /// apimachinery's `NewInternalError(err)`: `Internal error occurred: <err>`, the error as
+    /// the one cause.
+    pub fn internal_error(err: impl Into<String>) -> Self {
+        let err = err.into();
+        Self::new(
+            500,
+            "InternalError",
+            format!("Internal error occurred: {err}"),
+        )
+        .with_details(json!({"causes": [{"message": err}]}))
+    }
+
     pub fn too_many_requests(retry_after_secs: u64) -> Self {
         let mut e = Self::new(
             429,
@@ -242,8 +257,13 @@ impl ApiError {
             "reason": self.reason,
             "code": self.code,
         });
+        if self.reason.is_empty()
+            && let Value::Object(m) = &mut s
+        {
+            m.remove("reason");
+        }
         if let Some(d) = &self.details {
-            s["details"] = d.clone();
+            s["details"] = (**d).clone();
         }
         if let Some(c) = &self.list_continue {
             s["metadata"] = json!({"continue": c});

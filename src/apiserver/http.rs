@@ -23,6 +23,7 @@ use super::server::EmbeddedServer;
 use super::ssa;
 use super::table;
 use super::watch;
+use super::webhook::{self, oracle};
 
 /// kube-apiserver's request body limit.
 pub const MAX_BODY: usize = 3 * 1024 * 1024;
@@ -85,16 +86,20 @@ pub fn error_response(e: &ApiError) -> Response {
     let mut resp = json_response(e.code, &e.status());
     for (k, v) in &e.headers {
         if let Ok(v) = HeaderValue::from_str(v) {
-            resp.headers_mut().insert(*k, v);
+            resp.headers_mut().append(*k, v);
         }
     }
     resp
 }
 
 fn with_warnings(mut resp: Response, warnings: &[String]) -> Response {
+    let mut seen: Vec<&String> = Vec::new();
     for w in warnings {
-        let escaped = w.replace('\\', "\\\\").replace('"', "\\\"");
-        if let Ok(v) = HeaderValue::from_str(&format!("299 - \"{escaped}\"")) {
+        if seen.contains(&w) {
+            continue;
+        }
+        seen.push(w);
+        if let Ok(v) = HeaderValue::from_str(&oracle::warning_header(w)) {
             resp.headers_mut().append(header::WARNING, v);
         }
     }
@@ -251,7 +256,9 @@ async fn handle(State(server): State<EmbeddedServer>, req: Request) -> Response 
         &parts.headers,
         &query,
         bytes,
-    ) {
+    )
+    .await
+    {
         Ok(r) => r,
         Err(e) => error_response(&e),
     }
@@ -263,7 +270,7 @@ fn header_str(h: &HeaderMap, name: header::HeaderName) -> &str {
         .unwrap_or_default()
 }
 
-fn dispatch(
+async fn dispatch(
     server: &EmbeddedServer,
     user: &access::UserInfo,
     method: &Method,
@@ -352,7 +359,7 @@ fn dispatch(
             )
             .map(|v| json_response(201, &v))
         }
-        Route::Resource(p) => resource(server, user, method, p, headers, q, body),
+        Route::Resource(p) => resource(server, user, method, p, headers, q, body).await,
         Route::NotFound => Err(ApiError::path_not_found()),
         _ => Err(ApiError::method_not_allowed()),
     }
@@ -424,10 +431,11 @@ fn write_opts(q: &Query, headers: &HeaderMap) -> Result<WriteOpts, ApiError> {
             header_str(headers, header::USER_AGENT),
         )),
         via_subresource: None,
+        oracle: None,
     })
 }
 
-fn resource(
+async fn resource(
     server: &EmbeddedServer,
     user: &access::UserInfo,
     method: &Method,
@@ -483,6 +491,7 @@ fn resource(
             w
         });
     }
+    let is_scale = t.subresource.as_deref() == Some("scale");
     let resp = match (method.clone(), p.name.is_some()) {
         (Method::GET, false) if truthy(q, "watch") => {
             super::list::validate_watch(q)?;
@@ -503,9 +512,13 @@ fn resource(
                 q.get("labelSelector").map(String::as_str),
                 q.get("fieldSelector").map(String::as_str),
             )?;
-            let store = server.lock();
-            let list = super::list::list(&store, &t, &filter, q)?;
-            drop(store);
+            let mut list = {
+                let store = server.lock();
+                super::list::list(&store, &t, &filter, q)?
+            };
+            if rt.conversion.is_some() {
+                convert_list(server, &t, &mut list).await?;
+            }
             if table::wants_table(accept) {
                 json_response(200, &table::list_table(&t, &list))
             } else if table::wants_metadata(accept) {
@@ -515,13 +528,14 @@ fn resource(
             }
         }
         (Method::GET, true) => {
-            let store = server.lock();
-            let obj = ops::get_shared(&store, &t)?;
-            drop(store);
-            let out = if t.subresource.as_deref() == Some("scale") {
-                std::borrow::Cow::Owned(super::scale::to_scale(&t, &obj))
+            let obj = ops::get_shared(&server.lock(), &t)?;
+            let out = if is_scale {
+                std::borrow::Cow::Owned(super::scale::to_scale(
+                    &t,
+                    &*read_at_version(server, &t, &obj).await?,
+                ))
             } else {
-                ops::presented(&rt, &p.version, &obj)
+                read_at_version(server, &t, &obj).await?
             };
             if table::wants_table(accept) && t.subresource.is_none() {
                 json_response(200, &table::object_table(&t, &out))
@@ -534,29 +548,44 @@ fn resource(
         (Method::POST, false) => {
             let obj = decode_body(headers, &body, &rt.api_version(&p.version), &rt.kind)?;
             let opts = write_opts(q, headers)?;
-            let mut store = server.lock();
-            escalation_check(&store, user, &t, &obj, false)?;
-            let w = ops::create(&mut store, &t, obj, &opts)?;
-            drop(store);
-            warnings.extend(w.warnings);
-            json_response(201, &ops::presented(&rt, &p.version, &w.object))
+            let (w, hooked) = oracle::run(server, &t, user, obj, |store, oracle, obj| {
+                escalation_check(store, user, &t, &obj, false)?;
+                let opts = WriteOpts {
+                    oracle,
+                    ..opts.clone()
+                };
+                ops::create(store, &t, obj, &opts)
+            })
+            .await?;
+            warnings.extend(w.warnings.iter().cloned());
+            warnings.extend(hooked);
+            json_response(201, &written_at_version(server, &t, &w.object).await?)
         }
         (Method::PUT, true) => {
             let obj = decode_body(headers, &body, &rt.api_version(&p.version), &rt.kind)?;
             let opts = write_opts(q, headers)?;
-            let mut store = server.lock();
-            escalation_check(&store, user, &t, &obj, true)?;
-            let w = if t.subresource.as_deref() == Some("scale") {
-                super::scale::write_scale(&mut store, &t, obj, UpdateKind::Put, &opts)?
+            let (w, hooked) = oracle::run(server, &t, user, obj, |store, oracle, obj| {
+                escalation_check(store, user, &t, &obj, true)?;
+                let opts = WriteOpts {
+                    oracle,
+                    ..opts.clone()
+                };
+                if is_scale {
+                    super::scale::write_scale(store, &t, obj, UpdateKind::Put, &opts)
+                } else {
+                    ops::update(store, &t, obj, UpdateKind::Put, &opts)
+                }
+            })
+            .await?;
+            warnings.extend(w.warnings.iter().cloned());
+            warnings.extend(hooked);
+            let out = if is_scale {
+                std::borrow::Cow::Owned(super::scale::to_scale(
+                    &t,
+                    &written_at_version(server, &t, &w.object).await?,
+                ))
             } else {
-                ops::update(&mut store, &t, obj, UpdateKind::Put, &opts)?
-            };
-            drop(store);
-            warnings.extend(w.warnings);
-            let out = if t.subresource.as_deref() == Some("scale") {
-                std::borrow::Cow::Owned(super::scale::to_scale(&t, &w.object))
-            } else {
-                ops::presented(&rt, &p.version, &w.object)
+                std::borrow::Cow::Owned(written_at_version(server, &t, &w.object).await?)
             };
             json_response(200, &out)
         }
@@ -590,40 +619,65 @@ fn resource(
                 serde_json::from_slice::<Value>(&body)
                     .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?
             };
-            let is_scale = t.subresource.as_deref() == Some("scale");
-            let (w, code) = if guarded_rbac_write(user, &t) {
-                // The patched object is what escalation prevention judges: compute it first
-                // (dry run, same lock), then write.
-                let mut store = server.lock();
-                let dry = WriteOpts {
-                    dry_run: true,
-                    ..opts.clone()
-                };
-                let (preview, _) = patch_object(&mut store, &t, ptype, body_value.clone(), &dry)?;
-                escalation_check(&store, user, &t, &preview.object, true)?;
-                patch_object(&mut store, &t, ptype, body_value, &opts)?
-            } else if ptype == PatchType::Apply || is_scale {
-                let mut store = server.lock();
-                patch_object(&mut store, &t, ptype, body_value, &opts)?
+            let guarded = guarded_rbac_write(user, &t);
+            let ((w, code), hooked) = if !guarded
+                && ptype != PatchType::Apply
+                && !is_scale
+                && !oracle::involved(server, &rt, user)
+            {
+                (
+                    (patch_unlocked(server, &t, ptype, body_value, &opts)?, 200),
+                    Vec::new(),
+                )
             } else {
-                (patch_unlocked(server, &t, ptype, body_value, &opts)?, 200)
+                oracle::run(server, &t, user, body_value, |store, oracle, body_value| {
+                    let opts = WriteOpts {
+                        oracle,
+                        ..opts.clone()
+                    };
+                    if guarded {
+                        // The patched object is what escalation prevention judges: compute
+                        // it first (dry run, same lock), then write.
+                        let dry = WriteOpts {
+                            dry_run: true,
+                            ..opts.clone()
+                        };
+                        let (preview, _) =
+                            patch_object(store, &t, ptype, body_value.clone(), &dry)?;
+                        escalation_check(store, user, &t, &preview.object, true)?;
+                    }
+                    patch_object(store, &t, ptype, body_value, &opts)
+                })
+                .await?
             };
-            warnings.extend(w.warnings);
-            let out = if t.subresource.as_deref() == Some("scale") {
-                std::borrow::Cow::Owned(super::scale::to_scale(&t, &w.object))
+            warnings.extend(w.warnings.iter().cloned());
+            warnings.extend(hooked);
+            let out = if is_scale {
+                std::borrow::Cow::Owned(super::scale::to_scale(
+                    &t,
+                    &written_at_version(server, &t, &w.object).await?,
+                ))
             } else {
-                ops::presented(&rt, &p.version, &w.object)
+                std::borrow::Cow::Owned(written_at_version(server, &t, &w.object).await?)
             };
             json_response(code, &out)
         }
         (Method::DELETE, true) => {
             let opts = delete_opts(&body, q)?;
-            let mut store = server.lock();
-            let d = ops::delete(&mut store, &t, &opts)?;
-            drop(store);
+            let (d, hooked) = oracle::run(server, &t, user, Value::Null, |store, oracle, _| {
+                let opts = DeleteOpts {
+                    oracle,
+                    ..opts.clone()
+                };
+                ops::delete(store, &t, &opts)
+            })
+            .await?;
+            warnings.extend(hooked);
             match d {
                 Deleted::Gone(status) => json_response(200, &status),
-                Deleted::Pending(obj) => json_response(200, &ops::presented(&rt, &p.version, &obj)),
+                Deleted::Pending(obj) => {
+                    json_response(200, &written_at_version(server, &t, &obj).await?)
+                }
             }
         }
         (Method::DELETE, false) => {
@@ -635,23 +689,38 @@ fn resource(
                 q.get("fieldSelector").map(String::as_str),
             )?;
             let opts = delete_opts(&body, q)?;
-            let mut store = server.lock();
-            let names: Vec<(String, String)> = ops::list(&store, &t)
-                .iter()
-                .filter(|o| filter.matches(o))
-                .map(|o| (meta::namespace(o).to_string(), meta::name(o).to_string()))
-                .collect();
+            let names: Vec<(String, String)> = {
+                let store = server.lock();
+                ops::list(&store, &t)
+                    .iter()
+                    .filter(|o| filter.matches(o))
+                    .map(|o| (meta::namespace(o).to_string(), meta::name(o).to_string()))
+                    .collect()
+            };
             let mut items = Vec::new();
             for (ns, name) in names {
                 let mut one = t.clone();
                 one.namespace = ns;
                 one.name = name;
-                if let Ok(Deleted::Pending(obj)) = ops::delete(&mut store, &one, &opts) {
-                    items.push(ops::presented(&rt, &p.version, &obj).into_owned());
+                let deleted = oracle::run(server, &one, user, Value::Null, |store, oracle, _| {
+                    let opts = DeleteOpts {
+                        oracle,
+                        ..opts.clone()
+                    };
+                    ops::delete(store, &one, &opts)
+                })
+                .await;
+                match deleted {
+                    Ok((Deleted::Pending(obj), hooked)) => {
+                        warnings.extend(hooked);
+                        items.push(written_at_version(server, &one, &obj).await?);
+                    }
+                    Ok((Deleted::Gone(_), hooked)) => warnings.extend(hooked),
+                    Err(e) if e.code == 404 => {}
+                    Err(e) => return Err(e),
                 }
             }
-            let rv = store.rv;
-            drop(store);
+            let rv = server.lock().rv;
             json_response(
                 200,
                 &json!({"kind": rt.list_kind, "apiVersion": rt.api_version(&p.version),
@@ -661,6 +730,59 @@ fn resource(
         _ => return Err(ApiError::method_not_allowed()),
     };
     Ok(with_warnings(resp, &warnings))
+}
+
+/// A stored object as a read at `t`'s version shows it (a conversion webhook call when the
+/// CRD converts by webhook: errors are 500 with no reason, as kube-apiserver's reads fail).
+async fn read_at_version<'a>(
+    server: &EmbeddedServer,
+    t: &Target,
+    obj: &'a Value,
+) -> Result<std::borrow::Cow<'a, Value>, ApiError> {
+    if t.rt.conversion.is_none()
+        || !webhook::conversion::needs_conversion(obj, &t.rt.api_version(&t.version))
+    {
+        return Ok(ops::presented(&t.rt, &t.version, obj));
+    }
+    webhook::conversion::convert(server, &t.rt, vec![obj.clone()], &t.version, false)
+        .await
+        .map(|mut v| std::borrow::Cow::Owned(v.pop().unwrap_or(Value::Null)))
+        .map_err(|e| ApiError::new(500, "", e))
+}
+
+/// The response object of a write at `t`'s version (conversion errors are InternalError, as
+/// kube-apiserver's writes fail).
+async fn written_at_version(
+    server: &EmbeddedServer,
+    t: &Target,
+    obj: &Value,
+) -> Result<Value, ApiError> {
+    if t.rt.conversion.is_none()
+        || !webhook::conversion::needs_conversion(obj, &t.rt.api_version(&t.version))
+    {
+        return Ok(ops::presented(&t.rt, &t.version, obj).into_owned());
+    }
+    webhook::conversion::convert(server, &t.rt, vec![obj.clone()], &t.version, false)
+        .await
+        .map(|mut v| v.pop().unwrap_or(Value::Null))
+        .map_err(ApiError::internal_error)
+}
+
+/// Converts the items of a list of a webhook-converted CRD in one ConversionReview.
+async fn convert_list(
+    server: &EmbeddedServer,
+    t: &Target,
+    list: &mut Value,
+) -> Result<(), ApiError> {
+    let Some(items) = list.get_mut("items").and_then(Value::as_array_mut) else {
+        return Ok(());
+    };
+    let taken = std::mem::take(items);
+    let converted = webhook::conversion::convert(server, &t.rt, taken, &t.version, true)
+        .await
+        .map_err(|e| ApiError::new(500, "", e))?;
+    list["items"] = Value::Array(converted);
+    Ok(())
 }
 
 /// RBAC escalation prevention for writes of roles and bindings by non-privileged users
@@ -743,6 +865,7 @@ fn delete_opts(body: &Bytes, q: &Query) -> Result<DeleteOpts, ApiError> {
             .and_then(Value::as_str)
             .map(str::to_string),
         dry_run,
+        oracle: None,
     })
 }
 
@@ -757,12 +880,12 @@ fn patch_object(
     if ptype == PatchType::Apply {
         return ssa::apply(store, t, body, opts);
     }
-    let current = ops::get(store, t)?;
+    let current = ops::get_shared(store, t)?;
     let is_scale = t.subresource.as_deref() == Some("scale");
     let base = if is_scale {
         super::scale::to_scale(t, &current)
     } else {
-        ops::present(&t.rt, &t.version, current)
+        ops::at_version(t, &current, opts.oracle.as_deref())?.into_owned()
     };
     let patched = apply_patch(t, ptype, base, &body)?;
     let w = if is_scale {

@@ -329,10 +329,15 @@ pub fn list(store: &Store, t: &Target, filter: &Filter, q: &Query) -> Result<Val
             }
         }
     }
-    let items: Vec<Value> = items
-        .into_iter()
-        .map(|o| ops::present(&t.rt, &t.version, o))
-        .collect();
+    // Webhook-converted kinds are converted by the caller, in one review for the page.
+    let items: Vec<Value> = if t.rt.conversion.is_some() {
+        items
+    } else {
+        items
+            .into_iter()
+            .map(|o| ops::present(&t.rt, &t.version, o))
+            .collect()
+    };
     Ok(json!({
         "kind": t.rt.list_kind,
         "apiVersion": t.rt.api_version(&t.version),

@@ -120,7 +120,88 @@ pub fn labels(obj: &Value) -> std::collections::BTreeMap<String, String> {
 
 /// RFC 3339 UTC with second precision, as Kubernetes writes `metav1.Time`.
 pub fn now_rfc3339() -> String {
-    rfc3339_at_second(jiff::Timestamp::now().as_second())
+    let frozen = REPLAY.with_borrow(|r| r.as_ref().map(|r| r.second));
+    rfc3339_at_second(frozen.unwrap_or_else(|| jiff::Timestamp::now().as_second()))
+}
+
+/// The clock and the random values of a write that is replayed until its webhook answers are
+/// known (webhook::oracle): every replay sees the same time, uids and generated names.
+#[derive(Debug)]
+pub struct ReplaySeed {
+    second: i64,
+    values: Vec<String>,
+    next: usize,
+}
+
+impl ReplaySeed {
+    pub fn new() -> Self {
+        Self {
+            second: jiff::Timestamp::now().as_second(),
+            values: Vec::new(),
+            next: 0,
+        }
+    }
+}
+
+impl Default for ReplaySeed {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+thread_local! {
+    static REPLAY: std::cell::RefCell<Option<ReplaySeed>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with `seed` as this thread's clock and source of uids and generated names.
+pub fn with_replay<R>(seed: &mut ReplaySeed, f: impl FnOnce() -> R) -> R {
+    struct Restore<'a>(&'a mut ReplaySeed);
+    impl Drop for Restore<'_> {
+        fn drop(&mut self) {
+            if let Some(s) = REPLAY.with_borrow_mut(Option::take) {
+                self.0.values = s.values;
+            }
+        }
+    }
+    let installed = ReplaySeed {
+        second: seed.second,
+        values: std::mem::take(&mut seed.values),
+        next: 0,
+    };
+    REPLAY.with_borrow_mut(|r| *r = Some(installed));
+    let _restore = Restore(seed);
+    f()
+}
+
+/// A random value, repeated identically by every replay of a write.
+fn replayed(generate: impl FnOnce() -> String) -> String {
+    let known = REPLAY.with_borrow_mut(|r| {
+        let r = r.as_mut()?;
+        let v = r.values.get(r.next).cloned();
+        if v.is_some() {
+            r.next += 1;
+        }
+        Some(v)
+    });
+    match known {
+        None => generate(),
+        Some(Some(v)) => v,
+        Some(None) => {
+            let v = generate();
+            REPLAY.with_borrow_mut(|r| {
+                if let Some(r) = r.as_mut() {
+                    r.values.push(v.clone());
+                    r.next += 1;
+                }
+            });
+            v
+        }
+    }
+}
+
+/// A fresh object uid.
+pub fn new_uid() -> String {
+    replayed(|| uuid::Uuid::new_v4().to_string())
 }
 
 /// RFC 3339 of a Unix second, formatted once per second per thread (every write stamps times).
@@ -142,10 +223,12 @@ fn rfc3339_at_second(second: i64) -> String {
 /// `generateName` suffix: 5 characters from the apiserver's alphabet.
 pub fn random_suffix() -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    let mut rng = rand::rng();
-    (0..5)
-        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
-        .collect()
+    replayed(|| {
+        let mut rng = rand::rng();
+        (0..5)
+            .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
+            .collect()
+    })
 }
 
 /// Everything but `metadata` (and `status` when `without_status`): what generation tracks.

@@ -33,6 +33,7 @@ pub mod table;
 pub mod tls;
 pub mod typed;
 pub mod watch;
+pub mod webhook;
 
 pub mod protobuf;
 pub mod rbac;

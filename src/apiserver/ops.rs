@@ -11,6 +11,8 @@ use super::error::{ApiError, StatusCause};
 use super::meta;
 use super::registry::{self, ResourceType};
 use super::store::{EventType, Key, Store, StoreEvent};
+use super::webhook::admission::Attributes;
+use super::webhook::oracle::{self, Oracle};
 
 /// What a request addresses.
 #[derive(Debug, Clone)]
@@ -57,6 +59,8 @@ pub struct WriteOpts {
     pub update_manager: Option<String>,
     /// The subresource the write came through when `Target` is the main resource (`scale`).
     pub via_subresource: Option<String>,
+    /// Webhook answers (admission, conversion) when webhooks are involved (webhook::oracle).
+    pub oracle: Option<Arc<Oracle>>,
 }
 
 /// A successful write.
@@ -75,6 +79,8 @@ pub struct DeleteOpts {
     pub precondition_uid: Option<String>,
     pub precondition_rv: Option<String>,
     pub dry_run: bool,
+    /// Webhook answers (admission, conversion) when webhooks are involved (webhook::oracle).
+    pub oracle: Option<Arc<Oracle>>,
 }
 
 /// Result of a DELETE.
@@ -115,6 +121,100 @@ pub fn presented<'a>(
     } else {
         std::borrow::Cow::Owned(present(rt, version, obj.clone()))
     }
+}
+
+/// A stored object at the target's version: a conversion webhook answer when the CRD converts
+/// by webhook (asked through the oracle), else [`presented`]. Without an oracle (internal
+/// writers) the apiVersion is rewritten.
+pub fn at_version<'a>(
+    t: &Target,
+    obj: &'a Value,
+    oracle: Option<&Oracle>,
+) -> Result<std::borrow::Cow<'a, Value>, ApiError> {
+    match oracle {
+        Some(o) if t.rt.conversion.is_some() => {
+            Ok(std::borrow::Cow::Owned(o.convert(obj.clone(), &t.version)?))
+        }
+        _ => Ok(presented(&t.rt, &t.version, obj)),
+    }
+}
+
+/// An object at the target's version converted to the storage version.
+fn to_storage(t: &Target, obj: Value, oracle: Option<&Oracle>) -> Result<Value, ApiError> {
+    let storage = storage_name(&t.rt, &t.version).to_string();
+    match oracle {
+        Some(o) if t.rt.conversion.is_some() => {
+            let converted = needs_conversion_to(t, &obj, &storage);
+            let mut obj = o.convert(obj, &storage)?;
+            // kube-apiserver defaults what it reads back from etcd with the storage version's
+            // defaults; a converted object gets them here, before it is stored.
+            if converted
+                && let Some(schema) = t.rt.version(&storage).and_then(|v| v.schema.as_ref())
+            {
+                super::schema::apply_defaults(&mut obj, schema);
+            }
+            Ok(obj)
+        }
+        _ => Ok(present(&t.rt, &storage, obj)),
+    }
+}
+
+fn needs_conversion_to(t: &Target, obj: &Value, version: &str) -> bool {
+    super::webhook::conversion::needs_conversion(obj, &t.rt.api_version(version))
+}
+
+/// The admission attributes of a write of `t`.
+fn attributes(
+    t: &Target,
+    operation: &'static str,
+    name: &str,
+    dry_run: bool,
+    options: Value,
+) -> Attributes {
+    Attributes {
+        operation,
+        version: t.version.clone(),
+        subresource: t.subresource.clone().unwrap_or_default(),
+        name: name.to_string(),
+        namespace: if t.rt.namespaced {
+            t.namespace.clone()
+        } else {
+            String::new()
+        },
+        dry_run,
+        options,
+    }
+}
+
+/// Decoding of a custom resource before mutating admission: pruned and defaulted at the
+/// request version (webhooks see defaults), unknown fields refused (Strict) or warned about.
+fn decode_custom(
+    t: &Target,
+    obj: Value,
+    validation: FieldValidation,
+) -> Result<(Value, Vec<String>), ApiError> {
+    let Some(schema) = t.rt.version(&t.version).and_then(|v| v.schema.as_ref()) else {
+        return Ok((obj, Vec::new()));
+    };
+    let result = super::schema::process(
+        obj,
+        schema,
+        &super::schema::PipelineOptions {
+            validate: false,
+            ..Default::default()
+        },
+    );
+    if validation == FieldValidation::Strict && !result.unknown_fields.is_empty() {
+        return Err(ApiError::bad_request(
+            super::schema::strict_error_message(&result.unknown_fields).unwrap_or_default(),
+        ));
+    }
+    let warnings = if validation == FieldValidation::Warn {
+        result.warnings()
+    } else {
+        Vec::new()
+    };
+    Ok((result.object, warnings))
 }
 
 fn kind_check(t: &Target, obj: &Value) -> Result<(), ApiError> {
@@ -372,6 +472,27 @@ pub fn create(
     }
     kind_check(t, &obj)?;
     namespace_check(t, &mut obj)?;
+    let oracle = o.oracle.as_deref();
+    let mut validation = o.validation;
+    let mut decode_warnings = Vec::new();
+    if let Some(oracle) = oracle {
+        namespace_admission(store, t, meta::name(&obj))?;
+        if t.rt.custom {
+            (obj, decode_warnings) = decode_custom(t, obj, o.validation)?;
+            // Unknown fields a webhook adds are pruned silently.
+            validation = FieldValidation::Ignore;
+        }
+        let attrs = attributes(
+            t,
+            "CREATE",
+            meta::name(&obj),
+            o.dry_run,
+            oracle::write_options("CreateOptions", o),
+        );
+        obj = oracle.mutate(attrs, obj, &Value::Null)?;
+        kind_check(t, &obj)?;
+        namespace_check(t, &mut obj)?;
+    }
     let mut name = meta::name(&obj).to_string();
     if name.is_empty() {
         let gen_name = meta::str_at(&obj, "/metadata/generateName").to_string();
@@ -423,7 +544,7 @@ pub fn create(
     }
     // kube-apiserver fills the UID before the strategy's PrepareForCreate, which a Job's
     // generated selector needs.
-    let uid = uuid::Uuid::new_v4().to_string();
+    let uid = meta::new_uid();
     if is_job(&t.rt) {
         super::schema::job::prepare_create(&mut obj, &name, &uid);
     }
@@ -451,7 +572,9 @@ pub fn create(
         obj["status"] = crd::initial_status(&obj);
     }
     let requested_managed = obj.pointer("/metadata/managedFields").cloned();
-    let (mut obj, warnings) = admit(t, obj, None, &name, o.validation)?;
+    let (mut obj, mut warnings) = admit(t, obj, None, &name, validation)?;
+    decode_warnings.append(&mut warnings);
+    let warnings = decode_warnings;
     if let Some(manager) = &o.update_manager {
         super::ssa::track_update(t, None, &mut obj, manager, requested_managed.as_ref(), None);
     }
@@ -471,7 +594,17 @@ pub fn create(
             m.remove("generation");
         }
     }
-    let obj = present(&t.rt, storage_name(&t.rt, &t.version), obj);
+    if let Some(oracle) = oracle {
+        let attrs = attributes(
+            t,
+            "CREATE",
+            &name,
+            o.dry_run,
+            oracle::write_options("CreateOptions", o),
+        );
+        oracle.validate(attrs, &obj, &Value::Null)?;
+    }
+    let obj = to_storage(t, obj, oracle)?;
     if o.dry_run {
         return Ok(Written {
             object: Arc::new(obj),
@@ -605,12 +738,37 @@ pub fn prepare_update(
     } else if new_rv != meta::resource_version(&old) {
         return Err(ApiError::modified(&t.rt.group, &t.rt.resource, &t.name));
     }
+    let oracle = o.oracle.as_deref();
+    // The stored object at the request version (conversion, ratcheting, webhooks).
+    let old_v = at_version(t, &old, oracle)?;
+    let mut validation = o.validation;
+    let mut decode_warnings = Vec::new();
+    let scale_write = o.via_subresource.as_deref() == Some("scale");
+    if let Some(oracle) = oracle
+        && !scale_write
+    {
+        if t.rt.custom {
+            (new, decode_warnings) = decode_custom(t, new, o.validation)?;
+            validation = FieldValidation::Ignore;
+        }
+        let attrs = attributes(
+            t,
+            "UPDATE",
+            &t.name,
+            o.dry_run,
+            oracle::write_options("UpdateOptions", o),
+        );
+        new = oracle.mutate(attrs, new, &old_v)?;
+        kind_check(t, &new)?;
+        namespace_check(t, &mut new)?;
+        meta::set_meta(&mut new, "name", json!(t.name));
+    }
     // Subresource strategies.
     if t.status_sub() {
         let status = new.get("status").cloned();
         // managedFields are kept from the request (apply computed them for this write).
         let managed = new.pointer("/metadata/managedFields").cloned();
-        new = (*old).clone();
+        new = old_v.clone().into_owned();
         if let Some(mf) = managed {
             meta::set_meta(&mut new, "managedFields", mf);
         }
@@ -623,7 +781,7 @@ pub fn prepare_update(
             }
         }
     } else if t.rt.has_status(&t.version) {
-        match old.get("status") {
+        match old_v.get("status") {
             Some(s) => new["status"] = s.clone(),
             None => {
                 if let Value::Object(m) = &mut new {
@@ -679,8 +837,17 @@ pub fn prepare_update(
         }
     }
     prepare_builtin(t, &mut new, Some(&*old));
-    if is_crd(&t.rt) && !t.status_sub() {
-        let causes = crd::validate(&new);
+    if is_crd(&t.rt) {
+        // kube's CRD PrepareForUpdate: the storage version joins status.storedVersions.
+        if !t.status_sub() {
+            crd::record_stored_version(&mut new);
+        }
+        let mut causes = if t.status_sub() {
+            Vec::new()
+        } else {
+            crd::validate(&new)
+        };
+        causes.extend(crd::validate_stored_versions(&new));
         if !causes.is_empty() {
             return Err(invalid(t, &t.name, causes));
         }
@@ -688,21 +855,21 @@ pub fn prepare_update(
     let (mut new, warnings) = if t.status_sub() {
         (new, Vec::new())
     } else {
-        admit(t, new, Some(&*old), &t.name, o.validation)?
+        let (new, mut w) = admit(t, new, Some(&*old_v), &t.name, validation)?;
+        decode_warnings.append(&mut w);
+        (new, std::mem::take(&mut decode_warnings))
     };
-    let mut new_present = present(&t.rt, storage_name(&t.rt, &t.version), new);
     // Generation.
     if tracks_generation(&t.rt) {
         let without_status = t.rt.has_status(&t.version);
-        if !meta::same_spec_part(&old, &new_present, without_status) {
+        if !meta::same_spec_part(&old_v, &new, without_status) {
             let g = old
                 .pointer("/metadata/generation")
                 .and_then(Value::as_i64)
                 .unwrap_or(0);
-            meta::set_meta(&mut new_present, "generation", json!(g + 1));
+            meta::set_meta(&mut new, "generation", json!(g + 1));
         }
     }
-    new = new_present;
     meta::set_meta(
         &mut new,
         "resourceVersion",
@@ -711,13 +878,37 @@ pub fn prepare_update(
     if let Some(manager) = &o.update_manager {
         super::ssa::track_update(
             t,
-            Some(&*old),
+            Some(&*old_v),
             &mut new,
             manager,
             requested_managed.as_ref(),
             o.via_subresource.as_deref(),
         );
     }
+    if let Some(oracle) = oracle {
+        let mut attrs = attributes(
+            t,
+            "UPDATE",
+            &t.name,
+            o.dry_run,
+            oracle::write_options("UpdateOptions", o),
+        );
+        if scale_write {
+            attrs.subresource = "scale".into();
+            let scale_t = Target {
+                subresource: Some("scale".into()),
+                ..t.clone()
+            };
+            oracle.validate(
+                attrs,
+                &super::scale::to_scale(&scale_t, &new),
+                &super::scale::to_scale(&scale_t, &old_v),
+            )?;
+        } else {
+            oracle.validate(attrs, &new, &old_v)?;
+        }
+    }
+    let new = to_storage(t, new, oracle)?;
     let change = if new == *old {
         Change::None
     } else if o.dry_run {
@@ -813,6 +1004,19 @@ pub fn delete(store: &mut Store, t: &Target, o: &DeleteOpts) -> Result<Deleted, 
                 meta::resource_version(&old)
             ),
         ));
+    }
+    if let Some(oracle) = o.oracle.as_deref() {
+        let old_v = at_version(t, &old, Some(oracle))?;
+        let mut options = json!({"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1"});
+        if let Some(p) = &o.propagation {
+            options["propagationPolicy"] = json!(p);
+        }
+        if o.dry_run {
+            options["dryRun"] = json!(["All"]);
+        }
+        let attrs = attributes(t, "DELETE", &t.name, o.dry_run, options);
+        oracle.mutate(attrs.clone(), Value::Null, &old_v)?;
+        oracle.validate(attrs, &Value::Null, &old_v)?;
     }
     if meta::is_deleting(&old) {
         return Ok(Deleted::Pending(old));

@@ -82,6 +82,8 @@ pub struct ResourceType {
     pub versions: Vec<VersionDef>,
     /// Defined by a CRD (schema pipeline, RV required on update, SMP refused).
     pub custom: bool,
+    /// `spec.conversion` with `strategy: Webhook` (None: strategy None, apiVersion rewrite).
+    pub conversion: Option<Arc<super::webhook::conversion::ConversionWebhook>>,
 }
 
 impl ResourceType {
@@ -138,6 +140,7 @@ fn builtin(
         verbs: verbs.to_vec(),
         versions: vec![VersionDef::builtin(version, status)],
         custom: false,
+        conversion: None,
     }
 }
 
@@ -165,6 +168,7 @@ pub fn builtins() -> Vec<ResourceType> {
             c,
         ),
         builtin("", "v1", "events", "Event", true, &["ev"], false, c),
+        // Webhook clientConfig.service references resolve through stored Services (webhook/).
         with_categories(
             builtin("", "v1", "services", "Service", true, &["svc"], true, c),
             &["all"],
@@ -234,7 +238,7 @@ pub fn builtins() -> Vec<ResourceType> {
             ),
             &["all"],
         ),
-        // Stored only: the server calls no webhook (admission runs no external hooks).
+        // Admission webhook configurations, enforced by webhook/ (exempt from webhooks).
         with_categories(
             builtin(
                 "admissionregistration.k8s.io",
@@ -373,6 +377,7 @@ pub fn from_crd(crd: &Value) -> Option<ResourceType> {
         verbs: CRUD_VERBS.to_vec(),
         versions,
         custom: true,
+        conversion: super::webhook::conversion::ConversionWebhook::from_crd(crd).map(Arc::new),
     })
 }
 

@@ -53,7 +53,26 @@ pub fn write_scale(
     let Some(def) = t.rt.version(&t.version).and_then(|v| v.scale.clone()) else {
         return Err(ApiError::path_not_found());
     };
-    let current = ops::get(store, t)?;
+    let stored = ops::get_shared(store, t)?;
+    let current = ops::at_version(t, &stored, opts.oracle.as_deref())?.into_owned();
+    let mut scale = scale;
+    if let Some(oracle) = opts.oracle.as_deref() {
+        // Admission sees the Scale (autoscaling/v1) of the scale subresource.
+        let attrs = super::webhook::admission::Attributes {
+            operation: "UPDATE",
+            version: t.version.clone(),
+            subresource: "scale".into(),
+            name: t.name.clone(),
+            namespace: if t.rt.namespaced {
+                t.namespace.clone()
+            } else {
+                String::new()
+            },
+            dry_run: opts.dry_run,
+            options: super::webhook::oracle::write_options("UpdateOptions", opts),
+        };
+        scale = oracle.mutate(attrs, scale, &to_scale(t, &current))?;
+    }
     let replicas = match scale.pointer("/spec/replicas") {
         Some(Value::Number(n)) if n.as_i64().is_some() => n.clone(),
         None | Some(Value::Null) => serde_json::Number::from(0),
@@ -82,7 +101,7 @@ pub fn write_scale(
             )],
         ));
     }
-    let mut new = ops::present(&t.rt, &t.version, current.clone());
+    let mut new = current.clone();
     let scale_rv = meta::resource_version(&scale);
     let rv = if scale_rv.is_empty() {
         meta::resource_version(&current).to_string()

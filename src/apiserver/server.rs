@@ -50,6 +50,7 @@ pub(crate) struct Inner {
     pub tokens: super::access::TokenRegistry,
     pub faults: Faults,
     pub opts: ServerOptions,
+    pub webhooks: super::webhook::Webhooks,
 }
 
 /// The embedded Kubernetes API server. Cheap to clone.
@@ -89,6 +90,7 @@ impl EmbeddedServer {
                 tokens: super::access::TokenRegistry::default(),
                 faults: Faults::default(),
                 opts,
+                webhooks: super::webhook::Webhooks::default(),
             }),
         };
         if tokio::runtime::Handle::try_current().is_ok() {

@@ -48,6 +48,10 @@ pub fn list_strategy(kind: &str, path: &[&str]) -> ListStrategy {
         }
         (_, [.., "conditions"]) => ListStrategy::MergeKey("type"),
         ("Deployment" | "Job", ["spec", "template", "spec", rest @ ..]) => pod_spec_strategy(rest),
+        ("MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration", ["webhooks"]) => {
+            ListStrategy::MergeKey("name")
+        }
+        ("Service", ["spec", "ports"]) => ListStrategy::MergeKey("port"),
         _ => ListStrategy::Atomic,
     }
 }

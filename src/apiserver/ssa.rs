@@ -409,7 +409,7 @@ pub fn apply(
         time: Some(meta::now_rfc3339()),
         fields: applied,
     };
-    let current = match ops::get(store, t) {
+    let current = match ops::get_shared(store, t) {
         Ok(c) => c,
         Err(e) if e.code == 404 && t.subresource.is_none() => {
             meta::set_meta(&mut body, "name", json!(t.name));
@@ -419,7 +419,7 @@ pub fn apply(
         }
         Err(e) => return Err(e),
     };
-    let live = ops::present(&t.rt, &t.version, current);
+    let live = ops::at_version(t, &current, opts.oracle.as_deref())?.into_owned();
     let mut entries = entries_of(live.pointer("/metadata/managedFields"));
     let last = entries
         .iter()

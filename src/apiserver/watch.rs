@@ -118,6 +118,21 @@ fn stream_response(body: Body) -> Response {
     resp
 }
 
+/// One initial event: rendered already, or waiting for its conversion.
+enum Initial {
+    Line(Bytes),
+    Event(&'static str, Value),
+}
+
+/// A watch event object at the watch's version (one conversion review per event); None when
+/// the conversion webhook failed.
+async fn converted(server: &EmbeddedServer, t: &Target, obj: Value) -> Option<Value> {
+    super::webhook::conversion::convert(server, &t.rt, vec![obj], &t.version, false)
+        .await
+        .ok()
+        .and_then(|mut v| v.pop())
+}
+
 /// Starts a watch; always answers 200 with a stream (errors become an ERROR event).
 pub fn start(
     server: &EmbeddedServer,
@@ -154,8 +169,17 @@ pub fn start(
     let faults_server = server.clone();
     let bookmark_every = server.options().bookmark_interval;
 
-    // Snapshot + subscription under one lock: no gap, no duplicate.
-    let mut initial: Vec<Bytes> = Vec::new();
+    // Snapshot + subscription under one lock: no gap, no duplicate. Events of a kind converted
+    // by webhook are rendered in the stream, after their (per event) conversion.
+    let converting = t.rt.conversion.is_some();
+    let mut initial: Vec<Initial> = Vec::new();
+    let event = |ty: &'static str, obj: Value| {
+        if converting {
+            Initial::Event(ty, obj)
+        } else {
+            Initial::Line(render.line(ty, obj))
+        }
+    };
     let (mut rx, start_rv) = {
         let store = server.lock();
         let rx = store.subscribe();
@@ -167,10 +191,10 @@ pub fn start(
                     .into_iter()
                     .filter(|o| filter.matches(o))
                 {
-                    initial.push(render.line("ADDED", obj));
+                    initial.push(event("ADDED", obj));
                 }
                 if send_initial && bookmarks {
-                    initial.push(render.bookmark(current, true));
+                    initial.push(Initial::Line(render.bookmark(current, true)));
                 }
             }
             Some(from) => {
@@ -179,7 +203,7 @@ pub fn start(
                     Ok(events) if !expired => {
                         for ev in events {
                             if let Some((ty, obj)) = translate(&filter, &t, &ev) {
-                                initial.push(render.line(ty, obj));
+                                initial.push(event(ty, obj));
                             }
                         }
                     }
@@ -197,9 +221,17 @@ pub fn start(
         (rx, current)
     };
     let target = t;
+    let conv_server = server.clone();
     let stream = async_stream::stream! {
-        for line in initial {
-            yield Ok::<Bytes, Infallible>(line);
+        for item in initial {
+            match item {
+                Initial::Line(line) => yield Ok::<Bytes, Infallible>(line),
+                Initial::Event(ty, obj) => match converted(&conv_server, &target, obj).await {
+                    Some(obj) => yield Ok(render.line(ty, obj)),
+                    // kube-apiserver ends a watch whose object it cannot encode.
+                    None => return,
+                },
+            }
         }
         let mut last_rv = start_rv;
         let mut ticker = tokio::time::interval(bookmark_every);
@@ -225,7 +257,14 @@ pub fn start(
                             last_rv = ev.rv;
                         }
                         if let Some((ty, obj)) = translate(&filter, &target, &ev) {
-                            yield Ok(render.line(ty, obj));
+                            if converting {
+                                match converted(&conv_server, &target, obj).await {
+                                    Some(obj) => yield Ok(render.line(ty, obj)),
+                                    None => break,
+                                }
+                            } else {
+                                yield Ok(render.line(ty, obj));
+                            }
                         }
                     }
                     Err(RecvError::Lagged(missed)) => {

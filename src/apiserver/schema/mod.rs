@@ -25,7 +25,6 @@ mod ratchet;
 mod scale;
 mod structural;
 mod validate;
-mod webhooks;
 pub mod workloads;
 
 pub use builtin::{

@@ -44,8 +44,6 @@ pub fn apply_defaults(kind: &str, obj: &mut Value, old: Option<&Value>) {
     match kind {
         "Service" => default_service(obj, old),
         "Deployment" => default_deployment(obj),
-        "MutatingWebhookConfiguration" => super::webhooks::apply_defaults(obj, true),
-        "ValidatingWebhookConfiguration" => super::webhooks::apply_defaults(obj, false),
         _ => {}
     }
 }
@@ -55,9 +53,6 @@ pub fn validate(kind: &str, obj: &Value) -> Vec<Cause> {
     match kind {
         "Service" => validate_service(obj),
         "Deployment" => validate_deployment(obj),
-        "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration" => {
-            super::webhooks::validate(obj)
-        }
         _ => Vec::new(),
     }
 }

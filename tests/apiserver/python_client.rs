@@ -1,0 +1,190 @@
+//! Python's `kubernetes` client (issue 15) against the embedded server with webhooks: create
+//! through a mutating and a validating webhook, a denial, a dead `Ignore` webhook, and reads at
+//! both versions of a webhook-converted CRD.
+//!
+//! The interpreter is `CAPI_CONFORMANCE_PYTHON` (`.ci/run` points it at the `target/ci-venv`
+//! it installs `kubernetes` into), else `target/ci-venv/bin/python`, else `python3`. Without a
+//! Python that imports `kubernetes` the test prints one skip line, or fails when
+//! `CAPI_CONFORMANCE_REQUIRE_PYTHON_TOOLS=1`.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use super::common::H;
+use super::webhook_support::{WebhookServer, gadget_crd, gadget_rules, hook};
+
+/// A Python that can `import kubernetes`, or None (after printing why).
+pub fn python_with_kubernetes() -> Option<PathBuf> {
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Some(p) = std::env::var_os("CAPI_CONFORMANCE_PYTHON") {
+        candidates.push(PathBuf::from(p));
+    }
+    candidates.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/ci-venv/bin/python"));
+    candidates.push(PathBuf::from("python3"));
+    for p in &candidates {
+        let ok = Command::new(p)
+            .args(["-c", "import kubernetes"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if ok {
+            return Some(p.clone());
+        }
+    }
+    let why = format!(
+        "no Python with the `kubernetes` package (tried {})",
+        candidates
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if std::env::var("CAPI_CONFORMANCE_REQUIRE_PYTHON_TOOLS").as_deref() == Ok("1") {
+        panic!("{why}, and CAPI_CONFORMANCE_REQUIRE_PYTHON_TOOLS=1 requires it");
+    }
+    println!("skipped: Python kubernetes client webhook test: {why}");
+    None
+}
+
+const SCRIPT: &str = r#"
+import json, sys
+from kubernetes import client, config
+from kubernetes.client.rest import ApiException
+
+config.load_kube_config(config_file=sys.argv[1])
+api = client.CustomObjectsApi()
+G = "conv.example.com"
+out = {}
+ok = {"apiVersion": G + "/v1alpha1", "kind": "Gadget", "metadata": {"name": "ok"}, "spec": {"size": "large"}}
+out["created"] = api.create_namespaced_custom_object(G, "v1alpha1", "default", "gadgets", ok)
+red = {"apiVersion": G + "/v1", "kind": "Gadget", "metadata": {"name": "red"}, "spec": {"paint": {"color": "red"}}}
+try:
+    api.create_namespaced_custom_object(G, "v1", "default", "gadgets", red)
+    out["denied"] = None
+except ApiException as e:
+    out["denied"] = {"status": e.status, "reason": e.reason, "body": json.loads(e.body)}
+out["v1"] = api.get_namespaced_custom_object(G, "v1", "default", "gadgets", "ok")
+out["v1alpha1"] = api.list_namespaced_custom_object(G, "v1alpha1", "default", "gadgets")
+print(json.dumps(out))
+"#;
+
+#[test]
+fn python_client_through_webhooks() {
+    let Some(python) = python_with_kubernetes() else {
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    let (_listener, _hooks) = rt.block_on(async {
+        let h = H::new();
+        let hooks = WebhookServer::start().await;
+        let cc = |p: &str| json!({"url": hooks.url(p), "caBundle": hooks.ca_bundle});
+        let r = h
+            .post(
+                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                gadget_crd(Some(cc("/convert"))),
+            )
+            .await;
+        assert_eq!(r.code, 201, "{}", r.body);
+        h.server
+            .wait_established(
+                "gadgets.conv.example.com",
+                std::time::Duration::from_secs(5),
+            )
+            .await
+            .unwrap();
+        let config = |kind: &str, name: &str, hooks: Vec<Value>| {
+            json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+                "metadata": {"name": name}, "webhooks": hooks})
+        };
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut dead = hook(
+            "dead.conv.example.com",
+            json!({"url": format!("https://127.0.0.1:{port}/validate")}),
+            gadget_rules(&["v1"]),
+        );
+        dead["failurePolicy"] = json!("Ignore");
+        for (path, body) in [
+            (
+                "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
+                config(
+                    "MutatingWebhookConfiguration",
+                    "m",
+                    vec![hook(
+                        "m.conv.example.com",
+                        cc("/mutate"),
+                        gadget_rules(&["v1"]),
+                    )],
+                ),
+            ),
+            (
+                "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+                config(
+                    "ValidatingWebhookConfiguration",
+                    "v",
+                    vec![
+                        hook("v.conv.example.com", cc("/validate"), gadget_rules(&["v1"])),
+                        dead,
+                    ],
+                ),
+            ),
+        ] {
+            let r = h.post(path, body).await;
+            assert_eq!(r.code, 201, "{}", r.body);
+        }
+        let listener = h
+            .server
+            .listen("127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
+        listener.write_kubeconfig(&kubeconfig).unwrap();
+        (listener, hooks)
+    });
+    let out = Command::new(&python)
+        .arg("-c")
+        .arg(SCRIPT)
+        .arg(&kubeconfig)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Created at v1alpha1 through the v1 mutating webhook (dead Ignore webhook skipped).
+    assert_eq!(v["created"]["apiVersion"], "conv.example.com/v1alpha1");
+    assert_eq!(
+        v["created"]["spec"],
+        json!({"size": "large", "color": "blue"})
+    );
+    assert_eq!(v["created"]["metadata"]["labels"]["mutated-by"], "webhook");
+    let denied = &v["denied"];
+    assert_eq!(denied["status"], 403);
+    assert_eq!(denied["reason"], "Forbidden");
+    assert_eq!(
+        denied["body"]["message"],
+        "admission webhook \"v.conv.example.com\" denied the request: red is not allowed"
+    );
+    assert_eq!(v["v1"]["apiVersion"], "conv.example.com/v1");
+    assert_eq!(
+        v["v1"]["spec"],
+        json!({"dimensions": {"size": "large"}, "paint": {"color": "blue", "finish": "matte"}})
+    );
+    let items = v["v1alpha1"]["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0]["apiVersion"], "conv.example.com/v1alpha1");
+    assert_eq!(items[0]["spec"]["color"], "blue");
+    drop(rt);
+}
