@@ -388,7 +388,8 @@ async fn service_references_resolve_through_the_stored_service_and_routes() {
         .get("/api/v1/namespaces/webhooks/services/hooks")
         .await
         .body;
-    svc["spec"]["ports"] = json!([{"port": 443}, {"port": 8443}]);
+    // Kube requires a name on every port of a multi-port Service.
+    svc["spec"]["ports"] = json!([{"name": "https", "port": 443}, {"name": "alt", "port": 8443}]);
     assert_eq!(
         h.put("/api/v1/namespaces/webhooks/services/hooks", svc)
             .await
