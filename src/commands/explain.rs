@@ -3,8 +3,8 @@
 
 use super::rules::{contracts_text, field_lines, kind_text, roles_text};
 use crate::cli::ExplainArgs;
-use crate::suite::{Catalog, Rule};
 use anyhow::Context;
+use capi_contract::suite::{Catalog, Rule};
 use std::fmt::Write as _;
 use std::io::Write;
 

@@ -15,8 +15,8 @@
 //! the same root just succeeded, and the overlay adds nothing but the annotations), and failing
 //! that the plain output is used without source lines, with a note saying so.
 
-use super::error::InputError;
-use super::source::{Document, RenderedFrom};
+use capi_contract::inventory::document::{Document, RenderedFrom};
+use capi_contract::inventory::error::InputError;
 use serde_json::Value;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
@@ -177,7 +177,7 @@ impl Tool {
         }
         cmd.arg(dir);
         let out = cmd.output().map_err(|e| RunError::Spawn(e.to_string()))?;
-        if out.stdout.len() as u64 > super::source::MAX_FILE_BYTES {
+        if out.stdout.len() as u64 > capi_contract::inventory::document::MAX_FILE_BYTES {
             return Err(RunError::TooLarge(out.stdout.len() as u64));
         }
         if !out.status.success() {

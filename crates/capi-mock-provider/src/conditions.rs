@@ -1,6 +1,6 @@
 //! Condition lists in either contract's shape (CAPI v1beta1 with severity; metav1 for v1beta2).
 
-use crate::contract::Contract;
+use capi_contract::contract::Contract;
 use serde_json::{Value, json};
 
 /// One condition the mock wants set.

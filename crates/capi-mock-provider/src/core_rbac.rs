@@ -15,8 +15,8 @@
 //! not copied; a test compares them with the released role in `../shared/corpus/capi-core`.
 
 use super::core_crds::{CORE_GROUP, core_crd_documents};
-use crate::checks::rbac::{AGGREGATE_LABEL, ALL_VERBS};
-use crate::inventory::classify::SIG_GROUPS;
+use capi_contract::checks::rbac::{AGGREGATE_LABEL, ALL_VERBS};
+use capi_contract::inventory::classify::SIG_GROUPS;
 use serde_json::{Value, json};
 
 /// Core's own (static) manager role.
@@ -179,17 +179,21 @@ mod tests {
                 assert!(
                     rules
                         .iter()
-                        .any(|r| crate::checks::rbac::rule_grants(r, g, "anythings", v)),
+                        .any(|r| capi_contract::checks::rbac::rule_grants(r, g, "anythings", v)),
                     "{g} {v}"
                 );
             }
         }
-        assert!(!rules.iter().any(|r| crate::checks::rbac::rule_grants(
-            r,
-            "infrastructure.acme.io",
-            "x",
-            "get"
-        )));
+        assert!(
+            !rules
+                .iter()
+                .any(|r| capi_contract::checks::rbac::rule_grants(
+                    r,
+                    "infrastructure.acme.io",
+                    "x",
+                    "get"
+                ))
+        );
         let docs = core_manager_rbac();
         assert_eq!(docs[0]["metadata"]["labels"][AGGREGATE_LABEL], "true");
     }

@@ -1,7 +1,7 @@
 //! The mock's kinds: group, kind, plural and contract role of each, plus the provider label.
 
 use super::api::{BOOTSTRAP_GROUP, CONTROLPLANE_GROUP, INFRASTRUCTURE_GROUP};
-use crate::contract::{Contract, Role};
+use capi_contract::contract::{Contract, Role};
 use kube::core::{ApiResource, GroupVersionKind};
 
 /// One kind the mock serves.

@@ -1,6 +1,11 @@
 //! The built-in mock provider: every CAPI provider role for contracts v1beta1 and v1beta2, in its
 //! own API groups. CRDs are generated from Rust types; reconcilers are kube-runtime controllers
-//! that follow the contract's workflows; each behavioural rule has a named fault.
+//! that follow the contract's workflows; each behavioural rule has a named fault. `check` runs it
+//! first as the baseline; `mock-provider run` runs it as a controller on a cluster.
+//!
+//! **Never depends on** the CLI (commands, scenarios, report writers) or the embedded API server:
+//! it is a provider, talking to whatever API server its `kube::Client` reaches. It may use the
+//! contract crate (roles, contracts, rule ids for its faults).
 //!
 //! Layout: [`api`] (one Rust type per kind × version) → [`crds`] (kube-derive, both versions
 //! merged, `v1beta2` stored) → [`manifests`] (CRDs + RBAC + Deployment); [`core_crds`] (minimal

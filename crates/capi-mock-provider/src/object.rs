@@ -1,6 +1,6 @@
 //! Reading CAPI conventions off objects: contract version, owner references, labels, pause.
 
-use crate::contract::Contract;
+use capi_contract::contract::Contract;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::core::DynamicObject;
 use serde_json::Value;
@@ -16,7 +16,7 @@ pub const PAUSED_ANNOTATION: &str = "cluster.x-k8s.io/paused";
 /// CAPI's externally-managed marker (an annotation in code).
 pub const MANAGED_BY_ANNOTATION: &str = "cluster.x-k8s.io/managed-by";
 /// CAPI's watch-filter label.
-pub const WATCH_FILTER_LABEL: &str = "cluster.x-k8s.io/watch-filter";
+pub use capi_contract::model::labels::WATCH_FILTER_LABEL;
 /// Label of MachinePool Machines naming their pool.
 pub const POOL_NAME_LABEL: &str = "cluster.x-k8s.io/pool-name";
 /// CAPI core's API group.

@@ -9,7 +9,7 @@ use super::kinds::{
 use super::object::{self, CLUSTER_NAME_LABEL, WATCH_FILTER_LABEL};
 use super::options::MockOptions;
 use super::reconcile::{self, Ctx, ReconcileError};
-use crate::contract::Contract;
+use capi_contract::contract::Contract;
 use futures::StreamExt;
 use kube::api::Api;
 use kube::core::DynamicObject;

@@ -4,8 +4,8 @@
 
 use std::time::{Duration, Instant};
 
-use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
 use criterion::{Criterion, Throughput};
+use embedded_apiserver::{EmbeddedServer, ServerOptions};
 use futures::StreamExt;
 use futures::future::join_all;
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams, WatchEvent, WatchParams};

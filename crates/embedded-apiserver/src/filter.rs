@@ -120,7 +120,7 @@ fn field_value(obj: &Value, field: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apiserver::registry::Registry;
+    use crate::registry::Registry;
     use serde_json::json;
 
     #[test]

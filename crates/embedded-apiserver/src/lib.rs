@@ -1,4 +1,9 @@
-//! The embedded Kubernetes API server (design.md "Embedded API server", emulator-spec.md).
+//! The embedded Kubernetes API server (design.md "Embedded API server", emulator-spec.md): an
+//! in-process API server faithful to kube-apiserver, for programs and the real `kubectl` when
+//! there is no cluster. **Never depends on** Cluster API or on any crate of capi-conformance but
+//! `kube-version-order` (checked by the workspace's `tests/dependencies.rs`); its clients send
+//! each request once.
+#![doc = include_str!("../README.md")]
 //!
 //! Request flow: [`http`] routes and decodes → [`ops`] runs the one write pipeline against the
 //! [`store`] (global resourceVersion, history, broadcast) → [`watch`] fans events out;
@@ -82,3 +87,8 @@ fn authorize_review(store: &store::Store, spec: &Value) -> Value {
     }
     status
 }
+
+/// The real-provider data beside the project (`../shared`), for the unit tests that read it.
+#[cfg(test)]
+#[path = "../../../tests/shared/shared_data.rs"]
+pub(crate) mod shared_data;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::contract::version;
+use kube_version_order as version;
 
 /// Verbs of an ordinary CRUD resource.
 pub const CRUD_VERBS: &[&str] = &[

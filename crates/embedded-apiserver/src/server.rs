@@ -148,15 +148,11 @@ impl EmbeddedServer {
         super::http::router(self.clone())
     }
 
-    /// A kube client talking to the router in-process (no socket), retrying throttled and
-    /// failed requests (crate::client_retry).
+    /// A kube client talking to the router in-process (no socket), default namespace
+    /// `default`. It sends each request once: wrap [`Self::router`] in a retrying layer for
+    /// clients that must ride out injected faults.
     pub fn client(&self) -> kube::Client {
-        self.client_with(crate::client_retry::RetryPolicy::default())
-    }
-
-    /// [`Self::client`] with an explicit retry policy (a run's step deadline).
-    pub fn client_with(&self, policy: crate::client_retry::RetryPolicy) -> kube::Client {
-        crate::client_retry::client(self.router(), "default", policy)
+        kube::Client::new(self.router(), "default")
     }
 
     /// Serves on a TCP address with a generated bearer token.
@@ -369,12 +365,9 @@ impl Listener {
         Ok(config)
     }
 
-    /// A kube client for this listener (with retries, crate::client_retry).
+    /// A kube client for this listener ([`Self::config`]; each request sent once).
     pub fn client(&self) -> anyhow::Result<kube::Client> {
-        Ok(crate::client_retry::client_for_config(
-            self.config()?,
-            crate::client_retry::RetryPolicy::default(),
-        )?)
+        Ok(kube::Client::try_from(self.config()?)?)
     }
 
     /// Stops accepting connections and waits for the server task.

@@ -4,7 +4,7 @@
 use super::labels::newest_series_contract;
 use super::{CheckCtx, Finding, doc_ev};
 use crate::inventory::{Document, Inventory};
-use crate::report::Evidence;
+use crate::model::Evidence;
 use crate::suite::Rule;
 use regex::Regex;
 use serde_json::Value;

@@ -19,7 +19,7 @@
 
 use crate::inventory::lines::{self, Found, Node, Step};
 use crate::inventory::{Inventory, Origin};
-use crate::report::{Evidence, Outcome, RuleResult, SourceLocation};
+use crate::model::{Evidence, Outcome, RuleResult, SourceLocation};
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -298,8 +298,9 @@ impl<'a> Locator<'a> {
         self.files
             .entry(file.to_string())
             .or_insert_with(|| {
-                let text = crate::inventory::source::read_file(std::path::Path::new(file)).ok()?;
-                let parts = crate::inventory::source::split_documents(&text)
+                let text =
+                    crate::inventory::document::read_file(std::path::Path::new(file)).ok()?;
+                let parts = crate::inventory::document::split_documents(&text)
                     .into_iter()
                     .enumerate()
                     .map(|(i, (line, doc))| {

@@ -35,12 +35,12 @@ pub mod waivers;
 #[cfg(test)]
 mod tests;
 
-use crate::cli::ContractSelection;
 use crate::contract::{Contract, FailOn, Role, labels as contract_labels};
 use crate::inventory::{
     ClassifiedCrd, CrdVersion, Document, InputError, InputNote, Inventory, Provider, SchemaNode,
 };
-use crate::report::{
+use crate::model::ContractSelection;
+use crate::model::{
     Column, Evidence, Matrix, Note, Outcome, Phase, Problem, RuleResult, RunContext, SharedStr,
 };
 use crate::suite::{FieldCheck, Rule, RuleKind};
@@ -258,15 +258,6 @@ struct PlannedColumn<'a> {
     version_name: Option<String>,
 }
 
-fn forced_contracts(sel: ContractSelection) -> Option<Vec<Contract>> {
-    match sel {
-        ContractSelection::Declared => None,
-        ContractSelection::V1beta1 => Some(vec![Contract::V1Beta1]),
-        ContractSelection::V1beta2 => Some(vec![Contract::V1Beta2]),
-        ContractSelection::All => Some(Contract::ALL.to_vec()),
-    }
-}
-
 /// The version a forced contract maps to: its own label if declared, else what CAPI would
 /// resolve with that contract as core's, else the storage version.
 fn forced_version(crd: &ClassifiedCrd, contract: Contract) -> Option<String> {
@@ -281,7 +272,7 @@ fn forced_version(crd: &ClassifiedCrd, contract: Contract) -> Option<String> {
 
 fn plan<'a>(inv: &'a Inventory, rules: &[&Rule], opts: &LintOptions) -> Vec<PlannedColumn<'a>> {
     let mut out = Vec::new();
-    let forced = forced_contracts(opts.contract);
+    let forced = opts.contract.forced();
     for provider in &inv.providers {
         let provider_name = SharedStr::from(&provider.name);
         for crd in &provider.crds {

@@ -32,7 +32,7 @@ pub fn crd_name(_: &Rule, ctx: &CheckCtx) -> Finding {
 /// `ipam/pool-crd`: named per CalculateCRDName and with TypeMeta/ObjectMeta in the schema.
 pub fn ipam_pool_crd(rule: &Rule, ctx: &CheckCtx) -> Finding {
     let named = crd_name(rule, ctx);
-    if named.outcome != crate::report::Outcome::Pass {
+    if named.outcome != crate::model::Outcome::Pass {
         return named;
     }
     let (_, _, schema) = match ctx.schema() {
@@ -116,7 +116,7 @@ pub fn crd_name_preflight(_: &Rule, ctx: &CheckCtx) -> Finding {
     }
     let mut f = Finding::pass_msg("every CRD name matches CalculateCRDName");
     if !skipped.is_empty() {
-        f.evidence.push(crate::report::Evidence::msg(format!(
+        f.evidence.push(crate::model::Evidence::msg(format!(
             "not checked ({CLUSTERCTL_SKIP_NAME_CHECK}): {}",
             skipped.join(", ")
         )));
@@ -124,8 +124,8 @@ pub fn crd_name_preflight(_: &Rule, ctx: &CheckCtx) -> Finding {
     f
 }
 
-fn ctx_ev(crd: &Crd, message: String) -> crate::report::Evidence {
-    crate::report::Evidence {
+fn ctx_ev(crd: &Crd, message: String) -> crate::model::Evidence {
+    crate::model::Evidence {
         message,
         object: Some(crd.object_ref().into()),
         path: Some("metadata.name".into()),

@@ -6,7 +6,7 @@ use super::{CheckCtx, Finding};
 use crate::contract::Role;
 use crate::inventory::Document;
 use crate::inventory::classify::SIG_GROUPS;
-use crate::report::Evidence;
+use crate::model::Evidence;
 use crate::suite::Rule;
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};

@@ -8,7 +8,7 @@
 
 use super::{CheckCtx, Finding};
 use crate::inventory::SchemaNode;
-use crate::report::Evidence;
+use crate::model::Evidence;
 use crate::suite::{FieldCheck, JsonType, Presence};
 
 /// Result of looking a path up in a schema.

@@ -148,7 +148,7 @@ fn each_declared_contract_is_checked_against_its_version() {
         "needs a live provider (run `check`)"
     );
     assert_eq!(outcome(&m, "all/no-internal-reliance", b2).1, "review only");
-    assert_eq!(m.verdict(), crate::report::Verdict::Fail);
+    assert_eq!(m.verdict(), crate::model::Verdict::Fail);
 }
 
 #[test]

@@ -6,7 +6,7 @@
 
 use super::{CheckCtx, Finding};
 use crate::contract::Role;
-use crate::report::{Column, Evidence, Outcome};
+use crate::model::{Column, Evidence, Outcome};
 use crate::suite::Rule;
 use anyhow::Context;
 use serde::Deserialize;

@@ -131,4 +131,5 @@ impl FailOn {
 
 pub mod flect;
 pub mod labels;
-pub mod version;
+/// Kube-aware version order (one implementation, shared with the embedded API server).
+pub use kube_version_order as version;

@@ -2,10 +2,10 @@
 //! and subresources, labels and annotations. Built from a JSON document; malformed CRDs
 //! (no `spec.names`, no `spec.versions`, non-structural schema) are input errors.
 
+use super::document::{Document, Origin};
 use super::error::InputError;
 use super::fast_yaml::{ReadSchema, SchemaSlot};
 use super::schema_node::SchemaNode;
-use super::source::{Document, Origin};
 use serde_json::Value;
 use std::collections::BTreeMap;
 

@@ -837,7 +837,8 @@ data:
 
     #[test]
     fn fixture_documents_agree_with_serde_saphyr() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        // The fixtures are the workspace root's.
+        let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
         let mut dirs = vec![root.join("fixtures")];
         dirs.extend(crate::shared_data::shared_or_skip(
             "corpus",

@@ -1,6 +1,6 @@
-//! Where CRDs, ClusterRoles and the other provider objects come from, and how they are
-//! grouped: documents (from files, stdin, or a cluster source) → [`Inventory`] of providers,
-//! each CRD with its role and the contracts its labels declare.
+//! How CRDs, ClusterRoles and the other provider objects are grouped: documents (parsed from
+//! the texts the source stage read: files, stdin, kustomize output, or a cluster) →
+//! [`Inventory`] of providers, each CRD with its role and the contracts its labels declare.
 //!
 //! Grouping: a CRD belongs to the provider named by its `cluster.x-k8s.io/provider` label;
 //! without the label, to its API group family (the group without the `infrastructure.` /
@@ -9,23 +9,18 @@
 
 pub mod classify;
 pub mod crd;
-pub mod discover;
+pub mod document;
 pub mod error;
 pub(crate) mod fast_yaml;
-pub mod kustomize;
 pub mod lines;
 pub mod schema_node;
-pub mod source;
 
 pub use crd::{Crd, CrdVersion, ScaleSubresource};
-pub use error::InputError;
-pub use kustomize::Kustomize;
-pub use schema_node::{SchemaNode, SchemaType};
-pub use source::{
-    Document, InputNote, LoadOptions, Loaded, Origin, RenderedFrom, RenderedRoot, SchemaForm,
-    TextFilter, load_paths, load_paths_as, load_paths_filtered, load_paths_with,
-    load_paths_with_filter, parse_text, parse_text_as,
+pub use document::{
+    Document, InputNote, Origin, RenderedFrom, SchemaForm, parse_text, parse_text_as,
 };
+pub use error::InputError;
+pub use schema_node::{SchemaNode, SchemaType};
 
 use crate::contract::Role;
 use crate::contract::labels::{self, DeclaredContract};
@@ -117,7 +112,7 @@ impl Inventory {
         overrides: &BTreeMap<String, Role>,
         keep_going: bool,
     ) -> Result<(Inventory, Vec<InputError>), InputError> {
-        let docs = source::expand_lists(docs);
+        let docs = document::expand_lists(docs);
         let template_files: std::collections::BTreeSet<String> = docs
             .iter()
             .filter(|d| is_template_file_name(&d.origin.file) || is_capi_cluster_object(&d.value))

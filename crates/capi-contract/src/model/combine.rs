@@ -8,7 +8,7 @@
 //! - skip only when every part skips;
 //! - otherwise pass (a part that skipped says why in the evidence).
 
-use super::model::{Evidence, Outcome, RuleResult};
+use super::{Evidence, Outcome, RuleResult};
 
 /// One more part of a cell's rule: its outcome, reason and evidence.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,7 +69,7 @@ pub fn fold(cell: &mut RuleResult, part: Part) {
 mod tests {
     use super::*;
     use crate::contract::{Level, Role};
-    use crate::report::{Column, Phase};
+    use crate::model::{Column, Phase};
 
     fn cell(outcome: Outcome, reason: Option<&str>) -> RuleResult {
         RuleResult {

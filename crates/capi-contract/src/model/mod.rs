@@ -1,10 +1,18 @@
 //! The result model: rule × column → outcome with evidence. Produced by `lint` and `check`,
 //! consumed by every report writer. Writers never compute verdicts; they only format this.
+//! Beside it, what every layer shares: the plain run [`options`], the run [`labels`], and how
+//! the parts of one rule fold into one cell ([`combine`]).
 
-use super::SharedStr;
+pub mod combine;
+pub mod labels;
+pub mod options;
+mod shared_str;
+
 use crate::contract::{Contract, FailOn, Level, Role};
 use crate::suite::Rule;
+pub use options::{Choice, ContractSelection, OutputFormat};
 use serde::{Deserialize, Serialize};
+pub use shared_str::SharedStr;
 use std::cmp::Ordering;
 use std::fmt;
 
@@ -260,7 +268,7 @@ pub struct Matrix {
 
 /// How [`Matrix::results`] stand against the order [`Matrix::sort`] gives them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ResultOrder {
+pub enum ResultOrder {
     Unsorted,
     /// In order, but some adjacent results are equal on (rule, column, phase).
     WithTies,
@@ -362,7 +370,7 @@ impl Matrix {
     /// Whether `results` are already in [`Matrix::sort`]'s order: rules in `rules` order
     /// (results of rules not listed last, by id), then column, then phase. `Strict` when no
     /// two adjacent results are equal on that key. Conservative: `Unsorted` whenever in doubt.
-    pub(crate) fn result_order(&self) -> ResultOrder {
+    pub fn result_order(&self) -> ResultOrder {
         let order = Self::rule_ranks(&self.rules);
         let rank = |id: &str| order.get(id).copied().unwrap_or(usize::MAX);
         let mut strict = true;

@@ -3,7 +3,7 @@
 
 /// Contract v1beta1 shapes.
 pub mod v1beta1 {
-    use crate::mock::api::common::{ApiEndpointV1Beta1, ConditionV1Beta1, TemplateMeta};
+    use crate::api::common::{ApiEndpointV1Beta1, ConditionV1Beta1, TemplateMeta};
     use kube::CustomResource;
     use schemars::JsonSchema;
     use serde::{Deserialize, Serialize};
@@ -171,7 +171,7 @@ pub mod v1beta1 {
 
 /// Contract v1beta2 shapes.
 pub mod v1beta2 {
-    use crate::mock::api::common::{ApiEndpointV1Beta2, ConditionV1Beta2, TemplateMeta};
+    use crate::api::common::{ApiEndpointV1Beta2, ConditionV1Beta2, TemplateMeta};
     use kube::CustomResource;
     use schemars::JsonSchema;
     use serde::{Deserialize, Serialize};

@@ -6,11 +6,11 @@
 use super::infra_cluster::ENDPOINT_PORT;
 use super::secrets::{self, CAPI_SECRET_TYPE, SecretSpec};
 use super::{Ctx, Gates, Result, Subject, common_gates};
-use crate::contract::Contract;
-use crate::mock::conditions::Wanted;
-use crate::mock::core::CoreKind;
-use crate::mock::kinds::MOCK_CONTROL_PLANE;
-use crate::mock::object::{self, CLUSTER_NAME_LABEL, is_deleting};
+use crate::conditions::Wanted;
+use crate::core::CoreKind;
+use crate::kinds::MOCK_CONTROL_PLANE;
+use crate::object::{self, CLUSTER_NAME_LABEL, is_deleting};
+use capi_contract::contract::Contract;
 use kube::ResourceExt;
 use kube::core::DynamicObject;
 use kube::runtime::controller::Action;

@@ -2,10 +2,10 @@
 //! endpoint → provisioned + failure domains + Ready; deletion releases and drops the finalizer.
 
 use super::{Ctx, Gates, Result, Subject, common_gates};
-use crate::mock::conditions::Wanted;
-use crate::mock::core::CoreKind;
-use crate::mock::kinds::MOCK_CLUSTER;
-use crate::mock::object::{self, MANAGED_BY_ANNOTATION, is_deleting};
+use crate::conditions::Wanted;
+use crate::core::CoreKind;
+use crate::kinds::MOCK_CLUSTER;
+use crate::object::{self, MANAGED_BY_ANNOTATION, is_deleting};
 use kube::core::DynamicObject;
 use kube::runtime::controller::Action;
 use serde_json::{Value, json};
@@ -63,10 +63,10 @@ async fn apply(s: &Subject, ctx: &Ctx) -> Result<Action> {
         true
     };
     let mut status = match s.contract {
-        crate::contract::Contract::V1Beta1 => {
+        capi_contract::contract::Contract::V1Beta1 => {
             json!({ "ready": provisioned, "failureDomains": failure_domains_b1(s) })
         }
-        crate::contract::Contract::V1Beta2 => json!({
+        capi_contract::contract::Contract::V1Beta2 => json!({
             "initialization": { "provisioned": provisioned },
             "failureDomains": failure_domains_b2(s),
         }),

@@ -3,11 +3,11 @@
 //! provisioned + addresses + failure domain + Ready; deletion releases (gates never block it).
 
 use super::{Ctx, Gates, Result, Subject, common_gates};
-use crate::contract::Contract;
-use crate::mock::conditions::Wanted;
-use crate::mock::core::{self, CoreKind};
-use crate::mock::kinds::MOCK_MACHINE;
-use crate::mock::object::{self, POOL_NAME_LABEL, is_deleting};
+use crate::conditions::Wanted;
+use crate::core::{self, CoreKind};
+use crate::kinds::MOCK_MACHINE;
+use crate::object::{self, POOL_NAME_LABEL, is_deleting};
+use capi_contract::contract::Contract;
 use kube::core::DynamicObject;
 use kube::runtime::controller::Action;
 use serde_json::{Value, json};

@@ -4,13 +4,11 @@
 //! Machines (kind MockMachine, labelled cluster-name + pool-name); deletion releases everything.
 
 use super::{Ctx, Gates, Result, Subject, common_gates};
-use crate::contract::Contract;
-use crate::mock::conditions::Wanted;
-use crate::mock::core::{self, CoreKind};
-use crate::mock::kinds::{MOCK_MACHINE, MOCK_MACHINE_POOL};
-use crate::mock::object::{
-    self, CLUSTER_NAME_LABEL, POOL_NAME_LABEL, format_label_value, is_deleting,
-};
+use crate::conditions::Wanted;
+use crate::core::{self, CoreKind};
+use crate::kinds::{MOCK_MACHINE, MOCK_MACHINE_POOL};
+use crate::object::{self, CLUSTER_NAME_LABEL, POOL_NAME_LABEL, format_label_value, is_deleting};
+use capi_contract::contract::Contract;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use kube::core::DynamicObject;

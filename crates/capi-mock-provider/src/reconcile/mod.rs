@@ -15,7 +15,7 @@ use super::infra::SimulatedInfra;
 use super::kinds::MockKind;
 use super::object::{self, CLUSTER_NAME_LABEL, FIELD_MANAGER, PAUSED_ANNOTATION};
 use super::options::MockOptions;
-use crate::contract::{Contract, Role};
+use capi_contract::contract::{Contract, Role};
 use kube::api::{Api, Patch, PatchParams};
 use kube::core::DynamicObject;
 use kube::runtime::controller::Action;

@@ -1,7 +1,7 @@
 //! Secrets the mock writes: bootstrap data and cluster kubeconfig.
 
 use super::{Result, Subject};
-use crate::mock::object::{CLUSTER_NAME_LABEL, FIELD_MANAGER};
+use crate::object::{CLUSTER_NAME_LABEL, FIELD_MANAGER};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};

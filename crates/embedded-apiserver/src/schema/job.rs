@@ -5,7 +5,7 @@
 //! `ValidateJobSpecUpdate` keeps immutable.
 
 use super::cause::Cause;
-use crate::apiserver::selector::LabelSelector;
+use crate::selector::LabelSelector;
 use serde_json::{Map, Value, json};
 
 /// `batch.kubernetes.io/controller-uid`: the generated selector's key.

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request};
-use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
+use embedded_apiserver::{EmbeddedServer, ServerOptions};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use tower::ServiceExt;

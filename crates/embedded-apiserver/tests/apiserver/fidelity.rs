@@ -2,7 +2,7 @@
 //! `resourceVersionMatch`, Update managedFields and structured-merge-diff list semantics in
 //! server-side apply.
 
-use capi_conformance::apiserver::ServerOptions;
+use embedded_apiserver::ServerOptions;
 use serde_json::{Value, json};
 
 use super::common::*;

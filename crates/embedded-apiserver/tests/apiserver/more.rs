@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use axum::http::Method;
-use capi_conformance::apiserver::ServerOptions;
+use embedded_apiserver::ServerOptions;
 use serde_json::json;
 
 use super::common::*;

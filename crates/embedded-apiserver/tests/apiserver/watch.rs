@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use capi_conformance::apiserver::ServerOptions;
+use embedded_apiserver::ServerOptions;
 use serde_json::json;
 
 use super::common::*;
