@@ -3,9 +3,9 @@
 //! then JSON (`{"s": schema, "o": object}` or one value used as both). Must not panic.
 #![no_main]
 
-use capi_conformance::apiserver::schema::{PipelineOptions, process, structural_errors};
-use capi_conformance::checks::schema::{self, Lookup};
-use capi_conformance::suite::JsonType;
+use embedded_apiserver::schema::{PipelineOptions, process, structural_errors};
+use capi_contract::checks::schema::{self, Lookup};
+use capi_contract::suite::JsonType;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

@@ -3,7 +3,7 @@
 //! Input: byte 0 picks the method and Accept, then `<path?query>\n<content-type>\n<body>`.
 #![no_main]
 
-use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
+use embedded_apiserver::{EmbeddedServer, ServerOptions};
 use http_body_util::BodyExt;
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;

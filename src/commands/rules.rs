@@ -259,7 +259,8 @@ pub fn render_markdown(catalog: &Catalog) -> String {
     let mut md = String::new();
     md.push_str("# Rule reference\n\n");
     md.push_str(
-        "<!-- Generated from suites/*.yaml by `capi-conformance rules -o markdown`; do not edit.\n     \
+        "<!-- Generated from crates/capi-contract/suites/*.yaml by \
+         `capi-conformance rules -o markdown`; do not edit.\n     \
          Regenerate with: cargo run -- rules -o markdown > docs/rules.md -->\n\n",
     );
     let _ = writeln!(

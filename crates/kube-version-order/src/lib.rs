@@ -1,5 +1,14 @@
 //! Kube-aware version ordering, as apimachinery's `CompareKubeAwareVersionStrings`:
-//! `v2 > v1 > v1beta2 > v1beta1 > v1alpha1 > (non-kube-like strings)`.
+//! `v2 > v1 > v1beta2 > v1beta1 > v1alpha1 > (non-kube-like strings)`. kube-apiserver orders
+//! API versions this way (discovery, a CRD's preferred version), and Cluster API picks the
+//! version a contract label maps to this way.
+//!
+//! One implementation for the whole workspace: the embedded API server and the contract crate
+//! both need it and may not depend on each other. `kube::core::Version` is close but not the
+//! same order: it reads `v1beta` and `v1alpha` (no number) as pre-releases, where apimachinery
+//! calls them non-kube-like, and it caps numbers at `u32`, where Go's `Atoi` takes an `int`.
+//!
+//! **Never depends on** anything: no crate of capi-conformance, no third-party crate.
 
 use std::cmp::Ordering;
 
@@ -79,6 +88,15 @@ mod tests {
     }
 
     #[test]
+    fn pre_releases_without_a_number_are_not_kube_like() {
+        // apimachinery's regexp `^v\d+(?:(alpha|beta)\d+)?$`: `v1beta` is a plain string, so
+        // below every kube-like version, and ordered with other plain strings in reverse.
+        assert_eq!(compare("v1beta", "v1alpha1"), Ordering::Less);
+        assert_eq!(compare("v1alpha", "v1beta"), Ordering::Greater);
+        assert_eq!(compare("v1beta", "foo"), Ordering::Less);
+    }
+
+    #[test]
     fn non_kube_like() {
         for s in [
             "", "v", "1", "v1gamma1", "vbeta1", "v1beta", "v1beta1x", "V1", "v1.2",
@@ -86,6 +104,9 @@ mod tests {
             assert!(!is_kube_like(s), "{s}");
         }
         assert!(is_kube_like("v1beta10"));
+        // A number above u32 (where kube::core::Version stops) but within Go's int.
+        assert!(is_kube_like("v5000000000"));
+        assert_eq!(compare("v5000000000", "v4"), Ordering::Greater);
         // Overflowing numbers are not kube-like (Go's Atoi fails).
         assert!(!is_kube_like("v99999999999999999999"));
     }
