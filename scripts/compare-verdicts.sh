@@ -9,7 +9,7 @@
 #   - `lint DIR` and `check --embedded --crds DIR/components.yaml` of every ../shared/corpus provider
 #     (with the clusterctl variables the tests use);
 #   - `lint DIR` and `check --embedded --crds DIR` of every kustomize root of every ../shared/repos tree
-#     (the roots each tree's SOURCE names).
+#     (the roots each tree's SOURCE names; clusterctl variables without defaults given a value).
 # Without ../shared only the first is compared (one line says what was skipped).
 # Exit 0 when every report and exit code is equal; 1 otherwise (the first lines of each difference
 # are printed); 2 on bad usage.
@@ -81,6 +81,7 @@ else
         aws) echo "--var AWS_B64ENCODED_CREDENTIALS=Y3JlZHM=" ;;
         gcp) echo "--var GCP_B64ENCODED_CREDENTIALS=Y3JlZHM=" ;;
         vsphere) echo "--var VSPHERE_USERNAME=u --var VSPHERE_PASSWORD=p" ;;
+        ibmcloud) echo "--var IBMCLOUD_API_KEY=a2V5" ;;
         *) echo "" ;;
         esac
     }
@@ -97,8 +98,9 @@ else
         roots="$(sed -n 's/.*kustomize roots\{0,1\}: *//p' "$tree/SOURCE" | tr ',' ' ')"
         for root in $roots; do
             run "lint repos/$t/$root" lint "$tree/$root"
+            # shellcheck disable=SC2046
             run "check --embedded --crds repos/$t/$root" check --embedded --progress never \
-                --crds "$tree/$root"
+                --crds "$tree/$root" $(vars_of "$t")
         done
     done
 fi
