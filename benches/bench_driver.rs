@@ -16,6 +16,7 @@
 
 use anyhow::{Context, Result, bail, ensure};
 use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
+use capi_conformance::client_retry::RetryingClient;
 use capi_conformance::commands::check::embedded::base_documents;
 use capi_conformance::scenarios::observer::watch_object;
 use capi_conformance::scenarios::timeline::Recorder;
@@ -155,7 +156,7 @@ async fn latency(objects: usize, window: Duration, poll: Duration) -> Result<()>
     ensure!(objects > 0, "--objects must be at least 1");
     let server = EmbeddedServer::new(ServerOptions::default());
     server.apply_documents(base_documents()?).await?;
-    let client = server.client();
+    let client = server.retrying_client();
     let resource = cluster_resource();
     let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), NAMESPACE, &resource);
     let names: Vec<String> = (0..objects).map(|i| format!("latency-{i}")).collect();
@@ -363,13 +364,16 @@ async fn throughput(api: &Api<DynamicObject>, request: Request, time: Duration) 
 async fn server(time: Duration) -> Result<()> {
     let server = server_with_gadgets().await?;
     let listener = server.listen("127.0.0.1:0".parse()?).await?;
-    let tcp = listener.client()?;
-    let api = gadgets(server.client());
+    let tcp = capi_conformance::client_retry::client_for_config(
+        listener.config()?,
+        capi_conformance::client_retry::RetryPolicy::default(),
+    )?;
+    let api = gadgets(server.retrying_client());
     for i in 0..CONCURRENCY {
         api.create(&PostParams::default(), &gadget(&format!("g{i}"))?)
             .await?;
     }
-    for (label, client) in [("inprocess", server.client()), ("tcp", tcp)] {
+    for (label, client) in [("inprocess", server.retrying_client()), ("tcp", tcp)] {
         let api = gadgets(client);
         // Warm up: connections opened, code paths paged in.
         throughput(&api, Request::Get, Duration::from_millis(300)).await?;
@@ -385,7 +389,7 @@ async fn server(time: Duration) -> Result<()> {
 /// One merge-PATCH → every one of `WATCHERS` watch streams has the MODIFIED event; median of
 /// `FANOUT_CHANGES` changes.
 async fn fanout(server: &EmbeddedServer) -> Result<()> {
-    let api = gadgets(server.client());
+    let api = gadgets(server.retrying_client());
     api.create(&PostParams::default(), &gadget("target")?)
         .await?;
     let mut streams = Vec::new();
@@ -446,7 +450,7 @@ fn mib(kib: u64) -> String {
 
 async fn memory(objects: usize) -> Result<()> {
     let server = server_with_gadgets().await?;
-    let api = gadgets(server.client());
+    let api = gadgets(server.retrying_client());
     let before = status_kib("VmRSS")?;
     for i in 0..objects {
         api.create(&PostParams::default(), &gadget(&format!("m{i}"))?)

@@ -4,6 +4,7 @@
 
 use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
 use capi_conformance::cli::{Cli, Command};
+use capi_conformance::client_retry::RetryingClient;
 use capi_conformance::commands::check::embedded::{
     EmbeddedOptions, base_documents, embedded_matrix,
 };
@@ -61,7 +62,7 @@ fn detection_latency(_: &mut Criterion) {
             .apply_documents(base_documents().unwrap())
             .await
             .unwrap();
-        let client = server.client();
+        let client = server.retrying_client();
         let res = ApiResource {
             group: "cluster.x-k8s.io".into(),
             version: "v1beta2".into(),

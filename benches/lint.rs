@@ -18,7 +18,7 @@
 //! 0.79 s ≈ 1,260 CRDs/s wall. YAML parsing (serde-saphyr) dominates; the 20 MB/s-per-core
 //! target is not met yet.
 //!
-//! After the fast block-YAML reader (`src/inventory/fast_yaml.rs`), one core, load ≈ 4 (perf):
+//! After the fast block-YAML reader (`crates/capi-contract/src/inventory/fast_yaml.rs`), one core, load ≈ 4 (perf):
 //! parse ≈ 76 ms (≈ 39 MB/s), evaluate ≈ 224 ms; evaluation is now the limit (README).
 //!
 //! Session 3 (streamed JSON report, borrowed prepared matrix), `taskset -c 0`, load ≈ 3.3:

@@ -6,6 +6,7 @@
 //! the 5 ms simulated provisioning delay and the finalizer round trip).
 
 use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
+use capi_conformance::client_retry::RetryingClient;
 use capi_conformance::contract::Contract;
 use capi_conformance::mock::core_crds::core_crd_documents;
 use capi_conformance::mock::crds::mock_crds;
@@ -45,7 +46,7 @@ async fn setup() -> (EmbeddedServer, Client, DynamicObject, DynamicObject) {
     );
     docs.push(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}));
     server.apply_documents(docs).await.unwrap();
-    let client = server.client();
+    let client = server.retrying_client();
     std::mem::forget(MockProvider::start(client.clone(), MockOptions::default()));
     let clusters = core_api(&client, "Cluster");
     let cluster = create(

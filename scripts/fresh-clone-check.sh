@@ -3,12 +3,12 @@
 #
 # Clones the committed repository into a temporary directory, where no ../shared lies beside it,
 # and runs the test binaries that read ../shared there (the flect golden table, the lint and the
-# static-only corpus tests, the schema/CEL corpus unit tests):
+# static-only corpus tests, the schema/CEL corpus unit tests of every crate):
 #   1. without CAPI_CONFORMANCE_REQUIRE_SHARED they pass, printing their skip lines;
 #   2. with CAPI_CONFORMANCE_REQUIRE_SHARED=1 they fail.
 # The build reuses this checkout's target directory (CARGO_TARGET_DIR), so only the crate itself
 # is compiled again, not its dependencies. Cargo names a path package's artifacts without its
-# directory: the clone's package is renamed (capi-conformance-fresh-clone, in the clone only) so
+# directory: the clone's packages are renamed (capi-conformance-fresh-clone, …, in the clone only) so
 # its artifacts do not replace this checkout's (whose test binaries have this checkout's
 # CARGO_MANIFEST_DIR compiled in); the artifact names do not depend on the clone's directory,
 # so each run replaces the last run's. The clone lies outside the target directory (cargo records
@@ -30,6 +30,14 @@ if [ -e ../shared ]; then
 fi
 sed -i '0,/^name = "capi-conformance"$/s//name = "capi-conformance-fresh-clone"/' Cargo.toml
 grep -q '^name = "capi-conformance-fresh-clone"$' Cargo.toml
+# The workspace's other crates too: each renamed, and the workspace's dependency on it pointed at
+# the new name (`package =`), so code still calls it by its own name.
+for manifest in crates/*/Cargo.toml; do
+  crate=$(sed -n 's/^name = "\(.*\)"$/\1/p' "$manifest" | head -1)
+  sed -i "0,/^name = \"$crate\"\$/s//name = \"$crate-fresh-clone\"/" "$manifest"
+  sed -i "s|^$crate = { path = \"\(.*\)\" }\$|$crate = { path = \"\1\", package = \"$crate-fresh-clone\" }|" Cargo.toml
+  grep -q "package = \"$crate-fresh-clone\"" Cargo.toml
+done
 tests=(--test flect_golden --test lint --test scenarios --lib)
 # Test-name filters: the tests reading shared data and the fresh_clone_* self-checks.
 filters=(golden corpus static_only:: components:: repos:: sarif:: fixture_documents_agree fresh_clone)

@@ -1,8 +1,30 @@
-//! Command-line definitions (clap). kubectl-style global flags live in [`KubeArgs`] so that the
-//! binary works the same when kubectl runs it as the `kubectl capi-conformance` plugin.
+//! Command-line definitions (clap), the only module that knows the command line: it turns
+//! arguments into the plain options the layers below take ([`ContractSelection`],
+//! [`OutputFormat`], [`ReportArgs::outputs`], [`KubeArgs::options`]). kubectl-style global
+//! flags live in [`KubeArgs`] so that the binary works the same when kubectl runs it as the
+//! `kubectl capi-conformance` plugin.
 
+use crate::kubeconn::KubeOptions;
+use crate::report::Outputs;
+use capi_contract::model::Choice;
+pub use capi_contract::model::{ContractSelection, OutputFormat};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
+
+/// Parses a plain option enum of the layers below (`--contract`, `-o`), listing its
+/// [`Choice::CHOICES`] as the possible values, with their help.
+fn choice<T: Choice + Send + Sync>() -> impl TypedValueParser<Value = T> {
+    PossibleValuesParser::new(T::CHOICES.iter().map(|(_, name, help)| {
+        let value = PossibleValue::new(*name);
+        if help.is_empty() {
+            value
+        } else {
+            value.help(*help)
+        }
+    }))
+    .try_map(|name: String| T::from_name(&name).ok_or_else(|| format!("unknown value `{name}`")))
+}
 
 #[derive(Debug, Parser)]
 #[command(
@@ -88,35 +110,12 @@ pub struct SonobuoyManifestsArgs {
     pub check_args: Vec<String>,
 }
 
-/// Output format for stdout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum OutputFormat {
-    #[default]
-    Table,
-    Json,
-    Yaml,
-    Junit,
-    Markdown,
-    /// SARIF 2.1.0 (GitHub code scanning and other SARIF viewers).
-    Sarif,
-}
-
-/// `--contract`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum ContractSelection {
-    /// Whatever each CRD's `cluster.x-k8s.io/<contract>` labels declare.
-    #[default]
-    Declared,
-    V1beta1,
-    V1beta2,
-    All,
-}
-
 /// Report options shared by `lint` and `check`.
 #[derive(Debug, Clone, Args)]
 pub struct ReportArgs {
     /// Format written to stdout.
-    #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Table)]
+    #[arg(short = 'o', long = "output", value_parser = choice::<OutputFormat>(),
+          default_value = OutputFormat::default().name())]
     pub output: OutputFormat,
     /// Also write a JUnit XML report to FILE.
     #[arg(long, value_name = "FILE")]
@@ -135,7 +134,8 @@ pub struct ReportArgs {
     #[arg(long, value_name = "FILE")]
     pub sarif: Option<PathBuf>,
     /// Which contract(s) to check each CRD against.
-    #[arg(long, value_enum, default_value_t = ContractSelection::Declared)]
+    #[arg(long, value_parser = choice::<ContractSelection>(),
+          default_value = ContractSelection::default().name())]
     pub contract: ContractSelection,
     /// Lowest rule level whose failure fails the run: must, should, may, never.
     #[arg(long = "fail-on", default_value = "must", value_parser = ["must", "should", "may", "never"])]
@@ -159,6 +159,22 @@ pub struct ReportArgs {
     /// Colour in the table: auto (only on a TTY), always, never.
     #[arg(long, default_value = "auto", value_parser = ["auto", "always", "never"])]
     pub color: String,
+}
+
+impl ReportArgs {
+    /// What the run writes, for the report writers.
+    pub fn outputs(&self) -> Outputs {
+        Outputs {
+            output: self.output,
+            junit: self.junit.clone(),
+            json: self.json.clone(),
+            markdown: self.markdown.clone(),
+            html: self.html.clone(),
+            sarif: self.sarif.clone(),
+            migration: self.migration.clone(),
+            color: self.color.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]
@@ -213,6 +229,24 @@ pub struct KubeArgs {
     /// Skip TLS verification (insecure).
     #[arg(long = "insecure-skip-tls-verify", global = true)]
     pub insecure_skip_tls_verify: bool,
+}
+
+impl KubeArgs {
+    /// The connection flags, for [`crate::kubeconn`].
+    pub fn options(&self) -> KubeOptions {
+        KubeOptions {
+            kubeconfig: self.kubeconfig.clone(),
+            context: self.context.clone(),
+            cluster: self.cluster.clone(),
+            user: self.user.clone(),
+            namespace: self.namespace.clone(),
+            request_timeout: self.request_timeout.clone(),
+            server: self.server.clone(),
+            token: self.token.clone(),
+            certificate_authority: self.certificate_authority.clone(),
+            insecure_skip_tls_verify: self.insecure_skip_tls_verify,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]

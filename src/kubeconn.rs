@@ -1,4 +1,5 @@
-//! kubectl-compatible connection setup: [`KubeArgs`] → [`kube::Config`].
+//! kubectl-compatible connection setup: [`KubeOptions`] (the CLI's kubectl-style flags) →
+//! [`kube::Config`].
 //!
 //! Resolution order, as kubectl does it:
 //! 1. `--kubeconfig PATH` (only that file; a missing file is an error);
@@ -13,7 +14,6 @@
 //! Then `--context/--cluster/--user` select entries, and `--server`, `--token`,
 //! `--certificate-authority`, `--insecure-skip-tls-verify`, `--request-timeout` and `-n` override.
 
-use crate::cli::KubeArgs;
 use kube::config::{
     AuthInfo, Cluster, Context, KubeConfigOptions, Kubeconfig, NamedAuthInfo, NamedCluster,
     NamedContext,
@@ -21,6 +21,23 @@ use kube::config::{
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
+
+/// kubectl's connection flags, as the command line gave them (`cli::KubeArgs` converts).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KubeOptions {
+    /// `--kubeconfig`: only this file.
+    pub kubeconfig: Option<PathBuf>,
+    pub context: Option<String>,
+    pub cluster: Option<String>,
+    pub user: Option<String>,
+    pub namespace: Option<String>,
+    /// `--request-timeout`, as given (`30s`; 0 = none).
+    pub request_timeout: Option<String>,
+    pub server: Option<String>,
+    pub token: Option<String>,
+    pub certificate_authority: Option<PathBuf>,
+    pub insecure_skip_tls_verify: bool,
+}
 
 /// Why no connection could be configured. Every variant is an input error (exit 2).
 #[derive(Debug, thiserror::Error)]
@@ -130,12 +147,15 @@ impl Environment {
 }
 
 /// Builds the connection the way kubectl would, from the process environment.
-pub async fn connect(args: &KubeArgs) -> Result<Connection, KubeConnError> {
+pub async fn connect(args: &KubeOptions) -> Result<Connection, KubeConnError> {
     connect_with(args, &Environment::from_process()).await
 }
 
 /// Builds the connection from `args` and an explicit environment.
-pub async fn connect_with(args: &KubeArgs, env: &Environment) -> Result<Connection, KubeConnError> {
+pub async fn connect_with(
+    args: &KubeOptions,
+    env: &Environment,
+) -> Result<Connection, KubeConnError> {
     let timeout = match &args.request_timeout {
         Some(v) => parse_duration(v)?,
         None => None,
@@ -173,7 +193,10 @@ pub async fn connect_with(args: &KubeArgs, env: &Environment) -> Result<Connecti
 }
 
 /// The kubeconfig files to read, in precedence order (empty: none found).
-pub fn kubeconfig_files(args: &KubeArgs, env: &Environment) -> Result<Vec<PathBuf>, KubeConnError> {
+pub fn kubeconfig_files(
+    args: &KubeOptions,
+    env: &Environment,
+) -> Result<Vec<PathBuf>, KubeConnError> {
     if let Some(path) = &args.kubeconfig {
         if !path.exists() {
             return Err(KubeConnError::Read {
@@ -251,7 +274,7 @@ fn synthetic_kubeconfig(server: &str) -> Kubeconfig {
 
 async fn from_kubeconfig(
     mut kc: Kubeconfig,
-    args: &KubeArgs,
+    args: &KubeOptions,
     files: &str,
 ) -> Result<Connection, KubeConnError> {
     let context_name = match (&args.context, &kc.current_context) {
@@ -511,16 +534,16 @@ mod tests {
                 ("alpha", "https://shadowed.example"),
             ],
         );
-        let conn = connect_with(&KubeArgs::default(), &env_with(&[&a, &b]))
+        let conn = connect_with(&KubeOptions::default(), &env_with(&[&a, &b]))
             .await
             .unwrap();
         assert_eq!(conn.config.cluster_url.host(), Some("a.example"));
         assert_eq!(conn.config.default_namespace, "ns-alpha");
         assert!(conn.source.contains("context alpha"));
 
-        let args = KubeArgs {
+        let args = KubeOptions {
             context: Some("beta".into()),
-            ..KubeArgs::default()
+            ..KubeOptions::default()
         };
         let conn = connect_with(&args, &env_with(&[&a, &b])).await.unwrap();
         assert_eq!(conn.config.cluster_url.host(), Some("b.example"));
@@ -537,7 +560,7 @@ mod tests {
             &[("alpha", "https://a.example")],
         );
         let missing = dir.path().join("nope");
-        let conn = connect_with(&KubeArgs::default(), &env_with(&[&missing, &a]))
+        let conn = connect_with(&KubeOptions::default(), &env_with(&[&missing, &a]))
             .await
             .unwrap();
         assert_eq!(conn.config.cluster_url.host(), Some("a.example"));
@@ -558,16 +581,16 @@ mod tests {
             Some("beta"),
             &[("beta", "https://b.example")],
         );
-        let args = KubeArgs {
+        let args = KubeOptions {
             kubeconfig: Some(b.clone()),
-            ..KubeArgs::default()
+            ..KubeOptions::default()
         };
         let conn = connect_with(&args, &env_with(&[&a])).await.unwrap();
         assert_eq!(conn.config.cluster_url.host(), Some("b.example"));
 
-        let args = KubeArgs {
+        let args = KubeOptions {
             kubeconfig: Some(dir.path().join("absent")),
-            ..KubeArgs::default()
+            ..KubeOptions::default()
         };
         let err = connect_with(&args, &env_with(&[&a])).await.unwrap_err();
         assert!(err.to_string().contains("absent"), "{err}");
@@ -582,9 +605,9 @@ mod tests {
             Some("alpha"),
             &[("alpha", "https://a.example")],
         );
-        let args = KubeArgs {
+        let args = KubeOptions {
             context: Some("gamma".into()),
-            ..KubeArgs::default()
+            ..KubeOptions::default()
         };
         let err = connect_with(&args, &env_with(&[&a])).await.unwrap_err();
         let msg = err.to_string();
@@ -597,7 +620,7 @@ mod tests {
     async fn no_current_context_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
         let a = kubeconfig(dir.path(), "a", None, &[("alpha", "https://a.example")]);
-        let err = connect_with(&KubeArgs::default(), &env_with(&[&a]))
+        let err = connect_with(&KubeOptions::default(), &env_with(&[&a]))
             .await
             .unwrap_err();
         assert!(
@@ -618,13 +641,13 @@ mod tests {
                 ("other", "https://o.example"),
             ],
         );
-        let args = KubeArgs {
+        let args = KubeOptions {
             server: Some("https://s.example:7443".into()),
             token: Some("flag-token".into()),
             namespace: Some("work".into()),
             request_timeout: Some("1m".into()),
             insecure_skip_tls_verify: true,
-            ..KubeArgs::default()
+            ..KubeOptions::default()
         };
         let conn = connect_with(&args, &env_with(&[&a])).await.unwrap();
         assert_eq!(conn.config.cluster_url.host(), Some("s.example"));
@@ -633,9 +656,9 @@ mod tests {
         assert_eq!(conn.config.read_timeout, Some(Duration::from_secs(60)));
         assert!(conn.config.accept_invalid_certs);
 
-        let args = KubeArgs {
+        let args = KubeOptions {
             cluster: Some("other".into()),
-            ..KubeArgs::default()
+            ..KubeOptions::default()
         };
         let conn = connect_with(&args, &env_with(&[&a])).await.unwrap();
         assert_eq!(conn.config.cluster_url.host(), Some("o.example"));
@@ -656,19 +679,19 @@ mod tests {
             home: Some(dir.path().to_path_buf()),
             in_cluster: None,
         };
-        let conn = connect_with(&KubeArgs::default(), &env).await.unwrap();
+        let conn = connect_with(&KubeOptions::default(), &env).await.unwrap();
         assert_eq!(conn.config.cluster_url.host(), Some("h.example"));
 
         let empty = Environment::default();
-        let err = connect_with(&KubeArgs::default(), &empty)
+        let err = connect_with(&KubeOptions::default(), &empty)
             .await
             .unwrap_err();
         assert!(matches!(err, KubeConnError::NothingFound));
 
-        let args = KubeArgs {
+        let args = KubeOptions {
             server: Some("http://127.0.0.1:8080".into()),
             token: Some("t".into()),
-            ..KubeArgs::default()
+            ..KubeOptions::default()
         };
         let conn = connect_with(&args, &empty).await.unwrap();
         assert_eq!(conn.config.cluster_url.port_u16(), Some(8080));
@@ -678,7 +701,7 @@ mod tests {
     /// A service-account directory as kubelet mounts it.
     fn service_account_dir(namespace: Option<&str>) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
-        let ca = crate::apiserver::tls::generate("127.0.0.1".parse().unwrap()).unwrap();
+        let ca = embedded_apiserver::tls::generate("127.0.0.1".parse().unwrap()).unwrap();
         std::fs::write(dir.path().join("ca.crt"), ca.ca_pem).unwrap();
         std::fs::write(dir.path().join("token"), "sa-token\n").unwrap();
         if let Some(ns) = namespace {
@@ -703,7 +726,7 @@ mod tests {
     async fn in_cluster_reads_service_address_token_ca_and_namespace() {
         let sa = service_account_dir(Some("conformance\n"));
         let env = in_cluster_env("10.96.0.1", "443", sa.path());
-        let conn = connect_with(&KubeArgs::default(), &env).await.unwrap();
+        let conn = connect_with(&KubeOptions::default(), &env).await.unwrap();
         assert_eq!(
             conn.config.cluster_url.to_string(),
             "https://10.96.0.1:443/"
@@ -719,16 +742,16 @@ mod tests {
         // IPv6 service addresses are bracketed; a missing namespace file means `default`.
         let sa = service_account_dir(None);
         let env = in_cluster_env("fd00::1", "6443", sa.path());
-        let conn = connect_with(&KubeArgs::default(), &env).await.unwrap();
+        let conn = connect_with(&KubeOptions::default(), &env).await.unwrap();
         assert_eq!(conn.config.cluster_url.host(), Some("[fd00::1]"));
         assert_eq!(conn.config.cluster_url.port_u16(), Some(6443));
         assert_eq!(conn.config.default_namespace, "default");
 
         // Flags override it as they override a kubeconfig.
-        let args = KubeArgs {
+        let args = KubeOptions {
             token: Some("flag-token".into()),
             namespace: Some("other".into()),
-            ..KubeArgs::default()
+            ..KubeOptions::default()
         };
         let conn = connect_with(&args, &env).await.unwrap();
         assert_eq!(token_of(&conn).as_deref(), Some("flag-token"));
@@ -740,14 +763,14 @@ mod tests {
     async fn in_cluster_errors_name_what_is_wrong() {
         let sa = service_account_dir(None);
         let env = in_cluster_env("10.96.0.1", "https", sa.path());
-        let err = connect_with(&KubeArgs::default(), &env)
+        let err = connect_with(&KubeOptions::default(), &env)
             .await
             .unwrap_err()
             .to_string();
         assert!(err.contains("KUBERNETES_SERVICE_PORT \"https\""), "{err}");
         std::fs::remove_file(sa.path().join("ca.crt")).unwrap();
         let env = in_cluster_env("10.96.0.1", "443", sa.path());
-        let err = connect_with(&KubeArgs::default(), &env)
+        let err = connect_with(&KubeOptions::default(), &env)
             .await
             .unwrap_err()
             .to_string();

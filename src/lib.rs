@@ -1,26 +1,31 @@
 //! capi-conformance: tells a Cluster API provider team, rule by rule, whether their provider
-//! honours the CAPI provider contract.
+//! honours the CAPI provider contract. This crate is the command-line tool, the top of the
+//! workspace: arguments ([`cli`]) → [`source`] → inventory → plan → execute (static checks,
+//! [`scenarios`]) → [`report::Matrix`] → report writers ([`report`]).
 //!
-//! Data flow: source → [`inventory`] → plan → execute ([`checks`], [`scenarios`]) →
-//! [`report::Matrix`] → report writers.
+//! The crates below it, each usable without this one (README "How it works"):
+//! - [`capi_contract`] (re-exported as [`contract`], [`suite`], [`inventory`], [`checks`] and
+//!   [`report::model`]): the contract, the rule catalog, the inventory, the static checks and
+//!   the result model; pure.
+//! - [`embedded_apiserver`] (re-exported as [`apiserver`]): the in-process Kubernetes API server.
+//! - [`capi_mock_provider`] (re-exported as [`mock`]): the built-in mock provider.
+//!
+//! Only this crate parses the command line (clap): [`cli`] turns arguments into the plain
+//! options of [`capi_contract::model::options`] and of the modules below it. It must never be
+//! a dependency of the crates in `crates/`.
 
-pub mod apiserver;
-pub mod checks;
 pub mod cli;
 pub mod client_retry;
 pub mod commands;
-pub mod contract;
 pub mod entry;
-pub mod inventory;
 pub mod kubeconn;
 pub mod manifests;
-pub mod mock;
 pub mod report;
 pub mod scenarios;
-pub mod suite;
+pub mod source;
 
-/// The test helper for the real-provider data beside the project (`../shared`), shared with the
-/// integration tests: one skip line without it, a failure under `CAPI_CONFORMANCE_REQUIRE_SHARED=1`.
-#[cfg(test)]
-#[path = "../tests/shared/shared_data.rs"]
-pub(crate) mod shared_data;
+// The moved modules keep their old paths (`capi_conformance::checks::…`) for the tests, benches
+// and fuzz targets; code in this crate imports from the crate that owns them.
+pub use capi_contract::{checks, contract, inventory, suite};
+pub use capi_mock_provider as mock;
+pub use embedded_apiserver as apiserver;

@@ -3,8 +3,9 @@
 //! `/proc/<pid>/status` VmHWM and printed) and no panic.
 
 use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
-use capi_conformance::inventory::{InputError, load_paths, parse_text};
+use capi_conformance::inventory::{InputError, parse_text};
 use capi_conformance::report::paths::safe_component;
+use capi_conformance::source::load_paths;
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use std::io::Write;

@@ -876,7 +876,7 @@ fn serve_refuses_remote_bind_without_flag() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-#[path = "support/webhooks.rs"]
+#[path = "../crates/embedded-apiserver/tests/support/webhooks.rs"]
 mod webhook_support;
 
 /// An in-process embedded server listening on TCP (so webhooks can be routed to a test server

@@ -2,7 +2,7 @@
 //! Must not panic; every error names its file.
 #![no_main]
 
-use capi_conformance::inventory::{Document, Inventory, parse_text};
+use capi_contract::inventory::{Document, Inventory, parse_text};
 use libfuzzer_sys::fuzz_target;
 use std::collections::BTreeMap;
 

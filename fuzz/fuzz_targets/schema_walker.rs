@@ -3,9 +3,10 @@
 //! then JSON (`{"s": schema, "o": object}` or one value used as both). Must not panic.
 #![no_main]
 
-use capi_conformance::apiserver::schema::{PipelineOptions, process, structural_errors};
-use capi_conformance::checks::schema::{self, Lookup};
-use capi_conformance::suite::JsonType;
+use capi_contract::checks::schema::{self, Lookup};
+use capi_contract::inventory::SchemaNode;
+use capi_contract::suite::JsonType;
+use embedded_apiserver::schema::{PipelineOptions, process, structural_errors};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
@@ -27,7 +28,16 @@ fuzz_target!(|data: &[u8]| {
     };
     let schema_v = v.get("s").cloned().unwrap_or_else(|| v.clone());
     let object = v.get("o").cloned().unwrap_or_else(|| v.clone());
-    match schema::lookup(&schema_v, &path) {
+    // The static checks walk the compact schema (a non-structural one is refused, by name).
+    if let Ok(node) = SchemaNode::from_value(&schema_v) {
+        walk(&node, &path);
+    }
+    let _ = structural_errors(&schema_v, "spec.validation.openAPIV3Schema");
+    let _ = process(object, &schema_v, &PipelineOptions::default());
+});
+
+fn walk(node: &SchemaNode, path: &str) {
+    match schema::lookup(node, path) {
         Lookup::Found(node) => {
             let _ = schema::describe(node);
             let _ = schema::is_placeholder(node);
@@ -37,8 +47,6 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     for t in TYPES {
-        let _ = schema::field_state(&schema_v, &path, t);
+        let _ = schema::field_state(node, path, t);
     }
-    let _ = structural_errors(&schema_v, "spec.validation.openAPIV3Schema");
-    let _ = process(object, &schema_v, &PipelineOptions::default());
-});
+}

@@ -2,7 +2,7 @@
 //! panic, and what parses prints back to an equal selector.
 #![no_main]
 
-use capi_conformance::apiserver::selector::{FieldSelector, LabelSelector};
+use embedded_apiserver::selector::{FieldSelector, LabelSelector};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

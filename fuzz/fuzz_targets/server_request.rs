@@ -3,7 +3,7 @@
 //! Input: byte 0 picks the method and Accept, then `<path?query>\n<content-type>\n<body>`.
 #![no_main]
 
-use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
+use embedded_apiserver::{EmbeddedServer, ServerOptions};
 use http_body_util::BodyExt;
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
@@ -41,7 +41,11 @@ fuzz_target!(|data: &[u8]| {
     let uri = String::from_utf8_lossy(parts.next().unwrap_or_default()).into_owned();
     let ct = String::from_utf8_lossy(parts.next().unwrap_or_default()).into_owned();
     let body = parts.next().unwrap_or_default().to_vec();
-    let uri = if uri.starts_with('/') { uri } else { format!("/{uri}") };
+    let uri = if uri.starts_with('/') {
+        uri
+    } else {
+        format!("/{uri}")
+    };
     let mut req = http::Request::builder().method(method).uri(&uri);
     if !ct.is_empty() {
         req = req.header("content-type", ct.as_str());
@@ -64,10 +68,12 @@ fuzz_target!(|data: &[u8]| {
         let status = resp.status().as_u16();
         assert!(status < 500, "{method} {uri} ({ct}) answered {status}");
         if status >= 400 && method != "HEAD" {
-            let collected =
-                tokio::time::timeout(std::time::Duration::from_secs(5), resp.into_body().collect())
-                    .await
-                    .expect("error body ends");
+            let collected = tokio::time::timeout(
+                std::time::Duration::from_secs(5),
+                resp.into_body().collect(),
+            )
+            .await
+            .expect("error body ends");
             let bytes = collected.expect("error body").to_bytes();
             let v: serde_json::Value = serde_json::from_slice(&bytes).expect("error body is JSON");
             assert_eq!(v["kind"].as_str(), Some("Status"), "{method} {uri}: {v}");

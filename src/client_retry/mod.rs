@@ -13,8 +13,8 @@ pub mod trouble;
 
 pub use policy::{RetryPolicy, idempotent, retry_after, retryable_status};
 
-use crate::scenarios::RUN_LABEL;
 use bytes::Bytes;
+use capi_contract::model::labels::RUN_LABEL;
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
@@ -101,6 +101,24 @@ where
     B::Error: Into<BoxError>,
 {
     kube::Client::new(RetryLayer::new(policy).layer(service), default_namespace)
+}
+
+/// Retrying clients of the embedded API server (whose own clients send each request once).
+pub trait RetryingClient {
+    /// A kube client talking to the server in-process (no socket), retrying throttled and
+    /// failed requests with the default policy.
+    fn retrying_client(&self) -> kube::Client {
+        self.retrying_client_with(RetryPolicy::default())
+    }
+
+    /// [`Self::retrying_client`] with an explicit retry policy (a run's step deadline).
+    fn retrying_client_with(&self, policy: RetryPolicy) -> kube::Client;
+}
+
+impl RetryingClient for embedded_apiserver::EmbeddedServer {
+    fn retrying_client_with(&self, policy: RetryPolicy) -> kube::Client {
+        client(self.router(), "default", policy)
+    }
 }
 
 /// A kube client for a kubeconfig-derived configuration, with retries.

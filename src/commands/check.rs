@@ -14,17 +14,17 @@ pub mod sonobuoy;
 
 pub use cluster_source::{add_effective_rbac, core_installed, read_documents};
 
-use crate::checks::{ConfigFile, LintOptions};
 use crate::cli::{CheckArgs, ReportArgs};
-use crate::contract::FailOn;
-use crate::inventory::{self, Document, Inventory};
 use crate::report::{Matrix, Outcome, Phase, RuleResult};
 use crate::scenarios::cleanup::{CleanupGuard, Leftovers};
 use crate::scenarios::plan::{self, PlanOptions};
 use crate::scenarios::runner::{RunOutput, RunPlan, Side, is_scenario_rule, run_all};
 use crate::scenarios::{RUN_LABEL, Settings, Subject};
-use crate::suite::{Catalog, Rule};
 use anyhow::Context;
+use capi_contract::checks::{ConfigFile, LintOptions};
+use capi_contract::contract::FailOn;
+use capi_contract::inventory::{self, Document, Inventory};
+use capi_contract::suite::{Catalog, Rule};
 use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::Duration;
@@ -62,7 +62,7 @@ pub async fn static_matrix(
     capi_manager: &str,
 ) -> anyhow::Result<(Matrix, Vec<Document>)> {
     let docs = read_documents(client).await?;
-    let mut matrix = crate::checks::evaluate_rules(docs.clone(), opts, rules)?;
+    let mut matrix = capi_contract::checks::evaluate_rules(docs.clone(), opts, rules)?;
     if let Some(rule) = rules.iter().find(|r| r.id == cluster_source::RBAC_RULE) {
         add_effective_rbac(client, &mut matrix, rule, capi_manager, &docs).await?;
     }
@@ -226,7 +226,7 @@ async fn run_check(args: CheckArgs) -> anyhow::Result<i32> {
     interrupt::install();
     // Every loader of the run (`--crds`, `--sample`) renders kustomize roots with it.
     if let Some(k) = &args.kustomize {
-        crate::inventory::Kustomize::set_process_default(k);
+        crate::source::Kustomize::set_process_default(k);
     }
     let _live = live_progress(&args.progress);
     if args.embedded {
@@ -234,7 +234,11 @@ async fn run_check(args: CheckArgs) -> anyhow::Result<i32> {
             target_faults: args.mock_faults.clone().unwrap_or_default(),
         };
         let matrix = embedded::embedded_matrix(&args, &extra).await?;
-        crate::report::write_outputs(&matrix, &args.report, std::io::stdout().is_terminal())?;
+        crate::report::write_outputs(
+            &matrix,
+            &args.report.outputs(),
+            std::io::stdout().is_terminal(),
+        )?;
         return Ok(matrix.verdict().exit_code());
     }
     if !args.crds.is_empty() || !args.vars.is_empty() {
@@ -247,7 +251,7 @@ async fn run_check(args: CheckArgs) -> anyhow::Result<i32> {
             "--server-faults needs --embedded (it injects faults into the embedded API server)"
         );
     }
-    let conn = crate::kubeconn::connect(&args.kube).await?;
+    let conn = crate::kubeconn::connect(&args.kube.options()).await?;
     let budget = settings(&args, Settings::REAL)?.step_timeout;
     let denials = forbidden::Denials::default();
     let client = forbidden::client(
@@ -304,7 +308,11 @@ async fn run_on_cluster(
     if let Some(f) = rule_filter::RuleFilter::parse(args.rules.as_deref()) {
         f.apply(&mut matrix);
     }
-    crate::report::write_outputs(&matrix, &args.report, std::io::stdout().is_terminal())?;
+    crate::report::write_outputs(
+        &matrix,
+        &args.report.outputs(),
+        std::io::stdout().is_terminal(),
+    )?;
     Ok(matrix.verdict().exit_code())
 }
 
@@ -325,7 +333,7 @@ pub fn load_samples(args: &CheckArgs) -> anyhow::Result<Vec<serde_json::Value>> 
     if args.sample.is_empty() {
         return Ok(Vec::new());
     }
-    let loaded = inventory::load_paths(&args.sample, false)?;
+    let loaded = crate::source::load_paths(&args.sample, false)?;
     Ok(loaded.documents.into_iter().map(|d| d.value).collect())
 }
 
@@ -397,12 +405,12 @@ async fn scenarios_on_cluster(
             plan.baseline.create_namespace().await?;
             run_access::bind_run_role(client, &plan.baseline.namespace, run_id).await?;
             // The baseline mock reconciles only the run's baseline namespace and filter.
-            baseline_mock = Some(crate::mock::MockProvider::start(
+            baseline_mock = Some(capi_mock_provider::MockProvider::start(
                 client.clone(),
-                crate::mock::MockOptions {
+                capi_mock_provider::MockOptions {
                     watch_namespace: Some(baseline_ns),
                     watch_filter: Some(baseline_filter),
-                    ..crate::mock::MockOptions::default()
+                    ..capi_mock_provider::MockOptions::default()
                 },
             ));
         }

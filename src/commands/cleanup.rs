@@ -49,7 +49,7 @@ pub async fn run(args: CleanupArgs) -> anyhow::Result<i32> {
     if args.run.is_none() && !args.all {
         anyhow::bail!("say which runs to remove: --run ID or --all");
     }
-    let conn = crate::kubeconn::connect(&args.kube).await?;
+    let conn = crate::kubeconn::connect(&args.kube.options()).await?;
     let client = conn.client()?;
     let kinds = resources(&client).await?;
     let report = cleanup_runs(

@@ -1,15 +1,14 @@
-//! `lint PATH...`: load documents, evaluate every static rule ([`crate::checks::evaluate_rules`]),
+//! `lint PATH...`: load documents, evaluate every static rule ([`capi_contract::checks::evaluate_rules`]),
 //! print the report, exit with the verdict's code (input errors: exit 2 via `main`).
 
-use crate::checks::{ConfigFile, LintOptions};
 use crate::cli::{LintArgs, ReportArgs};
-use crate::contract::FailOn;
-use crate::inventory::{
-    self, Document, InputError, Kustomize, LoadOptions, RenderedRoot, SchemaForm, load_paths_with,
-};
 use crate::report::{self, Matrix, Note};
-use crate::suite::{Catalog, Rule};
+use crate::source::{Kustomize, LoadOptions, RenderedRoot, load_paths_with};
 use anyhow::Context;
+use capi_contract::checks::{ConfigFile, LintOptions};
+use capi_contract::contract::FailOn;
+use capi_contract::inventory::{self, Document, InputError, SchemaForm};
+use capi_contract::suite::{Catalog, Rule};
 use std::io::IsTerminal;
 
 /// Builds the options from the command line (config file, role overrides).
@@ -34,7 +33,7 @@ pub fn options(args: &LintArgs) -> anyhow::Result<LintOptions> {
     opts.manager_help = read_manager_help(r)?;
     if let Some(m) = &r.migration {
         opts.also_contract = Some(
-            crate::contract::Contract::parse(m)
+            capi_contract::contract::Contract::parse(m)
                 .with_context(|| format!("--migration {m}: expected v1beta1 or v1beta2"))?,
         );
     }
@@ -135,7 +134,7 @@ fn lint_matrix_timed(args: &LintArgs, rules: &[Rule]) -> anyhow::Result<(Matrix,
     let mut taken = std::collections::BTreeSet::new();
     let mut providers_of: Vec<(String, Vec<String>)> = Vec::new();
     for (root, docs) in units {
-        match crate::checks::evaluate_rules(docs, &unit_opts, rules) {
+        match capi_contract::checks::evaluate_rules(docs, &unit_opts, rules) {
             Ok(mut m) => {
                 let names: std::collections::BTreeSet<String> =
                     m.columns.iter().map(|c| c.provider.to_string()).collect();
@@ -171,7 +170,7 @@ fn lint_matrix_timed(args: &LintArgs, rules: &[Rule]) -> anyhow::Result<(Matrix,
             return Err(no_crd_error(e, patches));
         }
         // With --keep-going an empty evaluation reports the problem in the matrix.
-        matrices.push(crate::checks::evaluate_rules(
+        matrices.push(capi_contract::checks::evaluate_rules(
             Vec::new(),
             &unit_opts,
             rules,
@@ -327,7 +326,7 @@ pub fn run(args: LintArgs) -> anyhow::Result<i32> {
     let catalog = Catalog::shared()?;
     let (matrix, timings) = lint_matrix_timed(&args, catalog.rules())?;
     let tty = std::io::stdout().is_terminal();
-    report::write_outputs(&matrix, &args.report, tty)?;
+    report::write_outputs(&matrix, &args.report.outputs(), tty)?;
     if std::env::var("CAPI_CONFORMANCE_TIMINGS").as_deref() == Ok("1") {
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
         for (root, tool, d) in &timings.kustomize {

@@ -1,10 +1,10 @@
 //! `mock-provider run|manifests`.
 
 use crate::cli::{KubeArgs, MockManifestsArgs, MockProviderCommand, MockRunArgs};
-use crate::mock::manifests::{ManifestOptions, manifests_yaml};
-use crate::mock::options::DEFAULT_PROVISION_DELAY;
-use crate::mock::{FaultSet, MockOptions, MockProvider};
 use anyhow::Context;
+use capi_mock_provider::manifests::{ManifestOptions, manifests_yaml};
+use capi_mock_provider::options::DEFAULT_PROVISION_DELAY;
+use capi_mock_provider::{FaultSet, MockOptions, MockProvider};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use std::time::Duration;
 
@@ -44,7 +44,7 @@ async fn run_controllers(args: MockRunArgs) -> anyhow::Result<i32> {
     let client = client_from(&args.kube).await?;
     // CRD-level faults first, so they are in place before the controllers watch anything
     // (`check --embedded` waits for the provider's first watch before the target scenarios).
-    let changed = crate::mock::crd_faults::apply_crd_faults(&client, &faults)
+    let changed = capi_mock_provider::crd_faults::apply_crd_faults(&client, &faults)
         .await
         .context("applying the CRD-level faults")?;
     if !changed.is_empty() {

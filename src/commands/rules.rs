@@ -2,9 +2,9 @@
 //! (`docs/rules.md` is this command's Markdown output).
 
 use crate::cli::{RulesArgs, RulesFormat};
-use crate::contract::{Contract, Level};
-use crate::suite::{Catalog, FieldCheck, Presence, Rule, RuleKind};
 use anyhow::Context;
+use capi_contract::contract::{Contract, Level};
+use capi_contract::suite::{Catalog, FieldCheck, Presence, Rule, RuleKind};
 use comfy_table::{Cell, Color, ContentArrangement, Table, presets};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -40,7 +40,7 @@ const AREAS: [(&str, &str); 9] = [
 
 pub fn run(args: &RulesArgs) -> anyhow::Result<i32> {
     let mut catalog = Catalog::embedded().context("loading the embedded rule catalog")?;
-    catalog.annotate_faults(crate::mock::faults::fault_for);
+    catalog.annotate_faults(capi_mock_provider::faults::fault_for);
     let out = match args.output {
         RulesFormat::Table => render_table(&catalog, std::io::stdout().is_terminal()),
         RulesFormat::Json => render_json(&catalog)?,
@@ -259,7 +259,8 @@ pub fn render_markdown(catalog: &Catalog) -> String {
     let mut md = String::new();
     md.push_str("# Rule reference\n\n");
     md.push_str(
-        "<!-- Generated from suites/*.yaml by `capi-conformance rules -o markdown`; do not edit.\n     \
+        "<!-- Generated from crates/capi-contract/suites/*.yaml by \
+         `capi-conformance rules -o markdown`; do not edit.\n     \
          Regenerate with: cargo run -- rules -o markdown > docs/rules.md -->\n\n",
     );
     let _ = writeln!(

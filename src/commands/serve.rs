@@ -2,9 +2,10 @@
 
 use std::net::SocketAddr;
 
-use crate::apiserver::{EmbeddedServer, ServerOptions};
 use crate::cli::ServeArgs;
+use crate::client_retry::RetryingClient;
 use anyhow::Context as _;
+use embedded_apiserver::{EmbeddedServer, ServerOptions};
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<i32> {
     let addr: SocketAddr = args
@@ -18,7 +19,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<i32> {
     if !args.load.is_empty() {
         let vars = crate::manifests::Variables::from_flags(&args.vars)?;
         let report =
-            crate::manifests::load_and_install(&server.client(), &args.load, &vars).await?;
+            crate::manifests::load_and_install(&server.retrying_client(), &args.load, &vars)
+                .await?;
         for (origin, line) in crate::manifests::skipped_lines(&report) {
             eprintln!("{origin}: {line}");
         }

@@ -5,7 +5,7 @@
 //! polled). Objects of a kind no API serves (cert-manager's `Certificate`/`Issuer` when
 //! cert-manager is not installed) are skipped with the reason, not an error.
 
-use crate::inventory::Document;
+use capi_contract::inventory::Document;
 use futures::future::join_all;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};

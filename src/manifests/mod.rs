@@ -1,5 +1,5 @@
 //! A provider's release manifests as `clusterctl init` takes them: read through the shared
-//! input loader ([`crate::inventory::load_paths_filtered`], so directories and kustomize trees
+//! input loader ([`crate::source::load_paths_filtered`], so directories and kustomize trees
 //! are read as `lint` reads them), clusterctl variables substituted ([`variables`], with the
 //! `${…}` grammar in [`envsubst`]), then installed into a cluster in dependency order
 //! ([`install`]).
@@ -8,7 +8,7 @@ pub mod envsubst;
 pub mod install;
 pub mod variables;
 
-use crate::inventory::{self, Document, SchemaForm};
+use capi_contract::inventory::{self, Document, SchemaForm};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use thiserror::Error;
@@ -76,7 +76,7 @@ pub fn load(paths: &[PathBuf], vars: &Variables) -> Result<Vec<Document>, Manife
             }
         }
     };
-    let loaded = inventory::load_paths_filtered(paths, false, SchemaForm::Whole, &filter);
+    let loaded = crate::source::load_paths_filtered(paths, false, SchemaForm::Whole, &filter);
     let bad = bad.into_inner().unwrap_or_default();
     if !bad.is_empty() {
         return Err(ManifestError::BadSubstitution(bad));
@@ -85,7 +85,7 @@ pub fn load(paths: &[PathBuf], vars: &Variables) -> Result<Vec<Document>, Manife
     if !missing.is_empty() {
         return Err(ManifestError::MissingVariables(missing));
     }
-    Ok(inventory::source::expand_lists(loaded?.documents))
+    Ok(inventory::document::expand_lists(loaded?.documents))
 }
 
 /// How long installing waits for the manifests' CRDs to be Established.

@@ -9,9 +9,9 @@ use super::model::{
     Column, Evidence, Matrix, Note, Outcome, Phase, Problem, RuleResult, RunContext,
     ScenarioRecord, StepRecord, Summary, TimelineEntry, Verdict,
 };
-use crate::contract::{Contract, FailOn, Level, Role};
-use crate::suite::{Rule, RuleKind};
 use anyhow::Context as _;
+use capi_contract::contract::{Contract, FailOn, Level, Role};
+use capi_contract::suite::{Rule, RuleKind};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write as _;

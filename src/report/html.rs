@@ -12,7 +12,7 @@ use super::migration::Migration;
 use super::model::{Column, Matrix, Outcome, RuleResult};
 use super::text;
 use super::timeline::{self, Lane, xml_escape as esc};
-use crate::contract::{Level, Role};
+use capi_contract::contract::{Level, Role};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 

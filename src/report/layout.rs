@@ -4,7 +4,7 @@
 //! them; rows are only the rules with a cell in the chunk.
 
 use super::model::{Column, Matrix, Outcome, RuleResult};
-use crate::contract::{Contract, Role};
+use capi_contract::contract::{Contract, Role};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Cell outcome per (rule id, column), phases combined (see [`combine`]).

@@ -6,7 +6,7 @@
 
 use super::layout;
 use super::model::{Evidence, Matrix, Outcome, RuleResult};
-use crate::contract::{Contract, Role};
+use capi_contract::contract::{Contract, Role};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -62,14 +62,6 @@ impl Migration {
     /// Kinds that could not be checked under the target contract.
     pub fn unchecked(&self) -> usize {
         self.kinds.iter().filter(|k| !k.checked).count()
-    }
-}
-
-impl Matrix {
-    /// What each target kind on a contract older than `to` must still change (see
-    /// [`migration`]).
-    pub fn migration(&self, to: Contract) -> Migration {
-        migration(self, to)
     }
 }
 

@@ -1,10 +1,9 @@
-//! The one result model every writer formats ([`Matrix`]), and the writers themselves
-//! (table, JSON, YAML, JUnit, Markdown, HTML, SARIF).
+//! The writers (table, JSON, YAML, JUnit, Markdown, HTML, SARIF) of the one result model
+//! ([`Matrix`], the contract crate's [`model`], re-exported here).
 //!
 //! Every writer goes through [`prepare::prepared`] first: a sorted clone whose free text is
 //! redacted, so output is byte-identical across runs and never shows a secret-like value.
 
-pub mod combine;
 mod document;
 mod html;
 mod json_writer;
@@ -12,28 +11,28 @@ mod junit;
 mod layout;
 mod markdown;
 pub mod migration;
-pub mod model;
 mod output;
 pub mod paths;
 mod prepare;
 pub mod redact;
 pub mod sarif;
-mod shared_str;
 mod table;
 mod text;
 mod timeline;
 
+/// The result model (it lives in the contract crate, shared by every layer).
+pub use capi_contract::model::{self, combine};
 pub use document::{REPORT_SCHEMA_VERSION, ReportDocument};
+pub use model::SharedStr;
 pub use model::{
     Column, Evidence, Matrix, Note, Outcome, Phase, Problem, RuleResult, RunContext,
     ScenarioRecord, SourceLocation, StepRecord, Summary, TimelineEntry, Verdict,
 };
-pub use output::{color_enabled, write_outputs, write_outputs_to};
+pub use output::{Outputs, color_enabled, write_outputs, write_outputs_to};
 pub use sarif::SarifBase;
-pub use shared_str::SharedStr;
 
-use crate::cli::OutputFormat;
-use crate::contract::Contract;
+use capi_contract::contract::Contract;
+use capi_contract::model::OutputFormat;
 pub use migration::{KindMigration, Migration, MigrationItem};
 
 /// How a report is rendered. Nothing here depends on the clock or the environment.
@@ -114,7 +113,7 @@ pub fn render_to(
 pub fn render_sarif(
     matrix: &Matrix,
     opts: &RenderOptions,
-    rules: &[crate::suite::Rule],
+    rules: &[capi_contract::suite::Rule],
 ) -> anyhow::Result<String> {
     sarif::render_with(&prepare::prepared(matrix), opts, rules)
 }

@@ -2,11 +2,28 @@
 //! file of one run.
 
 use super::{Matrix, RenderOptions, SarifBase, render_html, render_to};
-use crate::cli::{OutputFormat, ReportArgs};
-use crate::contract::Contract;
 use anyhow::Context as _;
+use capi_contract::contract::Contract;
+use capi_contract::model::OutputFormat;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// What one run writes: the `-o` format to stdout and every report file asked for (the CLI's
+/// `--junit/--json/--markdown/--html/--sarif`, `--migration`, `--color`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outputs {
+    /// The format written to stdout.
+    pub output: OutputFormat,
+    pub junit: Option<PathBuf>,
+    pub json: Option<PathBuf>,
+    pub markdown: Option<PathBuf>,
+    pub html: Option<PathBuf>,
+    pub sarif: Option<PathBuf>,
+    /// The contract a migration section is written for, as given (checked when writing).
+    pub migration: Option<String>,
+    /// Colour in the table: `auto` (a terminal without `NO_COLOR`), `always`, `never`.
+    pub color: String,
+}
 
 /// Whether the table is coloured: `--color always|never`, or `auto` = stdout is a terminal and
 /// `NO_COLOR` is unset.
@@ -19,11 +36,7 @@ pub fn color_enabled(color: &str, stdout_is_tty: bool) -> bool {
 }
 
 /// Prints the `-o` format to stdout and writes every requested report file.
-pub fn write_outputs(
-    matrix: &Matrix,
-    args: &ReportArgs,
-    stdout_is_tty: bool,
-) -> anyhow::Result<()> {
+pub fn write_outputs(matrix: &Matrix, args: &Outputs, stdout_is_tty: bool) -> anyhow::Result<()> {
     let stdout = std::io::stdout();
     let mut lock = stdout.lock();
     write_outputs_to(matrix, args, stdout_is_tty, &mut lock)
@@ -32,7 +45,7 @@ pub fn write_outputs(
 /// [`write_outputs`] with the stdout stream injected (tests).
 pub fn write_outputs_to(
     matrix: &Matrix,
-    args: &ReportArgs,
+    args: &Outputs,
     stdout_is_tty: bool,
     stdout: &mut dyn Write,
 ) -> anyhow::Result<()> {

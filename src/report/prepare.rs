@@ -145,8 +145,8 @@ fn redact_evidence(e: &mut Evidence) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::{Contract, FailOn, Level, Role};
     use crate::report::model::{Outcome, Phase, RunContext};
+    use capi_contract::contract::{Contract, FailOn, Level, Role};
 
     fn result(rule: &str, kind: &str, message: &str) -> RuleResult {
         RuleResult {

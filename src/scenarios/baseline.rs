@@ -2,8 +2,8 @@
 //! objects the mock needs (its defaults).
 
 use super::Subject;
-use crate::contract::{Contract, Role};
 use crate::report::Column;
+use capi_contract::contract::{Contract, Role};
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 

@@ -7,7 +7,7 @@ use super::json::{self, get_bool};
 use super::observer::watch_all;
 use super::script::{ScriptRun, has_ready_condition};
 use super::timeline::{Snapshot, rv_before};
-use crate::contract::Contract;
+use capi_contract::contract::Contract;
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 

@@ -254,7 +254,8 @@ pub async fn cleanup_runs(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apiserver::{EmbeddedServer, ServerOptions};
+    use crate::client_retry::RetryingClient;
+    use embedded_apiserver::{EmbeddedServer, ServerOptions};
     use k8s_openapi::api::core::v1::Namespace;
     use kube::api::PostParams;
 
@@ -273,7 +274,7 @@ mod tests {
     #[tokio::test]
     async fn tracked_cluster_objects_without_the_run_label_are_left_alone() {
         let server = EmbeddedServer::new(ServerOptions::default());
-        let client = server.client();
+        let client = server.retrying_client();
         create_namespace(&client, "ours", true).await;
         create_namespace(&client, "theirs", false).await;
         let guard = CleanupGuard::default();

@@ -7,7 +7,7 @@ use super::env::EnvError;
 use super::json::{self, get, get_bool};
 use super::observer::watch_all;
 use super::script::{ScriptRun, cluster_owner};
-use crate::contract::Contract;
+use capi_contract::contract::Contract;
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 

@@ -7,7 +7,7 @@ use super::json::{self, get, get_bool};
 use super::script::{
     ScriptRun, cluster_owner, has_finalizer, has_ready_condition, provisioned_path,
 };
-use crate::contract::Contract;
+use capi_contract::contract::Contract;
 use serde_json::{Value, json};
 
 pub const MANAGED_BY_ANNOTATION: &str = "cluster.x-k8s.io/managed-by";

@@ -7,7 +7,7 @@ use super::env::EnvError;
 use super::infra_cluster::sticky_violation;
 use super::json::{self, get, get_bool};
 use super::script::{ScriptRun, has_finalizer, has_ready_condition, provisioned_path};
-use crate::contract::Contract;
+use capi_contract::contract::Contract;
 use kube::discovery::ApiResource;
 use serde_json::Value;
 

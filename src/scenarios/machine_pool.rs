@@ -7,7 +7,7 @@ use super::core_sim::{
 use super::env::EnvError;
 use super::json::{get, get_bool, get_str};
 use super::script::{ScriptRun, has_ready_condition};
-use crate::contract::Contract;
+use capi_contract::contract::Contract;
 use kube::api::{Api, DynamicObject, ListParams};
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
@@ -206,7 +206,7 @@ async fn judge_mpm(
         version: res.version.clone(),
         api_version: res.api_version.clone(),
         kind: kind.to_string(),
-        plural: crate::contract::flect::pluralize(&kind.to_lowercase()),
+        plural: capi_contract::contract::flect::pluralize(&kind.to_lowercase()),
     };
     let api: Api<DynamicObject> =
         Api::namespaced_with(r.env.client.clone(), &r.env.namespace, &list_kind);

@@ -29,16 +29,13 @@ pub mod template;
 pub mod timeline;
 pub mod verdicts;
 
-use crate::contract::Role;
 use crate::report::Column;
+use capi_contract::contract::Role;
 use kube::discovery::ApiResource;
 use serde_json::Value;
 use std::time::Duration;
 
-/// Label on every object (and namespace) a run creates; its value is the run id.
-pub const RUN_LABEL: &str = "capi-conformance.io/run";
-/// CAPI's multi-instance label; mock instances reconcile only objects carrying their value.
-pub const WATCH_FILTER_LABEL: &str = "cluster.x-k8s.io/watch-filter";
+pub use capi_contract::model::labels::{RUN_LABEL, WATCH_FILTER_LABEL};
 
 /// Timing knobs of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,7 +72,7 @@ pub struct Subject {
     pub sample: Option<Value>,
     /// The `openAPIV3Schema` of the kind at that version, when known (decides conditional
     /// rules: a provider whose schema declares `status.addresses` surfaces addresses).
-    pub schema: Option<crate::inventory::SchemaNode>,
+    pub schema: Option<capi_contract::inventory::SchemaNode>,
 }
 
 impl Subject {

@@ -3,10 +3,10 @@
 
 use super::Subject;
 use super::baseline::{SCENARIO_ROLES, mock_sample};
-use crate::cli::ContractSelection;
-use crate::contract::Contract;
-use crate::inventory::{ClassifiedCrd, Inventory};
 use crate::report::Column;
+use capi_contract::contract::Contract;
+use capi_contract::inventory::{ClassifiedCrd, Inventory};
+use capi_contract::model::ContractSelection;
 use kube::api::{Api, DynamicObject, ListParams};
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};

@@ -8,9 +8,9 @@ use super::script::ScriptRun;
 use super::timeline::Recorder;
 use super::verdicts::Verdicts;
 use super::{RUN_LABEL, Settings, Subject, script_for};
-use crate::contract::Role;
 use crate::report::{Outcome, Phase, RuleResult, ScenarioRecord, StepRecord, TimelineEntry};
-use crate::suite::{Rule, RuleKind};
+use capi_contract::contract::Role;
+use capi_contract::suite::{Rule, RuleKind};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, PostParams};
 use std::time::Instant;
@@ -306,7 +306,7 @@ pub async fn run_all(plan: &RunPlan) -> RunOutput {
 
 /// The baseline phase: the mock's run of every (role, contract) the targets need.
 pub async fn run_baseline(plan: &RunPlan) -> Vec<SubjectRun> {
-    let mut wanted: Vec<(Role, crate::contract::Contract)> = plan
+    let mut wanted: Vec<(Role, capi_contract::contract::Contract)> = plan
         .targets
         .iter()
         .filter_map(|s| s.column.contract.map(|c| (s.role(), c)))
@@ -372,8 +372,8 @@ pub async fn run_targets(plan: &RunPlan, baseline_runs: Vec<SubjectRun>) -> RunO
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::{Contract, Level};
     use crate::report::{Column, Evidence};
+    use capi_contract::contract::{Contract, Level};
     use kube::discovery::ApiResource;
 
     fn rule(id: &str) -> Rule {

@@ -8,8 +8,8 @@ use super::json::{self, condition};
 use super::observer::{Observer, watch_object};
 use super::timeline::{Mark, without_bookkeeping};
 use super::verdicts::Verdicts;
-use crate::contract::Contract;
 use crate::report::{Evidence, Outcome, StepRecord};
+use capi_contract::contract::Contract;
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 use std::time::Instant;
@@ -452,7 +452,7 @@ impl<'a> ScriptRun<'a> {
 
     /// The summary condition of the role: `Available` for a v1beta2 ControlPlane, else `Ready`.
     pub fn summary_condition(&self) -> &'static str {
-        if self.subject.role() == crate::contract::Role::ControlPlane
+        if self.subject.role() == capi_contract::contract::Role::ControlPlane
             && self.contract() == Contract::V1Beta2
         {
             "Available"

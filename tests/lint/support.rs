@@ -1,8 +1,9 @@
 //! Shared helpers: paths, loading, evaluating with the embedded catalog.
 
 use capi_conformance::checks::{LintOptions, evaluate};
-use capi_conformance::inventory::{Document, SchemaForm, load_paths, load_paths_as};
+use capi_conformance::inventory::{Document, SchemaForm};
 use capi_conformance::report::{Matrix, Outcome, RuleResult};
+use capi_conformance::source::{load_paths, load_paths_as};
 use capi_conformance::suite::Catalog;
 use std::path::{Path, PathBuf};
 use std::process::Command;

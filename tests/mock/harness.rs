@@ -2,6 +2,7 @@
 //! in-process, and helpers that play CAPI core (contract-rules.md §4).
 
 use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
+use capi_conformance::client_retry::RetryingClient;
 use capi_conformance::contract::Contract;
 use capi_conformance::mock::core_crds::core_crd_documents;
 use capi_conformance::mock::crds::mock_crds;
@@ -33,7 +34,7 @@ pub async fn server_only() -> Env {
     }
     docs.push(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}));
     server.apply_documents(docs).await.unwrap();
-    let client = server.client();
+    let client = server.retrying_client();
     Env {
         server: Some(server),
         client,

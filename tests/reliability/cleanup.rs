@@ -4,6 +4,7 @@
 use super::common::{bin, embedded_on, labelled_objects, new_server, random};
 use super::serve;
 use super::signals::{sigint, wait_until_catching_sigint};
+use capi_conformance::client_retry::RetryingClient;
 use capi_conformance::report::{Outcome, Verdict};
 use capi_conformance::scenarios::RUN_LABEL;
 use std::process::Command;
@@ -32,7 +33,7 @@ async fn rule_failure_leaves_nothing_behind() {
     .await
     .unwrap();
     assert_eq!(m.verdict(), Verdict::Fail);
-    let left = labelled_objects(&server.client()).await;
+    let left = labelled_objects(&server.retrying_client()).await;
     assert!(left.is_empty(), "left after a rule failure: {left:?}");
 }
 
@@ -63,7 +64,7 @@ async fn step_timeout_with_a_provider_that_never_acts_leaves_nothing_behind() {
     let outcomes = lifecycle_outcomes(&m);
     assert!(outcomes.contains(&Outcome::Fail), "{outcomes:?}");
     assert_ne!(m.verdict(), Verdict::Pass);
-    let left = labelled_objects(&server.client()).await;
+    let left = labelled_objects(&server.retrying_client()).await;
     assert!(left.is_empty(), "left after a step timeout: {left:?}");
     let survivors = processes_with_argument(&marker);
     assert!(
@@ -182,7 +183,7 @@ async fn provider_process_crash_mid_run_leaves_nothing_behind() {
     .await
     .unwrap();
     assert_ne!(m.verdict(), Verdict::Pass);
-    let left = labelled_objects(&server.client()).await;
+    let left = labelled_objects(&server.retrying_client()).await;
     assert!(left.is_empty(), "left after the provider crashed: {left:?}");
 }
 

@@ -597,7 +597,7 @@ fn sarif_is_the_stdout_format_too() {
         color: "never".into(),
     };
     let mut stdout = Vec::new();
-    report::write_outputs_to(&m, &args, true, &mut stdout).unwrap();
+    report::write_outputs_to(&m, &args.outputs(), true, &mut stdout).unwrap();
     let file = std::fs::read_to_string(dir.path().join("out.sarif")).unwrap();
     assert_eq!(
         String::from_utf8(stdout).unwrap(),

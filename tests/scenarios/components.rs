@@ -7,6 +7,7 @@ pub use super::components_file::{CORPUS, our_components};
 use super::shared_data::shared_or_skip;
 use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
 use capi_conformance::cli::{Cli, Command as CliCommand};
+use capi_conformance::client_retry::RetryingClient;
 use capi_conformance::commands::check::embedded::{EmbeddedOptions, embedded_matrix_on};
 use capi_conformance::commands::lint::lint_matrix;
 use capi_conformance::report::{Matrix, Outcome, Phase};
@@ -140,7 +141,7 @@ async fn our_components_file_installs_every_kind_and_skips_cert_manager() {
             "{kind}: {notes:#?}"
         );
     }
-    let client = server.client();
+    let client = server.retrying_client();
     let ns = |name: &str| -> kube::Api<Service> { kube::Api::namespaced(client.clone(), name) };
     let svc = ns("foo-system").get("foo-webhook-service").await.unwrap();
     let spec = svc.spec.unwrap();
@@ -314,7 +315,7 @@ async fn effective_rbac_failure_fails_the_one_cell() {
     let dir = tempfile::tempdir().unwrap();
     let file = our_components(dir.path());
     let vars = capi_conformance::manifests::Variables::only(&[("FOO_CREDENTIALS", "Zm9v")]);
-    capi_conformance::manifests::load_and_install(&server.client(), &[file], &vars)
+    capi_conformance::manifests::load_and_install(&server.retrying_client(), &[file], &vars)
         .await
         .unwrap();
     let user = "system:serviceaccount:capi-system:capi-manager";
@@ -328,17 +329,17 @@ async fn effective_rbac_failure_fails_the_one_cell() {
             .map(|r| (r.outcome, r.reason.clone(), r.evidence.len()))
             .collect()
     };
-    let (before, _) = static_matrix(&server.client(), &opts, &rules, user)
+    let (before, _) = static_matrix(&server.retrying_client(), &opts, &rules, user)
         .await
         .unwrap();
     one_rbac_cell_per_column(&before, "before");
     assert!(foo_cells(&before).iter().all(|c| c.0 == Outcome::Pass));
-    let bindings: kube::Api<ClusterRoleBinding> = kube::Api::all(server.client());
+    let bindings: kube::Api<ClusterRoleBinding> = kube::Api::all(server.retrying_client());
     bindings
         .delete(CORE_MANAGER_BINDING, &Default::default())
         .await
         .unwrap();
-    let (after, _) = static_matrix(&server.client(), &opts, &rules, user)
+    let (after, _) = static_matrix(&server.retrying_client(), &opts, &rules, user)
         .await
         .unwrap();
     one_rbac_cell_per_column(&after, "after");

@@ -5,6 +5,7 @@ use super::components;
 use super::shared_data::shared_or_skip;
 use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
 use capi_conformance::checks::{LintOptions, evaluate_rules};
+use capi_conformance::client_retry::RetryingClient;
 use capi_conformance::commands::check::static_matrix;
 use capi_conformance::inventory::parse_text;
 use capi_conformance::manifests::Variables;
@@ -81,7 +82,7 @@ async fn static_only_on_the_conformant_fixture_matches_lint() {
         load.extend(objects);
         server.apply_documents(load).await.unwrap();
         let (check, _) = static_matrix(
-            &server.client(),
+            &server.retrying_client(),
             &opts,
             &rules,
             "system:serviceaccount:capi-system:capi-manager",
@@ -134,14 +135,14 @@ async fn static_only_on_serve_load_equals_lint_for_every_corpus_provider() {
             let vars: Vec<String> = vars.iter().map(|v| v.to_string()).collect();
             let vars = Variables::from_flags(&vars).unwrap();
             capi_conformance::manifests::load_and_install(
-                &server.client(),
+                &server.retrying_client(),
                 std::slice::from_ref(&path),
                 &vars,
             )
             .await
             .unwrap_or_else(|e| panic!("{p}: {e:#}"));
             let (check, _) = static_matrix(
-                &server.client(),
+                &server.retrying_client(),
                 &LintOptions::default(),
                 &rules,
                 "system:serviceaccount:capi-system:capi-manager",
@@ -178,15 +179,20 @@ async fn effective_rbac_is_skipped_without_capi_core() {
     let dir = tempfile::tempdir().unwrap();
     let file = components::our_components(dir.path());
     capi_conformance::manifests::load_and_install(
-        &server.client(),
+        &server.retrying_client(),
         &[file],
         &Variables::only(&[("FOO_CREDENTIALS", "Zm9v")]),
     )
     .await
     .unwrap();
-    let (m, _) = static_matrix(&server.client(), &LintOptions::default(), &rules, "u")
-        .await
-        .unwrap();
+    let (m, _) = static_matrix(
+        &server.retrying_client(),
+        &LintOptions::default(),
+        &rules,
+        "u",
+    )
+    .await
+    .unwrap();
     components::one_rbac_cell_per_column(&m, "without core");
     let foo: Vec<_> = m
         .results
@@ -235,24 +241,34 @@ async fn effective_rbac_flips_when_the_aggregated_cluster_role_is_deleted() {
             })
             .collect()
     };
-    let (before, _) = static_matrix(&server.client(), &LintOptions::default(), &rules, user)
-        .await
-        .unwrap();
+    let (before, _) = static_matrix(
+        &server.retrying_client(),
+        &LintOptions::default(),
+        &rules,
+        user,
+    )
+    .await
+    .unwrap();
     components::one_rbac_cell_per_column(&before, "before");
     let b = cells(&before);
     assert!(
         !b.is_empty() && b.iter().all(|c| *c == (Outcome::Pass, false)),
         "{b:?}"
     );
-    let roles: Api<ClusterRole> = Api::all(server.client());
+    let roles: Api<ClusterRole> = Api::all(server.retrying_client());
     let aggregated = capi_conformance::mock::manifests::aggregated_cluster_role();
     let name = aggregated["metadata"]["name"].as_str().unwrap().to_string();
     roles.delete(&name, &DeleteParams::default()).await.unwrap();
     let mut after = Vec::new();
     for _ in 0..100 {
-        let (m, _) = static_matrix(&server.client(), &LintOptions::default(), &rules, user)
-            .await
-            .unwrap();
+        let (m, _) = static_matrix(
+            &server.retrying_client(),
+            &LintOptions::default(),
+            &rules,
+            user,
+        )
+        .await
+        .unwrap();
         components::one_rbac_cell_per_column(&m, "after");
         after = cells(&m);
         if after.iter().all(|c| *c == (Outcome::Fail, true)) {

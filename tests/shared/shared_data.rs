@@ -13,12 +13,23 @@ pub const REQUIRE_SHARED: &str = "CAPI_CONFORMANCE_REQUIRE_SHARED";
 /// The environment variable naming the shared directory instead of `../shared`.
 pub const SHARED_DIR: &str = "CAPI_CONFORMANCE_SHARED_DIR";
 
-/// The shared directory: `$CAPI_CONFORMANCE_SHARED_DIR`, else `../shared` from the project root.
+/// The shared directory: `$CAPI_CONFORMANCE_SHARED_DIR`, else `../shared` from the project root
+/// (the workspace root: the crates in `crates/` read the same directory).
 pub fn shared_root() -> PathBuf {
     match std::env::var_os(SHARED_DIR) {
         Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"),
+        _ => project_root().join("../shared"),
     }
+}
+
+/// The workspace root: the nearest directory at or above this crate's holding `Cargo.lock`.
+pub fn project_root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .ancestors()
+        .find(|d| d.join("Cargo.lock").is_file())
+        .unwrap_or(&manifest)
+        .to_path_buf()
 }
 
 /// `<shared>/<rel>` (the path need not exist).

@@ -5,16 +5,16 @@
 //! created, each labelled with the run label and tracked by the cleanup guard, so cleanup
 //! removes exactly what this run added and never touches pre-existing CRDs.
 
-use crate::contract::Contract;
-use crate::mock::core_crds::core_crd_documents;
-use crate::mock::crds::mock_crds;
 use crate::report::{Outcome, Phase, RuleResult};
 use crate::scenarios::baseline::{BASELINE_PROVIDER, mock_subject};
 use crate::scenarios::cleanup::CleanupGuard;
 use crate::scenarios::runner::is_scenario_rule;
 use crate::scenarios::{RUN_LABEL, Subject};
-use crate::suite::Rule;
 use anyhow::Context;
+use capi_contract::contract::Contract;
+use capi_contract::suite::Rule;
+use capi_mock_provider::core_crds::core_crd_documents;
+use capi_mock_provider::crds::mock_crds;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
@@ -114,7 +114,7 @@ pub fn core_documents() -> Vec<Value> {
 
 /// Skip cells for the baseline columns the targets would have had.
 pub fn baseline_skipped(rules: &[Rule], targets: &[Subject], reason: &str) -> Vec<RuleResult> {
-    let mut wanted: Vec<(crate::contract::Role, Contract)> = targets
+    let mut wanted: Vec<(capi_contract::contract::Role, Contract)> = targets
         .iter()
         .filter_map(|s| s.column.contract.map(|c| (s.role(), c)))
         .collect();
@@ -146,14 +146,16 @@ pub fn baseline_skipped(rules: &[Rule], targets: &[Subject], reason: &str) -> Ve
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::Catalog;
+    use capi_contract::suite::Catalog;
 
     #[test]
     fn skipped_baseline_has_one_column_per_role_and_contract() {
         let catalog = Catalog::embedded().unwrap();
         let targets: Vec<Subject> = [Contract::V1Beta1, Contract::V1Beta2, Contract::V1Beta2]
             .iter()
-            .filter_map(|c| mock_subject(crate::contract::Role::InfraMachine, *c, "p", false))
+            .filter_map(|c| {
+                mock_subject(capi_contract::contract::Role::InfraMachine, *c, "p", false)
+            })
             .collect();
         let cells = baseline_skipped(catalog.rules(), &targets, NO_MOCK_CRDS);
         assert!(!cells.is_empty());

@@ -2,11 +2,11 @@
 //! with kube-rs and turned into [`Document`]s (origin `cluster:<Kind>/<name>`), plus the live
 //! effective-RBAC check (SubjectAccessReview as CAPI's manager identity).
 
-use crate::checks::rbac::ALL_VERBS;
-use crate::inventory::{Document, Origin};
 use crate::report::combine;
 use crate::report::{Evidence, Matrix, Outcome};
-use crate::suite::Rule;
+use capi_contract::checks::rbac::ALL_VERBS;
+use capi_contract::inventory::{Document, Origin};
+use capi_contract::suite::Rule;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::authorization::v1::{
     ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,

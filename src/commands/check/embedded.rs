@@ -8,21 +8,21 @@ use super::{
     environment_inconclusive, filter_subjects, lint_options, load_samples, merge_into, new_run_id,
     progress, report_dir, report_leftovers, selected_scenarios, settings, static_matrix,
 };
-use crate::apiserver::{EmbeddedServer, Listener, ServerOptions};
 use crate::cli::CheckArgs;
-use crate::client_retry::RetryPolicy;
-use crate::inventory::Inventory;
-use crate::mock::core_crds::core_crd_documents;
-use crate::mock::crds::mock_crds;
-use crate::mock::manifests::{aggregated_cluster_role, manager_cluster_role};
-use crate::mock::{FaultSet, MockHandle, MockOptions, MockProvider};
+use crate::client_retry::{RetryPolicy, RetryingClient};
 use crate::report::Matrix;
 use crate::scenarios::cleanup::CleanupGuard;
 use crate::scenarios::plan::{self, MOCK_GROUP_SUFFIX, PlanOptions};
 use crate::scenarios::runner::{RunPlan, Side, run_baseline, run_targets};
 use crate::scenarios::{Settings, Subject};
-use crate::suite::Catalog;
 use anyhow::Context;
+use capi_contract::inventory::Inventory;
+use capi_contract::suite::Catalog;
+use capi_mock_provider::core_crds::core_crd_documents;
+use capi_mock_provider::crds::mock_crds;
+use capi_mock_provider::manifests::{aggregated_cluster_role, manager_cluster_role};
+use capi_mock_provider::{FaultSet, MockHandle, MockOptions, MockProvider};
+use embedded_apiserver::{EmbeddedServer, Listener, ServerOptions};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -48,10 +48,10 @@ pub fn base_documents() -> anyhow::Result<Vec<Value>> {
 }
 
 /// What CAPI core's own RBAC contributes (its manager role, aggregated role and binding; see
-/// [`crate::mock::core_rbac`]), so the effective-RBAC rule asks the same question as on a real
+/// [`capi_mock_provider::core_rbac`]), so the effective-RBAC rule asks the same question as on a real
 /// cluster.
 pub fn core_manager_rbac() -> Vec<Value> {
-    crate::mock::core_rbac::core_manager_rbac()
+    capi_mock_provider::core_rbac::core_manager_rbac()
 }
 
 /// A started `--provider-cmd` process, its log streamed to a file.
@@ -141,7 +141,7 @@ impl TargetProcesses {
             wait_for_new_watch(t.server, subscribers, t.wait).await;
         } else if t.mock_is_target {
             let faults = FaultSet::parse(&t.extra.target_faults);
-            crate::mock::crd_faults::apply_crd_faults(t.client, &faults)
+            capi_mock_provider::crd_faults::apply_crd_faults(t.client, &faults)
                 .await
                 .map_err(|e| format!("applying the target mock's CRD faults: {e}"))?;
             self.mock = Some(MockProvider::start(
@@ -267,7 +267,7 @@ pub async fn embedded_matrix_on(
         .apply_documents(base_documents()?)
         .await
         .context("installing core and mock CRDs on the embedded server")?;
-    let client = server.client_with(RetryPolicy::within(settings.step_timeout));
+    let client = server.retrying_client_with(RetryPolicy::within(settings.step_timeout));
     let notes = install_provider_manifests(&client, args).await?;
     let opts = lint_options(&args.report, "embedded".into())?;
     let (mut matrix, docs) = static_matrix(&client, &opts, &rules, &args.capi_manager).await?;

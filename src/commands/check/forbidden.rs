@@ -84,7 +84,7 @@ pub fn denial(method: &http::Method, uri: &http::Uri, message: &str) -> Denial {
         .filter_map(|kv| kv.split_once('='))
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    let a = crate::apiserver::access::request_attributes(method, uri.path(), &query);
+    let a = embedded_apiserver::access::request_attributes(method, uri.path(), &query);
     if message.contains(ESCALATION) {
         // Creating a binding without `bind` on its role (nor all of the role's permissions).
         return Denial {

@@ -5,7 +5,7 @@
 use crate::report::Matrix;
 use crate::scenarios::Subject;
 use crate::scenarios::runner::is_scenario_rule;
-use crate::suite::Rule;
+use capi_contract::suite::Rule;
 
 /// The parsed `--rules` selection.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -51,7 +51,7 @@ pub fn fixed_check_args(static_only: bool) -> Vec<String> {
 /// The printed multi-document YAML.
 pub fn render(args: &JobManifestsArgs) -> Result<String, ManifestsError> {
     let ns = args.namespace.trim();
-    if let Some(err) = crate::apiserver::schema::names::dns1123_label(ns)
+    if let Some(err) = embedded_apiserver::schema::names::dns1123_label(ns)
         .into_iter()
         .next()
     {

@@ -227,10 +227,10 @@ fn document_lines(m: &Matrix) -> BTreeMap<String, u32> {
     }
     let mut lines = BTreeMap::new();
     for (file, locations) in wanted {
-        let Ok(text) = crate::inventory::source::read_file(Path::new(&file)) else {
+        let Ok(text) = capi_contract::inventory::document::read_file(Path::new(&file)) else {
             continue;
         };
-        let starts = crate::inventory::source::document_start_lines(&file, &text);
+        let starts = capi_contract::inventory::document::document_start_lines(&file, &text);
         for location in locations {
             let index = split_number(&location, '#').map(|(_, i)| i);
             let line = index
@@ -343,11 +343,11 @@ mod tests {
             column: Column {
                 provider: "p".into(),
                 kind: "K".into(),
-                role: crate::contract::Role::InfraMachine,
+                role: capi_contract::contract::Role::InfraMachine,
                 contract: None,
                 baseline: false,
             },
-            level: crate::contract::Level::Must,
+            level: capi_contract::contract::Level::Must,
             phase: Phase::Static,
             outcome,
             reason: None,
@@ -361,7 +361,7 @@ mod tests {
                 source: String::new(),
                 started_at: jiff::Timestamp::UNIX_EPOCH,
                 server_version: None,
-                fail_on: crate::contract::FailOn::default(),
+                fail_on: capi_contract::contract::FailOn::default(),
                 run_id: None,
             },
             rules: Vec::new(),

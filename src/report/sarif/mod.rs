@@ -33,10 +33,10 @@ pub use location::{SRCROOT, SarifBase};
 use super::RenderOptions;
 use super::model::{Column, Evidence, Matrix, Outcome, RuleResult};
 use super::text;
-use crate::checks::waivers::{OUTCOME_WITHOUT_WAIVER, WAIVED_BY_ANNOTATION};
-use crate::contract::Level;
-use crate::suite::{Catalog, Rule, RuleKind};
 use anyhow::Context as _;
+use capi_contract::checks::waivers::{OUTCOME_WITHOUT_WAIVER, WAIVED_BY_ANNOTATION};
+use capi_contract::contract::Level;
+use capi_contract::suite::{Catalog, Rule, RuleKind};
 use location::{Place, place_of};
 use serde_json::{Value, json};
 use serde_sarif::sarif::{

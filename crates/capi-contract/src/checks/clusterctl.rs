@@ -1,0 +1,893 @@
+//! clusterctl provider contract (§18): metadata.yaml and components YAML rules. All of them
+//! need a clusterctl `metadata.yaml` among the inputs; without one they are `skip`.
+
+use super::labels::newest_series_contract;
+use super::{CheckCtx, Finding, doc_ev};
+use crate::inventory::{Document, Inventory};
+use crate::model::Evidence;
+use crate::suite::Rule;
+use regex::Regex;
+use serde_json::Value;
+use std::sync::OnceLock;
+
+const NO_METADATA: &str =
+    "no clusterctl metadata.yaml among the inputs (the clusterctl rules need one)";
+const COMPONENT_FILES: [&str; 7] = [
+    "core-components.yaml",
+    "infrastructure-components.yaml",
+    "bootstrap-components.yaml",
+    "control-plane-components.yaml",
+    "ipam-components.yaml",
+    "runtime-extension-components.yaml",
+    "addon-components.yaml",
+];
+const PROVIDER_PREFIXES: [&str; 6] = [
+    "bootstrap-",
+    "control-plane-",
+    "infrastructure-",
+    "ipam-",
+    "runtime-extension-",
+    "addon-",
+];
+/// Kinds clusterctl treats as cluster-scoped when it sets the target namespace.
+const CLUSTER_SCOPED: [&str; 9] = [
+    "Namespace",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "CustomResourceDefinition",
+    "ValidatingWebhookConfiguration",
+    "MutatingWebhookConfiguration",
+    "StorageClass",
+    "PriorityClass",
+    "APIService",
+];
+
+fn metadata<'a>(ctx: &CheckCtx<'a>) -> Result<&'a Value, Finding> {
+    ctx.inv
+        .metadata
+        .as_ref()
+        .map(|d| &d.value)
+        .ok_or_else(|| Finding::skip(NO_METADATA))
+}
+
+macro_rules! md_or_return {
+    ($ctx:expr) => {
+        match metadata($ctx) {
+            Ok(m) => m,
+            Err(f) => return f,
+        }
+    };
+}
+
+fn md_ev(inv: &Inventory, message: impl Into<String>) -> Evidence {
+    match &inv.metadata {
+        Some(d) => doc_ev(d, message),
+        None => Evidence::msg(message),
+    }
+}
+
+fn meta_str<'a>(doc: &'a Document, key: &str) -> Option<&'a str> {
+    doc.value
+        .get("metadata")
+        .and_then(|m| m.get(key))
+        .and_then(Value::as_str)
+}
+
+fn label<'a>(doc: &'a Document, key: &str) -> Option<&'a str> {
+    doc.value
+        .get("metadata")
+        .and_then(|m| m.get("labels"))
+        .and_then(|l| l.get(key))
+        .and_then(Value::as_str)
+}
+
+/// `clusterctl/repo-assets`: metadata.yaml and the components YAML are release assets side by
+/// side (one release folder / one set of release assets).
+pub fn repo_assets(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let Some(md) = &ctx.inv.metadata else {
+        return Finding::skip(NO_METADATA);
+    };
+    let dir = |f: &str| {
+        std::path::Path::new(f)
+            .parent()
+            .map(|p| p.to_path_buf())
+            .unwrap_or_default()
+    };
+    let md_dir = dir(&md.origin.file);
+    let files = component_files(ctx.inv);
+    if files.is_empty() {
+        return Finding::fail_msg("metadata.yaml without components YAML (no CRD or Deployment)");
+    }
+    if files.iter().any(|f| f == "-") {
+        return Finding::skip(
+            "components read from stdin: cannot tell where the release assets live",
+        );
+    }
+    if let Some(root) = rendered_root(ctx.inv) {
+        return Finding::skip(format!(
+            "components rendered from the kustomize root {root}: where the release assets live is decided when the release is built"
+        ));
+    }
+    let apart: Vec<&str> = files
+        .iter()
+        .filter(|f| dir(f) != md_dir)
+        .map(String::as_str)
+        .collect();
+    if apart.is_empty() {
+        Finding::pass(vec![md_ev(
+            ctx.inv,
+            "metadata.yaml sits beside the components YAML",
+        )])
+    } else {
+        let m = format!(
+            "metadata.yaml ({}) is not in the same release folder as the components ({})",
+            md.origin.file,
+            apart.join(", ")
+        );
+        Finding::fail(m.clone(), vec![md_ev(ctx.inv, m)])
+    }
+}
+
+pub fn metadata_apiversion(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let md = md_or_return!(ctx);
+    match md.get("apiVersion").and_then(Value::as_str) {
+        Some("clusterctl.cluster.x-k8s.io/v1alpha3") => Finding::pass(vec![md_ev(
+            ctx.inv,
+            "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3",
+        )]),
+        other => {
+            let m = format!(
+                "metadata apiVersion is {other:?}, expected clusterctl.cluster.x-k8s.io/v1alpha3"
+            );
+            Finding::fail(m.clone(), vec![md_ev(ctx.inv, m)])
+        }
+    }
+}
+
+pub fn metadata_kind(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let md = md_or_return!(ctx);
+    match md.get("kind").and_then(Value::as_str) {
+        Some("Metadata") => Finding::pass(vec![md_ev(ctx.inv, "kind: Metadata")]),
+        other => {
+            let m = format!(
+                "metadata kind is {other:?}, expected Metadata (clusterctl tolerates an empty kind; the book requires it)"
+            );
+            Finding::fail(m.clone(), vec![md_ev(ctx.inv, m)])
+        }
+    }
+}
+
+pub fn metadata_series(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let md = md_or_return!(ctx);
+    let Some(series) = md
+        .get("releaseSeries")
+        .and_then(Value::as_array)
+        .filter(|s| !s.is_empty())
+    else {
+        let m = "releaseSeries is missing or empty";
+        return Finding::fail(m, vec![md_ev(ctx.inv, m)]);
+    };
+    let bad: Vec<String> = series
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| {
+            s.get("major").and_then(Value::as_i64).is_none()
+                || s.get("minor").and_then(Value::as_i64).is_none()
+                || s.get("contract")
+                    .and_then(Value::as_str)
+                    .is_none_or(str::is_empty)
+        })
+        .map(|(i, _)| format!("releaseSeries[{i}]"))
+        .collect();
+    if bad.is_empty() {
+        Finding::pass(vec![md_ev(
+            ctx.inv,
+            format!("{} release series", series.len()),
+        )])
+    } else {
+        let m = format!("{} lack integer major/minor or a contract", bad.join(", "));
+        Finding::fail(m.clone(), vec![md_ev(ctx.inv, m)])
+    }
+}
+
+/// The release version from the manager image tag (`…:v1.11.0`), when it is a semver.
+fn release_version(managers: &[&Value]) -> Option<(i64, i64)> {
+    static RE: OnceLock<Option<Regex>> = OnceLock::new();
+    let re = RE
+        .get_or_init(|| Regex::new(r":v?(\d+)\.(\d+)\.(\d+)").ok())
+        .as_ref()?;
+    managers.iter().find_map(|c| {
+        let image = c.get("image")?.as_str()?;
+        let caps = re.captures(image)?;
+        Some((caps[1].parse().ok()?, caps[2].parse().ok()?))
+    })
+}
+
+fn series_contract(md: &Value, major: i64, minor: i64) -> Option<String> {
+    md.get("releaseSeries")?.as_array()?.iter().find_map(|s| {
+        (s.get("major")?.as_i64()? == major && s.get("minor")?.as_i64()? == minor).then(|| {
+            s.get("contract")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        })
+    })
+}
+
+pub fn metadata_covers_release(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let md = md_or_return!(ctx);
+    let Some((major, minor)) = release_version(ctx.manager_containers) else {
+        return Finding::skip(
+            "release version unknown: the manager image tag is not a semantic version",
+        );
+    };
+    match series_contract(md, major, minor) {
+        Some(_) => Finding::pass(vec![md_ev(
+            ctx.inv,
+            format!("series v{major}.{minor} is listed"),
+        )]),
+        None => {
+            let m = format!(
+                "release v{major}.{minor} (manager image tag) has no releaseSeries entry: clusterctl init/upgrade fails"
+            );
+            Finding::fail(m.clone(), vec![md_ev(ctx.inv, m)])
+        }
+    }
+}
+
+pub fn metadata_contract(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let md = md_or_return!(ctx);
+    let (label, contract) = match release_version(ctx.manager_containers)
+        .and_then(|(a, b)| series_contract(md, a, b).map(|c| (format!("v{a}.{b}"), c)))
+    {
+        Some(x) => x,
+        None => match newest_series_contract(md) {
+            Some((a, b, c)) => (format!("v{a}.{b} (newest series)"), c),
+            None => {
+                return Finding::skip("no usable releaseSeries (see clusterctl/metadata-series)");
+            }
+        },
+    };
+    if matches!(contract.as_str(), "v1beta1" | "v1beta2") {
+        Finding::pass(vec![md_ev(
+            ctx.inv,
+            format!("series {label}: contract {contract}"),
+        )])
+    } else {
+        let m = format!(
+            "series {label} declares contract `{contract}`; clusterctl (v1beta2) accepts v1beta2 or v1beta1"
+        );
+        Finding::fail(m.clone(), vec![md_ev(ctx.inv, m)])
+    }
+}
+
+/// The kustomize root components were rendered from, if any (their `origin.file` is then the
+/// root directory, not a release file).
+fn rendered_root(inv: &Inventory) -> Option<&str> {
+    inv.providers
+        .iter()
+        .flat_map(|p| p.crds.iter().map(|c| &c.crd.origin))
+        .chain(inv.deployments.iter().map(|d| &d.origin))
+        .find(|o| o.rendered.is_some())
+        .map(|o| o.file.as_str())
+}
+
+/// Files holding components (CRDs or Deployments).
+fn component_files(inv: &Inventory) -> Vec<String> {
+    let mut files: Vec<String> = inv
+        .providers
+        .iter()
+        .flat_map(|p| p.crds.iter().map(|c| c.crd.origin.file.clone()))
+        .chain(inv.deployments.iter().map(|d| d.origin.file.clone()))
+        .collect();
+    files.sort();
+    files.dedup();
+    files
+}
+
+pub fn components_name(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let _ = md_or_return!(ctx);
+    let files = component_files(ctx.inv);
+    if files.iter().any(|f| f == "-") {
+        return Finding::skip("components read from stdin: no file name to check");
+    }
+    if let Some(root) = rendered_root(ctx.inv) {
+        return Finding::skip(format!(
+            "components rendered from the kustomize root {root}: the release file name is chosen when the release is built"
+        ));
+    }
+    let bad: Vec<&String> = files
+        .iter()
+        .filter(|f| {
+            let base = std::path::Path::new(f)
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("");
+            !COMPONENT_FILES.contains(&base)
+        })
+        .collect();
+    if bad.is_empty() {
+        Finding::pass_msg(format!("components file(s): {}", files.join(", ")))
+    } else {
+        // Each badly named file, located at the file itself (its name is the finding).
+        let evidence = bad
+            .iter()
+            .map(|f| Evidence {
+                location: Some(f.as_str().into()),
+                ..Evidence::msg(format!("components file {f}"))
+            })
+            .collect();
+        Finding::fail(
+            format!(
+                "components file name(s) {} are not one of {}",
+                bad.iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                COMPONENT_FILES.join(", ")
+            ),
+            evidence,
+        )
+    }
+}
+
+pub fn one_namespace(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let _ = md_or_return!(ctx);
+    match ctx.inv.namespaces.len() {
+        0 => Finding::pass_msg(
+            "no Namespace object (allowed, but then --target-namespace is mandatory)",
+        ),
+        1 => Finding::pass(vec![doc_ev(
+            &ctx.inv.namespaces[0],
+            "exactly one Namespace",
+        )]),
+        n => Finding::fail(
+            format!("{n} Namespace objects; clusterctl accepts at most one"),
+            ctx.inv
+                .namespaces
+                .iter()
+                .map(|d| doc_ev(d, "Namespace"))
+                .collect(),
+        ),
+    }
+}
+
+pub fn target_namespace(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let _ = md_or_return!(ctx);
+    let Some(ns) = ctx.inv.namespaces.first().and_then(|d| meta_str(d, "name")) else {
+        return Finding::skip(
+            "no Namespace object: clusterctl sets the namespace from --target-namespace",
+        );
+    };
+    let mut bad = Vec::new();
+    for doc in &ctx.inv.objects {
+        let kind = doc.value.get("kind").and_then(Value::as_str).unwrap_or("");
+        if !CLUSTER_SCOPED.contains(&kind)
+            && let Some(got) = meta_str(doc, "namespace")
+            && got != ns
+        {
+            bad.push(doc_ev(doc, format!("in namespace {got}, not {ns}")));
+        }
+        if let Some(v) = doc
+            .value
+            .get("metadata")
+            .and_then(|m| m.get("annotations"))
+            .and_then(|a| a.get("cert-manager.io/inject-ca-from"))
+            .and_then(Value::as_str)
+            && v.split('/').count() != 2
+        {
+            bad.push(doc_ev(
+                doc,
+                format!("cert-manager.io/inject-ca-from `{v}` is not <namespace>/<name>"),
+            ));
+        }
+    }
+    for c in ctx.inv.providers.iter().flat_map(|p| &p.crds) {
+        if let Some(v) = c.crd.annotations.get("cert-manager.io/inject-ca-from")
+            && v.split('/').count() != 2
+        {
+            bad.push(Evidence::msg(format!(
+                "{}: cert-manager.io/inject-ca-from `{v}` is not <namespace>/<name>",
+                c.crd.name
+            )));
+        }
+    }
+    if bad.is_empty() {
+        Finding::pass_msg(format!("every namespaced object is in {ns}"))
+    } else {
+        Finding::fail(
+            format!(
+                "{} object(s) outside the target namespace {ns} or with a bad inject-ca-from",
+                bad.len()
+            ),
+            bad,
+        )
+    }
+}
+
+fn containers(doc: &Document) -> Vec<&Value> {
+    doc.value
+        .pointer("/spec/template/spec/containers")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().collect())
+        .unwrap_or_default()
+}
+
+/// The controller containers: those named `manager`, else every Deployment container (so a
+/// misnamed container is reported only by clusterctl/manager-container). Computed once per
+/// evaluation ([`crate::checks::CheckCtx::manager_containers`]).
+pub fn manager_containers(inv: &Inventory) -> Vec<&Value> {
+    let all: Vec<&Value> = inv.deployments.iter().flat_map(containers).collect();
+    let named: Vec<&Value> = all
+        .iter()
+        .copied()
+        .filter(|c| c.get("name").and_then(Value::as_str) == Some("manager"))
+        .collect();
+    if named.is_empty() { all } else { named }
+}
+
+pub fn manager_container(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let _ = md_or_return!(ctx);
+    if ctx.inv.deployments.is_empty() {
+        return Finding::fail_msg("no Deployment among the inputs");
+    }
+    let bad: Vec<Evidence> = ctx
+        .inv
+        .deployments
+        .iter()
+        .filter(|d| {
+            !containers(d)
+                .iter()
+                .any(|c| c.get("name").and_then(Value::as_str) == Some("manager"))
+        })
+        .map(|d| doc_ev(d, "no container named `manager`"))
+        .collect();
+    if bad.is_empty() {
+        Finding::pass_msg("every Deployment has a `manager` container")
+    } else {
+        Finding::fail(
+            "a Deployment has no container named `manager` (clusterctl waits on it)",
+            bad,
+        )
+    }
+}
+
+fn args(c: &Value) -> Vec<&str> {
+    ["args", "command"]
+        .iter()
+        .flat_map(|k| c.get(*k).and_then(Value::as_array).into_iter().flatten())
+        .filter_map(Value::as_str)
+        .collect()
+}
+
+/// Value of `--flag=value` / `--flag value` in a container's args.
+fn flag_value<'a>(args: &[&'a str], flag: &str) -> Option<&'a str> {
+    for (i, a) in args.iter().enumerate() {
+        if *a == flag {
+            return Some(args.get(i + 1).copied().unwrap_or(""));
+        }
+        if let Some(v) = a.strip_prefix(flag).and_then(|r| r.strip_prefix('=')) {
+            return Some(v);
+        }
+    }
+    None
+}
+
+pub fn namespace_flag(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let _ = md_or_return!(ctx);
+    let mgrs = ctx.manager_containers;
+    if mgrs.is_empty() {
+        return Finding::skip("no `manager` container among the inputs");
+    }
+    for c in mgrs {
+        if let Some(v) = flag_value(&args(c), "--namespace") {
+            if v.is_empty() || v.starts_with("${") {
+                return Finding::pass_msg(format!("manager args carry --namespace={v}"));
+            }
+            return Finding::fail_msg(format!(
+                "manager args hard-code --namespace={v}; clusterctl installs providers watching all namespaces"
+            ));
+        }
+    }
+    Finding::skip(
+        "the manager's args do not show --namespace; support can only be verified with `--help` or a live run",
+    )
+}
+
+pub fn multi_instance_flags(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let mgrs = ctx.manager_containers;
+    if mgrs.is_empty() {
+        return Finding::skip("no `manager` container among the inputs");
+    }
+    let all: Vec<&str> = mgrs.iter().flat_map(|c| args(c)).collect();
+    let in_args: Vec<&str> = MULTI_INSTANCE_FLAGS
+        .into_iter()
+        .filter(|f| flag_value(&all, f).is_none())
+        .collect();
+    if in_args.is_empty() {
+        return Finding::pass_msg("manager args carry --namespace and --watch-filter");
+    }
+    // The flags are opt-in: a manager that accepts them need not set them. Only the binary's
+    // `--help` output can show that it accepts them.
+    let Some(help) = ctx.opts.manager_help.as_deref() else {
+        return Finding::inconclusive(format!(
+            "manager args do not set {} (the flags are opt-in); whether the manager accepts them \
+             shows only in its --help output: pass it with --manager-help FILE",
+            in_args.join(" or ")
+        ));
+    };
+    let missing: Vec<&str> = MULTI_INSTANCE_FLAGS
+        .into_iter()
+        .filter(|f| !help_lists_flag(help, f))
+        .collect();
+    if missing.is_empty() {
+        Finding::pass_msg("the manager's --help output lists --namespace and --watch-filter")
+    } else {
+        Finding::fail_msg(format!(
+            "the manager's --help output (--manager-help) does not list {}",
+            missing.join(" or ")
+        ))
+    }
+}
+
+const MULTI_INSTANCE_FLAGS: [&str; 2] = ["--namespace", "--watch-filter"];
+
+/// Whether a `--help` text documents `flag` (as a whole word: `--namespace` must not match
+/// `--namespace-foo`); Go's flag package prints `-flag` as well as `--flag`.
+fn help_lists_flag(help: &str, flag: &str) -> bool {
+    let bare = flag.trim_start_matches('-');
+    help.split(|c: char| c.is_whitespace() || matches!(c, ',' | '=' | '[' | ']'))
+        .any(|tok| tok.starts_with('-') && tok.trim_start_matches('-') == bare)
+}
+
+pub fn images(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let _ = md_or_return!(ctx);
+    let mut bad = Vec::new();
+    let mut seen = 0;
+    for d in &ctx.inv.deployments {
+        for c in containers(d) {
+            let Some(image) = c.get("image").and_then(Value::as_str) else {
+                continue;
+            };
+            seen += 1;
+            let last = image.rsplit('/').next().unwrap_or(image);
+            let has_registry = image
+                .split('/')
+                .next()
+                .is_some_and(|h| h.contains('.') || h.contains(':'))
+                && image.contains('/');
+            if !(last.contains(':') || last.contains('@')) || !has_registry {
+                bad.push(doc_ev(
+                    d,
+                    format!("image `{image}` is not <registry>/<name>:<tag>"),
+                ));
+            }
+        }
+    }
+    if seen == 0 {
+        return Finding::skip("no container images among the inputs");
+    }
+    if bad.is_empty() {
+        Finding::pass_msg("every image is <registry>/<name>:<tag>")
+    } else {
+        Finding::fail("image names are not canonical", bad)
+    }
+}
+
+fn walk_strings<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
+    match v {
+        Value::String(s) => out.push(s),
+        Value::Array(a) => a.iter().for_each(|x| walk_strings(x, out)),
+        Value::Object(m) => m.iter().for_each(|(k, x)| {
+            out.push(k);
+            walk_strings(x, out)
+        }),
+        _ => {}
+    }
+}
+
+/// `None` when every `${…}` in `s` is clusterctl-compatible (a variable name, optionally
+/// followed by one of drone/envsubst's operators: `:=`, `=`, `:-`, `-`, `#`, `%`, `/`, `^`,
+/// `,`, `:offset`, …, with no nested `$`); else the first bad reference (e.g. `${VAR$FOO}`).
+pub fn bad_variable(s: &str) -> Option<String> {
+    static RE: OnceLock<Option<Regex>> = OnceLock::new();
+    let re = RE
+        .get_or_init(|| {
+            // `}` closes the reference; a scalar may also end inside it when YAML split the
+            // line (e.g. `${ROLE/#arn/x: y}` parses as key `${ROLE/#arn/x` and value `y}`).
+            Regex::new(r"^\$\{\s*#?[A-Za-z_][A-Za-z0-9_]*\s*(?:[^A-Za-z0-9_\s}$][^}$]*)?(?:\}|$)")
+                .ok()
+        })
+        .as_ref()?;
+    let mut rest = s;
+    while let Some(i) = rest.find("${") {
+        let tail = &rest[i..];
+        match re.find(tail) {
+            Some(m) if m.end() > 0 => rest = &tail[m.end()..],
+            _ => return Some(tail.chars().take(40).collect()),
+        }
+    }
+    None
+}
+
+pub fn variables(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let _ = md_or_return!(ctx);
+    let mut bad = Vec::new();
+    for d in &ctx.inv.objects {
+        let mut strings = Vec::new();
+        walk_strings(&d.value, &mut strings);
+        if let Some(b) = strings.into_iter().find_map(bad_variable) {
+            bad.push(doc_ev(d, format!("unsupported variable syntax `{b}`")));
+        }
+    }
+    if bad.is_empty() {
+        Finding::pass_msg("every variable is ${VAR} or ${VAR:=default}")
+    } else {
+        Finding::fail("variables clusterctl cannot substitute", bad)
+    }
+}
+
+fn provider_value_ok(v: &str) -> bool {
+    v == "cluster-api"
+        || PROVIDER_PREFIXES
+            .iter()
+            .any(|p| v.strip_prefix(p).is_some_and(|n| !n.is_empty()))
+}
+
+pub fn provider_label(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let _ = md_or_return!(ctx);
+    let mut bad = Vec::new();
+    for d in &ctx.inv.objects {
+        match label(d, crate::inventory::PROVIDER_LABEL) {
+            Some(v) if provider_value_ok(v) => {}
+            Some(v) => bad.push(doc_ev(
+                d,
+                format!("cluster.x-k8s.io/provider={v} lacks a type prefix"),
+            )),
+            None => bad.push(doc_ev(d, "no cluster.x-k8s.io/provider label")),
+        }
+    }
+    for c in ctx.inv.providers.iter().flat_map(|p| &p.crds) {
+        match c.crd.labels.get(crate::inventory::PROVIDER_LABEL) {
+            Some(v) if provider_value_ok(v) => {}
+            _ => bad.push(Evidence::msg(format!(
+                "{}: missing or malformed cluster.x-k8s.io/provider label",
+                c.crd.name
+            ))),
+        }
+    }
+    if bad.is_empty() {
+        Finding::pass_msg("every object carries cluster.x-k8s.io/provider=<type>-<name>")
+    } else {
+        Finding::fail(
+            format!(
+                "{} object(s) without a proper cluster.x-k8s.io/provider label",
+                bad.len()
+            ),
+            bad,
+        )
+    }
+}
+
+pub fn provider_name(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let _ = md_or_return!(ctx);
+    let Some(value) = ctx
+        .provider
+        .crds
+        .iter()
+        .find_map(|c| c.crd.labels.get(crate::inventory::PROVIDER_LABEL))
+    else {
+        return Finding::skip("no cluster.x-k8s.io/provider label to take the provider name from");
+    };
+    let name = PROVIDER_PREFIXES
+        .iter()
+        .find_map(|p| value.strip_prefix(p))
+        .unwrap_or(value);
+    static RE: OnceLock<Option<Regex>> = OnceLock::new();
+    let Some(re) = RE
+        .get_or_init(|| {
+            Regex::new(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$").ok()
+        })
+        .as_ref()
+    else {
+        return Finding::skip("internal: name pattern unavailable");
+    };
+    if re.is_match(name) && name.len() <= 253 {
+        let mut f = Finding::pass_msg(format!("provider name `{name}` is a DNS-1123 subdomain"));
+        if name.len() > 63 {
+            f.evidence.push(Evidence::msg(
+                "longer than 63 characters (the book says it SHOULD not be)",
+            ));
+        }
+        f
+    } else {
+        Finding::fail_msg(format!(
+            "provider name `{name}` is not a lower-case DNS-1123 subdomain"
+        ))
+    }
+}
+
+const NO_TEMPLATES: &str = "no cluster-template*.yaml or clusterclass-*.yaml among the inputs";
+
+fn base_name(file: &str) -> &str {
+    std::path::Path::new(file)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(file)
+}
+
+/// Template documents grouped by file.
+fn template_files(inv: &Inventory) -> std::collections::BTreeMap<&str, Vec<&Document>> {
+    let mut m: std::collections::BTreeMap<&str, Vec<&Document>> = std::collections::BTreeMap::new();
+    for d in &inv.templates {
+        m.entry(d.origin.file.as_str()).or_default().push(d);
+    }
+    m
+}
+
+fn kind_of(d: &Document) -> &str {
+    d.value.get("kind").and_then(Value::as_str).unwrap_or("")
+}
+
+/// `clusterctl/template-names`: files holding a `Cluster` are `cluster-template.yaml` or
+/// `cluster-template-<flavor>.yaml`.
+pub fn template_names(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let files = template_files(ctx.inv);
+    let with_cluster: Vec<&str> = files
+        .iter()
+        .filter(|(_, docs)| docs.iter().any(|d| kind_of(d) == "Cluster"))
+        .map(|(f, _)| *f)
+        .collect();
+    if with_cluster.is_empty() {
+        return Finding::skip(NO_TEMPLATES);
+    }
+    let bad: Vec<&str> = with_cluster
+        .iter()
+        .copied()
+        .filter(|f| {
+            let b = base_name(f);
+            !(b == "cluster-template.yaml"
+                || (b.starts_with("cluster-template-")
+                    && b.ends_with(".yaml")
+                    && b.len() > "cluster-template-.yaml".len()))
+        })
+        .collect();
+    if bad.is_empty() {
+        Finding::pass_msg(format!("cluster templates: {}", with_cluster.join(", ")))
+    } else {
+        Finding::fail_msg(format!(
+            "cluster template file(s) {} are not named cluster-template.yaml or cluster-template-<flavor>.yaml",
+            bad.join(", ")
+        ))
+    }
+}
+
+/// `clusterctl/template-namespace`: all objects of one template file share one namespace.
+pub fn template_namespace(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let files = template_files(ctx.inv);
+    if files.is_empty() {
+        return Finding::skip(NO_TEMPLATES);
+    }
+    let mut bad = Vec::new();
+    for (file, docs) in &files {
+        let mut namespaces: Vec<&str> = docs
+            .iter()
+            .filter_map(|d| meta_str(d, "namespace"))
+            .collect();
+        namespaces.sort_unstable();
+        namespaces.dedup();
+        if namespaces.len() > 1 {
+            bad.push(Evidence::msg(format!(
+                "{file}: objects in namespaces {}",
+                namespaces.join(", ")
+            )));
+        }
+    }
+    if bad.is_empty() {
+        Finding::pass_msg("every template file keeps its objects in one namespace")
+    } else {
+        Finding::fail("template objects spread over several namespaces", bad)
+    }
+}
+
+/// `clusterctl/template-vars`: cluster templates use `${CLUSTER_NAME}`.
+pub fn template_vars(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let files = template_files(ctx.inv);
+    let clusters: Vec<(&str, &Vec<&Document>)> = files
+        .iter()
+        .filter(|(_, docs)| docs.iter().any(|d| kind_of(d) == "Cluster"))
+        .map(|(f, d)| (*f, d))
+        .collect();
+    if clusters.is_empty() {
+        return Finding::skip(NO_TEMPLATES);
+    }
+    let bad: Vec<&str> = clusters
+        .iter()
+        .filter(|(_, docs)| {
+            !docs.iter().any(|d| {
+                let mut strings = Vec::new();
+                walk_strings(&d.value, &mut strings);
+                strings.iter().any(|s| s.contains("${CLUSTER_NAME}"))
+            })
+        })
+        .map(|(f, _)| *f)
+        .collect();
+    if bad.is_empty() {
+        Finding::pass_msg("cluster templates use ${CLUSTER_NAME}")
+    } else {
+        Finding::fail_msg(format!(
+            "template(s) {} do not use ${{CLUSTER_NAME}}",
+            bad.join(", ")
+        ))
+    }
+}
+
+/// `clusterctl/clusterclass-files`: ClusterClasses live in `clusterclass-<name>.yaml` and set
+/// no namespace.
+pub fn clusterclass_files(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let classes: Vec<&Document> = ctx
+        .inv
+        .templates
+        .iter()
+        .filter(|d| kind_of(d) == "ClusterClass")
+        .collect();
+    if classes.is_empty() {
+        return Finding::skip("no ClusterClass among the inputs");
+    }
+    let mut bad = Vec::new();
+    for d in classes {
+        let b = base_name(&d.origin.file);
+        if !(b.starts_with("clusterclass-") && b.ends_with(".yaml")) {
+            bad.push(doc_ev(
+                d,
+                format!("in file {b}, not clusterclass-<name>.yaml"),
+            ));
+        }
+        if meta_str(d, "namespace").is_some() {
+            bad.push(doc_ev(
+                d,
+                "sets metadata.namespace (ClusterClass files SHOULD NOT)",
+            ));
+        }
+    }
+    if bad.is_empty() {
+        Finding::pass_msg("ClusterClass files are clusterclass-<name>.yaml without namespaces")
+    } else {
+        Finding::fail("ClusterClass file layout", bad)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{bad_variable, help_lists_flag};
+
+    #[test]
+    fn help_output_flags_are_whole_words() {
+        let help = "Usage:\n  --namespace string   ns\n  -watch-filter=LABEL\n  --metrics-bind-addr string\n";
+        assert!(help_lists_flag(help, "--namespace"));
+        assert!(help_lists_flag(help, "--watch-filter"));
+        assert!(!help_lists_flag(help, "--metrics"));
+        assert!(!help_lists_flag("--namespace-prefix string", "--namespace"));
+        assert!(!help_lists_flag("the namespace to watch", "--namespace"));
+    }
+
+    #[test]
+    fn envsubst_grammar() {
+        for ok in [
+            "${VAR}",
+            "${ VAR }",
+            "x-${VAR:=default}-y",
+            "${VAR=d}",
+            "${VAR:-d}",
+            "${VAR/#arn/eks}",
+            "${VAR,,}",
+            "${ROLE/#arn/eks.amazonaws.com/role-arn",
+            "no variables",
+        ] {
+            assert_eq!(bad_variable(ok), None, "{ok}");
+        }
+        for bad in ["${VAR$FOO}", "${1VAR}", "${}", "${VAR:=$(x)}"] {
+            assert!(bad_variable(bad).is_some(), "{bad}");
+        }
+    }
+}

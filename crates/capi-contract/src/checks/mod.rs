@@ -1,0 +1,537 @@
+//! The static rule engine: [`evaluate`] turns documents into a [`Matrix`].
+//!
+//! Entry point shared by `lint` and `check --static-only`: [`evaluate`] (documents from files
+//! or from a cluster source → inventory → one column per (provider, kind, role, contract) →
+//! one cell per applicable rule).
+//!
+//! How a rule is evaluated:
+//! - `kind: scenario` → `skip` "needs a live provider (run `check`)"; `kind: review` → `skip`
+//!   "review only".
+//! - `kind: static` with `check.fields` → the generic [`schema::run_field_check`] interpreter.
+//! - every other static rule → the function registered under its id in [`registry`]
+//!   (one file per concern: naming, scope, labels, subresources, rbac, templates, clusterctl,
+//!   roles). A static rule without an implementation is reported as `skip` saying so.
+//!
+//! Columns: a CRD gets one column per contract its labels declare (or the `--contract`
+//! forced ones), checked against the CRD version that contract's label maps to. A CRD with
+//! no contract label and no forced contract gets one column without contract: the label rules
+//! fail there and every other rule is `skip` ("no contract label"), because without a label
+//! neither CAPI nor we can tell which version and field paths apply. Rules whose roles include
+//! `provider` get one column per provider with kind `*` and role `provider`.
+
+pub mod clusterctl;
+pub mod labels;
+mod locate;
+pub mod naming;
+pub mod rbac;
+pub mod registry;
+pub mod roles;
+pub mod schema;
+pub mod scope;
+pub mod subresources;
+pub mod templates;
+pub mod waivers;
+
+#[cfg(test)]
+mod tests;
+
+use crate::contract::{Contract, FailOn, Role, labels as contract_labels};
+use crate::inventory::{
+    ClassifiedCrd, CrdVersion, Document, InputError, InputNote, Inventory, Provider, SchemaNode,
+};
+use crate::model::ContractSelection;
+use crate::model::{
+    Column, Evidence, Matrix, Note, Outcome, Phase, Problem, RuleResult, RunContext, SharedStr,
+};
+use crate::suite::{FieldCheck, Rule, RuleKind};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+pub use waivers::{ConfigFile, ConfigWaiver};
+
+/// Options of a static evaluation.
+#[derive(Debug, Clone)]
+pub struct LintOptions {
+    pub contract: ContractSelection,
+    /// With `--migration <contract>`: also check every CRD under this contract (beside what
+    /// its labels declare), so the migration report has the target columns.
+    pub also_contract: Option<Contract>,
+    pub fail_on: FailOn,
+    /// `--role Kind=Role` and config overrides (command line wins).
+    pub roles: BTreeMap<String, Role>,
+    /// Waivers from `--config`.
+    pub waivers: Vec<ConfigWaiver>,
+    pub no_waivers: bool,
+    /// `--manager-help FILE`: the manager binary's `--help` output (evidence for flag rules).
+    pub manager_help: Option<String>,
+    /// Broken documents become `Matrix.problems` instead of an error.
+    pub keep_going: bool,
+    /// Problems found while loading (only with `keep_going`).
+    pub load_problems: Vec<InputError>,
+    /// Notes from loading (skipped kustomize patches, rendered roots, files not read).
+    pub load_notes: Vec<InputNote>,
+    /// `lint` or `check`.
+    pub command: String,
+    /// What was examined (paths joined, or a cluster URL).
+    pub source: String,
+    pub started_at: jiff::Timestamp,
+}
+
+impl Default for LintOptions {
+    fn default() -> Self {
+        LintOptions {
+            contract: ContractSelection::Declared,
+            also_contract: None,
+            fail_on: FailOn::default(),
+            roles: BTreeMap::new(),
+            waivers: Vec::new(),
+            no_waivers: false,
+            manager_help: None,
+            keep_going: false,
+            load_problems: Vec::new(),
+            load_notes: Vec::new(),
+            command: "lint".into(),
+            source: String::new(),
+            started_at: jiff::Timestamp::UNIX_EPOCH,
+        }
+    }
+}
+
+/// What one check says about one column.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    pub outcome: Outcome,
+    pub reason: Option<String>,
+    pub evidence: Vec<Evidence>,
+}
+
+impl Finding {
+    pub fn pass(evidence: Vec<Evidence>) -> Finding {
+        Finding {
+            outcome: Outcome::Pass,
+            reason: None,
+            evidence,
+        }
+    }
+    pub fn pass_msg(message: impl Into<String>) -> Finding {
+        Finding::pass(vec![Evidence::msg(message)])
+    }
+    pub fn fail(reason: impl Into<String>, evidence: Vec<Evidence>) -> Finding {
+        Finding {
+            outcome: Outcome::Fail,
+            reason: Some(reason.into()),
+            evidence,
+        }
+    }
+    pub fn fail_msg(reason: impl Into<String>) -> Finding {
+        Finding::fail(reason, Vec::new())
+    }
+    pub fn skip(reason: impl Into<String>) -> Finding {
+        Finding::skip_with(reason, Vec::new())
+    }
+    /// The inputs cannot decide the rule (the reason says what would).
+    pub fn inconclusive(reason: impl Into<String>) -> Finding {
+        Finding {
+            outcome: Outcome::Inconclusive,
+            reason: Some(reason.into()),
+            evidence: Vec::new(),
+        }
+    }
+    pub fn skip_with(reason: impl Into<String>, evidence: Vec<Evidence>) -> Finding {
+        Finding {
+            outcome: Outcome::Skip,
+            reason: Some(reason.into()),
+            evidence,
+        }
+    }
+}
+
+/// Everything a check sees for one column.
+pub struct CheckCtx<'a> {
+    pub inv: &'a Inventory,
+    pub provider: &'a Provider,
+    /// `None` for the provider-wide column.
+    pub crd: Option<&'a ClassifiedCrd>,
+    pub role: Role,
+    pub contract: Option<Contract>,
+    /// The CRD version the column's contract maps to (`None` if the CRD lacks it).
+    pub version: Option<&'a CrdVersion>,
+    /// Name of the version the contract label maps to (even if the CRD lacks it).
+    pub version_name: Option<String>,
+    pub opts: &'a LintOptions,
+    /// RBAC of the inputs, indexed once per evaluation.
+    pub rbac: &'a rbac::RbacIndexes,
+    /// The controller containers of the inputs' Deployments, found once per evaluation
+    /// ([`clusterctl::manager_containers`]).
+    pub manager_containers: &'a [&'a Value],
+    /// `CustomResourceDefinition/<name>` of `crd`, spelled once per column for evidence.
+    pub crd_object: Option<SharedStr>,
+    /// Input location of `crd`, spelled once per column for evidence.
+    pub crd_location: Option<SharedStr>,
+}
+
+impl<'a> CheckCtx<'a> {
+    /// The CRD, its mapped version and that version's schema, or the skip finding explaining
+    /// why there is none.
+    pub fn schema(&self) -> Result<(&'a ClassifiedCrd, &'a CrdVersion, &'a SchemaNode), Finding> {
+        let Some(crd) = self.crd else {
+            return Err(Finding::skip("provider-wide column has no CRD"));
+        };
+        let Some(version) = self.version else {
+            return Err(Finding::skip(format!(
+                "the contract label maps to version {}, which the CRD does not define (see all/contract-label-versions)",
+                self.version_name.as_deref().unwrap_or("?")
+            )));
+        };
+        let Some(schema) = version.schema.as_ref() else {
+            return Err(Finding::skip(format!(
+                "version {} has no openAPIV3Schema",
+                version.name
+            )));
+        };
+        Ok((crd, version, schema))
+    }
+
+    /// Evidence naming this column's CRD.
+    pub fn ev(&self, message: impl Into<String>) -> Evidence {
+        Evidence {
+            message: message.into(),
+            object: self.crd_object.clone(),
+            path: None,
+            resource_version: None,
+            location: self.crd_location.clone(),
+            source: None,
+        }
+    }
+
+    /// Evidence naming this column's CRD at one of its fields (a path as
+    /// [`crate::inventory::lines::parse_path`] reads it: `spec.names.categories`,
+    /// `spec.versions[v1beta2].subresources.status`): findings are reported at that field's line.
+    pub fn ev_at(&self, path: impl Into<String>, message: impl Into<String>) -> Evidence {
+        Evidence {
+            path: Some(path.into()),
+            ..self.ev(message)
+        }
+    }
+
+    /// Evidence at a field of the column's CRD version schema (`status.ready`).
+    pub fn schema_ev(&self, version: &str, path: &str, message: impl Into<String>) -> Evidence {
+        self.ev_at(
+            format!("spec.versions[{version}].schema.openAPIV3Schema: {path}"),
+            message,
+        )
+    }
+}
+
+/// Evidence pointing at an input document.
+pub fn doc_ev(doc: &Document, message: impl Into<String>) -> Evidence {
+    let kind = doc.value.get("kind").and_then(Value::as_str).unwrap_or("?");
+    let name = doc
+        .value
+        .get("metadata")
+        .and_then(|m| m.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("?");
+    Evidence {
+        message: message.into(),
+        object: Some(format!("{kind}/{name}").into()),
+        path: None,
+        resource_version: None,
+        location: Some(doc.origin.location().into()),
+        source: None,
+    }
+}
+
+/// Rules whose outcome is about the labels themselves: evaluated even without a contract.
+const LABEL_RULES: [&str; 4] = [
+    "all/contract-label",
+    "all/contract-label-versions",
+    "all/contract-label-unambiguous",
+    "template/labels-versions",
+];
+
+/// One planned column.
+struct PlannedColumn<'a> {
+    column: Column,
+    provider: &'a Provider,
+    crd: Option<&'a ClassifiedCrd>,
+    version_name: Option<String>,
+}
+
+/// The version a forced contract maps to: its own label if declared, else what CAPI would
+/// resolve with that contract as core's, else the storage version.
+fn forced_version(crd: &ClassifiedCrd, contract: Contract) -> Option<String> {
+    if let Some(d) = crd.declared.iter().find(|d| d.contract == contract) {
+        return Some(d.version.clone());
+    }
+    if let Ok(d) = contract_labels::resolve(&crd.crd.labels, contract) {
+        return Some(d.version);
+    }
+    crd.crd.storage_version().map(|v| v.name.clone())
+}
+
+fn plan<'a>(inv: &'a Inventory, rules: &[&Rule], opts: &LintOptions) -> Vec<PlannedColumn<'a>> {
+    let mut out = Vec::new();
+    let forced = opts.contract.forced();
+    for provider in &inv.providers {
+        let provider_name = SharedStr::from(&provider.name);
+        for crd in &provider.crds {
+            if !rules.iter().any(|r| r.applies_to_role(crd.role)) {
+                continue;
+            }
+            let column = |contract: Option<Contract>| Column {
+                provider: provider_name.clone(),
+                kind: crd.crd.kind.as_str().into(),
+                role: crd.role,
+                contract,
+                baseline: false,
+            };
+            match &forced {
+                Some(cs) => {
+                    for c in cs {
+                        out.push(PlannedColumn {
+                            column: column(Some(*c)),
+                            provider,
+                            crd: Some(crd),
+                            version_name: forced_version(crd, *c),
+                        });
+                    }
+                }
+                None if crd.declared.is_empty() => out.push(PlannedColumn {
+                    column: column(None),
+                    provider,
+                    crd: Some(crd),
+                    version_name: crd.crd.storage_version().map(|v| v.name.clone()),
+                }),
+                None => {
+                    for d in &crd.declared {
+                        out.push(PlannedColumn {
+                            column: column(Some(d.contract)),
+                            provider,
+                            crd: Some(crd),
+                            version_name: Some(d.version.clone()),
+                        });
+                    }
+                    if let Some(extra) = opts.also_contract
+                        && !crd.declared.iter().any(|d| d.contract == extra)
+                    {
+                        out.push(PlannedColumn {
+                            column: column(Some(extra)),
+                            provider,
+                            crd: Some(crd),
+                            version_name: forced_version(crd, extra),
+                        });
+                    }
+                }
+            }
+        }
+        if rules.iter().any(|r| r.applies_to_role(Role::Provider)) {
+            out.push(PlannedColumn {
+                column: Column {
+                    provider: provider_name.clone(),
+                    kind: "*".into(),
+                    role: Role::Provider,
+                    contract: None,
+                    baseline: false,
+                },
+                provider,
+                crd: None,
+                version_name: None,
+            });
+        }
+    }
+    out
+}
+
+/// A rule with its `check.fields` parsed once per evaluation.
+struct PreparedRule<'r> {
+    rule: &'r Rule,
+    field_check: Result<Option<FieldCheck>, String>,
+}
+
+impl<'r> PreparedRule<'r> {
+    fn new(rule: &'r Rule) -> Self {
+        let field_check = match rule.check.as_ref() {
+            Some(v) => FieldCheck::from_value(v).map_err(|e| e.to_string()),
+            None => Ok(None),
+        };
+        PreparedRule { rule, field_check }
+    }
+}
+
+fn evaluate_cell(prepared: &PreparedRule, ctx: &CheckCtx) -> Finding {
+    let rule = prepared.rule;
+    match rule.kind {
+        RuleKind::Scenario => return Finding::skip("needs a live provider (run `check`)"),
+        RuleKind::Review => return Finding::skip("review only"),
+        RuleKind::Static => {}
+    }
+    if ctx.crd.is_some() && ctx.contract.is_none() && !LABEL_RULES.contains(&rule.id.as_str()) {
+        return Finding::skip(
+            "no contract label on the CRD: cannot tell which contract and version apply (pass --contract to check against one)",
+        );
+    }
+    match &prepared.field_check {
+        Ok(Some(fc)) => return schema::run_field_check(fc, ctx),
+        Ok(None) => {}
+        Err(e) => return Finding::skip(format!("the rule's check block is invalid: {e}")),
+    }
+    match registry::get(&rule.id) {
+        Some(f) => f(rule, ctx),
+        None => Finding::skip("no static implementation for this rule yet"),
+    }
+}
+
+/// Whether `rule` has a cell in `column` (its roles and contracts include the column's).
+fn applies(rule: &Rule, column: &Column) -> bool {
+    rule.applies_to_role(column.role) && column.contract.is_none_or(|c| rule.applies_to_contract(c))
+}
+
+/// Evaluates every rule of `rules` against the documents.
+pub fn evaluate_rules(
+    docs: Vec<Document>,
+    opts: &LintOptions,
+    rules: &[Rule],
+) -> Result<Matrix, InputError> {
+    let (inv, crd_problems) = Inventory::build(docs, &opts.roles, opts.keep_going)?;
+    let mut problems: Vec<Problem> = opts
+        .load_problems
+        .iter()
+        .chain(crd_problems.iter())
+        .map(|p| Problem {
+            source: p.source_label(),
+            message: p.to_string(),
+        })
+        .collect();
+    if inv.crd_count() == 0 {
+        let err = InputError::NoCrd {
+            sources: if opts.source.is_empty() {
+                "inputs".into()
+            } else {
+                opts.source.clone()
+            },
+        };
+        if !opts.keep_going {
+            return Err(err);
+        }
+        problems.push(Problem {
+            source: err.source_label(),
+            message: err.to_string(),
+        });
+    }
+    let rule_refs: Vec<&Rule> = rules.iter().collect();
+    let mut columns = plan(&inv, &rule_refs, opts);
+    // Evaluate in the matrix's final order (rules in catalog order, columns sorted), so that
+    // `Matrix::sort` only confirms it.
+    columns.sort_by(|a, b| a.column.cmp(&b.column));
+    let prepared: Vec<PreparedRule> = rules.iter().map(PreparedRule::new).collect();
+    let rbac_index = rbac::RbacIndexes::build(&inv);
+    let manager_containers = clusterctl::manager_containers(&inv);
+    let contexts: Vec<CheckCtx> = columns
+        .iter()
+        .map(|pc| CheckCtx {
+            inv: &inv,
+            provider: pc.provider,
+            crd: pc.crd,
+            role: pc.column.role,
+            contract: pc.column.contract,
+            version: pc
+                .crd
+                .zip(pc.version_name.as_deref())
+                .and_then(|(c, v)| c.crd.version(v)),
+            version_name: pc.version_name.clone(),
+            opts,
+            rbac: &rbac_index,
+            manager_containers: &manager_containers,
+            crd_object: pc.crd.map(|c| c.crd.object_ref().into()),
+            crd_location: pc.crd.map(|c| c.crd.origin.location().into()),
+        })
+        .collect();
+    // Evaluated rule by rule, in the matrix's final order (rules in catalog order, columns
+    // sorted), into one allocation of the final size: 30k results for a 1,000-CRD input, and
+    // growing or regrouping them would copy them all into fresh pages.
+    let applicable = |p: &PreparedRule| {
+        columns
+            .iter()
+            .filter(|pc| applies(p.rule, &pc.column))
+            .count()
+    };
+    let mut results: Vec<RuleResult> = Vec::with_capacity(prepared.iter().map(applicable).sum());
+    let mut used = std::collections::HashSet::new();
+    for p in &prepared {
+        let rule = p.rule;
+        let before = results.len();
+        for (pc, ctx) in columns.iter().zip(&contexts) {
+            if !applies(rule, &pc.column) {
+                continue;
+            }
+            let mut finding = evaluate_cell(p, ctx);
+            // Every failure on a CRD names the CRD (and so its source line).
+            if finding.outcome == Outcome::Fail && finding.evidence.is_empty() && ctx.crd.is_some()
+            {
+                let message = finding.reason.clone().unwrap_or_default();
+                finding.evidence.push(ctx.ev(message));
+            }
+            if !opts.no_waivers {
+                waivers::apply(rule, ctx, &pc.column, &mut finding);
+            }
+            // Evidence pushed one by one has room for four; 30k results keep theirs.
+            finding.evidence.shrink_to_fit();
+            results.push(RuleResult {
+                rule_id: rule.id.clone(),
+                column: pc.column.clone(),
+                level: rule.level_for(pc.column.contract),
+                phase: Phase::Static,
+                outcome: finding.outcome,
+                reason: finding.reason,
+                evidence: finding.evidence,
+                duration_ms: None,
+            });
+        }
+        if results.len() > before {
+            used.insert(rule.id.as_str());
+        }
+    }
+    drop(contexts);
+    locate::locate_failures(&mut results, &inv);
+    let mut matrix = Matrix {
+        context: RunContext {
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            command: opts.command.clone(),
+            source: opts.source.clone(),
+            started_at: opts.started_at,
+            server_version: None,
+            fail_on: opts.fail_on,
+            run_id: None,
+        },
+        rules: rules
+            .iter()
+            .filter(|r| used.contains(r.id.as_str()))
+            .cloned()
+            .collect(),
+        columns: columns.into_iter().map(|c| c.column).collect(),
+        results,
+        problems,
+        notes: opts
+            .load_notes
+            .iter()
+            .map(|n| Note {
+                source: n.source.clone(),
+                message: n.message.clone(),
+            })
+            .collect(),
+        scenarios: Vec::new(),
+    };
+    matrix.sort();
+    Ok(matrix)
+}
+
+/// The public entry shared by `lint` and `check --static-only`: every rule of the catalog
+/// (static ones evaluated, scenario/review ones reported as `skip`) against the documents.
+pub fn evaluate(
+    docs: Vec<Document>,
+    opts: &LintOptions,
+    catalog: &crate::suite::Catalog,
+) -> anyhow::Result<Matrix> {
+    Ok(evaluate_rules(docs, opts, catalog.rules())?)
+}

@@ -1,0 +1,879 @@
+//! A fast reader for the plain block-style YAML that generators write (controller-gen,
+//! kustomize, `kubectl get -o yaml`, serde-saphyr): block mappings and sequences, one-line plain
+//! and quoted scalars, literal block scalars (`|`, `|-`), `{}` / `[]`, comment lines.
+//!
+//! It is only a fast path: whenever a document leaves that subset, or anything could be read
+//! two ways (a plain scalar that might be a number, an anchor, a tag, a flow collection, a
+//! folded scalar, a duplicate key, a tab, deep nesting, …), [`parse`] returns `None` and the
+//! caller parses the document with serde-saphyr. So every error message, the alias and
+//! budget limits and the duplicate-key refusal stay serde-saphyr's; where this reader does
+//! answer, it builds exactly the `serde_json::Value` serde-saphyr builds (tested against it on
+//! the fixtures, the real-provider corpus and generated documents).
+
+use super::schema_node::{self, NodeParts, NotStructural, ReadProperty, SchemaNode};
+use serde_json::{Map, Value};
+
+/// Deeper documents are left to serde-saphyr (which bounds them itself).
+const MAX_DEPTH: usize = 64;
+
+/// Parses one document (no `---` markers) whose root is a block mapping at column 0, or
+/// returns `None` if the text is outside the subset this reader answers for.
+pub fn parse(doc: &str) -> Option<Value> {
+    read(doc, false).map(|(value, _)| value)
+}
+
+/// Which `openAPIV3Schema` of a CRD a schema read by [`parse_compact`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchemaSlot {
+    /// `spec.versions[i].schema.openAPIV3Schema`.
+    Version(usize),
+    /// The legacy `spec.validation.openAPIV3Schema`.
+    Validation,
+}
+
+/// A CRD schema read straight from the text into its compact form (or why it is not
+/// structural, as [`SchemaNode::from_value`] words it).
+pub type ReadSchema = (SchemaSlot, Result<SchemaNode, String>);
+
+/// As [`parse`], but in a CRD (one whose `kind` comes before its `spec`) each block-mapping
+/// `openAPIV3Schema` is read straight into a [`SchemaNode`] and left as `null` in the value:
+/// no JSON tree is built for it. What it reads is exactly what [`SchemaNode::from_value`]
+/// gives on the value [`parse`] returns (tested on the fixtures and generated schemas).
+pub fn parse_compact(doc: &str) -> Option<(Value, Vec<ReadSchema>)> {
+    read(doc, true)
+}
+
+fn read(doc: &str, compact: bool) -> Option<(Value, Vec<ReadSchema>)> {
+    if !plain_chars(doc) {
+        return None;
+    }
+    let mut r = Reader {
+        lines: doc.split('\n').collect(),
+        pos: 0,
+        virtual_line: None,
+        compact,
+        is_crd: false,
+        schemas: Vec::new(),
+    };
+    match r.peek() {
+        Some((0, _)) => {}
+        _ => return None,
+    }
+    let value = r.map(0, 0, Place::Root)?;
+    if r.peek().is_some() {
+        return None;
+    }
+    Some((value, r.schemas))
+}
+
+/// Where a node sits in a CRD, as far as compact reading cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Root,
+    Spec,
+    Versions,
+    Version(usize),
+    VersionSchema(usize),
+    Validation,
+    Other,
+}
+
+impl Place {
+    fn child(self, key: &str) -> Place {
+        match (self, key) {
+            (Place::Root, "spec") => Place::Spec,
+            (Place::Spec, "versions") => Place::Versions,
+            (Place::Spec, "validation") => Place::Validation,
+            (Place::Version(i), "schema") => Place::VersionSchema(i),
+            _ => Place::Other,
+        }
+    }
+
+    /// The slot an `openAPIV3Schema` key here fills.
+    fn schema_slot(self) -> Option<SchemaSlot> {
+        match self {
+            Place::VersionSchema(i) => Some(SchemaSlot::Version(i)),
+            Place::Validation => Some(SchemaSlot::Validation),
+            _ => None,
+        }
+    }
+}
+
+/// No tabs, carriage returns, control characters or the Unicode line/BOM characters whose
+/// handling differs between YAML readers: those documents go to serde-saphyr.
+fn plain_chars(doc: &str) -> bool {
+    let ascii_ok = |b: u8| b == b'\n' || (0x20..0x7f).contains(&b);
+    if doc.is_ascii() {
+        return doc.bytes().all(ascii_ok);
+    }
+    doc.chars().all(|c| {
+        if c.is_ascii() {
+            ascii_ok(c as u8)
+        } else {
+            !matches!(
+                c,
+                '\u{80}'
+                    ..='\u{9f}' | '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'
+            )
+        }
+    })
+}
+
+/// Number of leading spaces.
+fn indent_of(line: &str) -> usize {
+    line.len() - line.trim_start_matches(' ').len()
+}
+
+/// `-` alone or `- …`: a block sequence entry.
+fn is_entry(content: &str) -> bool {
+    content == "-" || content.starts_with("- ")
+}
+
+struct Reader<'a> {
+    lines: Vec<&'a str>,
+    /// Next raw line.
+    pos: usize,
+    /// The rest of a `- key: value` line, read as the first line of the entry's mapping
+    /// (indent = its column).
+    virtual_line: Option<(usize, &'a str)>,
+    /// Read CRD schemas straight into [`SchemaNode`]s ([`parse_compact`]).
+    compact: bool,
+    /// The root's `kind` is `CustomResourceDefinition`.
+    is_crd: bool,
+    schemas: Vec<ReadSchema>,
+}
+
+impl<'a> Reader<'a> {
+    /// The next content line as `(indent, text without indent and trailing spaces)`, skipping
+    /// blank and comment lines.
+    fn peek(&mut self) -> Option<(usize, &'a str)> {
+        if let Some(v) = self.virtual_line {
+            return Some(v);
+        }
+        while let Some(line) = self.lines.get(self.pos) {
+            let indent = indent_of(line);
+            let content = line[indent..].trim_end_matches(' ');
+            if content.is_empty() || content.starts_with('#') {
+                self.pos += 1;
+                continue;
+            }
+            return Some((indent, content));
+        }
+        None
+    }
+
+    /// Consumes the line [`Reader::peek`] returned.
+    fn advance(&mut self) {
+        if self.virtual_line.take().is_none() {
+            self.pos += 1;
+        }
+    }
+
+    fn node(&mut self, indent: usize, content: &str, depth: usize, place: Place) -> Option<Value> {
+        if is_entry(content) {
+            self.seq(indent, depth, place)
+        } else {
+            self.map(indent, depth, place)
+        }
+    }
+
+    /// The value after `key:` on a line at `indent` (`rest` is what follows the colon).
+    fn value(&mut self, rest: &str, indent: usize, depth: usize, place: Place) -> Option<Value> {
+        if rest.is_empty() {
+            self.nested(indent, depth, place)
+        } else if rest.starts_with('|') {
+            self.literal(rest, indent)
+        } else {
+            scalar(rest)
+        }
+    }
+
+    /// The indent of the block mapping that follows a `key:` line at `indent` (with nothing
+    /// after the colon), if that is what follows.
+    fn block_map_after(&mut self, rest: &str, indent: usize) -> Option<usize> {
+        if !rest.is_empty() {
+            return None;
+        }
+        match self.peek() {
+            Some((ind, content)) if ind > indent && !is_entry(content) => Some(ind),
+            _ => None,
+        }
+    }
+
+    /// The next `key: rest` line of the block mapping at `indent` (`Some(None)`: the mapping
+    /// ended; `None`: outside this reader's subset). The line is not consumed.
+    fn next_entry(&mut self, indent: usize) -> Option<Option<(String, &'a str)>> {
+        let Some((ind, content)) = self.peek() else {
+            return Some(None);
+        };
+        if ind < indent {
+            return Some(None);
+        }
+        if ind > indent {
+            return None;
+        }
+        match split_key(content) {
+            Entry::KeyValue(key, rest) => Some(Some((key, rest))),
+            _ => None,
+        }
+    }
+
+    fn map(&mut self, indent: usize, depth: usize, place: Place) -> Option<Value> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let mut out = Map::new();
+        while let Some((key, rest)) = self.next_entry(indent)? {
+            self.advance();
+            let slot = place
+                .schema_slot()
+                .filter(|_| self.compact && self.is_crd && key == "openAPIV3Schema");
+            let value = match slot.zip(self.block_map_after(rest, indent)) {
+                Some((slot, child)) => {
+                    let schema = self.schema_map(child, depth + 1)?;
+                    self.schemas.push((slot, schema.map_err(|e| e.message())));
+                    Value::Null
+                }
+                None => self.value(rest, indent, depth, place.child(&key))?,
+            };
+            if place == Place::Root && key == "kind" && value == "CustomResourceDefinition" {
+                self.is_crd = true;
+            }
+            match out.entry(key) {
+                serde_json::map::Entry::Vacant(e) => {
+                    e.insert(value);
+                }
+                // Duplicate keys: serde-saphyr reports them.
+                serde_json::map::Entry::Occupied(_) => return None,
+            }
+        }
+        Some(Value::Object(out))
+    }
+
+    /// The value of `key:` with nothing after the colon: a more indented node, a sequence at
+    /// the key's own indent, or null.
+    fn nested(&mut self, key_indent: usize, depth: usize, place: Place) -> Option<Value> {
+        match self.peek() {
+            Some((ind, content)) if ind > key_indent => self.node(ind, content, depth + 1, place),
+            Some((ind, content)) if ind == key_indent && is_entry(content) => {
+                self.seq(ind, depth + 1, place)
+            }
+            _ => Some(Value::Null),
+        }
+    }
+
+    /// One schema node written as a block mapping at `indent`, read into its compact form
+    /// with the structural checks of [`SchemaNode::from_value`]. `None`: outside this
+    /// reader's subset (the caller falls back to serde-saphyr).
+    fn schema_map(
+        &mut self,
+        indent: usize,
+        depth: usize,
+    ) -> Option<Result<SchemaNode, NotStructural>> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let mut parts = NodeParts::new();
+        let mut seen: Vec<String> = Vec::new();
+        while let Some((key, rest)) = self.next_entry(indent)? {
+            if seen.contains(&key) {
+                // Duplicate keys: serde-saphyr reports them.
+                return None;
+            }
+            self.advance();
+            let child = self.block_map_after(rest, indent);
+            match (key.as_str(), child) {
+                ("properties", Some(child)) => {
+                    parts.properties = Some(self.schema_properties(child, depth + 1)?);
+                }
+                ("items", Some(child)) => parts.items = Some(self.schema_map(child, depth + 1)?),
+                ("additionalProperties", Some(child)) => {
+                    parts.additional = Some(self.schema_map(child, depth + 1)?);
+                }
+                (key, _) => {
+                    let value = self.value(rest, indent, depth, Place::Other)?;
+                    match key {
+                        "properties" => {
+                            parts.properties = Some(schema_node::properties_node(&value));
+                        }
+                        "items" => parts.items = Some(schema_node::items_node(&value)),
+                        "additionalProperties" => {
+                            parts.additional = schema_node::additional_node(&value);
+                        }
+                        other => parts.scalar_key(other, &value),
+                    }
+                }
+            }
+            seen.push(key);
+        }
+        Some(parts.assemble())
+    }
+
+    /// The block mapping under `properties:` at `indent`: each child schema by name, sorted.
+    fn schema_properties(&mut self, indent: usize, depth: usize) -> Option<Vec<ReadProperty>> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let mut out: Vec<ReadProperty> = Vec::new();
+        while let Some((key, rest)) = self.next_entry(indent)? {
+            self.advance();
+            let child = match self.block_map_after(rest, indent) {
+                Some(child) => self.schema_map(child, depth + 1)?,
+                None => schema_node::build(&self.value(rest, indent, depth, Place::Other)?),
+            };
+            out.push((key.into_boxed_str(), child));
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        if out.windows(2).any(|w| w[0].0 == w[1].0) {
+            // Duplicate keys: serde-saphyr reports them.
+            return None;
+        }
+        Some(out)
+    }
+
+    fn seq(&mut self, indent: usize, depth: usize, place: Place) -> Option<Value> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let mut out = Vec::new();
+        while let Some((ind, content)) = self.peek() {
+            if ind > indent {
+                return None;
+            }
+            if ind < indent || !is_entry(content) {
+                break;
+            }
+            let rest = content[1..].trim_start_matches(' ');
+            let column = ind + (content.len() - rest.len());
+            let item_place = match place {
+                Place::Versions => Place::Version(out.len()),
+                _ => Place::Other,
+            };
+            if rest.is_empty() {
+                self.advance();
+                let item = match self.peek() {
+                    Some((i2, c2)) if i2 > indent => self.node(i2, c2, depth + 1, item_place)?,
+                    _ => Value::Null,
+                };
+                out.push(item);
+            } else if rest.starts_with('-') && is_entry(rest) {
+                return None;
+            } else if rest.starts_with('|') {
+                self.advance();
+                out.push(self.literal(rest, indent)?);
+            } else {
+                match split_key(rest) {
+                    Entry::KeyValue(..) => {
+                        // `- key: value`: a mapping whose keys sit at `column`.
+                        self.advance();
+                        self.virtual_line = Some((column, rest));
+                        out.push(self.map(column, depth + 1, item_place)?);
+                    }
+                    Entry::Scalar => {
+                        self.advance();
+                        out.push(scalar(rest)?);
+                    }
+                    Entry::Unsure => return None,
+                }
+            }
+        }
+        Some(Value::Array(out))
+    }
+
+    /// A literal block scalar (`|` keeps one final newline, `|-` none) whose lines follow the
+    /// current position; `parent` is the indent of the key or entry that owns it.
+    fn literal(&mut self, header: &str, parent: usize) -> Option<Value> {
+        let strip = match header {
+            "|" => false,
+            "|-" => true,
+            _ => return None,
+        };
+        let first = self.lines.get(self.pos)?;
+        let content_indent = indent_of(first);
+        if first.len() == content_indent || content_indent <= parent {
+            // Leading blank lines or an empty scalar: left to serde-saphyr.
+            return None;
+        }
+        let mut out = String::new();
+        let mut started = false;
+        let mut blank_run = 0usize;
+        while let Some(line) = self.lines.get(self.pos) {
+            let ind = indent_of(line);
+            if ind == line.len() {
+                if ind > content_indent {
+                    return None;
+                }
+                blank_run += 1;
+                self.pos += 1;
+                continue;
+            }
+            if ind < content_indent {
+                break;
+            }
+            if started {
+                out.push('\n');
+            }
+            for _ in 0..blank_run {
+                out.push('\n');
+            }
+            blank_run = 0;
+            started = true;
+            out.push_str(&line[content_indent..]);
+            self.pos += 1;
+        }
+        if !strip {
+            out.push('\n');
+        }
+        Some(Value::String(out))
+    }
+}
+
+/// What one block line holds.
+enum Entry<'a> {
+    /// `key: rest` (rest without leading spaces; empty for `key:`).
+    KeyValue(String, &'a str),
+    /// No `: ` in the text: a scalar.
+    Scalar,
+    /// Looks like a key this reader does not answer for.
+    Unsure,
+}
+
+fn split_key(content: &str) -> Entry<'_> {
+    let bytes = content.as_bytes();
+    if bytes[0] == b'"' || bytes[0] == b'\'' {
+        let Some((key, after)) = quoted(content) else {
+            return Entry::Unsure;
+        };
+        return match after.strip_prefix(':') {
+            None if after.is_empty() => Entry::Scalar,
+            Some("") => Entry::KeyValue(key, ""),
+            Some(rest) if rest.starts_with(' ') => {
+                Entry::KeyValue(key, rest.trim_start_matches(' '))
+            }
+            _ => Entry::Unsure,
+        };
+    }
+    let colon = (0..bytes.len())
+        .find(|&i| bytes[i] == b':' && (i + 1 == bytes.len() || bytes[i + 1] == b' '));
+    let Some(colon) = colon else {
+        return Entry::Scalar;
+    };
+    let key = &content[..colon];
+    if !plain_key(key) {
+        return Entry::Unsure;
+    }
+    Entry::KeyValue(
+        key.to_string(),
+        content[colon + 1..].trim_start_matches(' '),
+    )
+}
+
+/// A plain key read the same way by every YAML reader: `[A-Za-z_$/][A-Za-z0-9._/$-]*`,
+/// not a word that some readers resolve to null, a boolean or a float.
+fn plain_key(key: &str) -> bool {
+    let b = key.as_bytes();
+    !b.is_empty()
+        && (b[0].is_ascii_alphabetic() || matches!(b[0], b'_' | b'$' | b'/'))
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'/' | b'$' | b'-'))
+        && !special_word(key)
+}
+
+/// Words YAML readers may resolve to null, booleans (YAML 1.1) or floats.
+fn special_word(s: &str) -> bool {
+    [
+        "y", "yes", "n", "no", "true", "false", "on", "off", "null", "inf", "infinity", "nan",
+    ]
+    .iter()
+    .any(|w| s.eq_ignore_ascii_case(w))
+}
+
+/// A one-line quoted scalar at the start of `s`: `(value, text after the closing quote)`.
+/// Double-quoted scalars with escapes are left to serde-saphyr.
+fn quoted(s: &str) -> Option<(String, &str)> {
+    let quote = s.as_bytes()[0];
+    let body = &s[1..];
+    if quote == b'"' {
+        let end = body.find(['"', '\\'])?;
+        if body.as_bytes()[end] == b'\\' {
+            return None;
+        }
+        return Some((body[..end].to_string(), &body[end + 1..]));
+    }
+    let mut out = String::new();
+    let mut rest = body;
+    loop {
+        let end = rest.find('\'')?;
+        out.push_str(&rest[..end]);
+        let after = &rest[end + 1..];
+        match after.strip_prefix('\'') {
+            Some(more) => {
+                out.push('\'');
+                rest = more;
+            }
+            None => return Some((out, after)),
+        }
+    }
+}
+
+/// A one-line scalar value (after `key: ` or `- `).
+fn scalar(s: &str) -> Option<Value> {
+    match s.as_bytes()[0] {
+        b'"' | b'\'' => {
+            let (v, after) = quoted(s)?;
+            after.is_empty().then_some(Value::String(v))
+        }
+        b'{' => (s == "{}").then(|| Value::Object(Map::new())),
+        b'[' => (s == "[]").then(|| Value::Array(Vec::new())),
+        _ => plain(s),
+    }
+}
+
+/// A plain scalar, resolved as serde-saphyr resolves it into a `serde_json::Value` — or
+/// `None` when it could be read as something other than a string, null, `true`/`false` or a
+/// small decimal integer.
+fn plain(s: &str) -> Option<Value> {
+    let b = s.as_bytes();
+    if has_comment_or_pair(b) || s.ends_with(':') {
+        return None;
+    }
+    if b.len() <= 5 {
+        match s {
+            "~" | "null" | "Null" | "NULL" => return Some(Value::Null),
+            "true" | "True" | "TRUE" => return Some(Value::Bool(true)),
+            "false" | "False" | "FALSE" => return Some(Value::Bool(false)),
+            _ => {}
+        }
+    }
+    if b[0].is_ascii_alphabetic() || matches!(b[0], b'_' | b'$' | b'/') {
+        return (!special_word(s)).then(|| Value::String(s.to_string()));
+    }
+    if b[0] == b'.' && b.len() > 1 && b[1].is_ascii_alphabetic() && !special_word(&s[1..]) {
+        // Field paths (`.status.replicas`); `.inf` / `.nan` are floats.
+        return Some(Value::String(s.to_string()));
+    }
+    if let Some(n) = small_int(s) {
+        return Some(n);
+    }
+    if b[0].is_ascii_digit()
+        && b.iter()
+            .any(|c| !b"0123456789abcdefABCDEF._+-xXoO:".contains(c))
+    {
+        // Digits followed by a unit or other letters (`100m`, `1Gi`, `10s`): no number form.
+        return Some(Value::String(s.to_string()));
+    }
+    if b.len() > 2 && b.starts_with(b"--") && b[2].is_ascii_alphabetic() {
+        // Command-line flags (`--namespace=…`).
+        return Some(Value::String(s.to_string()));
+    }
+    None
+}
+
+/// Whether `b` holds ` #` (a comment) or `: ` (a mapping pair): both have a space, so only the
+/// bytes around each space are looked at.
+fn has_comment_or_pair(b: &[u8]) -> bool {
+    let mut from = 0;
+    while let Some(offset) = b[from..].iter().position(|&c| c == b' ') {
+        let space = from + offset;
+        if (space > 0 && b[space - 1] == b':') || b.get(space + 1) == Some(&b'#') {
+            return true;
+        }
+        from = space + 1;
+    }
+    false
+}
+
+/// `0` or `-?[1-9][0-9]{0,17}` (always fits an i64).
+fn small_int(s: &str) -> Option<Value> {
+    if s == "0" {
+        return Some(Value::from(0u64));
+    }
+    let (negative, digits) = match s.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, s),
+    };
+    let d = digits.as_bytes();
+    if d.is_empty() || d.len() > 18 || d[0] == b'0' || !d.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let n: u64 = digits.parse().ok()?;
+    if negative {
+        let n = i64::try_from(n).ok()?;
+        Some(Value::from(-n))
+    } else {
+        Some(Value::from(n))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn saphyr(doc: &str) -> Option<Value> {
+        serde_saphyr::from_str::<Value>(doc).ok()
+    }
+
+    /// Wherever the fast reader answers, it answers exactly what serde-saphyr does, and its
+    /// compact reading agrees with it ([`compact_agrees`]).
+    fn agrees(doc: &str) -> bool {
+        match parse(doc) {
+            None => {
+                assert!(
+                    parse_compact(doc).is_none(),
+                    "only compact reading answers {doc:?}"
+                );
+                false
+            }
+            Some(v) => {
+                assert_eq!(
+                    Some(&v),
+                    saphyr(doc).as_ref(),
+                    "fast reader differs on {doc:?}"
+                );
+                compact_agrees(doc, &v);
+                true
+            }
+        }
+    }
+
+    /// The `openAPIV3Schema` value of a slot.
+    fn slot_value(v: &mut Value, slot: SchemaSlot) -> Option<&mut Value> {
+        let spec = v.get_mut("spec")?;
+        let holder = match slot {
+            SchemaSlot::Version(i) => spec.get_mut("versions")?.get_mut(i)?.get_mut("schema")?,
+            SchemaSlot::Validation => spec.get_mut("validation")?,
+        };
+        holder.get_mut("openAPIV3Schema")
+    }
+
+    /// Compact reading gives the same document with the schemas it read set to `null`, and
+    /// each schema is what [`SchemaNode::from_value`] reads from the whole value. Returns how
+    /// many schemas it read.
+    fn compact_agrees(doc: &str, whole: &Value) -> usize {
+        let (value, read) = parse_compact(doc).expect("compact reading answers too");
+        let mut expected = whole.clone();
+        for (slot, node) in &read {
+            let schema = slot_value(&mut expected, *slot).expect("a read schema has a slot");
+            assert_eq!(
+                &SchemaNode::from_value(schema),
+                node,
+                "schema at {slot:?} differs on {doc:?}"
+            );
+            *schema = Value::Null;
+        }
+        assert_eq!(value, expected, "compact reading differs on {doc:?}");
+        read.len()
+    }
+
+    #[test]
+    fn compact_reading_reads_crd_schemas_as_from_value_does() {
+        let crd = |schema: &str| {
+            format!(
+                "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: a.b\nspec:\n  versions:\n  - name: v1\n    schema:\n      openAPIV3Schema:\n{schema}  - name: v2\n    served: true\n"
+            )
+        };
+        let indent = |body: &str| {
+            body.lines()
+                .map(|l| format!("        {l}\n"))
+                .collect::<String>()
+        };
+        let cases = [
+            "type: object\nproperties:\n  b:\n    type: string\n  a:\n    type: array\n    items:\n      type: integer\n",
+            "type: object\nproperties:\n  spec:\n    properties: {}\n",
+            "type: object\nproperties:\n  s:\n    type: object\n    additionalProperties:\n      $ref: x\n",
+            "type: object\nproperties:\n  s: {}\n",
+            "type: object\nproperties:\n  s: scalar\n",
+            "type: object\nproperties:\n  s:\n  - a\n",
+            "type: object\nproperties: {}\nitems: []\nadditionalProperties: true\n",
+            "type: array\nitems:\n- type: string\n",
+            "type: array\nitems: {}\n",
+            "x-kubernetes-preserve-unknown-fields: true\ndescription: |-\n  long\n  text\n",
+            "x-kubernetes-int-or-string: \"true\"\n",
+            "type: 3\nx-kubernetes-int-or-string: true\n",
+            "type: object\nrequired:\n- a\nproperties:\n  a:\n    type: string\n    enum:\n    - red\n    - blue\n",
+            "type: object\nproperties:\n  z:\n    type: string\n  a:\n    nope: 1\n",
+        ];
+        for body in cases {
+            let doc = crd(&indent(body));
+            let whole = parse(&doc);
+            assert!(whole.is_some(), "answers {doc}");
+            let whole = whole.unwrap();
+            assert_eq!(compact_agrees(&doc, &whole), 1, "{doc}");
+        }
+        // Duplicate keys in a schema are left to serde-saphyr, as elsewhere.
+        for body in [
+            "type: object\ntype: object\n",
+            "type: object\nproperties:\n  a:\n    type: string\n  a:\n    type: string\n",
+        ] {
+            let doc = crd(&indent(body));
+            assert!(
+                parse(&doc).is_none() && parse_compact(&doc).is_none(),
+                "{doc}"
+            );
+        }
+        // Not a CRD, or `kind` after `spec`: nothing is read.
+        let doc = crd(&indent("type: object\n")).replace("CustomResourceDefinition", "Other");
+        assert_eq!(compact_agrees(&doc, &parse(&doc).unwrap()), 0);
+    }
+
+    #[test]
+    fn reads_block_yaml_like_serde_saphyr() {
+        let doc = "\
+# comment
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: x
+  labels:
+    a.b/c: \"true\"
+    d: 'it''s'
+    e: \"\"
+  annotations: {}
+data:
+  num: 12
+  neg: -7
+  zero: 0
+  t: true
+  f: False
+  nul: null
+  tilde: ~
+  empty:
+  cpu: 100m
+  mem: 1Gi
+  list:
+  - a
+  - 1
+  -
+  - - x
+  nested:
+    - name: a
+      args:
+      - --namespace=${NS:=}
+      - --v=2
+      value: 3
+    - name: b
+  text: |
+    line one
+
+    line three
+  stripped: |-
+    a
+      b
+  after: z
+  emptylist: []
+";
+        // `- - x` is outside the subset.
+        assert!(parse(doc).is_none());
+        let doc = doc.replace("  - - x\n", "");
+        assert!(agrees(&doc));
+    }
+
+    #[test]
+    fn leaves_everything_ambiguous_to_serde_saphyr() {
+        for doc in [
+            "a: yes\n",
+            "a: on\n",
+            "a: 1.5\n",
+            "a: 0x1f\n",
+            "a: 012\n",
+            "a: 1_000\n",
+            "a: .inf\n",
+            "a: .NaN\n",
+            "a: .5\n",
+            "a: nan\n",
+            "a: &x 1\nb: *x\n",
+            "a: !!str 1\n",
+            "a: [1, 2]\n",
+            "a: {b: 1}\n",
+            "a: >\n  folded\n",
+            "a: b: c\n",
+            "a: x # comment\n",
+            "a: 1\na: 2\n",
+            "a:\tb\n",
+            "a: \"esc\\n\"\n",
+            "a: multi\n  line\n",
+            "- a\n",
+            "  a: 1\n",
+            "? a\n: b\n",
+            "y: 1\n",
+            "a: 12345678901234567890\n",
+            "a: |\n\n  x\n",
+            "a: |2\n   x\n",
+        ] {
+            assert!(
+                parse(doc).is_none(),
+                "{doc:?} should be left to serde-saphyr"
+            );
+        }
+    }
+
+    #[test]
+    fn agrees_on_edge_cases_it_answers() {
+        for doc in [
+            "a: 9223372036854775\n",
+            "a: -1\n",
+            "a: b:c\n",
+            "a: x,y\n",
+            "a: a'b\"c\n",
+            "a: 'x # y'\n",
+            "a: \"p: q\"\n",
+            "\"quoted key\": 1\n",
+            "a:\n- b\n- c\nd: e\n",
+            "a:\n  - b: 1\n    c:\n      d: 2\n  - e\n",
+            "a: |\n  x\n\n\nb: 1\n",
+            "a: |-\n  x\n  # not a comment\n",
+            "a:\n  b: |\n    deep\n   # comment\nc: 1\n",
+            "a: 3.0.1a\n",
+            "a: 10s\n",
+            "a: .spec.replicas\n",
+            "a: café\n",
+            "- x\n",
+        ] {
+            let _ = agrees(doc);
+        }
+        assert!(agrees("a: |\n  x\n\n\nb: 1\n"));
+        assert!(agrees("a:\n  - b: 1\n    c:\n      d: 2\n  - e\n"));
+    }
+
+    #[test]
+    fn fixture_documents_agree_with_serde_saphyr() {
+        // The fixtures are the workspace root's.
+        let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+        let mut dirs = vec![root.join("fixtures")];
+        dirs.extend(crate::shared_data::shared_or_skip(
+            "corpus",
+            "fixture_documents_agree_with_serde_saphyr (real-provider corpus part)",
+        ));
+        let mut answered = 0;
+        let mut total = 0;
+        let mut read_schemas = 0;
+        while let Some(dir) = dirs.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                    continue;
+                }
+                if !matches!(p.extension().and_then(|x| x.to_str()), Some("yaml" | "yml")) {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&p).unwrap();
+                for doc in text.split("\n---\n") {
+                    total += 1;
+                    answered += usize::from(agrees(doc));
+                    if let Some(v) = parse(doc) {
+                        read_schemas += compact_agrees(doc, &v);
+                    }
+                }
+            }
+        }
+        println!(
+            "fast reader answered {answered} of {total} documents, read {read_schemas} schemas compactly"
+        );
+        assert!(answered > 0);
+        assert!(read_schemas > 0);
+    }
+}

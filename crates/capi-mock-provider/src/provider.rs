@@ -1,0 +1,202 @@
+//! Running the mock: one kube-runtime `Controller` per kind with a reconciler, each also
+//! triggered by the core objects (Cluster, Machine, MachinePool) its gates read.
+
+use super::core::CoreKind;
+use super::infra::SimulatedInfra;
+use super::kinds::{
+    MOCK_CLUSTER, MOCK_CONFIG, MOCK_CONTROL_PLANE, MOCK_MACHINE, MOCK_MACHINE_POOL, MockKind,
+};
+use super::object::{self, CLUSTER_NAME_LABEL, WATCH_FILTER_LABEL};
+use super::options::MockOptions;
+use super::reconcile::{self, Ctx, ReconcileError};
+use capi_contract::contract::Contract;
+use futures::StreamExt;
+use kube::api::Api;
+use kube::core::DynamicObject;
+use kube::runtime::controller::{Action, Config as ControllerConfig, Controller};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
+use kube::{Client, ResourceExt};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+/// The built-in mock provider.
+pub struct MockProvider;
+
+/// A running mock provider.
+pub struct MockHandle {
+    stop: watch::Sender<bool>,
+    tasks: Vec<JoinHandle<()>>,
+    infra: SimulatedInfra,
+}
+
+impl MockHandle {
+    /// Stops every controller and waits for them to finish.
+    /// Stops the controllers: graceful for up to 5 s each, then aborted (a controller whose
+    /// watch keeps failing, e.g. under a persistent server fault, never ends gracefully).
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        for mut task in self.tasks {
+            if tokio::time::timeout(std::time::Duration::from_secs(5), &mut task)
+                .await
+                .is_err()
+            {
+                task.abort();
+            }
+        }
+    }
+
+    /// The simulated infrastructure (for tests: live instance count).
+    pub fn infra(&self) -> &SimulatedInfra {
+        &self.infra
+    }
+}
+
+type ReconcileFn = fn(
+    Arc<DynamicObject>,
+    Arc<Ctx>,
+) -> Pin<Box<dyn Future<Output = Result<Action, ReconcileError>> + Send>>;
+
+impl MockProvider {
+    /// Starts the controllers as tasks on the current runtime.
+    pub fn start(client: Client, opts: MockOptions) -> MockHandle {
+        let infra = SimulatedInfra::new(opts.provision_delay);
+        let ctx = Arc::new(Ctx {
+            client: client.clone(),
+            opts,
+            infra: infra.clone(),
+        });
+        let (stop, stopped) = watch::channel(false);
+        let controllers: [(MockKind, &[CoreKind], ReconcileFn); 5] = [
+            (MOCK_CLUSTER, &[CoreKind::Cluster], |o, c| {
+                Box::pin(reconcile::infra_cluster::reconcile(o, c))
+            }),
+            (
+                MOCK_MACHINE,
+                &[CoreKind::Cluster, CoreKind::Machine],
+                |o, c| Box::pin(reconcile::infra_machine::reconcile(o, c)),
+            ),
+            (
+                MOCK_MACHINE_POOL,
+                &[CoreKind::Cluster, CoreKind::MachinePool],
+                |o, c| Box::pin(reconcile::infra_machine_pool::reconcile(o, c)),
+            ),
+            (
+                MOCK_CONFIG,
+                &[CoreKind::Cluster, CoreKind::Machine, CoreKind::MachinePool],
+                |o, c| Box::pin(reconcile::bootstrap_config::reconcile(o, c)),
+            ),
+            (MOCK_CONTROL_PLANE, &[CoreKind::Cluster], |o, c| {
+                Box::pin(reconcile::control_plane::reconcile(o, c))
+            }),
+        ];
+        let tasks = controllers
+            .into_iter()
+            .map(|(kind, triggers, f)| {
+                let fut = run_controller(
+                    client.clone(),
+                    ctx.clone(),
+                    kind,
+                    triggers,
+                    f,
+                    stopped.clone(),
+                );
+                tokio::spawn(fut)
+            })
+            .collect();
+        MockHandle { stop, tasks, infra }
+    }
+}
+
+fn api_for(client: &Client, ns: Option<&str>, ar: &kube::core::ApiResource) -> Api<DynamicObject> {
+    match ns {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, ar),
+        None => Api::all_with(client.clone(), ar),
+    }
+}
+
+async fn run_controller(
+    client: Client,
+    ctx: Arc<Ctx>,
+    kind: MockKind,
+    triggers: &'static [CoreKind],
+    reconcile_fn: ReconcileFn,
+    mut stopped: watch::Receiver<bool>,
+) {
+    let ns = ctx
+        .opts
+        .watch_namespace
+        .as_deref()
+        .filter(|n| !n.is_empty());
+    let ar = kind.api_resource(Contract::V1Beta2);
+    let mut wc = watcher::Config::default().any_semantic();
+    if let Some(filter) = ctx.opts.watch_filter.as_deref().filter(|f| !f.is_empty()) {
+        wc = wc.labels(&format!("{WATCH_FILTER_LABEL}={filter}"));
+    }
+    let mut controller = Controller::new_with(api_for(&client, ns, &ar), wc, ar.clone())
+        .with_config(ControllerConfig::default().debounce(Duration::ZERO));
+    let store = controller.store();
+    for trigger in triggers {
+        let trigger = *trigger;
+        let core_ar = trigger.api_resource();
+        let store = store.clone();
+        let ar = ar.clone();
+        controller = controller.watches_with(
+            api_for(&client, ns, &core_ar),
+            core_ar,
+            watcher::Config::default().any_semantic(),
+            move |core_obj| affected(&store, &ar, trigger, &core_obj),
+        );
+    }
+    let shutdown = async move {
+        let _ = stopped.wait_for(|s| *s).await;
+    };
+    controller
+        .graceful_shutdown_on(shutdown)
+        .run(reconcile_fn, error_policy, ctx)
+        .for_each(|result| async move {
+            if let Err(e) = result {
+                tracing::debug!(error = %e, "mock reconcile failed");
+            }
+        })
+        .await;
+}
+
+fn error_policy(_obj: Arc<DynamicObject>, err: &ReconcileError, _ctx: Arc<Ctx>) -> Action {
+    tracing::debug!(error = %err, "mock reconcile will be retried");
+    Action::requeue(Duration::from_millis(200))
+}
+
+/// The mock objects a change of `core_obj` may unblock.
+fn affected(
+    store: &Store<DynamicObject>,
+    ar: &kube::core::ApiResource,
+    trigger: CoreKind,
+    core_obj: &DynamicObject,
+) -> Vec<ObjectRef<DynamicObject>> {
+    let ns = core_obj.namespace();
+    let name = core_obj.name_any();
+    let uid = core_obj.uid();
+    store
+        .state()
+        .into_iter()
+        .filter(|o| o.namespace() == ns)
+        .filter(|o| match trigger {
+            CoreKind::Cluster => {
+                object::label(o, CLUSTER_NAME_LABEL) == Some(name.as_str())
+                    || o.owner_references()
+                        .iter()
+                        .any(|r| Some(&r.uid) == uid.as_ref())
+            }
+            CoreKind::Machine | CoreKind::MachinePool => o
+                .owner_references()
+                .iter()
+                .any(|r| Some(&r.uid) == uid.as_ref()),
+        })
+        .map(|o| ObjectRef::from_obj_with(o.as_ref(), ar.clone()))
+        .collect()
+}

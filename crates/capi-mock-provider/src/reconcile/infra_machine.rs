@@ -1,0 +1,168 @@
+//! InfraMachine (MockMachine): owner gate (Machine controller) → cluster lookup → pause →
+//! finalizer → cluster infrastructure gate → bootstrap data gate → provision → providerID →
+//! provisioned + addresses + failure domain + Ready; deletion releases (gates never block it).
+
+use super::{Ctx, Gates, Result, Subject, common_gates};
+use crate::conditions::Wanted;
+use crate::core::{self, CoreKind};
+use crate::kinds::MOCK_MACHINE;
+use crate::object::{self, POOL_NAME_LABEL, is_deleting};
+use capi_contract::contract::Contract;
+use kube::core::DynamicObject;
+use kube::runtime::controller::Action;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// Reconciles one MockMachine.
+pub async fn reconcile(obj: Arc<DynamicObject>, ctx: Arc<Ctx>) -> Result<Action> {
+    let s = Subject::new(obj, MOCK_MACHINE, &ctx)?;
+    let deleting = is_deleting(&s.obj);
+    if object::label(&s.obj, POOL_NAME_LABEL).is_some() {
+        // A MachinePool Machine: its instance belongs to the pool's reconciler.
+        return Ok(Action::await_change());
+    }
+    let mut cluster = None;
+    if !deleting {
+        match common_gates(&s, &ctx, &[CoreKind::Machine], true).await? {
+            Gates::Stop(action) => return Ok(action),
+            Gates::Go(c) => cluster = c.map(|c| *c),
+        }
+    }
+    if deleting && s.fault("delete") {
+        return Ok(Action::await_change());
+    }
+    if s.fault("finalizer") {
+        return if deleting {
+            Ok(Action::await_change())
+        } else {
+            apply(&s, &ctx, cluster.as_ref()).await
+        };
+    }
+    s.with_finalizer(apply(&s, &ctx, cluster.as_ref()), cleanup(&s, &ctx))
+        .await
+}
+
+async fn apply(s: &Subject, ctx: &Ctx, cluster: Option<&DynamicObject>) -> Result<Action> {
+    let machine = match object::core_owner(&s.obj, "Machine", true) {
+        Some(owner) => core::get(&ctx.client, CoreKind::Machine, &s.namespace, &owner.name).await?,
+        None => None,
+    };
+    let cluster_open = cluster.is_none_or(core::cluster_infrastructure_provisioned);
+    if !cluster_open && !s.fault("cluster-infra-gate") {
+        return waiting(
+            s,
+            "WaitingForClusterInfrastructure",
+            "cluster infrastructure is not provisioned yet",
+        )
+        .await;
+    }
+    let has_data = machine
+        .as_ref()
+        .and_then(core::machine_data_secret_name)
+        .is_some();
+    if !has_data && !s.fault("bootstrap-gate") {
+        return waiting(
+            s,
+            "WaitingForBootstrapData",
+            "the Machine has no bootstrap data secret yet",
+        )
+        .await;
+    }
+    if s.is_b1() && super::has_failure(&s.obj) && !s.fault("failure-gate") {
+        return Ok(Action::await_change());
+    }
+    ctx.infra.provision(&s.infra_id()).await;
+    let provider_id = s.provider_id(None);
+    let has_id = object::string_field(&s.latest(), "spec.providerID").is_some();
+    let late_id = s.fault("provider-id-before-provisioned");
+    if !has_id && !late_id && !s.fault("provider-id") {
+        s.patch(json!({ "spec": { "providerID": provider_id } }))
+            .await?;
+    }
+    let status = status(s, ctx, machine.as_ref());
+    s.patch_status_if_changed(status).await?;
+    if !has_id && late_id {
+        tokio::time::sleep(super::observable_gap(ctx)).await;
+        s.patch(json!({ "spec": { "providerID": provider_id } }))
+            .await?;
+    }
+    Ok(Action::await_change())
+}
+
+fn status(s: &Subject, ctx: &Ctx, machine: Option<&DynamicObject>) -> Value {
+    let latest = s.latest();
+    let flip_key = format!("{}sticky", s.infra_id());
+    let path = if s.is_b1() {
+        "status.ready"
+    } else {
+        "status.initialization.provisioned"
+    };
+    let provisioned = if s.fault("provisioned") {
+        false
+    } else if s.fault("provisioned-sticky")
+        && (object::bool_field(&latest, path) || ctx.infra.is_marked(&flip_key))
+    {
+        ctx.infra.mark_once(&flip_key);
+        false
+    } else {
+        true
+    };
+    let mut status = match s.contract {
+        Contract::V1Beta1 => json!({ "ready": provisioned }),
+        Contract::V1Beta2 => json!({ "initialization": { "provisioned": provisioned } }),
+    };
+    if !s.fault("addresses") {
+        status["addresses"] = json!([
+            { "type": "InternalIP", "address": internal_ip(s) },
+            { "type": "Hostname", "address": s.name },
+        ]);
+    }
+    let wanted_fd = machine.and_then(|m| object::string_field(m, "spec.failureDomain"));
+    if let (Contract::V1Beta2, Some(fd)) = (s.contract, wanted_fd) {
+        let placed = if s.fault("failure-domain-placement") {
+            format!("{fd}-elsewhere")
+        } else {
+            fd.to_string()
+        };
+        status["failureDomain"] = json!(placed);
+    }
+    if !s.fault("ready-condition") {
+        let (reason, msg) = if provisioned {
+            ("Provisioned", "")
+        } else {
+            ("Provisioning", "instance is not provisioned")
+        };
+        status["conditions"] =
+            Value::Array(s.conditions(&[Wanted::new("Ready", provisioned, reason, msg)], &[]));
+    }
+    status
+}
+
+/// A private address derived from the object's uid (stable across reconciles).
+fn internal_ip(s: &Subject) -> String {
+    let uid = s.obj.metadata.uid.clone().unwrap_or_default();
+    let h = uid
+        .bytes()
+        .fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
+    format!(
+        "10.{}.{}.{}",
+        (h >> 16) & 0xff,
+        (h >> 8) & 0xff,
+        (h & 0xfe).max(2)
+    )
+}
+
+async fn waiting(s: &Subject, reason: &str, message: &str) -> Result<Action> {
+    if !s.fault("ready-condition") {
+        let conds = s.conditions(&[Wanted::new("Ready", false, reason, message)], &[]);
+        s.patch_status_if_changed(json!({ "conditions": conds }))
+            .await?;
+    }
+    Ok(Action::await_change())
+}
+
+async fn cleanup(s: &Subject, ctx: &Ctx) -> Result<Action> {
+    super::drop_ready_on_delete(s, ctx).await?;
+    ctx.infra.release(&s.infra_id());
+    Ok(Action::await_change())
+}

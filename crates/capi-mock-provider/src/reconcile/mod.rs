@@ -1,0 +1,352 @@
+//! Reconcilers, one file per role, sharing the contract's common steps: owner gate, cluster
+//! lookup, pause (with the v1beta2 Paused condition) and finalizer handling.
+
+pub mod bootstrap_config;
+pub mod control_plane;
+pub mod infra_cluster;
+pub mod infra_machine;
+pub mod infra_machine_pool;
+pub mod secrets;
+
+use super::conditions::{self, Wanted};
+use super::core::{self, CoreKind};
+use super::faults::FaultSet;
+use super::infra::SimulatedInfra;
+use super::kinds::MockKind;
+use super::object::{self, CLUSTER_NAME_LABEL, FIELD_MANAGER, PAUSED_ANNOTATION};
+use super::options::MockOptions;
+use capi_contract::contract::{Contract, Role};
+use kube::api::{Api, Patch, PatchParams};
+use kube::core::DynamicObject;
+use kube::runtime::controller::Action;
+use kube::runtime::finalizer;
+use kube::{Client, ResourceExt};
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Shared state of all reconcilers.
+pub struct Ctx {
+    pub client: Client,
+    pub opts: MockOptions,
+    pub infra: SimulatedInfra,
+}
+
+/// Why a reconcile failed (retried by the controller's error policy).
+#[derive(Debug, thiserror::Error)]
+pub enum ReconcileError {
+    #[error("API request failed: {0}")]
+    Kube(#[from] kube::Error),
+    #[error("finalizer handling failed: {0}")]
+    Finalizer(#[source] Box<finalizer::Error<ReconcileError>>),
+    #[error("object has no namespace")]
+    NoNamespace,
+    #[error("could not build an object: {0}")]
+    Invalid(String),
+}
+
+pub type Result<T, E = ReconcileError> = std::result::Result<T, E>;
+
+/// How long to wait before looking again when waiting on something no watch reports.
+pub const RECHECK: Duration = Duration::from_secs(2);
+
+/// The object under reconciliation, with what every step needs.
+pub struct Subject {
+    /// The object as the watch delivered it.
+    pub obj: Arc<DynamicObject>,
+    /// The object as last returned by one of this reconcile's writes.
+    latest: Mutex<Arc<DynamicObject>>,
+    pub kind: MockKind,
+    pub contract: Contract,
+    pub faults: FaultSet,
+    pub api: Api<DynamicObject>,
+    pub namespace: String,
+    pub name: String,
+}
+
+impl Subject {
+    pub fn new(obj: Arc<DynamicObject>, kind: MockKind, ctx: &Ctx) -> Result<Subject> {
+        let namespace = obj.namespace().ok_or(ReconcileError::NoNamespace)?;
+        let contract = object::contract_of(&obj);
+        let api =
+            Api::namespaced_with(ctx.client.clone(), &namespace, &kind.api_resource(contract));
+        Ok(Subject {
+            faults: FaultSet::for_object(&ctx.opts.faults, &obj),
+            name: obj.name_any(),
+            latest: Mutex::new(obj.clone()),
+            obj,
+            kind,
+            contract,
+            api,
+            namespace,
+        })
+    }
+
+    /// Whether the fault breaking `<role prefix>/<rule>` is on.
+    pub fn fault(&self, rule: &str) -> bool {
+        self.faults
+            .has(&format!("{}/{rule}", rule_prefix(self.kind.role)))
+    }
+
+    pub fn is_b1(&self) -> bool {
+        self.contract == Contract::V1Beta1
+    }
+
+    /// The mock's finalizer for this kind, e.g. `infrastructure.mock.capi-conformance.io/mockcluster`.
+    pub fn finalizer(&self) -> String {
+        format!("{}/{}", self.kind.group, self.kind.kind.to_lowercase())
+    }
+
+    /// Stable id of the simulated infrastructure of this object.
+    pub fn infra_id(&self) -> String {
+        format!(
+            "{}/",
+            self.obj
+                .uid()
+                .unwrap_or_else(|| format!("{}/{}", self.namespace, self.name))
+        )
+    }
+
+    /// `mock://<namespace>/<name>/<uid prefix>` (+ `/<index>` for pool instances); ≤ 512 chars.
+    pub fn provider_id(&self, index: Option<usize>) -> String {
+        let uid = self.obj.uid().unwrap_or_default();
+        let prefix: String = uid.chars().take(8).collect();
+        let mut id = format!("mock://{}/{}/{}", self.namespace, self.name, prefix);
+        if let Some(i) = index {
+            id.push_str(&format!("/{i}"));
+        }
+        id.chars().take(512).collect()
+    }
+
+    /// The freshest copy of the object this reconcile has seen.
+    pub fn latest(&self) -> Arc<DynamicObject> {
+        self.latest
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn remember(&self, obj: DynamicObject) -> Arc<DynamicObject> {
+        let obj = Arc::new(obj);
+        *self.latest.lock().unwrap_or_else(|p| p.into_inner()) = obj.clone();
+        obj
+    }
+
+    pub fn params() -> PatchParams {
+        PatchParams {
+            field_manager: Some(FIELD_MANAGER.into()),
+            ..Default::default()
+        }
+    }
+
+    /// Merge-patches `status` through the status subresource at the object's contract version,
+    /// on the condition that the object is still the one it was computed from.
+    pub async fn patch_status(&self, status: Value) -> Result<Arc<DynamicObject>> {
+        let body = self.on_latest(json!({ "status": status }));
+        let obj = self
+            .api
+            .patch_status(&self.name, &Self::params(), &Patch::Merge(&body))
+            .await?;
+        Ok(self.remember(obj))
+    }
+
+    /// `body` with the resourceVersion of the freshest copy this reconcile has seen, so the
+    /// server refuses the write (409 Conflict, retried after a fresh read) when the object
+    /// changed meanwhile: the mock never writes what it worked out from a stale cache, e.g.
+    /// status from a copy that does not show the paused annotation yet.
+    fn on_latest(&self, mut body: Value) -> Value {
+        if let (Some(rv), Some(o)) = (
+            self.latest().metadata.resource_version.clone(),
+            body.as_object_mut(),
+        ) {
+            let meta = o.entry("metadata").or_insert_with(|| json!({}));
+            if let Some(m) = meta.as_object_mut() {
+                m.insert("resourceVersion".into(), Value::String(rv));
+            }
+        }
+        body
+    }
+
+    /// [`Self::patch_status`] unless the current status already holds every value of `status`.
+    pub async fn patch_status_if_changed(&self, status: Value) -> Result<Arc<DynamicObject>> {
+        let latest = self.latest();
+        let current = latest.data.get("status").cloned().unwrap_or(Value::Null);
+        if contains(&current, &status) {
+            return Ok(latest);
+        }
+        self.patch_status(status).await
+    }
+
+    /// Merge-patches the main resource (spec, metadata) at the object's contract version, on the
+    /// condition that the object is still the one it was computed from.
+    pub async fn patch(&self, body: Value) -> Result<Arc<DynamicObject>> {
+        let body = self.on_latest(body);
+        let obj = self
+            .api
+            .patch(&self.name, &Self::params(), &Patch::Merge(&body))
+            .await?;
+        Ok(self.remember(obj))
+    }
+
+    /// Conditions of the current object with `wanted` set, in this contract's shape.
+    pub fn conditions(&self, wanted: &[Wanted<'_>], removed: &[&str]) -> Vec<Value> {
+        let latest = self.latest();
+        conditions::merged(
+            object::field(&latest, "status.conditions"),
+            wanted,
+            removed,
+            self.contract,
+            self.obj.metadata.generation,
+            &conditions::now_rfc3339(),
+        )
+    }
+
+    /// Runs `apply` / `cleanup` through kube-runtime's finalizer helper (adds the finalizer first,
+    /// removes it after a successful cleanup).
+    pub async fn with_finalizer<A, C>(&self, apply: A, cleanup: C) -> Result<Action>
+    where
+        A: Future<Output = Result<Action>>,
+        C: Future<Output = Result<Action>>,
+    {
+        let fin = self.finalizer();
+        finalizer(&self.api, &fin, self.obj.clone(), |event| async move {
+            match event {
+                finalizer::Event::Apply(_) => apply.await,
+                finalizer::Event::Cleanup(_) => cleanup.await,
+            }
+        })
+        .await
+        .map_err(|e| ReconcileError::Finalizer(Box::new(e)))
+    }
+}
+
+/// Whether `have` already holds every value of `want` (objects compared key by key).
+pub fn contains(have: &Value, want: &Value) -> bool {
+    match (have, want) {
+        (Value::Object(h), Value::Object(w)) => w.iter().all(|(k, wv)| {
+            h.get(k).is_some_and(|hv| contains(hv, wv)) || (wv.is_null() && !h.contains_key(k))
+        }),
+        _ => have == want,
+    }
+}
+
+/// v1beta1 terminal failure: `status.failureReason` or `status.failureMessage` set.
+pub fn has_failure(obj: &DynamicObject) -> bool {
+    object::string_field(obj, "status.failureReason").is_some()
+        || object::string_field(obj, "status.failureMessage").is_some()
+}
+
+/// The `status` of condition `type_` on `obj`, if present.
+pub fn condition_status<'a>(obj: &'a DynamicObject, type_: &str) -> Option<&'a str> {
+    object::field(obj, "status.conditions")?
+        .as_array()?
+        .iter()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some(type_))?
+        .get("status")?
+        .as_str()
+}
+
+/// Deletion under the `all/ready-condition-lifecycle` fault: drop the Ready condition first and
+/// keep it dropped long enough to be observed.
+pub async fn drop_ready_on_delete(s: &Subject, ctx: &Ctx) -> Result<()> {
+    if !s.faults.has("all/ready-condition-lifecycle") {
+        return Ok(());
+    }
+    let conds = s.conditions(&[], &["Ready"]);
+    s.patch_status(json!({ "conditions": conds })).await?;
+    tokio::time::sleep(observable_gap(ctx)).await;
+    Ok(())
+}
+
+/// How long faults that reorder writes keep the wrong intermediate state (long enough for a
+/// watch or a poll to see it).
+pub fn observable_gap(ctx: &Ctx) -> Duration {
+    ctx.opts.provision_delay.max(Duration::from_millis(100))
+}
+
+/// The rule-id prefix of a role (`infra-cluster`, `bootstrap`, …).
+pub fn rule_prefix(role: Role) -> &'static str {
+    match role {
+        Role::InfraCluster => "infra-cluster",
+        Role::InfraMachine => "infra-machine",
+        Role::InfraMachinePool => "infra-machinepool",
+        Role::BootstrapConfig => "bootstrap",
+        Role::ControlPlane => "control-plane",
+        _ => "all",
+    }
+}
+
+/// Outcome of the common gates.
+pub enum Gates {
+    /// Stop here with this action.
+    Stop(Action),
+    /// Go on; the owning Cluster when it was found.
+    Go(Option<Box<DynamicObject>>),
+}
+
+/// Owner gate, cluster lookup and pause, in the contract's order.
+pub async fn common_gates(
+    s: &Subject,
+    ctx: &Ctx,
+    owners: &[CoreKind],
+    controller_only: bool,
+) -> Result<Gates> {
+    let owner_ref = owners
+        .iter()
+        .find_map(|k| object::core_owner(&s.obj, k.kind(), controller_only).map(|o| (*k, o)));
+    let owner = owner_ref.map(|(k, _)| k);
+    let owner_ref = owner_ref.map(|(_, o)| o);
+    if owner_ref.is_none() && !s.fault("owner-gate") {
+        return Ok(Gates::Stop(Action::await_change()));
+    }
+    let cluster_name = object::label(&s.obj, CLUSTER_NAME_LABEL)
+        .map(str::to_string)
+        .or_else(|| {
+            owner_ref
+                .filter(|_| owner == Some(CoreKind::Cluster))
+                .map(|o| o.name.clone())
+        });
+    let cluster = match &cluster_name {
+        Some(name) => core::get(&ctx.client, CoreKind::Cluster, &s.namespace, name).await?,
+        None => None,
+    };
+    // The owner-gate fault acts on an object no owner points at: without a cluster-name label
+    // there is no Cluster to look up, so that fault must go on without one. A label naming a
+    // missing Cluster is the cluster-lookup rule's business and stops the mock unless that
+    // rule's own fault is set.
+    let unowned_without_label = s.fault("owner-gate") && cluster_name.is_none();
+    if cluster.is_none() && !s.fault("cluster-lookup") && !unowned_without_label {
+        return Ok(Gates::Stop(Action::requeue(RECHECK)));
+    }
+    let paused = cluster.as_ref().is_some_and(core::cluster_paused)
+        || object::annotation(&s.obj, PAUSED_ANNOTATION).is_some();
+    sync_paused_condition(s, paused).await?;
+    if paused && !s.faults.has("all/pause") && !s.fault("pause") {
+        return Ok(Gates::Stop(Action::await_change()));
+    }
+    Ok(Gates::Go(cluster.map(Box::new)))
+}
+
+/// Contract v1beta2: `Paused` True/Paused while paused, False/NotPaused otherwise; written only
+/// when it changes.
+async fn sync_paused_condition(s: &Subject, paused: bool) -> Result<()> {
+    if s.is_b1() || s.faults.has("all/paused-condition") {
+        return Ok(());
+    }
+    let status = if paused { "True" } else { "False" };
+    let current = object::field(&s.obj, "status.conditions")
+        .and_then(Value::as_array)
+        .and_then(|cs| {
+            cs.iter()
+                .find(|c| c.get("type").and_then(Value::as_str) == Some("Paused"))
+        })
+        .and_then(|c| c.get("status"))
+        .and_then(Value::as_str);
+    if current == Some(status) {
+        return Ok(());
+    }
+    let reason = if paused { "Paused" } else { "NotPaused" };
+    let conds = s.conditions(&[Wanted::new("Paused", paused, reason, "")], &[]);
+    s.patch_status(json!({ "conditions": conds })).await?;
+    Ok(())
+}

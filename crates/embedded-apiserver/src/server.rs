@@ -1,0 +1,392 @@
+//! `EmbeddedServer`: the shared state, the router, the in-process client and the TCP listener.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+use super::controllers;
+use super::faults::Faults;
+use super::meta;
+use super::ops::{self, Target, UpdateKind, WriteOpts};
+use super::store::Store;
+
+/// Options of an embedded server.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// Events retained for watch replay.
+    pub history: usize,
+    /// Interval of periodic watch bookmarks (when a client allows them).
+    pub bookmark_interval: Duration,
+    /// Run the garbage collector.
+    pub garbage_collector: bool,
+    /// Run the namespace deletion controller.
+    pub namespace_controller: bool,
+    /// Run the ClusterRole aggregation controller.
+    pub aggregation_controller: bool,
+    /// Allow `listen` on non-loopback addresses.
+    pub allow_remote: bool,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        Self {
+            history: 10_000,
+            bookmark_interval: Duration::from_secs(60),
+            garbage_collector: true,
+            namespace_controller: true,
+            aggregation_controller: true,
+            allow_remote: false,
+        }
+    }
+}
+
+pub(crate) struct Inner {
+    pub store: Mutex<Store>,
+    pub tokens: super::access::TokenRegistry,
+    pub faults: Faults,
+    pub opts: ServerOptions,
+    pub webhooks: super::webhook::Webhooks,
+}
+
+/// The embedded Kubernetes API server. Cheap to clone.
+#[derive(Clone)]
+pub struct EmbeddedServer {
+    pub(crate) inner: Arc<Inner>,
+}
+
+/// Namespaces every cluster starts with.
+pub const SEED_NAMESPACES: &[&str] = &["default", "kube-system", "kube-public", "kube-node-lease"];
+
+impl EmbeddedServer {
+    /// A new server with the seed namespaces; spawns its controllers on the current tokio runtime
+    /// (when there is one).
+    pub fn new(opts: ServerOptions) -> Self {
+        let mut store = Store::new(opts.history);
+        if let Some(rt) = store.registry.get("", "namespaces") {
+            for ns in SEED_NAMESPACES {
+                let t = Target {
+                    rt: rt.clone(),
+                    version: "v1".into(),
+                    namespace: String::new(),
+                    name: String::new(),
+                    subresource: None,
+                };
+                let _ = ops::create(
+                    &mut store,
+                    &t,
+                    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}),
+                    &WriteOpts::default(),
+                );
+            }
+        }
+        let server = Self {
+            inner: Arc::new(Inner {
+                store: Mutex::new(store),
+                tokens: super::access::TokenRegistry::default(),
+                faults: Faults::default(),
+                opts,
+                webhooks: super::webhook::Webhooks::default(),
+            }),
+        };
+        if tokio::runtime::Handle::try_current().is_ok() {
+            controllers::spawn_all(&server);
+        }
+        server
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Store> {
+        match self.inner.store.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    pub fn options(&self) -> &ServerOptions {
+        &self.inner.opts
+    }
+
+    /// ServiceAccount tokens issued by the TokenRequest subresource.
+    pub fn tokens(&self) -> &super::access::TokenRegistry {
+        &self.inner.tokens
+    }
+
+    /// The ServiceAccount a token from the TokenRequest subresource authenticates as.
+    pub fn authenticate_token(&self, token: &str) -> Option<super::rbac::UserInfo> {
+        let store = self.lock();
+        self.inner.tokens.authenticate(&store, token)
+    }
+
+    pub fn faults(&self) -> &Faults {
+        &self.inner.faults
+    }
+
+    /// Forgets the watch history (the next resume from an older RV gets 410 Expired).
+    pub fn compact_history(&self) {
+        self.lock().compact();
+    }
+
+    /// The current global resourceVersion.
+    pub fn resource_version(&self) -> u64 {
+        self.lock().rv
+    }
+
+    /// Live event subscribers (open watch streams plus the controllers).
+    pub fn subscribers(&self) -> usize {
+        self.lock().subscribers()
+    }
+
+    /// Number of stored objects.
+    pub fn object_count(&self) -> usize {
+        self.lock().objects.len()
+    }
+
+    /// The HTTP router (no authentication).
+    pub fn router(&self) -> axum::Router {
+        super::http::router(self.clone())
+    }
+
+    /// A kube client talking to the router in-process (no socket), default namespace
+    /// `default`. It sends each request once: wrap [`Self::router`] in a retrying layer for
+    /// clients that must ride out injected faults.
+    pub fn client(&self) -> kube::Client {
+        kube::Client::new(self.router(), "default")
+    }
+
+    /// Serves on a TCP address with a generated bearer token.
+    pub async fn listen(&self, addr: SocketAddr) -> anyhow::Result<Listener> {
+        if !addr.ip().is_loopback() && !self.inner.opts.allow_remote {
+            anyhow::bail!(
+                "refusing to listen on non-loopback address {addr} (pass --allow-remote to allow it)"
+            );
+        }
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("binding {addr}"))?;
+        let local = listener.local_addr()?;
+        let tls = super::tls::generate(local.ip())?;
+        let token = uuid::Uuid::new_v4().simple().to_string();
+        let app = super::http::authenticated_router(self.clone(), token.clone());
+        let (tx, rx) = oneshot::channel::<()>();
+        let acceptor = tls.acceptor.clone();
+        let handle = tokio::spawn(serve_tls(listener, acceptor, app, rx));
+        let host = if local.ip().is_unspecified() {
+            "127.0.0.1".to_string()
+        } else if local.is_ipv6() {
+            format!("[{}]", local.ip())
+        } else {
+            local.ip().to_string()
+        };
+        Ok(Listener {
+            url: format!("https://{host}:{}", local.port()),
+            token,
+            addr: local,
+            ca_pem: tls.ca_pem,
+            ca_der: tls.ca_der,
+            shutdown: Some(tx),
+            handle: Some(handle),
+        })
+    }
+
+    /// Creates or updates each document (CRDs first); waits until CRDs are Established.
+    pub async fn apply_documents(&self, docs: Vec<Value>) -> anyhow::Result<()> {
+        let (crds, rest): (Vec<Value>, Vec<Value>) = docs
+            .into_iter()
+            .filter(|d| d.is_object())
+            .partition(|d| meta::str_at(d, "/kind") == "CustomResourceDefinition");
+        for d in &crds {
+            self.apply_one(d.clone())?;
+        }
+        for d in &crds {
+            self.wait_established(meta::name(d), Duration::from_secs(30))
+                .await?;
+        }
+        for d in rest {
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+            loop {
+                match self.apply_one(d.clone()) {
+                    Ok(()) => break,
+                    Err(e)
+                        if tokio::time::Instant::now() < deadline
+                            && e.to_string().contains("no resource") =>
+                    {
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_one(&self, doc: Value) -> anyhow::Result<()> {
+        let api_version = meta::str_at(&doc, "/apiVersion").to_string();
+        let kind = meta::str_at(&doc, "/kind").to_string();
+        let (group, version) = match api_version.split_once('/') {
+            Some((g, v)) => (g.to_string(), v.to_string()),
+            None => (String::new(), api_version.clone()),
+        };
+        let mut store = self.lock();
+        let rt = store
+            .registry
+            .by_kind(&group, &version, &kind)
+            .with_context(|| format!("no resource for {api_version} {kind}"))?;
+        let mut namespace = meta::namespace(&doc).to_string();
+        if rt.namespaced && namespace.is_empty() {
+            namespace = "default".into();
+        }
+        let t = Target {
+            rt,
+            version,
+            namespace,
+            name: meta::name(&doc).to_string(),
+            subresource: None,
+        };
+        let opts = WriteOpts::default();
+        match ops::create(&mut store, &t, doc.clone(), &opts) {
+            Ok(_) => Ok(()),
+            Err(e) if e.code == 409 => {
+                let current = ops::get(&store, &t).map_err(|e| anyhow::anyhow!(e.message))?;
+                let mut doc = doc;
+                meta::set_meta(
+                    &mut doc,
+                    "resourceVersion",
+                    json!(meta::resource_version(&current)),
+                );
+                ops::update(&mut store, &t, doc, UpdateKind::Put, &opts)
+                    .map(|_| ())
+                    .map_err(|e| anyhow::anyhow!("{kind} {}: {}", t.name, e.message))
+            }
+            Err(e) => Err(anyhow::anyhow!("{kind} {}: {}", t.name, e.message)),
+        }
+    }
+
+    /// Waits until the named CRD is Established and its kind is served.
+    pub async fn wait_established(&self, name: &str, timeout: Duration) -> anyhow::Result<()> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            {
+                let store = self.lock();
+                let key = (
+                    "apiextensions.k8s.io".to_string(),
+                    "customresourcedefinitions".to_string(),
+                    String::new(),
+                    name.to_string(),
+                );
+                if let Some(crd) = store.objects.get(&key)
+                    && super::crd::condition_true(crd, "Established")
+                {
+                    let (g, p) = (
+                        meta::str_at(crd, "/spec/group"),
+                        meta::str_at(crd, "/spec/names/plural"),
+                    );
+                    if store.registry.get(g, p).is_some() {
+                        return Ok(());
+                    }
+                }
+            }
+            if tokio::time::Instant::now() >= deadline {
+                anyhow::bail!("CRD {name} not established within {timeout:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+/// Accepts TLS connections until `stop` fires, then drops every open connection.
+async fn serve_tls(
+    listener: tokio::net::TcpListener,
+    acceptor: tokio_rustls::TlsAcceptor,
+    app: axum::Router,
+    mut stop: oneshot::Receiver<()>,
+) {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    use hyper_util::server::conn::auto;
+    use hyper_util::service::TowerToHyperService;
+
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        tokio::select! {
+            _ = &mut stop => break,
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                let acceptor = acceptor.clone();
+                let app = app.clone();
+                connections.spawn(async move {
+                    let Ok(tls) = acceptor.accept(stream).await else { return };
+                    let service = TowerToHyperService::new(app);
+                    let _ = auto::Builder::new(TokioExecutor::new())
+                        .serve_connection_with_upgrades(TokioIo::new(tls), service)
+                        .await;
+                });
+            }
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+    connections.abort_all();
+}
+
+/// A running TCP listener (https, bearer token).
+pub struct Listener {
+    pub url: String,
+    pub token: String,
+    pub addr: SocketAddr,
+    /// PEM of the CA that signed the serving certificate.
+    pub ca_pem: String,
+    ca_der: Vec<u8>,
+    shutdown: Option<oneshot::Sender<()>>,
+    handle: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Listener {
+    /// A kubeconfig pointing at this listener with its bearer token.
+    pub fn kubeconfig_yaml(&self) -> String {
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: capi-conformance\n  cluster:\n    server: {url}\n    certificate-authority-data: {ca}\ncontexts:\n- name: capi-conformance\n  context:\n    cluster: capi-conformance\n    user: capi-conformance\n    namespace: default\ncurrent-context: capi-conformance\nusers:\n- name: capi-conformance\n  user:\n    token: {token}\n",
+            url = self.url,
+            token = self.token,
+            ca = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &self.ca_pem),
+        )
+    }
+
+    pub fn write_kubeconfig(&self, path: &Path) -> anyhow::Result<()> {
+        std::fs::write(path, self.kubeconfig_yaml())
+            .with_context(|| format!("writing kubeconfig {}", path.display()))
+    }
+
+    /// kube client configuration for this listener (URL, CA, token, namespace `default`).
+    pub fn config(&self) -> anyhow::Result<kube::Config> {
+        let mut config = kube::Config::new(self.url.parse()?);
+        config.auth_info.token = Some(self.token.clone().into());
+        config.root_cert = Some(vec![self.ca_der.clone()]);
+        config.default_namespace = "default".into();
+        Ok(config)
+    }
+
+    /// A kube client for this listener ([`Self::config`]; each request sent once).
+    pub fn client(&self) -> anyhow::Result<kube::Client> {
+        Ok(kube::Client::try_from(self.config()?)?)
+    }
+
+    /// Stops accepting connections and waits for the server task.
+    pub async fn shutdown(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(h) = self.handle.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(5), h).await;
+        }
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}

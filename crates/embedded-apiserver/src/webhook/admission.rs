@@ -1,0 +1,810 @@
+//! Admission webhook dispatch (`webhook/mutating/dispatcher.go`, `webhook/validating/
+//! dispatcher.go`, `webhook/request/admissionreview.go`, `webhook/errors/statuserror.go`):
+//! AdmissionReview v1/v1beta1, response verification, JSONPatch application, reinvocation,
+//! failure policies, dry run and side effects, and kube's error texts and codes.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use bytes::Bytes;
+use serde_json::{Value, json};
+
+use super::client::status_error;
+use super::config::Webhook;
+use super::matching::{self, Conditions, RequestInfo};
+use super::{CallKind, CallOutcome, WebhookCall};
+use crate::error::{ApiError, qualified};
+use crate::rbac::UserInfo;
+use crate::registry::ResourceType;
+use crate::server::EmbeddedServer;
+
+/// The admission attributes of one write, as the write pipeline states them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attributes {
+    /// `CREATE`, `UPDATE` or `DELETE`.
+    pub operation: &'static str,
+    /// The version the client addressed.
+    pub version: String,
+    /// `""`, `status` or `scale`.
+    pub subresource: String,
+    pub name: String,
+    pub namespace: String,
+    pub dry_run: bool,
+    /// `CreateOptions`, `UpdateOptions` or `DeleteOptions` (meta.k8s.io/v1).
+    pub options: Value,
+}
+
+impl Attributes {
+    fn is_scale(&self) -> bool {
+        self.subresource == "scale"
+    }
+
+    /// The request namespace as admission sees it (a Namespace object's own name).
+    pub fn admission_namespace<'a>(&'a self, rt: &ResourceType) -> &'a str {
+        if rt.group.is_empty() && rt.resource == "namespaces" {
+            &self.name
+        } else {
+            &self.namespace
+        }
+    }
+}
+
+/// The request-wide context of a dispatch.
+pub struct Ctx<'a> {
+    pub server: &'a EmbeddedServer,
+    pub rt: Arc<ResourceType>,
+    pub user: UserInfo,
+    /// Namespace labels captured for namespaceSelector (None: the namespace does not exist).
+    pub namespaces: BTreeMap<String, BTreeMap<String, String>>,
+    /// Warnings the webhooks returned (forwarded as `Warning` headers).
+    pub warnings: Mutex<Vec<String>>,
+}
+
+impl Ctx<'_> {
+    fn versions(&self) -> Vec<String> {
+        self.rt.versions.iter().map(|v| v.name.clone()).collect()
+    }
+
+    fn request_info<'b>(
+        &'b self,
+        attrs: &'b Attributes,
+        versions: &'b [String],
+    ) -> RequestInfo<'b> {
+        RequestInfo {
+            group: &self.rt.group,
+            version: &attrs.version,
+            resource: &self.rt.resource,
+            subresource: &attrs.subresource,
+            operation: attrs.operation,
+            namespace: attrs.admission_namespace(&self.rt),
+            versions,
+        }
+    }
+
+    fn namespace_labels(&self, ns: &str) -> Option<BTreeMap<String, String>> {
+        self.namespaces.get(ns).cloned()
+    }
+}
+
+/// Why one webhook call failed.
+enum HookError {
+    /// `ErrCallingWebhook`: subject to failurePolicy.
+    Calling(String),
+    /// Anything else: returned as is.
+    Status(ApiError),
+}
+
+/// The parsed `response` of an AdmissionReview.
+struct HookResponse {
+    allowed: bool,
+    status: Option<Value>,
+    patch: Option<Vec<u8>>,
+    patch_type: Option<String>,
+}
+
+fn calling(name: &str, reason: impl std::fmt::Display) -> HookError {
+    HookError::Calling(format!("failed calling webhook \"{name}\": {reason}"))
+}
+
+/// `ToStatusErr`: the webhook's Status with the code raised to ≥ 400 and the denial message.
+pub fn rejection(name: &str, status: Option<&Value>) -> ApiError {
+    let denied = format!("admission webhook \"{name}\" denied the request");
+    let s = |k: &str| {
+        status
+            .and_then(|v| v.get(k))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let (message, reason) = (s("message"), s("reason"));
+    let text = if !message.is_empty() {
+        format!("{denied}: {message}")
+    } else if !reason.is_empty() {
+        format!("{denied}: {reason}")
+    } else {
+        format!("{denied} without explanation")
+    };
+    let code = status
+        .and_then(|v| v.get("code"))
+        .and_then(Value::as_u64)
+        .and_then(|c| u16::try_from(c).ok())
+        .unwrap_or(0)
+        .max(400);
+    let mut e = ApiError::new(code, "", text);
+    e.reason = std::borrow::Cow::Owned(reason);
+    if let Some(d) = status
+        .and_then(|v| v.get("details"))
+        .filter(|d| !d.is_null())
+    {
+        e.details = Some(Box::new(d.clone()));
+    }
+    e
+}
+
+/// The AdmissionRequest a webhook at `version` receives (`kind`/`resource` at the webhook's
+/// version, `request*` at the client's).
+fn request_json(
+    ctx: &Ctx<'_>,
+    attrs: &Attributes,
+    version: &str,
+    uid: &str,
+    object: &Value,
+    old: &Value,
+) -> Value {
+    let rt = &ctx.rt;
+    let kind_at = |v: &str| {
+        if attrs.is_scale() {
+            json!({"group": "autoscaling", "version": "v1", "kind": "Scale"})
+        } else {
+            json!({"group": rt.group, "version": v, "kind": rt.kind})
+        }
+    };
+    let resource_at = |v: &str| json!({"group": rt.group, "version": v, "resource": rt.resource});
+    let mut user = json!({"username": ctx.user.name, "groups": ctx.user.groups});
+    if ctx.user.groups.is_empty() {
+        user.as_object_mut().map(|m| m.remove("groups"));
+    }
+    let mut r = json!({
+        "uid": uid,
+        "kind": kind_at(version),
+        "resource": resource_at(version),
+        "requestKind": kind_at(&attrs.version),
+        "requestResource": resource_at(&attrs.version),
+        "operation": attrs.operation,
+        "userInfo": user,
+        "object": object,
+        "oldObject": old,
+        "dryRun": attrs.dry_run,
+        "options": attrs.options,
+    });
+    let ns = attrs.admission_namespace(rt);
+    if let Some(m) = r.as_object_mut() {
+        if !attrs.name.is_empty() {
+            m.insert("name".into(), json!(attrs.name));
+        }
+        if !ns.is_empty() {
+            m.insert("namespace".into(), json!(ns));
+        }
+        if !attrs.subresource.is_empty() {
+            m.insert("subResource".into(), json!(attrs.subresource));
+            m.insert("requestSubResource".into(), json!(attrs.subresource));
+        }
+    }
+    r
+}
+
+/// `VerifyAdmissionResponse` plus decoding.
+fn parse_response(
+    body: &[u8],
+    review_av: &str,
+    uid: &str,
+    mutating: bool,
+) -> Result<HookResponse, String> {
+    let v: Value = serde_json::from_slice(body)
+        .map_err(|e| format!("couldn't get version/kind; json parse error: {e}"))?;
+    let v1 = review_av == "admission.k8s.io/v1";
+    let Some(resp) = v.get("response").filter(|r| r.is_object()) else {
+        return Err("received invalid webhook response: webhook response was absent".into());
+    };
+    let invalid = |m: String| format!("received invalid webhook response: {m}");
+    if v1 {
+        let got = resp.get("uid").and_then(Value::as_str).unwrap_or_default();
+        if got != uid {
+            return Err(invalid(format!(
+                "expected response.uid=\"{uid}\", got \"{got}\""
+            )));
+        }
+        let av = v
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let kind = v.get("kind").and_then(Value::as_str).unwrap_or_default();
+        if av != review_av || kind != "AdmissionReview" {
+            return Err(invalid(format!(
+                "expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got {}",
+                super::conversion::gvk_string(av, kind)
+            )));
+        }
+    }
+    let patch_b64 = resp
+        .get("patch")
+        .and_then(Value::as_str)
+        .filter(|p| !p.is_empty());
+    let patch_type = resp
+        .get("patchType")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    if mutating {
+        if v1 {
+            match (&patch_b64, &patch_type) {
+                (Some(_), None) => {
+                    return Err(invalid(
+                        "webhook returned response.patch but not response.patchType".into(),
+                    ));
+                }
+                (None, Some(t)) if !t.is_empty() => {
+                    return Err(invalid(
+                        "webhook returned response.patchType but not response.patch".into(),
+                    ));
+                }
+                (_, Some(t)) if t.is_empty() => {
+                    return Err(invalid(
+                        "webhook returned invalid response.patchType of \"\"".into(),
+                    ));
+                }
+                _ => {}
+            }
+        }
+    } else {
+        if patch_b64.is_some() {
+            return Err(invalid(
+                "validating webhook may not return response.patch".into(),
+            ));
+        }
+        if patch_type.is_some() {
+            return Err(invalid(
+                "validating webhook may not return response.patchType".into(),
+            ));
+        }
+    }
+    let patch = match patch_b64 {
+        Some(p) => Some(
+            base64::engine::general_purpose::STANDARD
+                .decode(p)
+                .map_err(|e| format!("received undecodable patch in webhook response: {e}"))?,
+        ),
+        None => None,
+    };
+    Ok(HookResponse {
+        allowed: resp
+            .get("allowed")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        status: resp.get("status").cloned(),
+        patch,
+        patch_type: if v1 {
+            patch_type
+        } else {
+            Some("JSONPatch".into())
+        },
+    })
+}
+
+fn warnings_of(body: &[u8]) -> Vec<String> {
+    serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| v.pointer("/response/warnings").cloned())
+        .and_then(|w| w.as_array().cloned())
+        .map(|a| {
+            a.into_iter()
+                .filter_map(|w| w.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// One webhook round trip: the review, the reply checks, warnings recorded.
+async fn call_hook(
+    ctx: &Ctx<'_>,
+    w: &Webhook,
+    attrs: &Attributes,
+    version: &str,
+    object: &Value,
+    old: &Value,
+) -> Result<HookResponse, HookError> {
+    let started = Instant::now();
+    let webhooks = ctx.server.webhooks();
+    let url = w.client.url();
+    let observe = |outcome: CallOutcome| {
+        webhooks.observe(WebhookCall {
+            kind: if w.mutating {
+                CallKind::Mutating
+            } else {
+                CallKind::Validating
+            },
+            webhook: w.name.clone(),
+            url: url.clone(),
+            operation: attrs.operation.to_string(),
+            resource: format!(
+                "{}/{}/{}{}",
+                ctx.rt.group,
+                version,
+                ctx.rt.resource,
+                if attrs.subresource.is_empty() {
+                    String::new()
+                } else {
+                    format!("/{}", attrs.subresource)
+                }
+            ),
+            outcome,
+            duration: started.elapsed(),
+        });
+    };
+    let Some(review_version) = w
+        .review_versions
+        .iter()
+        .find(|v| *v == "v1" || *v == "v1beta1")
+    else {
+        let e = "could not create admission objects: webhook does not accept known AdmissionReview versions (v1, v1beta1)";
+        observe(CallOutcome::Failed(e.into()));
+        return Err(calling(&w.name, e));
+    };
+    let review_av = format!("admission.k8s.io/{review_version}");
+    let uid = uuid::Uuid::new_v4().to_string();
+    let review = json!({
+        "apiVersion": review_av,
+        "kind": "AdmissionReview",
+        "request": request_json(ctx, attrs, version, &uid, object, old),
+    });
+    let body = Bytes::from(serde_json::to_vec(&review).unwrap_or_default());
+    let timeout = Duration::from_secs(w.timeout_seconds);
+    let reply = async {
+        let dial = webhooks
+            .resolve(ctx.server, &w.client)
+            .map_err(|e| super::client::post_error(&w.client, timeout, &e))?;
+        webhooks
+            .client
+            .post(&w.client, dial, body, timeout)
+            .await
+            .map_err(|e| e.0)
+    }
+    .await;
+    let reply = match reply {
+        Ok(r) => r,
+        Err(e) => {
+            observe(CallOutcome::Failed(e.clone()));
+            return Err(calling(&w.name, format!("failed to call webhook: {e}")));
+        }
+    };
+    if !(200..300).contains(&reply.status) {
+        let e = status_error(reply.status, &reply.body);
+        observe(CallOutcome::Failed(e.clone()));
+        return Err(calling(&w.name, format!("failed to call webhook: {e}")));
+    }
+    let parsed = match parse_response(&reply.body, &review_av, &uid, w.mutating) {
+        Ok(p) => p,
+        Err(e) => {
+            observe(CallOutcome::Failed(e.clone()));
+            return Err(calling(&w.name, e));
+        }
+    };
+    // Warnings count whether the request is allowed or not.
+    let warnings = warnings_of(&reply.body);
+    if !warnings.is_empty() {
+        let mut all = ctx.warnings.lock().unwrap_or_else(|p| p.into_inner());
+        all.extend(warnings);
+    }
+    observe(if !parsed.allowed {
+        CallOutcome::Denied(
+            parsed
+                .status
+                .as_ref()
+                .and_then(|s| s.get("code"))
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+                .max(400) as u16,
+        )
+    } else if parsed.patch.is_some() {
+        CallOutcome::Patched
+    } else {
+        CallOutcome::Allowed
+    });
+    Ok(parsed)
+}
+
+/// The object (and old object) at `version` for a webhook registered there.
+async fn versioned(
+    ctx: &Ctx<'_>,
+    attrs: &Attributes,
+    obj: &Value,
+    old: &Value,
+    version: &str,
+) -> Result<(Value, Value), ApiError> {
+    if version == attrs.version || attrs.is_scale() || !ctx.rt.custom {
+        return Ok((obj.clone(), old.clone()));
+    }
+    let one = |v: &Value| {
+        let v = v.clone();
+        async move {
+            if v.is_null() {
+                return Ok(Value::Null);
+            }
+            super::conversion::convert(ctx.server, &ctx.rt, vec![v], version, false)
+                .await
+                .map(|mut out| out.pop().unwrap_or(Value::Null))
+                .map_err(ApiError::internal_error)
+        }
+    };
+    Ok((one(obj).await?, one(old).await?))
+}
+
+fn dry_run_check(w: &Webhook, attrs: &Attributes) -> Result<(), HookError> {
+    if !attrs.dry_run {
+        return Ok(());
+    }
+    match w.side_effects.as_deref() {
+        None => Err(calling(&w.name, "Webhook SideEffects is nil")),
+        Some("None" | "NoneOnDryRun") => Ok(()),
+        Some(_) => Err(HookError::Status(ApiError::bad_request(format!(
+            "admission webhook \"{}\" does not support dry run",
+            w.name
+        )))),
+    }
+}
+
+fn forbidden(ctx: &Ctx<'_>, attrs: &Attributes, err: &str) -> ApiError {
+    let res = qualified(&ctx.rt.resource, &ctx.rt.group);
+    let msg = if attrs.name.is_empty() {
+        format!("{res} is forbidden: {err}")
+    } else {
+        format!("{res} \"{}\" is forbidden: {err}", attrs.name)
+    };
+    let mut details = json!({"kind": ctx.rt.resource});
+    if !attrs.name.is_empty() {
+        details["name"] = json!(attrs.name);
+    }
+    if !ctx.rt.group.is_empty() {
+        details["group"] = json!(ctx.rt.group);
+    }
+    ApiError::forbidden(msg).with_details(details)
+}
+
+/// matchConditions for one webhook (request bound without objects).
+fn conditions(
+    ctx: &Ctx<'_>,
+    w: &Webhook,
+    attrs: &Attributes,
+    version: &str,
+    obj: &Value,
+    old: &Value,
+) -> Result<bool, ApiError> {
+    if w.match_conditions.is_empty() {
+        return Ok(true);
+    }
+    let mut request = request_json(ctx, attrs, version, "", &Value::Null, &Value::Null);
+    if let Some(m) = request.as_object_mut() {
+        m.remove("object");
+        m.remove("oldObject");
+    }
+    match matching::eval_conditions(w, obj, old, &request) {
+        Conditions::Call => Ok(true),
+        Conditions::Skip => Ok(false),
+        Conditions::Error(e) => Err(forbidden(ctx, attrs, &e)),
+    }
+}
+
+/// Applies a JSONPatch to the versioned object: `Ok(None)` when the patch is empty.
+fn apply_patch(w: &Webhook, resp: &HookResponse, obj: &Value) -> Result<Option<Value>, HookError> {
+    let Some(bytes) = &resp.patch else {
+        return Ok(None);
+    };
+    let t = resp.patch_type.as_deref().unwrap_or_default();
+    if t != "JSONPatch" {
+        return Err(calling(&w.name, format!("unsupported patch type \"{t}\"")));
+    }
+    let patch: json_patch::Patch = serde_json::from_slice(bytes).map_err(|e| {
+        calling(
+            &w.name,
+            format!("received undecodable patch in webhook response: {e}"),
+        )
+    })?;
+    if patch.0.is_empty() {
+        return Ok(None);
+    }
+    if obj.is_null() {
+        return Err(HookError::Status(ApiError::internal_error(format!(
+            "admission webhook \"{}\" attempted to modify the object, which is not supported for this operation",
+            w.name
+        ))));
+    }
+    let mut out = obj.clone();
+    json_patch::patch(&mut out, &patch)
+        .map_err(|e| HookError::Status(ApiError::internal_error(e.to_string())))?;
+    if !out.is_object() {
+        return Err(HookError::Status(ApiError::internal_error(
+            "Object 'Kind' is missing in patched object",
+        )));
+    }
+    Ok(Some(out))
+}
+
+/// The mutating chain: webhooks in configuration-name order, each patch applied at the
+/// webhook's version and defaulted there, the object converted back to the request version;
+/// one reinvocation round for `IfNeeded` webhooks when a later patch changed the object.
+pub async fn mutate(
+    ctx: &Ctx<'_>,
+    attrs: &Attributes,
+    mut obj: Value,
+    old: &Value,
+    hooks: &[Arc<Webhook>],
+) -> Result<Value, ApiError> {
+    let versions = ctx.versions();
+    let req = ctx.request_info(attrs, &versions);
+    let mut previously_invoked: HashSet<usize> = HashSet::new();
+    let mut reinvoke: HashSet<usize> = HashSet::new();
+    let mut should_reinvoke = false;
+    for round in 0..2 {
+        if round == 1 && !should_reinvoke {
+            break;
+        }
+        // Versioned copies of the current object, by version (dropped on every change).
+        let mut cache: HashMap<String, (Value, Value)> = HashMap::new();
+        for (i, w) in hooks.iter().enumerate() {
+            let ns = |n: &str| ctx.namespace_labels(n);
+            let current = (!obj.is_null()).then_some(&obj);
+            let old_opt = (!old.is_null()).then_some(old);
+            let Some(version) = matching::should_call(w, &req, current, old_opt, &ns)? else {
+                continue;
+            };
+            if round == 1 && !reinvoke.contains(&i) {
+                continue;
+            }
+            let (vobj, vold) = match cache.get(&version) {
+                Some(v) => v.clone(),
+                None => {
+                    let v = versioned(ctx, attrs, &obj, old, &version).await?;
+                    cache.insert(version.clone(), v.clone());
+                    v
+                }
+            };
+            if !conditions(ctx, w, attrs, &version, &vobj, &vold)? {
+                continue;
+            }
+            let result = match dry_run_check(w, attrs) {
+                Ok(()) => call_hook(ctx, w, attrs, &version, &vobj, &vold).await,
+                Err(e) => Err(e),
+            };
+            let mut changed = false;
+            let outcome = match result {
+                Ok(resp) if !resp.allowed => {
+                    Err(HookError::Status(rejection(&w.name, resp.status.as_ref())))
+                }
+                Ok(resp) => match apply_patch(w, &resp, &vobj) {
+                    Ok(None) => Ok(()),
+                    Ok(Some(mut patched)) => {
+                        changed = patched != vobj;
+                        default_at(ctx, &version, &mut patched);
+                        obj = back_to_request_version(ctx, attrs, patched, &version).await?;
+                        cache.clear();
+                        Ok(())
+                    }
+                    Err(e) => Err(e),
+                },
+                Err(e) => Err(e),
+            };
+            if changed {
+                reinvoke.extend(previously_invoked.iter().copied());
+                should_reinvoke = true;
+            }
+            if w.reinvoke_if_needed {
+                previously_invoked.insert(i);
+            }
+            match outcome {
+                Ok(()) => {}
+                Err(HookError::Calling(_)) if w.fail_open => {}
+                Err(HookError::Calling(e)) => return Err(ApiError::internal_error(e)),
+                Err(HookError::Status(e)) => return Err(e),
+            }
+        }
+    }
+    Ok(obj)
+}
+
+/// The CR defaulter at the webhook's version after a patch.
+fn default_at(ctx: &Ctx<'_>, version: &str, obj: &mut Value) {
+    if !ctx.rt.custom {
+        return;
+    }
+    if let Some(schema) = ctx.rt.version(version).and_then(|v| v.schema.as_ref()) {
+        crate::schema::apply_defaults(obj, schema);
+    }
+}
+
+async fn back_to_request_version(
+    ctx: &Ctx<'_>,
+    attrs: &Attributes,
+    obj: Value,
+    version: &str,
+) -> Result<Value, ApiError> {
+    if version == attrs.version || attrs.is_scale() || !ctx.rt.custom {
+        return Ok(obj);
+    }
+    super::conversion::convert(ctx.server, &ctx.rt, vec![obj], &attrs.version, false)
+        .await
+        .map(|mut v| v.pop().unwrap_or(Value::Null))
+        .map_err(ApiError::internal_error)
+}
+
+/// The validating webhooks, called in parallel; the first error (in webhook order) wins.
+pub async fn validate(
+    ctx: &Ctx<'_>,
+    attrs: &Attributes,
+    obj: &Value,
+    old: &Value,
+    hooks: &[Arc<Webhook>],
+) -> Result<(), ApiError> {
+    let versions = ctx.versions();
+    let req = ctx.request_info(attrs, &versions);
+    let mut relevant: Vec<(&Arc<Webhook>, String)> = Vec::new();
+    let mut by_version: HashMap<String, (Value, Value)> = HashMap::new();
+    for w in hooks {
+        let ns = |n: &str| ctx.namespace_labels(n);
+        let current = (!obj.is_null()).then_some(obj);
+        let old_opt = (!old.is_null()).then_some(old);
+        let Some(version) = matching::should_call(w, &req, current, old_opt, &ns)? else {
+            continue;
+        };
+        if !by_version.contains_key(&version) {
+            let v = versioned(ctx, attrs, obj, old, &version).await?;
+            by_version.insert(version.clone(), v);
+        }
+        let (vobj, vold) = &by_version[&version];
+        if !conditions(ctx, w, attrs, &version, vobj, vold)? {
+            continue;
+        }
+        relevant.push((w, version));
+    }
+    if relevant.is_empty() {
+        return Ok(());
+    }
+    let calls = relevant.iter().map(|(w, version)| {
+        let (vobj, vold) = &by_version[version];
+        async move {
+            dry_run_check(w, attrs)?;
+            let resp = call_hook(ctx, w, attrs, version, vobj, vold).await?;
+            if resp.allowed {
+                Ok(())
+            } else {
+                Err(HookError::Status(rejection(&w.name, resp.status.as_ref())))
+            }
+        }
+    });
+    let results = futures::future::join_all(calls).await;
+    for ((w, _), r) in relevant.iter().zip(results) {
+        match r {
+            Ok(()) => {}
+            Err(HookError::Calling(_)) if w.fail_open => {}
+            Err(HookError::Calling(e)) => return Err(ApiError::internal_error(e)),
+            Err(HookError::Status(e)) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+impl From<HookError> for ApiError {
+    fn from(e: HookError) -> Self {
+        match e {
+            HookError::Calling(e) => ApiError::internal_error(e),
+            HookError::Status(e) => e,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejection_texts_and_codes() {
+        let e = rejection("v.x.io", None);
+        assert_eq!(e.code, 400);
+        assert_eq!(
+            e.message,
+            "admission webhook \"v.x.io\" denied the request without explanation"
+        );
+        assert!(e.status().get("reason").is_none());
+        let e = rejection(
+            "v.x.io",
+            Some(&json!({"code": 403, "reason": "Forbidden", "message": "no"})),
+        );
+        assert_eq!((e.code, e.reason.as_ref()), (403, "Forbidden"));
+        assert_eq!(
+            e.message,
+            "admission webhook \"v.x.io\" denied the request: no"
+        );
+        let e = rejection("v.x.io", Some(&json!({"code": 200, "reason": "why"})));
+        assert_eq!(e.code, 400);
+        assert_eq!(
+            e.message,
+            "admission webhook \"v.x.io\" denied the request: why"
+        );
+        let e = rejection(
+            "v.x.io",
+            Some(&json!({"code": 422, "reason": "Invalid", "message": "m",
+            "details": {"kind": "Widget", "causes": [{"field": "spec.a"}]}})),
+        );
+        assert_eq!(e.status()["details"]["causes"][0]["field"], "spec.a");
+    }
+
+    #[test]
+    fn dry_run_needs_side_effects_none() {
+        let cfg = json!({"metadata": {"name": "c"}, "webhooks": [{"name": "a.b.c",
+            "clientConfig": {"url": "https://x/y"}, "rules": [], "admissionReviewVersions": ["v1"]}]});
+        let mut w = (*super::super::config::Configs::parse([(false, &cfg)].into_iter()).validating
+            [0])
+        .clone();
+        let attrs = Attributes {
+            operation: "CREATE",
+            version: "v1".into(),
+            subresource: String::new(),
+            name: "n".into(),
+            namespace: String::new(),
+            dry_run: true,
+            options: Value::Null,
+        };
+        // sideEffects nil: a calling error (failurePolicy decides).
+        assert!(
+            matches!(dry_run_check(&w, &attrs), Err(HookError::Calling(m)) if m == "failed calling webhook \"a.b.c\": Webhook SideEffects is nil")
+        );
+        // Some/Unknown (only storable through v1beta1): kube's 400, whatever the failurePolicy.
+        w.side_effects = Some("Some".into());
+        w.fail_open = true;
+        match dry_run_check(&w, &attrs) {
+            Err(HookError::Status(e)) => {
+                assert_eq!(e.code, 400);
+                assert_eq!(
+                    e.message,
+                    "admission webhook \"a.b.c\" does not support dry run"
+                );
+            }
+            _ => panic!("expected a 400"),
+        }
+        w.side_effects = Some("NoneOnDryRun".into());
+        assert!(dry_run_check(&w, &attrs).is_ok());
+    }
+
+    #[test]
+    fn response_verification() {
+        let av = "admission.k8s.io/v1";
+        let ok = br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"u","allowed":true}}"#;
+        assert!(parse_response(ok, av, "u", true).unwrap().allowed);
+        let err = |b: &[u8], mutating: bool| parse_response(b, av, "u", mutating).err().unwrap();
+        assert_eq!(
+            err(br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"x","allowed":true}}"#, true),
+            "received invalid webhook response: expected response.uid=\"u\", got \"x\""
+        );
+        assert_eq!(
+            err(br#"{"response":{"uid":"u","allowed":true}}"#, true),
+            "received invalid webhook response: expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got /, Kind="
+        );
+        assert_eq!(
+            err(br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"u","allowed":true,"patch":"W10="}}"#, true),
+            "received invalid webhook response: webhook returned response.patch but not response.patchType"
+        );
+        assert_eq!(
+            err(br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"u","allowed":true,"patch":"W10=","patchType":"JSONPatch"}}"#, false),
+            "received invalid webhook response: validating webhook may not return response.patch"
+        );
+        assert_eq!(
+            err(b"{}", true),
+            "received invalid webhook response: webhook response was absent"
+        );
+        assert!(err(b"garbage", true).starts_with("couldn't get version/kind; json parse error"));
+        // v1beta1: no uid or GVK checks.
+        let beta = br#"{"response":{"uid":"x","allowed":true,"patch":"W10="}}"#;
+        let r = parse_response(beta, "admission.k8s.io/v1beta1", "u", true).unwrap();
+        assert_eq!(r.patch_type.as_deref(), Some("JSONPatch"));
+    }
+}

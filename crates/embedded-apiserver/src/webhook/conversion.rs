@@ -1,0 +1,568 @@
+//! CRD conversion webhooks (apiextensions-apiserver `conversion/webhook_converter.go`):
+//! `spec.conversion.strategy: Webhook` with `ConversionReview` (v1, or v1beta1 when only that is
+//! offered), response checks (uid, count, apiVersion, kind, name/namespace/uid), metadata
+//! restored except labels and annotations, output pruned by the target version's schema.
+//!
+//! One review per call: a LIST sends only the items that need converting, a single object one
+//! item; objects already at the desired version never reach the webhook.
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+
+use super::client::{ClientConfig, status_error};
+use super::{CallKind, CallOutcome, WebhookCall};
+use crate::error::StatusCause;
+use crate::registry::ResourceType;
+use crate::server::EmbeddedServer;
+
+/// kube-apiserver's fixed timeout for conversion calls (the REST client default).
+pub const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A CRD's webhook conversion configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConversionWebhook {
+    /// The CRD name (`<plural>.<group>`), for observers.
+    pub crd: String,
+    pub review_versions: Vec<String>,
+    /// The client configuration, or why it cannot be used.
+    pub client: Result<ClientConfig, String>,
+}
+
+impl ConversionWebhook {
+    /// The webhook conversion of a CRD object (None for strategy None).
+    pub fn from_crd(crd: &Value) -> Option<Self> {
+        let conv = crd.pointer("/spec/conversion")?;
+        if conv.get("strategy").and_then(Value::as_str) != Some("Webhook") {
+            return None;
+        }
+        let hook = conv.get("webhook").cloned().unwrap_or(Value::Null);
+        let client = match hook.get("clientConfig") {
+            Some(cc) => ClientConfig::from_value(cc),
+            None => Err("webhook clientConfig is missing".into()),
+        };
+        Some(Self {
+            crd: crd
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            review_versions: hook
+                .get("conversionReviewVersions")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            client,
+        })
+    }
+}
+
+/// apiextensions validation of `spec.conversion` (field paths as kube's v1 API reports them).
+pub fn validate_crd(crd: &Value, creating: bool) -> Vec<StatusCause> {
+    let mut causes = Vec::new();
+    let Some(conv) = crd.pointer("/spec/conversion").filter(|c| !c.is_null()) else {
+        return causes;
+    };
+    let strategy = conv
+        .get("strategy")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let hook = conv.get("webhook").filter(|w| !w.is_null());
+    match strategy {
+        "None" => {
+            if let Some(h) = hook {
+                if h.get("clientConfig").is_some_and(|c| !c.is_null()) {
+                    causes.push(StatusCause::new(
+                        "FieldValueForbidden",
+                        "spec.conversion.webhookClientConfig",
+                        "Forbidden: should not be set when strategy is not set to Webhook",
+                    ));
+                }
+                if h.get("conversionReviewVersions")
+                    .is_some_and(|c| !c.is_null())
+                {
+                    causes.push(StatusCause::new(
+                        "FieldValueForbidden",
+                        "spec.conversion.conversionReviewVersions",
+                        "Forbidden: should not be set when strategy is not set to Webhook",
+                    ));
+                }
+            }
+        }
+        "Webhook" => {
+            if crd.pointer("/spec/preserveUnknownFields") == Some(&Value::Bool(true)) {
+                causes.push(StatusCause::new(
+                    "FieldValueInvalid",
+                    "spec.conversion.strategy",
+                    "Invalid value: \"Webhook\": must be None if spec.preserveUnknownFields is true",
+                ));
+            }
+            match hook
+                .and_then(|h| h.get("clientConfig"))
+                .filter(|c| !c.is_null())
+            {
+                None => causes.push(StatusCause::new(
+                    "FieldValueRequired",
+                    "spec.conversion.webhookClientConfig",
+                    "Required value: required when strategy is set to Webhook",
+                )),
+                Some(cc) => causes.extend(super::config::validate_client_config(
+                    cc,
+                    "spec.conversion.webhookClientConfig",
+                )),
+            }
+            let versions: Vec<&str> = hook
+                .and_then(|h| h.get("conversionReviewVersions"))
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let field = "spec.conversion.conversionReviewVersions";
+            if versions.is_empty() {
+                causes.push(StatusCause::new(
+                    "FieldValueRequired",
+                    field,
+                    "Required value",
+                ));
+            } else {
+                for (i, v) in versions.iter().enumerate() {
+                    if versions[..i].contains(v) {
+                        causes.push(StatusCause::new(
+                            "FieldValueDuplicate",
+                            &format!("{field}[{i}]"),
+                            format!("Duplicate value: \"{v}\""),
+                        ));
+                    }
+                }
+                if creating && !versions.iter().any(|v| *v == "v1" || *v == "v1beta1") {
+                    causes.push(StatusCause::new(
+                        "FieldValueInvalid",
+                        field,
+                        format!(
+                            "Invalid value: []string{{{}}}: must include at least one of v1, v1beta1",
+                            versions
+                                .iter()
+                                .map(|v| format!("\"{v}\""))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+        other => causes.push(StatusCause::new(
+            "FieldValueNotSupported",
+            "spec.conversion.strategy",
+            format!("Unsupported value: \"{other}\": supported values: \"None\", \"Webhook\""),
+        )),
+    }
+    causes
+}
+
+/// `group/version, Kind=Kind` (schema.GroupVersionKind.String()).
+pub fn gvk_string(api_version: &str, kind: &str) -> String {
+    match api_version.split_once('/') {
+        Some((g, v)) => format!("{g}/{v}, Kind={kind}"),
+        None => format!("/{api_version}, Kind={kind}"),
+    }
+}
+
+/// Whether `obj` must be converted to reach `api_version` (empty objects are converted
+/// locally).
+pub fn needs_conversion(obj: &Value, api_version: &str) -> bool {
+    obj.get("apiVersion").and_then(Value::as_str) != Some(api_version)
+}
+
+/// Converts `objects` of `rt` to `version`: the ones at another version go to the webhook in
+/// one ConversionReview (`list_kind`: the review converts a list, whose kind names errors);
+/// the rest stay as they are. `Err` is kube's error text (`conversion webhook for … failed: …`).
+pub async fn convert(
+    server: &EmbeddedServer,
+    rt: &ResourceType,
+    mut objects: Vec<Value>,
+    version: &str,
+    list: bool,
+) -> Result<Vec<Value>, String> {
+    let desired = rt.api_version(version);
+    let pending: Vec<usize> = objects
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| needs_conversion(o, &desired))
+        .map(|(i, _)| i)
+        .collect();
+    if pending.is_empty() {
+        return Ok(objects);
+    }
+    let schema = rt.version(version).and_then(|v| v.schema.clone());
+    let Some(hook) = rt.conversion.clone() else {
+        // Strategy None: apiVersion only (emulator-spec M10).
+        for i in pending {
+            objects[i] = crate::ops::present(rt, version, std::mem::take(&mut objects[i]));
+        }
+        return Ok(objects);
+    };
+    let first = &objects[pending[0]];
+    let in_api_version = first
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let in_gvk = if list {
+        let storage = rt
+            .storage_version()
+            .map(|v| rt.api_version(&v.name))
+            .unwrap_or(in_api_version);
+        gvk_string(&storage, &rt.list_kind)
+    } else {
+        gvk_string(&in_api_version, &rt.kind)
+    };
+    // Objects with nothing but apiVersion and kind are converted locally.
+    let (empty, to_send): (Vec<usize>, Vec<usize>) = pending
+        .into_iter()
+        .partition(|i| objects[*i].as_object().is_some_and(|m| m.len() <= 2));
+    for i in empty {
+        objects[i]["apiVersion"] = json!(desired);
+    }
+    if to_send.is_empty() {
+        return Ok(objects);
+    }
+    let originals: Vec<Value> = to_send.iter().map(|i| objects[*i].clone()).collect();
+    let converted = call(server, &hook, &originals, &desired, &in_gvk).await?;
+    let item_err = |idx: usize, what: &str| {
+        if list {
+            format!(
+                "conversion webhook for {in_gvk} returned invalid converted object at index {idx}: {what}"
+            )
+        } else {
+            format!("conversion webhook for {in_gvk} returned invalid object: {what}")
+        }
+    };
+    if converted.len() != originals.len() {
+        return Err(format!(
+            "conversion webhook for {in_gvk} returned {} objects, expected {}",
+            converted.len(),
+            originals.len()
+        ));
+    }
+    for (idx, ((slot, original), mut out)) in
+        to_send.iter().zip(&originals).zip(converted).enumerate()
+    {
+        let got = out
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if got != desired {
+            return Err(item_err(
+                idx,
+                &format!("invalid groupVersion (expected {desired}, received {got})"),
+            ));
+        }
+        if let Some(why) = changed_identity(original, &out) {
+            return Err(item_err(idx, &why));
+        }
+        restore_metadata(original, &mut out).map_err(|why| {
+            if list {
+                format!("conversion webhook for {in_gvk} returned invalid metadata in object at index {idx}: {why}")
+            } else {
+                format!("conversion webhook for {in_gvk} returned invalid metadata: {why}")
+            }
+        })?;
+        if let Some(schema) = &schema {
+            crate::schema::prune_resource(&mut out, schema);
+        }
+        objects[*slot] = out;
+    }
+    Ok(objects)
+}
+
+/// `validateConvertedObject`: kind, name, namespace and uid must be unchanged.
+fn changed_identity(original: &Value, out: &Value) -> Option<String> {
+    let s = |v: &Value, p: &str| {
+        v.pointer(p)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let (ek, ak) = (s(original, "/kind"), s(out, "/kind"));
+    if ek != ak {
+        return Some(format!("invalid kind (expected {ek}, received {ak})"));
+    }
+    for (what, p) in [
+        ("name", "/metadata/name"),
+        ("namespace", "/metadata/namespace"),
+        ("UID", "/metadata/uid"),
+    ] {
+        let (e, a) = (s(original, p), s(out, p));
+        if e != a {
+            return Some(format!("must have the same {what}: {e} != {a}"));
+        }
+    }
+    None
+}
+
+/// `restoreObjectMeta`: the original metadata, with labels and annotations from the webhook.
+fn restore_metadata(original: &Value, out: &mut Value) -> Result<(), String> {
+    let Some(meta) = out.get("metadata") else {
+        return Err("missing metadata in converted object".into());
+    };
+    if !meta.is_object() {
+        return Err(format!(
+            "invalid metadata of type {} in converted object",
+            type_name(meta)
+        ));
+    }
+    let mut restored = original
+        .get("metadata")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    for k in ["labels", "annotations"] {
+        match meta.get(k) {
+            None | Some(Value::Null) => {
+                if let Some(m) = restored.as_object_mut() {
+                    m.remove(k);
+                }
+            }
+            Some(Value::Object(map)) => {
+                if let Some((key, v)) = map.iter().find(|(_, v)| !v.is_string()) {
+                    return Err(format!(".metadata.{k}[{key}] must be a string, got {v}"));
+                }
+                restored[k] = Value::Object(map.clone());
+            }
+            Some(other) => {
+                return Err(format!(
+                    ".metadata.{k} must be an object, got {}",
+                    type_name(other)
+                ));
+            }
+        }
+    }
+    out["metadata"] = restored;
+    Ok(())
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "<nil>",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "float64",
+        Value::String(_) => "string",
+        Value::Array(_) => "[]interface {}",
+        Value::Object(_) => "map[string]interface {}",
+    }
+}
+
+/// One ConversionReview round trip; `Ok` is `response.convertedObjects`.
+async fn call(
+    server: &EmbeddedServer,
+    hook: &ConversionWebhook,
+    objects: &[Value],
+    desired: &str,
+    in_gvk: &str,
+) -> Result<Vec<Value>, String> {
+    let failed = |why: String| format!("conversion webhook for {in_gvk} failed: {why}");
+    let started = Instant::now();
+    let webhooks = server.webhooks();
+    let observe = |outcome: CallOutcome, url: String| {
+        webhooks.observe(WebhookCall {
+            kind: CallKind::Conversion,
+            webhook: hook.crd.clone(),
+            url,
+            operation: String::new(),
+            resource: desired.to_string(),
+            outcome,
+            duration: started.elapsed(),
+        });
+    };
+    let cfg = match &hook.client {
+        Ok(c) => c,
+        Err(e) => {
+            observe(CallOutcome::Failed(e.clone()), String::new());
+            return Err(failed(e.clone()));
+        }
+    };
+    let review_version = hook
+        .review_versions
+        .iter()
+        .find(|v| *v == "v1" || *v == "v1beta1")
+        .cloned();
+    let Some(review_version) = review_version else {
+        let e = format!(
+            "no supported conversion review versions: {:?}",
+            hook.review_versions
+        );
+        observe(CallOutcome::Failed(e.clone()), cfg.url());
+        return Err(failed(e));
+    };
+    let api_version = format!("apiextensions.k8s.io/{review_version}");
+    let uid = uuid::Uuid::new_v4().to_string();
+    let review = json!({
+        "apiVersion": api_version,
+        "kind": "ConversionReview",
+        "request": {"uid": uid, "desiredAPIVersion": desired, "objects": objects},
+    });
+    let body = Bytes::from(serde_json::to_vec(&review).unwrap_or_default());
+    let result = async {
+        let dial = webhooks
+            .resolve(server, cfg)
+            .map_err(|e| super::client::post_error(cfg, TIMEOUT, &e))?;
+        let reply = webhooks
+            .client
+            .post(cfg, dial, body, TIMEOUT)
+            .await
+            .map_err(|e| e.0)?;
+        if !(200..300).contains(&reply.status) {
+            return Err(status_error(reply.status, &reply.body));
+        }
+        parse_response(&reply.body, &api_version, &uid, review_version == "v1")
+    }
+    .await;
+    match result {
+        Ok(objs) => {
+            observe(CallOutcome::Converted(objs.len()), cfg.url());
+            Ok(objs)
+        }
+        Err(e) => {
+            observe(CallOutcome::Failed(e.clone()), cfg.url());
+            Err(failed(e))
+        }
+    }
+}
+
+/// `getConvertedObjectsFromResponse`.
+fn parse_response(
+    body: &[u8],
+    api_version: &str,
+    uid: &str,
+    v1: bool,
+) -> Result<Vec<Value>, String> {
+    let v: Value = serde_json::from_slice(body)
+        .map_err(|e| format!("couldn't get version/kind; json parse error: {e}"))?;
+    if v1 {
+        let got_av = v
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let got_kind = v.get("kind").and_then(Value::as_str).unwrap_or_default();
+        if got_av != api_version || got_kind != "ConversionReview" {
+            return Err(format!(
+                "expected webhook response of {}, got {}",
+                gvk_string(api_version, "ConversionReview"),
+                gvk_string(got_av, got_kind)
+            ));
+        }
+    }
+    let Some(resp) = v.get("response").filter(|r| r.is_object()) else {
+        return Err("no response provided".into());
+    };
+    if v1 {
+        let got = resp.get("uid").and_then(Value::as_str).unwrap_or_default();
+        if got != uid {
+            return Err(format!("expected response.uid=\"{uid}\", got \"{got}\""));
+        }
+    }
+    let status = resp
+        .pointer("/result/status")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if status != "Success" {
+        let msg = resp
+            .pointer("/result/message")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        return Err(if msg.is_empty() {
+            format!("response.result.status was '{status}', not 'Success'")
+        } else {
+            msg.to_string()
+        });
+    }
+    Ok(resp
+        .get("convertedObjects")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crd_conversion_validation() {
+        let crd = |conv: Value| json!({"spec": {"conversion": conv}});
+        assert!(validate_crd(&crd(json!({"strategy": "None"})), true).is_empty());
+        let c = validate_crd(&crd(json!({"strategy": "Webhook"})), true);
+        let fields: Vec<&str> = c.iter().map(|c| c.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "spec.conversion.webhookClientConfig",
+                "spec.conversion.conversionReviewVersions"
+            ]
+        );
+        let ok = crd(
+            json!({"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"],
+            "clientConfig": {"service": {"namespace": "n", "name": "s", "path": "/convert"}}}}),
+        );
+        assert!(validate_crd(&ok, true).is_empty());
+        let v2 = crd(
+            json!({"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v2"],
+            "clientConfig": {"url": "https://x/convert"}}}),
+        );
+        assert_eq!(
+            validate_crd(&v2, true)[0].message,
+            "Invalid value: []string{\"v2\"}: must include at least one of v1, v1beta1"
+        );
+        let none_with_hook =
+            crd(json!({"strategy": "None", "webhook": {"conversionReviewVersions": ["v1"]}}));
+        assert_eq!(
+            validate_crd(&none_with_hook, true)[0].reason,
+            "FieldValueForbidden"
+        );
+    }
+
+    #[test]
+    fn response_checks() {
+        let ok = br#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","response":{"uid":"u","convertedObjects":[{"a":1}],"result":{"status":"Success"}}}"#;
+        assert_eq!(
+            parse_response(ok, "apiextensions.k8s.io/v1", "u", true)
+                .unwrap()
+                .len(),
+            1
+        );
+        assert_eq!(
+            parse_response(ok, "apiextensions.k8s.io/v1", "other", true).unwrap_err(),
+            "expected response.uid=\"other\", got \"u\""
+        );
+        let failure = br#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","response":{"uid":"u","result":{"status":"Failure","message":"nope"}}}"#;
+        assert_eq!(
+            parse_response(failure, "apiextensions.k8s.io/v1", "u", true).unwrap_err(),
+            "nope"
+        );
+        assert_eq!(
+            parse_response(b"{}", "apiextensions.k8s.io/v1", "u", true).unwrap_err(),
+            "expected webhook response of apiextensions.k8s.io/v1, Kind=ConversionReview, got /, Kind="
+        );
+    }
+
+    #[test]
+    fn metadata_is_restored_but_labels() {
+        let original =
+            json!({"metadata": {"name": "a", "resourceVersion": "5", "labels": {"x": "1"}}});
+        let mut out = json!({"metadata": {"name": "a", "resourceVersion": "9", "labels": {"x": "2"}, "finalizers": ["f"]}});
+        restore_metadata(&original, &mut out).unwrap();
+        assert_eq!(
+            out["metadata"],
+            json!({"name": "a", "resourceVersion": "5", "labels": {"x": "2"}})
+        );
+        let renamed = json!({"kind": "K", "metadata": {"name": "b"}});
+        assert_eq!(
+            changed_identity(&json!({"kind": "K", "metadata": {"name": "a"}}), &renamed).unwrap(),
+            "must have the same name: a != b"
+        );
+    }
+}

@@ -1,0 +1,14 @@
+//! The source stage: where documents come from. Files, directories and stdin ([`files`]),
+//! kustomize roots rendered by the kustomize users already have ([`kustomize`], found by
+//! [`discover`]). What the documents mean is the contract crate's `inventory`; reading a
+//! cluster is `commands::check::cluster_source` (for now).
+
+pub mod discover;
+pub mod files;
+pub mod kustomize;
+
+pub use files::{
+    LoadOptions, Loaded, RenderedRoot, TextFilter, load_paths, load_paths_as, load_paths_filtered,
+    load_paths_with, load_paths_with_filter,
+};
+pub use kustomize::Kustomize;
