@@ -66,19 +66,15 @@ impl SubjectRun {
         self.environment_error.is_some() || self.verdicts.failed()
     }
 
-    /// The scenario record for reports (the timeline is kept only when something failed, so
-    /// healthy runs compare equal across runs).
+    /// The scenario record for reports, with its whole timeline whatever the verdict (runs are
+    /// compared through [`crate::report::Matrix::without_timings`]).
     pub fn record(&self) -> Option<ScenarioRecord> {
         let script = self.script?;
         Some(ScenarioRecord {
             scenario: script.to_string(),
             column: self.subject.column.clone(),
             steps: self.steps.clone(),
-            timeline: if self.failed() {
-                self.timeline.clone()
-            } else {
-                Vec::new()
-            },
+            timeline: self.timeline.clone(),
         })
     }
 }
