@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Same verdicts, cell for cell: runs two builds of the tool on the same inputs and compares their
-# JSON reports with run-dependent values removed (start time, run id, durations and timestamps).
+# JSON reports with run-dependent values removed (start time, run id, durations and timestamps;
+# scenario timelines compared without their times, scripts/lib/comparable.jq).
 #
 # Usage: scripts/compare-verdicts.sh OLD_BIN NEW_BIN
 #
@@ -29,10 +30,12 @@ shared="$(realpath -m ../shared)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-# Run-dependent values: the start time, the run id, every duration and every time of day.
+# Run-dependent values: the start time, the run id, every duration and every time of day; each
+# scenario timeline is kept in its comparable form (scripts/lib/comparable.jq: times and
+# scheduling left out, what the provider and the tool did kept).
 strip() {
-    jq -S 'del(.context.started_at, .context.run_id)
-        | del(.. | .duration_ms?, .at_ms?, .elapsed_ms?, .started_at?, .finished_at?, .time?)' "$1"
+    jq -S -f scripts/lib/comparable.jq "$1" \
+        | jq -S 'del(.. | .elapsed_ms?, .started_at?, .finished_at?, .time?)'
 }
 
 compared=0

@@ -304,7 +304,7 @@ pub struct CheckArgs {
     /// Deadline per scenario step (e.g. `10s`).
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
-    /// Directory keeping timelines and final objects of failed scenarios.
+    /// Directory keeping the timeline and final objects of every scenario run, passing or not.
     #[arg(long = "report-dir", value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
     /// Run as a Sonobuoy plugin: write the JUnit report into Sonobuoy's results directory

@@ -442,9 +442,21 @@ fn timeline_svg_snapshot() {
             e(3, "M/m", "6", "ADDED", &["metadata.name", "spec"]),
             e(40, "M/m", "8", "MODIFIED", &["metadata.finalizers"]),
             e(41, "M/m", "9", "MODIFIED", &["status.conditions"]),
-            e(slow - 5, "M/m", "12", "MODIFIED", &["spec.providerID", "status.ready"]),
+            e(
+                slow - 5,
+                "M/m",
+                "12",
+                "MODIFIED",
+                &["spec.providerID", "status.ready"],
+            ),
             e(12 + slow, "M/m", "13", "tool: delete", &[]),
-            e(12 + slow, "M/m", "13", "MODIFIED", &["metadata.deletionTimestamp"]),
+            e(
+                12 + slow,
+                "M/m",
+                "13",
+                "MODIFIED",
+                &["metadata.deletionTimestamp"],
+            ),
             e(slow + 50, "M/m", "14", "DELETED", &[]),
         ],
     };

@@ -36,7 +36,11 @@ fn dir_name(run: &SubjectRun) -> String {
 /// a script or without a sample object has nothing to keep).
 pub fn write(dir: &Path, out: &RunOutput) -> anyhow::Result<usize> {
     let mut kept = 0;
-    for run in out.runs.iter().filter(|r| r.script.is_some() && r.subject.sample.is_some()) {
+    for run in out
+        .runs
+        .iter()
+        .filter(|r| r.script.is_some() && r.subject.sample.is_some())
+    {
         let d = dir.join(dir_name(run));
         std::fs::create_dir_all(&d).with_context(|| format!("cannot create {}", d.display()))?;
         let timeline = serde_json::to_string_pretty(&run.timeline)?;

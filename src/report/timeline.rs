@@ -321,11 +321,7 @@ pub(crate) fn svg(attrs: &str, lanes: &[&ScenarioRecord]) -> String {
     let mut t = 0;
     while t <= max_ms {
         let x = x_of(t);
-        let _ = write!(
-            s,
-            r#"<line x1="{x}" y1="{ay}" x2="{x}" y2="{}"/>"#,
-            ay + 4
-        );
+        let _ = write!(s, r#"<line x1="{x}" y1="{ay}" x2="{x}" y2="{}"/>"#, ay + 4);
         // The last tick's label would collide with the end label.
         if x + 60 <= LABEL + SPAN || t == 0 {
             let _ = write!(
@@ -363,7 +359,11 @@ mod tests {
         }
     }
 
-    fn record(baseline: bool, timeline: Vec<TimelineEntry>, steps: Vec<StepRecord>) -> ScenarioRecord {
+    fn record(
+        baseline: bool,
+        timeline: Vec<TimelineEntry>,
+        steps: Vec<StepRecord>,
+    ) -> ScenarioRecord {
         ScenarioRecord {
             scenario: "SC-inframachine".into(),
             column: Column {

@@ -537,6 +537,58 @@ mod tests {
         assert!(kinds.contains(&"DELETED".to_string()));
     }
 
+    /// A namespace-wide watch also sees other scenarios' objects: the report's timeline and
+    /// final states keep this scenario's own (written, watched or waited for by it) and the
+    /// objects that name one of them as owner or Cluster, in recording order.
+    #[test]
+    fn entries_keep_the_scenarios_own_objects_and_what_links_to_them() {
+        let r = Recorder::new();
+        let named = |name: &str, extra: Value| {
+            let mut v = json!({"metadata": {"name": name, "resourceVersion": "1"}});
+            if let (Some(m), Some(e)) = (v["metadata"].as_object_mut(), extra.as_object()) {
+                m.extend(e.clone());
+            }
+            v
+        };
+        r.tool_write("Cluster/c", "1", "create", None);
+        r.register("M/m");
+        r.observe("M/m", false, named("m", json!({})));
+        r.observe("M/other", false, named("other", json!({})));
+        r.observe(
+            "Secret/m-data",
+            false,
+            named(
+                "m-data",
+                json!({"ownerReferences": [{"kind": "M", "name": "m"}]}),
+            ),
+        );
+        r.observe(
+            "Secret/c-kubeconfig",
+            false,
+            named(
+                "c-kubeconfig",
+                json!({"labels": {"cluster.x-k8s.io/cluster-name": "c"}}),
+            ),
+        );
+        r.observe(
+            "Secret/d-kubeconfig",
+            false,
+            named(
+                "d-kubeconfig",
+                json!({"labels": {"cluster.x-k8s.io/cluster-name": "d"}}),
+            ),
+        );
+        let objects: Vec<String> = r.entries().into_iter().map(|e| e.object).collect();
+        assert_eq!(
+            objects,
+            ["Cluster/c", "M/m", "Secret/m-data", "Secret/c-kubeconfig"]
+        );
+        assert_eq!(r.last_states().len(), 3);
+        // Waiting for an object makes it the scenario's own.
+        let _ = r.history("M/other");
+        assert!(r.entries().iter().any(|e| e.object == "M/other"));
+    }
+
     /// A relist after 410 can jump over the tool's own create: the provider's first version
     /// the watch delivers is compared with what the create left, not with nothing.
     #[test]

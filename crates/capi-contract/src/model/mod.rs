@@ -14,9 +14,9 @@ use crate::suite::Rule;
 pub use options::{Choice, ContractSelection, OutputFormat};
 use serde::{Deserialize, Serialize};
 pub use shared_str::SharedStr;
-pub use timeline::{TOOL_PREFIX, TimelineEntry, comparable_timeline};
 use std::cmp::Ordering;
 use std::fmt;
+pub use timeline::{TOOL_PREFIX, TimelineEntry, comparable_timeline};
 
 /// What happened to one rule on one subject.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -138,7 +138,13 @@ mod tests {
             e(0, "C/c", "16", "tool: pause cluster", &[]),
             e(1, "M/x", "15", "ADDED", &["spec.a"]),
             e(4, "M/x", "15", "tool: create", &[]),
-            e(20, "M/x", "17", "MODIFIED", &["status.conditions", "status.ready"]),
+            e(
+                20,
+                "M/x",
+                "17",
+                "MODIFIED",
+                &["status.conditions", "status.ready"],
+            ),
             e(30, "M/x", "19", "DELETED", &[]),
             e(31, "M/x", "19", "tool: delete", &[]),
         ];
@@ -160,7 +166,10 @@ mod tests {
             ]
         );
         assert_eq!(ca[4].changed, ["status.conditions", "status.ready"]);
-        assert!(ca.iter().all(|e| e.at_ms == 0 && e.resource_version.is_empty()));
+        assert!(
+            ca.iter()
+                .all(|e| e.at_ms == 0 && e.resource_version.is_empty())
+        );
     }
 
     #[test]
@@ -176,7 +185,10 @@ mod tests {
         let c = comparable_timeline(&collected);
         assert_eq!(comparable_timeline(&owner), c);
         assert!(c.iter().any(|e| e.object == "M/x" && e.event == "DELETED"));
-        assert!(!c.iter().any(|e| e.object == "Secret/x-data" && e.event == "DELETED"));
+        assert!(
+            !c.iter()
+                .any(|e| e.object == "Secret/x-data" && e.event == "DELETED")
+        );
     }
 
     #[test]
