@@ -295,7 +295,7 @@ async fn scenarios_on_cluster(
                 .await?;
         }
         let with_baseline = cluster_baseline::all_present(client, &mock_docs).await?;
-        // Keep CAPI core's controllers off the tool's objects when they run (design.md).
+        // Keep CAPI core's controllers off the tool's objects when they run (docs/architecture.md "Lifecycle scenarios").
         let pause_core = core_controllers_running(client).await;
         let side = |ns: String, filter: Option<String>| Side {
             client: client.clone(),

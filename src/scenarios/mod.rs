@@ -1,4 +1,4 @@
-//! Lifecycle scenarios (design.md "Lifecycle scenarios", contract-rules.md §4): the tool plays CAPI
+//! Lifecycle scenarios (docs/architecture.md "Lifecycle scenarios", docs/contract.md §4): the tool plays CAPI
 //! core, drives the provider's live reconcilers and judges the recorded timeline.
 //!
 //! - [`core_sim`]: Cluster / Machine / MachinePool objects, owner references, gates.
