@@ -4,6 +4,8 @@
 # scenario timelines compared without their times, scripts/lib/comparable.jq).
 #
 # Usage: scripts/compare-verdicts.sh OLD_BIN NEW_BIN
+#   COMPARE_SCENARIOS=no leaves the scenario records (steps, timelines) out of the comparison: for an
+#   OLD_BIN from before passing scenarios kept their timelines (issue 16), whose records differ by design.
 #
 # Compared, for each binary:
 #   - `check --embedded` (the mock as target, every rule, both contracts);
@@ -35,7 +37,9 @@ trap 'rm -rf "$work"' EXIT
 # scheduling left out, what the provider and the tool did kept).
 strip() {
     jq -S -f scripts/lib/comparable.jq "$1" \
-        | jq -S 'del(.. | .elapsed_ms?, .started_at?, .finished_at?, .time?)'
+        | jq -S --arg scenarios "${COMPARE_SCENARIOS:-yes}" \
+            'del(.. | .elapsed_ms?, .started_at?, .finished_at?, .time?)
+            | if $scenarios == "no" then del(.scenarios) else . end'
 }
 
 compared=0
