@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Same verdicts, cell for cell: runs two builds of the tool on the same inputs and compares their
-# JSON reports with run-dependent values removed (start time, run id, durations and timestamps).
+# JSON reports with run-dependent values removed (start time, run id, durations and timestamps;
+# scenario timelines compared without their times, scripts/lib/comparable.jq).
 #
 # Usage: scripts/compare-verdicts.sh OLD_BIN NEW_BIN
+#   COMPARE_SCENARIOS=no leaves the scenario records (steps, timelines) out of the comparison: for an
+#   OLD_BIN from before passing scenarios kept their timelines (issue 16), whose records differ by design.
 #
 # Compared, for each binary:
 #   - `check --embedded` (the mock as target, every rule, both contracts);
@@ -29,10 +32,14 @@ shared="$(realpath -m ../shared)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-# Run-dependent values: the start time, the run id, every duration and every time of day.
+# Run-dependent values: the start time, the run id, every duration and every time of day; each
+# scenario timeline is kept in its comparable form (scripts/lib/comparable.jq: times and
+# scheduling left out, what the provider and the tool did kept).
 strip() {
-    jq -S 'del(.context.started_at, .context.run_id)
-        | del(.. | .duration_ms?, .at_ms?, .elapsed_ms?, .started_at?, .finished_at?, .time?)' "$1"
+    jq -S -f scripts/lib/comparable.jq "$1" \
+        | jq -S --arg scenarios "${COMPARE_SCENARIOS:-yes}" \
+            'del(.. | .elapsed_ms?, .started_at?, .finished_at?, .time?)
+            | if $scenarios == "no" then del(.scenarios) else . end'
 }
 
 compared=0

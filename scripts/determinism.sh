@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Determinism: runs `check --embedded` N times (release build) and prints how many runs gave a
-# matrix different from the first one, timings aside (durations, start time, run id removed).
+# matrix different from the first one, timings aside (durations, start time, run id removed;
+# scenario timelines compared without their times and scheduling, scripts/lib/comparable.jq).
 # Usage: scripts/determinism.sh [N]   (default 50). Exit 1 when any run differs.
 set -euo pipefail
 runs="${1:-50}"
@@ -9,8 +10,9 @@ cargo build --release --quiet --bin capi-conformance
 bin=target/release/capi-conformance
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
+# Times removed, timelines kept in their comparable form (scripts/lib/comparable.jq).
 strip() {
-    jq -S 'del(.context.started_at, .context.run_id) | del(.. | .duration_ms?)' "$1"
+    jq -S -f scripts/lib/comparable.jq "$1"
 }
 differing=0
 for i in $(seq 1 "$runs"); do

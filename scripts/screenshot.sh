@@ -38,7 +38,7 @@ focus='outcome=fail&amp;role=infra-machine&amp;open=failure-1&amp;only=matrix,fa
 cat >"$dir/screenshot.html" <<EOF
 <!doctype html><html><head><meta charset="utf-8"><style>
 body{margin:0;background:#fff} iframe{display:block;border:0;width:1400px}
-#pass{height:540px} #fail{height:1260px;border-top:6px solid #8c959f}
+#pass{height:430px} #fail{height:1480px;border-top:6px solid #8c959f}
 </style></head><body>
 <iframe id="pass" src="pass.html"></iframe>
 <iframe id="fail" src="fail.html?$focus"></iframe>
@@ -48,7 +48,7 @@ EOF
 rm -f "$out"
 timeout 180 chromium --headless --no-sandbox --disable-gpu --disable-background-networking \
   --disable-component-update --disable-sync --no-first-run --user-data-dir="$tmp/profile" \
-  --hide-scrollbars --virtual-time-budget=3000 --window-size=1400,1806 --screenshot="$out" \
+  --hide-scrollbars --virtual-time-budget=3000 --window-size=1400,1916 --screenshot="$out" \
   "file://$PWD/$dir/screenshot.html" >/dev/null 2>"$tmp/chromium.err" || true
 [ -s "$out" ] || { tail -5 "$tmp/chromium.err" >&2; exit 1; }
 size=$(stat -c %s "$out")

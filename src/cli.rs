@@ -56,7 +56,7 @@ pub enum Command {
     /// Remove objects an earlier (killed) run left behind, found by the run label.
     Cleanup(CleanupArgs),
     /// Print the RBAC the tool itself needs on a cluster.
-    #[command(long_about = crate::commands::rbac::LONG_ABOUT)]
+    #[command(long_about = crate::tool_rbac::LONG_ABOUT)]
     Rbac(RbacArgs),
     /// Print what to apply to run `check` inside the cluster: a Job, or a Sonobuoy plugin.
     #[command(subcommand)]
@@ -304,7 +304,7 @@ pub struct CheckArgs {
     /// Deadline per scenario step (e.g. `10s`).
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
-    /// Directory keeping timelines and final objects of failed scenarios.
+    /// Directory keeping the timeline and final objects of every scenario run, passing or not.
     #[arg(long = "report-dir", value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
     /// Run as a Sonobuoy plugin: write the JUnit report into Sonobuoy's results directory

@@ -1,4 +1,4 @@
-//! emulator-spec §7 checks 54–64: the real kubectl binaries against `capi-conformance serve`.
+//! docs/embedded-apiserver.md §7 checks 54–64: the real kubectl binaries against `capi-conformance serve`.
 //! Every versioned binary `kubectl.1.29` … `kubectl.1.33` beside the `kubectl` on PATH is used;
 //! absent ones are skipped with a printed reason.
 

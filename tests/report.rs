@@ -400,6 +400,78 @@ fn markdown_fits_a_pr_comment_even_for_huge_providers() {
     }
 }
 
+/// The timeline of a small hand-built scenario: two lanes, overlapping steps (one failed),
+/// tool writes, close events sharing a marker, an axis in seconds.
+#[test]
+fn timeline_svg_snapshot() {
+    use capi_conformance::report::{Outcome, ScenarioRecord, StepRecord, TimelineEntry};
+    let m = fixtures::synthetic();
+    let column = |baseline: bool| {
+        m.scenarios
+            .iter()
+            .find(|s| s.column.baseline == baseline)
+            .unwrap()
+            .column
+            .clone()
+    };
+    let e = |at_ms: u64, object: &str, rv: &str, event: &str, changed: &[&str]| TimelineEntry {
+        at_ms,
+        object: object.into(),
+        resource_version: rv.into(),
+        event: event.into(),
+        changed: changed.iter().map(|s| s.to_string()).collect(),
+    };
+    let step = |name: &str, at_ms: u64, duration_ms: u64, outcome: Outcome| StepRecord {
+        name: name.into(),
+        outcome,
+        at_ms: Some(at_ms),
+        duration_ms: Some(duration_ms),
+    };
+    let record = |baseline: bool, slow: u64, last: Outcome| ScenarioRecord {
+        scenario: "SC-inframachine".into(),
+        column: column(baseline),
+        steps: vec![
+            step("create", 0, 12, Outcome::Pass),
+            step("provision", 12, slow, last),
+            step("failure reason", 12, 300, Outcome::Pass),
+            step("delete", 12 + slow, 40, Outcome::Pass),
+        ],
+        timeline: vec![
+            e(1, "Cluster/c", "5", "tool: create", &[]),
+            e(2, "M/m", "6", "tool: create", &[]),
+            e(3, "M/m", "6", "ADDED", &["metadata.name", "spec"]),
+            e(40, "M/m", "8", "MODIFIED", &["metadata.finalizers"]),
+            e(41, "M/m", "9", "MODIFIED", &["status.conditions"]),
+            e(
+                slow - 5,
+                "M/m",
+                "12",
+                "MODIFIED",
+                &["spec.providerID", "status.ready"],
+            ),
+            e(12 + slow, "M/m", "13", "tool: delete", &[]),
+            e(
+                12 + slow,
+                "M/m",
+                "13",
+                "MODIFIED",
+                &["metadata.deletionTimestamp"],
+            ),
+            e(slow + 50, "M/m", "14", "DELETED", &[]),
+        ],
+    };
+    let mut small = fixtures::synthetic();
+    small.scenarios = vec![
+        record(false, 1_900, Outcome::Fail),
+        record(true, 450, Outcome::Pass),
+    ];
+    let out = html(&small);
+    let svg = &out[out.find("<svg class=\"timeline\"").unwrap()..];
+    let svg = &svg[..svg.find("</svg>").unwrap() + 6];
+    assert_eq!(marked_entries(svg), 18);
+    insta::assert_snapshot!(svg.replace("><", ">\n<"));
+}
+
 #[test]
 fn html_is_self_contained_and_has_the_ids_browser_tests_use() {
     let out = html(&fixtures::synthetic());
@@ -422,8 +494,10 @@ fn html_is_self_contained_and_has_the_ids_browser_tests_use() {
     }
     assert_eq!(out.matches("id=\"timeline-SC-inframachine\"").count(), 1);
     assert_eq!(out.matches("<svg class=\"timeline\"").count(), 1);
-    // Provider lane and baseline lane, 4 events each.
-    assert_eq!(out.matches("<circle").count(), 8);
+    // Provider lane and baseline lane, 4 entries each, every one in a marker.
+    assert_eq!(out.matches("data-lane=\"provider\"").count(), 1);
+    assert_eq!(out.matches("data-lane=\"baseline\"").count(), 1);
+    assert_eq!(marked_entries(&out), 8);
     // Failed cells link to an expandable failure with evidence and remediation.
     assert_eq!(out.matches("<details class=\"failure\"").count(), 3);
     assert!(out.contains("<a href=\"#failure-1\">FAIL</a>"));
@@ -563,7 +637,18 @@ fn html_filters_and_failure_links_work_in_a_real_browser() {
     let f2_tag = &f2[..f2.find('>').unwrap()];
     assert!(f2_tag.contains("open"), "failure-2 not expanded: {f2_tag}");
     assert!(dom.contains("id=\"timeline-SC-inframachine\""));
-    assert_eq!(dom.matches("<circle").count(), 8);
+    assert_eq!(marked_entries(&dom), 8);
+}
+
+/// How many timeline entries the markers of an HTML report (or its DOM) stand for.
+fn marked_entries(html: &str) -> usize {
+    html.split("<g class=\"event ")
+        .skip(1)
+        .map(|g| {
+            let count = &g[g.find("data-count=\"").unwrap() + 12..];
+            count[..count.find('"').unwrap()].parse::<usize>().unwrap()
+        })
+        .sum()
 }
 
 /// The opening tag of the element whose opening tag starts with `start`.

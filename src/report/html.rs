@@ -1,7 +1,8 @@
 //! The self-contained HTML report (`--html`): inline CSS and JS, no external assets. The
 //! matrix (`#matrix`, cells `cell-<outcome>`), filters by level, outcome and role, each failure
-//! expandable to its evidence and remediation, and per scenario (`#timeline-<scenario>`) an SVG
-//! timeline of the provider's transitions beside the baseline's. The URL can preset a view:
+//! expandable to its evidence and remediation, and per scenario (`#timeline-<scenario>`) the
+//! steps' timings and, for every scenario record, passing or not, an SVG timeline
+//! ([`super::timeline`]): the provider's lane above the baseline's. The URL can preset a view:
 //! `#failure-N` expands that failure; `?outcome=fail&role=…&level=…` presets the filters,
 //! `&open=failure-1` expands failures, `&only=matrix,failures,timeline-SC-…` shows just those
 //! sections (used by `scripts/screenshot.sh`).
@@ -11,7 +12,7 @@ use super::layout;
 use super::migration::Migration;
 use super::model::{Column, Matrix, Outcome, RuleResult};
 use super::text;
-use super::timeline::{self, Lane, xml_escape as esc};
+use super::timeline::{self, xml_escape as esc};
 use capi_contract::contract::{Level, Role};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -43,13 +44,27 @@ details.failure{border:1px solid #ffcecb;border-radius:6px;margin:.5rem 0;paddin
 details.failure summary{cursor:pointer}
 dl{margin:.4rem 0 0}dt{font-weight:600;margin-top:.3rem}dd{margin-left:1rem}
 .note{color:#59636e;font-style:italic}
-svg.timeline{display:block;margin:.4rem 0 1rem;font-size:11px;font-family:ui-monospace,monospace}
-svg .lane-line,svg .axis line{stroke:#8c959f;stroke-width:1}
-svg .event circle{stroke:#1f2328;stroke-width:1}
-svg .ev-added circle{fill:#2da44e} svg .ev-modified circle{fill:#0969da}
-svg .ev-deleted circle{fill:#cf222e} svg .ev-tool circle{fill:#bf8700} svg .ev-other circle{fill:#8c959f}
-svg .event-label{text-anchor:middle;fill:#424a53}
+svg.timeline{display:block;margin:.4rem 0 1rem;font-size:11px;font-family:ui-monospace,monospace;max-width:100%;height:auto}
+svg .lane-bg{fill:#f6f8fa} svg .lane-baseline .lane-bg{fill:#fbfbfc}
+svg .lane-side{font-weight:700;fill:#1f2328} svg .lane-baseline .lane-side{fill:#59636e}
+svg .lane-label,svg .lane-kind{fill:#424a53}
+svg .lane-line,svg .axis line{stroke:#8c959f;stroke-width:1} svg .axis text{fill:#59636e}
+svg .step-start{stroke:#afb8c1;stroke-width:1;stroke-dasharray:2 3}
+svg .step rect{stroke:#fff;stroke-width:1} svg .step-label{font-size:10px;fill:#1f2328}
+svg .step-pass rect{fill:#aceebb} svg .step-fail rect{fill:#ff8182} svg .step-inconclusive rect{fill:#f5e0a0}
+svg .step-skip rect,svg .step-waived rect{fill:#d1d9e0} svg .step-fail-end{stroke:#cf222e;stroke-width:2}
+svg .event circle,svg .event polygon{stroke:#1f2328;stroke-width:1}
+svg .ev-added circle{fill:#2da44e} svg .ev-modified circle{fill:#0969da} svg .ev-mixed circle{fill:#8250df}
+svg .ev-deleted circle{fill:#cf222e} svg .ev-tool polygon{fill:#bf8700} svg .ev-other circle{fill:#8c959f}
+.legend{font-size:.85rem;color:#59636e} .legend span{display:inline-block;margin-right:1rem}
+.legend i{display:inline-block;width:.7rem;height:.7rem;margin-right:.3rem;vertical-align:-.05rem;border:1px solid #1f2328;border-radius:50%}
+.legend i.tool{border-radius:0;transform:rotate(45deg);background:#bf8700}
+.legend i.step{border-radius:2px;border:0;width:1.4rem;background:#aceebb}
+.legend i.added{background:#2da44e}.legend i.modified{background:#0969da}.legend i.deleted{background:#cf222e}.legend i.mixed{background:#8250df}
 "#;
+
+/// The key to every scenario timeline (hover a marker or a step for its details).
+const LEGEND: &str = "<p class=\"legend\">Timelines, per scenario the provider's lane above the baseline's, on one time axis: <span><i class=\"tool\"></i>tool write</span><span><i class=\"added\"></i>ADDED</span><span><i class=\"modified\"></i>MODIFIED</span><span><i class=\"deleted\"></i>DELETED</span><span><i class=\"mixed\"></i>several kinds</span><span><i class=\"step\"></i>step (red: failed)</span>Hover a marker or a step for its details; close markers share one.</p>\n";
 
 /// Kept free of `&` and `<` so the document stays well-formed XML too (tests parse it).
 const SCRIPT: &str = r#"
@@ -519,6 +534,7 @@ fn scenarios(m: &Matrix, out: &mut String) {
         return;
     }
     out.push_str("<section id=\"scenarios\">\n<h2>Scenarios</h2>\n");
+    out.push_str(LEGEND);
     let mut by_scenario: BTreeMap<&str, Vec<&text::ScenarioPair<'_>>> = BTreeMap::new();
     for p in &pairs {
         by_scenario
@@ -559,18 +575,19 @@ fn scenarios(m: &Matrix, out: &mut String) {
                 );
             }
             out.push_str("</tbody></table>\n");
-            let mut lanes = vec![Lane {
-                label: p.target.column.id(),
-                entries: &p.target.timeline,
-            }];
-            if let Some(b) = p.baseline {
-                lanes.push(Lane {
-                    label: b.column.id(),
-                    entries: &b.timeline,
-                });
-            }
-            if lanes.iter().any(|l| !l.entries.is_empty()) {
-                let attr = format!("data-column=\"{}\"", esc(&p.target.column.id()));
+            let mut lanes = vec![p.target];
+            lanes.extend(p.baseline);
+            if lanes
+                .iter()
+                .all(|r| r.timeline.is_empty() && r.steps.is_empty())
+            {
+                out.push_str("<p class=\"note\">No timeline: the scenario did not run.</p>\n");
+            } else {
+                let attr = format!(
+                    "data-scenario=\"{}\" data-column=\"{}\"",
+                    esc(scenario),
+                    esc(&p.target.column.id())
+                );
                 out.push_str(&timeline::svg(&attr, &lanes));
                 out.push('\n');
             }

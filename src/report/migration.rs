@@ -1,5 +1,5 @@
 //! The contract migration report (`--migration v1beta2`): per CRD on an older contract, what
-//! still has to change for the target contract. Derived from the matrix itself (design.md: "the
+//! still has to change for the target contract. Derived from the matrix itself (docs/architecture.md "Core model": "the
 //! matrix shows both columns, which is also the v1beta1→v1beta2 migration report"): every rule
 //! that fails (or is inconclusive) on the kind's column under the target contract, beside its
 //! outcome under the kind's older contract.

@@ -1,4 +1,4 @@
-//! SC-bootstrap (contract-rules.md §4.1): owner gate, pause, the data Secret (name, label, owner,
+//! SC-bootstrap (docs/contract.md §4.1): owner gate, pause, the data Secret (name, label, owner,
 //! key, type), status order (Secret → dataSecretName → created), deterministic name, Ready.
 
 use super::core_sim::{CLUSTER_NAME_LABEL, ClusterSpec, controller_owner_ref, secret_resource};

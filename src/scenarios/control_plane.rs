@@ -1,4 +1,4 @@
-//! SC-controlplane (contract-rules.md §4.1), the part that needs no Machine stack: kubeconfig
+//! SC-controlplane (docs/contract.md §4.1), the part that needs no Machine stack: kubeconfig
 //! Secret, initialized, endpoint, version(s), replica counters, scale subresource, pause, delete.
 
 use super::bootstrap::SECRET_TYPE;

@@ -1,4 +1,4 @@
-//! The core simulator: plays CAPI core (contract-rules.md §4). It creates Cluster / Machine /
+//! The core simulator: plays CAPI core (docs/contract.md §4). It creates Cluster / Machine /
 //! MachinePool objects (v1beta2 core API), sets owner references and the cluster-name label the
 //! way core does, and opens/closes the gates providers wait for.
 

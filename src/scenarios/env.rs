@@ -175,8 +175,22 @@ impl Env {
         self.round_trips.record(started.elapsed());
         match deleted {
             Ok(outcome) => {
-                if let Some(obj) = outcome.left() {
-                    self.record(resource, name, &obj, "delete");
+                match outcome.left() {
+                    // Finalizers keep it: the response is the object, marked for deletion.
+                    Some(obj) => {
+                        self.record(resource, name, &obj, "delete");
+                        self.settle(resource, name, &obj).await;
+                    }
+                    // Gone at once: the response is a Status, without a version.
+                    None => {
+                        let k = key(resource, name);
+                        self.recorder.tool_write(&k, "", "delete", None);
+                        if self.recorder.is_watched(&k) {
+                            self.recorder
+                                .wait_gone(&k, self.settings.step_timeout)
+                                .await;
+                        }
+                    }
                 }
                 Ok(())
             }

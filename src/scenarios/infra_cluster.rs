@@ -1,4 +1,4 @@
-//! SC-infracluster (contract-rules.md §4.1): owner gate, pause, finalizer, provisioned, endpoint,
+//! SC-infracluster (docs/contract.md §4.1): owner gate, pause, finalizer, provisioned, endpoint,
 //! failure domains, Ready, delete, externally managed.
 
 use super::core_sim::{CLUSTER_NAME_LABEL, ClusterSpec};

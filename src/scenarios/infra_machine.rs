@@ -1,4 +1,4 @@
-//! SC-inframachine (contract-rules.md §4.1): owner gate, pause, finalizer, cluster and bootstrap
+//! SC-inframachine (docs/contract.md §4.1): owner gate, pause, finalizer, cluster and bootstrap
 //! gates, providerID before provisioned, addresses, failure domain, Ready, delete (also with a
 //! closed gate).
 

@@ -1,4 +1,4 @@
-//! SC-machinepool (contract-rules.md §4.1): owner gate, pause, ready/provisioned, providerIDList
+//! SC-machinepool (docs/contract.md §4.1): owner gate, pause, ready/provisioned, providerIDList
 //! and replicas tracking the MachinePool, MachinePool Machines when opted in, delete.
 
 use super::core_sim::{

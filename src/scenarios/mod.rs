@@ -1,4 +1,4 @@
-//! Lifecycle scenarios (design.md "Lifecycle scenarios", contract-rules.md §4): the tool plays CAPI
+//! Lifecycle scenarios (docs/architecture.md "Lifecycle scenarios", docs/contract.md §4): the tool plays CAPI
 //! core, drives the provider's live reconcilers and judges the recorded timeline.
 //!
 //! - [`core_sim`]: Cluster / Machine / MachinePool objects, owner references, gates.
@@ -19,8 +19,6 @@ pub mod infra_machine;
 pub mod json;
 pub mod machine_pool;
 pub mod observer;
-pub mod plan;
-pub mod progress;
 pub mod round_trips;
 pub mod runner;
 pub mod script;

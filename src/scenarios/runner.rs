@@ -66,19 +66,15 @@ impl SubjectRun {
         self.environment_error.is_some() || self.verdicts.failed()
     }
 
-    /// The scenario record for reports (the timeline is kept only when something failed, so
-    /// healthy runs compare equal across runs).
+    /// The scenario record for reports, with its whole timeline whatever the verdict (runs are
+    /// compared through [`crate::report::Matrix::without_timings`]).
     pub fn record(&self) -> Option<ScenarioRecord> {
         let script = self.script?;
         Some(ScenarioRecord {
             scenario: script.to_string(),
             column: self.subject.column.clone(),
             steps: self.steps.clone(),
-            timeline: if self.failed() {
-                self.timeline.clone()
-            } else {
-                Vec::new()
-            },
+            timeline: self.timeline.clone(),
         })
     }
 }
@@ -270,11 +266,11 @@ pub struct RunOutput {
 
 async fn run_many(side: &Side, subjects: Vec<Subject>, plan: &RunPlan) -> Vec<SubjectRun> {
     use futures::StreamExt;
-    super::progress::add_total(subjects.len());
+    crate::run::progress::add_total(subjects.len());
     futures::stream::iter(subjects)
         .map(|s| async move {
             let run = run_subject(side, &s).await;
-            let live = super::progress::is_live();
+            let live = crate::run::progress::is_live();
             if live || plan.progress.is_some() {
                 let verdict = if run.environment_error.is_some() {
                     "inconclusive"
@@ -286,7 +282,7 @@ async fn run_many(side: &Side, subjects: Vec<Subject>, plan: &RunPlan) -> Vec<Su
                 let label = format!("{} {}", run.script.unwrap_or("-"), s.column.id());
                 let line = format!("{label} {verdict} ({} ms)", run.duration_ms);
                 match &plan.progress {
-                    _ if live => super::progress::finished(&label, &line),
+                    _ if live => crate::run::progress::finished(&label, &line),
                     Some(p) => p(line),
                     None => {}
                 }

@@ -12,7 +12,6 @@ use crate::report::{Evidence, Outcome, StepRecord};
 use capi_contract::contract::Contract;
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
-use std::time::Instant;
 
 /// A script's state while it runs.
 pub struct ScriptRun<'a> {
@@ -23,7 +22,8 @@ pub struct ScriptRun<'a> {
     /// Set when the environment (not the provider) broke the run.
     pub environment_error: Option<String>,
     observers: Vec<Observer>,
-    step: Option<(String, Instant, usize)>,
+    /// The open step: its name, start (ms on the recorder's clock) and failures before it.
+    step: Option<(String, u64, usize)>,
 }
 
 impl<'a> ScriptRun<'a> {
@@ -87,10 +87,11 @@ impl<'a> ScriptRun<'a> {
     /// Starts a step (closing the previous one).
     pub fn step(&mut self, name: &str) {
         self.end_step();
-        if super::progress::is_live() {
-            super::progress::step(&self.label(), name);
+        if crate::run::progress::is_live() {
+            crate::run::progress::step(&self.label(), name);
         }
-        self.step = Some((name.to_string(), Instant::now(), self.fail_count()));
+        let at_ms = self.env.recorder.elapsed_ms();
+        self.step = Some((name.to_string(), at_ms, self.fail_count()));
     }
 
     fn fail_count(&self) -> usize {
@@ -113,7 +114,8 @@ impl<'a> ScriptRun<'a> {
             self.steps.push(StepRecord {
                 name,
                 outcome,
-                duration_ms: Some(u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)),
+                at_ms: Some(start),
+                duration_ms: Some(self.env.recorder.elapsed_ms().saturating_sub(start)),
             });
         }
     }

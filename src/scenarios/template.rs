@@ -1,4 +1,4 @@
-//! SC-template (contract-rules.md §4.1): server-side apply dry-run with the topology dry-run
+//! SC-template (docs/contract.md §4.1): server-side apply dry-run with the topology dry-run
 //! annotation is admitted; `spec.template` cloned into the base kind is admitted (dryRun=All).
 
 use super::core_sim::CLUSTER_NAME_LABEL;

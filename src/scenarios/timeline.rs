@@ -1,9 +1,12 @@
 //! The scenario timeline: every observed version of every object under test, in arrival order,
 //! plus the tool's own writes (so "the provider wrote" can be told from "the tool wrote").
-//! Assertions read this history, not just the end state.
+//! Assertions read this history, not just the end state; reports get it as
+//! [`Recorder::entries`], limited to the scenario's own objects (a namespace-wide watch also
+//! sees what other scenarios in the same namespace create).
 
 use super::json::changed_paths;
 use crate::report::TimelineEntry;
+use crate::report::model::TOOL_PREFIX;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -33,7 +36,62 @@ struct State {
     /// What each tool write left, per object, in response order (resourceVersion, object).
     tool_states: BTreeMap<String, Vec<(String, Value)>>,
     actions: Vec<TimelineEntry>,
+    /// Snapshots and actions in the order they were recorded (times are taken under the lock,
+    /// so this order is also time order).
+    log: Vec<Logged>,
     watched: BTreeSet<String>,
+    /// Objects a script waited for or read the history of (its own, whatever their labels).
+    asked: BTreeSet<String>,
+}
+
+/// One entry of [`State::log`]: an index into `snapshots` or `actions`.
+#[derive(Clone, Copy)]
+enum Logged {
+    Seen(usize),
+    Tool(usize),
+}
+
+impl State {
+    /// The objects of this scenario: those watched by name, written or asked for by the
+    /// script, and those that name one of these as their owner or their Cluster
+    /// (`cluster.x-k8s.io/cluster-name`), e.g. the Secrets a provider creates.
+    fn own_objects(&self) -> BTreeSet<&str> {
+        let mut own: BTreeSet<&str> = self
+            .watched
+            .iter()
+            .chain(&self.asked)
+            .map(String::as_str)
+            .chain(self.actions.iter().map(|a| a.object.as_str()))
+            .collect();
+        let linked: Vec<&str> = self
+            .snapshots
+            .iter()
+            .filter(|s| !own.contains(s.object.as_str()) && links_to(&s.value, &own))
+            .map(|s| s.object.as_str())
+            .collect();
+        own.extend(linked);
+        own
+    }
+}
+
+/// Whether `v` names an object of `own` as its owner or its Cluster.
+fn links_to(v: &Value, own: &BTreeSet<&str>) -> bool {
+    let cluster = v
+        .pointer("/metadata/labels/cluster.x-k8s.io~1cluster-name")
+        .and_then(Value::as_str)
+        .is_some_and(|c| own.contains(format!("Cluster/{c}").as_str()));
+    let owner = || {
+        v.pointer("/metadata/ownerReferences")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .any(|o| {
+                let kind = o.get("kind").and_then(Value::as_str).unwrap_or_default();
+                let name = o.get("name").and_then(Value::as_str).unwrap_or_default();
+                own.contains(format!("{kind}/{name}").as_str())
+            })
+    };
+    cluster || owner()
 }
 
 /// Shared, cheaply cloned recorder of one scenario run.
@@ -112,6 +170,8 @@ impl Recorder {
                 changed_paths(prev.filter(|_| event != "ADDED"), &value)
             };
             let at_ms = self.elapsed_ms();
+            let n = st.snapshots.len();
+            st.log.push(Logged::Seen(n));
             st.snapshots.push(Snapshot {
                 at_ms,
                 object: object.to_string(),
@@ -130,8 +190,8 @@ impl Recorder {
         self.notify.notify_waiters();
     }
 
-    /// Records a write made by the tool: its response resourceVersion marks the version as
-    /// ours, and `state` (the response object) counts as the state the provider's next write
+    /// Records a write made by the tool: its response resourceVersion (empty when the response
+    /// carried none, e.g. a delete answered with a Status) marks the version as ours, and `state` (the response object) counts as the state the provider's next write
     /// is compared with even when the watch never delivers that version (a relist after 410
     /// jumps over it).
     pub fn tool_write(
@@ -141,21 +201,25 @@ impl Recorder {
         action: &str,
         state: Option<Value>,
     ) {
-        let at_ms = self.elapsed_ms();
         let mut st = self.lock();
-        st.tool_rvs
-            .insert((object.to_string(), resource_version.to_string()));
+        let at_ms = self.elapsed_ms();
+        if !resource_version.is_empty() {
+            st.tool_rvs
+                .insert((object.to_string(), resource_version.to_string()));
+        }
         if let Some(v) = state {
             st.tool_states
                 .entry(object.to_string())
                 .or_default()
                 .push((resource_version.to_string(), v));
         }
+        let n = st.actions.len();
+        st.log.push(Logged::Tool(n));
         st.actions.push(TimelineEntry {
             at_ms,
             object: object.to_string(),
             resource_version: resource_version.to_string(),
-            event: format!("tool: {action}"),
+            event: format!("{TOOL_PREFIX}{action}"),
             changed: Vec::new(),
         });
     }
@@ -195,6 +259,14 @@ impl Recorder {
         }
     }
 
+    /// Counts `object` as this scenario's (see [`Recorder::entries`]).
+    fn ask(&self, object: &str) {
+        let mut st = self.lock();
+        if !st.asked.contains(object) {
+            st.asked.insert(object.to_string());
+        }
+    }
+
     /// A position: later queries can look only at what happened after it.
     pub fn mark(&self) -> Mark {
         Mark(self.lock().snapshots.len())
@@ -213,15 +285,23 @@ impl Recorder {
         self.lock().gone.contains(object)
     }
 
-    /// The last observed state of every object (deleted ones included), by key.
+    /// The last observed state of every object of this scenario (deleted ones included), by
+    /// key.
     pub fn last_states(&self) -> Vec<Value> {
-        self.lock().latest.values().cloned().collect()
+        let st = self.lock();
+        let own = st.own_objects();
+        st.latest
+            .iter()
+            .filter(|(k, _)| own.contains(k.as_str()))
+            .map(|(_, v)| v.clone())
+            .collect()
     }
 
     /// Every observed version of `object`, oldest first.
     pub fn history(&self, object: &str) -> Vec<Snapshot> {
-        self.lock()
-            .snapshots
+        let mut st = self.lock();
+        st.asked.insert(object.to_string());
+        st.snapshots
             .iter()
             .filter(|s| s.object == object)
             .cloned()
@@ -241,6 +321,7 @@ impl Recorder {
         timeout: Duration,
         pred: impl Fn(&Value) -> bool,
     ) -> Result<Value, Option<Value>> {
+        self.ask(object);
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             let notified = self.notify.notified();
@@ -265,6 +346,7 @@ impl Recorder {
         timeout: Duration,
         pred: impl Fn(&Value) -> bool,
     ) -> Result<Value, Option<Value>> {
+        self.ask(object);
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             let notified = self.notify.notified();
@@ -286,6 +368,7 @@ impl Recorder {
 
     /// Waits until `object` has been deleted (true) or the timeout passes (false).
     pub async fn wait_gone(&self, object: &str, timeout: Duration) -> bool {
+        self.ask(object);
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             let notified = self.notify.notified();
@@ -359,23 +442,28 @@ impl Recorder {
             .next()
     }
 
-    /// The timeline for reports: observed transitions and tool actions, in time order.
+    /// The timeline for reports: observed transitions of this scenario's objects and tool
+    /// actions, in the order (and so the time order) they were recorded.
     pub fn entries(&self) -> Vec<TimelineEntry> {
         let st = self.lock();
-        let mut out: Vec<TimelineEntry> = st
-            .snapshots
+        let own = st.own_objects();
+        st.log
             .iter()
-            .map(|s| TimelineEntry {
-                at_ms: s.at_ms,
-                object: s.object.clone(),
-                resource_version: s.resource_version.clone(),
-                event: s.event.to_string(),
-                changed: s.changed.clone(),
+            .filter_map(|l| match *l {
+                Logged::Seen(i) => st
+                    .snapshots
+                    .get(i)
+                    .filter(|s| own.contains(s.object.as_str()))
+                    .map(|s| TimelineEntry {
+                        at_ms: s.at_ms,
+                        object: s.object.clone(),
+                        resource_version: s.resource_version.clone(),
+                        event: s.event.to_string(),
+                        changed: s.changed.clone(),
+                    }),
+                Logged::Tool(i) => st.actions.get(i).cloned(),
             })
-            .chain(st.actions.iter().cloned())
-            .collect();
-        out.sort_by_key(|e| e.at_ms);
-        out
+            .collect()
     }
 }
 
@@ -447,6 +535,58 @@ mod tests {
         let kinds: Vec<String> = r.entries().into_iter().map(|e| e.event).collect();
         assert!(kinds.contains(&"tool: create".to_string()));
         assert!(kinds.contains(&"DELETED".to_string()));
+    }
+
+    /// A namespace-wide watch also sees other scenarios' objects: the report's timeline and
+    /// final states keep this scenario's own (written, watched or waited for by it) and the
+    /// objects that name one of them as owner or Cluster, in recording order.
+    #[test]
+    fn entries_keep_the_scenarios_own_objects_and_what_links_to_them() {
+        let r = Recorder::new();
+        let named = |name: &str, extra: Value| {
+            let mut v = json!({"metadata": {"name": name, "resourceVersion": "1"}});
+            if let (Some(m), Some(e)) = (v["metadata"].as_object_mut(), extra.as_object()) {
+                m.extend(e.clone());
+            }
+            v
+        };
+        r.tool_write("Cluster/c", "1", "create", None);
+        r.register("M/m");
+        r.observe("M/m", false, named("m", json!({})));
+        r.observe("M/other", false, named("other", json!({})));
+        r.observe(
+            "Secret/m-data",
+            false,
+            named(
+                "m-data",
+                json!({"ownerReferences": [{"kind": "M", "name": "m"}]}),
+            ),
+        );
+        r.observe(
+            "Secret/c-kubeconfig",
+            false,
+            named(
+                "c-kubeconfig",
+                json!({"labels": {"cluster.x-k8s.io/cluster-name": "c"}}),
+            ),
+        );
+        r.observe(
+            "Secret/d-kubeconfig",
+            false,
+            named(
+                "d-kubeconfig",
+                json!({"labels": {"cluster.x-k8s.io/cluster-name": "d"}}),
+            ),
+        );
+        let objects: Vec<String> = r.entries().into_iter().map(|e| e.object).collect();
+        assert_eq!(
+            objects,
+            ["Cluster/c", "M/m", "Secret/m-data", "Secret/c-kubeconfig"]
+        );
+        assert_eq!(r.last_states().len(), 3);
+        // Waiting for an object makes it the scenario's own.
+        let _ = r.history("M/other");
+        assert!(r.entries().iter().any(|e| e.object == "M/other"));
     }
 
     /// A relist after 410 can jump over the tool's own create: the provider's first version

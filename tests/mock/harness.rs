@@ -1,5 +1,5 @@
 //! Test harness: an embedded API server with the core and mock CRDs, the mock running
-//! in-process, and helpers that play CAPI core (contract-rules.md §4).
+//! in-process, and helpers that play CAPI core (docs/contract.md §4).
 
 use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
 use capi_conformance::client_retry::RetryingClient;

@@ -211,16 +211,19 @@ pub fn synthetic() -> Matrix {
             StepRecord {
                 name: "create".into(),
                 outcome: Pass,
+                at_ms: Some(0),
                 duration_ms: Some(d[0]),
             },
             StepRecord {
                 name: "provision".into(),
                 outcome: last,
+                at_ms: Some(d[0]),
                 duration_ms: Some(d[1]),
             },
             StepRecord {
                 name: "delete".into(),
                 outcome: Pass,
+                at_ms: Some(d[0] + d[1]),
                 duration_ms: Some(d[2]),
             },
         ]

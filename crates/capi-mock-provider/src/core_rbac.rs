@@ -2,7 +2,7 @@
 //! role grants, so a SubjectAccessReview as core's manager on the embedded server answers as on a
 //! cluster where `clusterctl init` installed core.
 //!
-//! CAPI core ships (see `../shared/contract-rules.md` §3):
+//! CAPI core ships (see docs/contract.md §3):
 //! - `capi-manager-role`: core's own rules, itself labelled
 //!   `cluster.x-k8s.io/aggregate-to-manager: "true"`; among them every verb on `resources: ["*"]`
 //!   of the SIG groups `addons|bootstrap|controlplane|infrastructure.cluster.x-k8s.io`, which is

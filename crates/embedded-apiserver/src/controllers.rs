@@ -1,4 +1,4 @@
-//! The controllers a test cluster runs beside the apiserver (emulator-spec M10, S4): CRD
+//! The controllers a test cluster runs beside the apiserver (docs/embedded-apiserver.md M10, S4): CRD
 //! establishing and cleanup, namespace deletion, garbage collection, ClusterRole aggregation.
 //! They consume the store's event stream and write through the same pipeline as clients.
 

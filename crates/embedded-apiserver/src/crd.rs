@@ -1,4 +1,4 @@
-//! CustomResourceDefinition strategy (emulator-spec M10): validation on write, initial status,
+//! CustomResourceDefinition strategy (docs/embedded-apiserver.md M10): validation on write, initial status,
 //! and the status the establishing controller writes.
 
 use serde_json::{Value, json};

@@ -1,4 +1,4 @@
-//! Discovery documents (emulator-spec M1, S1): `/version`, `/api`, `/apis`, `/apis/<g>`,
+//! Discovery documents (docs/embedded-apiserver.md M1, S1): `/version`, `/api`, `/apis`, `/apis/<g>`,
 //! `/api/v1`, `/apis/<g>/<v>` and the aggregated v2 `APIGroupDiscoveryList`.
 
 use serde_json::{Value, json};

@@ -1,4 +1,4 @@
-//! Kubernetes `Status` errors (emulator-spec M4): the reasons, codes and details kube-apiserver returns.
+//! Kubernetes `Status` errors (docs/embedded-apiserver.md M4): the reasons, codes and details kube-apiserver returns.
 
 use std::borrow::Cow;
 

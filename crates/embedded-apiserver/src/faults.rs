@@ -1,4 +1,4 @@
-//! Runtime fault injection (emulator-spec S8): force 410 on the next watch resumes, drop watch streams,
+//! Runtime fault injection (docs/embedded-apiserver.md S8): force 410 on the next watch resumes, drop watch streams,
 //! 429/500 at a rate, added latency, slow CRD establishment, and a persistent 500 on one resource
 //! from some moment on (a fault that outlasts any retry).
 

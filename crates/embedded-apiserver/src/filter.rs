@@ -1,4 +1,4 @@
-//! Which objects a list or watch sees (emulator-spec M9): namespace, label selector and the
+//! Which objects a list or watch sees (docs/embedded-apiserver.md M9): namespace, label selector and the
 //! supported field selectors.
 
 use serde_json::Value;

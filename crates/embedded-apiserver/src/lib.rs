@@ -1,4 +1,4 @@
-//! The embedded Kubernetes API server (design.md "Embedded API server", emulator-spec.md): an
+//! The embedded Kubernetes API server (docs/architecture.md "Embedded API server", docs/embedded-apiserver.md): an
 //! in-process API server faithful to kube-apiserver, for programs and the real `kubectl` when
 //! there is no cluster. **Never depends on** Cluster API or on any crate of capi-conformance but
 //! `kube-version-order` (checked by the workspace's `tests/dependencies.rs`); its clients send

@@ -1,4 +1,4 @@
-//! LIST responses (emulator-spec S5): `limit`/`continue` bound to the first page's snapshot,
+//! LIST responses (docs/embedded-apiserver.md S5): `limit`/`continue` bound to the first page's snapshot,
 //! `resourceVersion` with `resourceVersionMatch` (`Exact`, `NotOlderThan`) and kube-apiserver's
 //! `ListOptions` validation.
 //!

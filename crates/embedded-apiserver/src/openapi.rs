@@ -1,4 +1,4 @@
-//! Minimal OpenAPI v3 (emulator-spec M2): a root index with one entry per served group version,
+//! Minimal OpenAPI v3 (docs/embedded-apiserver.md M2): a root index with one entry per served group version,
 //! and per-GV documents with a PATCH operation per resource (no strategic-merge content type).
 
 use std::collections::hash_map::DefaultHasher;

@@ -1,4 +1,4 @@
-//! The write pipeline and reads (emulator-spec M3, M7, M10–M14): one code path for every
+//! The write pipeline and reads (docs/embedded-apiserver.md M3, M7, M10–M14): one code path for every
 //! create, update, patch and delete, whether it came over HTTP or from a controller.
 
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! Patch bodies (emulator-spec M5): RFC 7386 merge, RFC 6902 JSON patch with Go's
+//! Patch bodies (docs/embedded-apiserver.md M5): RFC 7386 merge, RFC 6902 JSON patch with Go's
 //! missing-path-is-null `test` rule, and the content types kube-apiserver accepts.
 
 use serde_json::Value;

@@ -149,7 +149,7 @@ fn with_categories(mut t: ResourceType, categories: &[&str]) -> ResourceType {
     t
 }
 
-/// The built-in kinds the emulator serves (emulator-spec M3, M17).
+/// The built-in kinds the emulator serves (docs/embedded-apiserver.md M3, M17).
 pub fn builtins() -> Vec<ResourceType> {
     let c = CRUD_VERBS;
     let create = &["create"][..];

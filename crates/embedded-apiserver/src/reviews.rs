@@ -1,4 +1,4 @@
-//! Review kinds that are answered, not stored (emulator-spec M17, issue item 3):
+//! Review kinds that are answered, not stored (docs/embedded-apiserver.md M17, issue item 3):
 //! SelfSubjectAccessReview, SelfSubjectRulesReview, SelfSubjectReview, SubjectAccessReview.
 
 use serde_json::{Value, json};

@@ -1,4 +1,4 @@
-//! The scale subresource (emulator-spec M12): `autoscaling/v1 Scale` views of custom resources.
+//! The scale subresource (docs/embedded-apiserver.md M12): `autoscaling/v1 Scale` views of custom resources.
 
 use serde_json::{Value, json};
 

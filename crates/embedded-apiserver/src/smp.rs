@@ -328,7 +328,7 @@ mod tests {
 
     #[test]
     fn kubectl_configmap_reapply_body() {
-        // emulator-spec §1 finding 3 / §7 check 39.
+        // docs/embedded-apiserver.md §1 finding 3, §7 check 39.
         let original = json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "c", "namespace": "default", "finalizers": ["x.io/one", "x.io/two"],
                 "labels": {"a": "1", "b": "2"}},

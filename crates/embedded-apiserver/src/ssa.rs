@@ -1,4 +1,4 @@
-//! Field management (emulator-spec M6, S3): `metadata.managedFields` for every write, and
+//! Field management (docs/embedded-apiserver.md M6, S3): `metadata.managedFields` for every write, and
 //! server-side apply with structured-merge-diff semantics.
 //!
 //! - Update (POST, PUT, non-apply PATCH, on the main resource or `/status`, `/scale`): the fields

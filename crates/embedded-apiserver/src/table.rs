@@ -1,4 +1,4 @@
-//! Server-side printing (emulator-spec S2): `meta.k8s.io/v1 Table` with NAME, the CRD's
+//! Server-side printing (docs/embedded-apiserver.md S2): `meta.k8s.io/v1 Table` with NAME, the CRD's
 //! additionalPrinterColumns and AGE.
 
 use jsonpath_rust::JsonPath;

@@ -1,4 +1,4 @@
-//! Watch streams (emulator-spec M8): replay from a resourceVersion, in-stream 410, selector
+//! Watch streams (docs/embedded-apiserver.md M8): replay from a resourceVersion, in-stream 410, selector
 //! transitions, bookmarks, sendInitialEvents, timeoutSeconds; one `\n`-terminated JSON per event.
 
 use std::convert::Infallible;

@@ -1,4 +1,4 @@
-//! The embedded API server against emulator-spec §7 (checks 1–53) and real kube-rs clients.
+//! The embedded API server against docs/embedded-apiserver.md §7 checks 1–53 and real kube-rs clients.
 
 #[path = "apiserver/basics.rs"]
 mod basics;

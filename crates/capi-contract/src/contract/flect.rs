@@ -151,7 +151,7 @@ pub fn naive_plural(kind: &str) -> String {
 mod tests {
     use super::*;
 
-    /// Every example of contract-rules.md §2, as (kind, expected plural).
+    /// The examples of docs/contract.md §2 and more, as (kind, expected plural).
     const CONTRACT_RULES_EXAMPLES: &[(&str, &str)] = &[
         ("FooCluster", "fooclusters"),
         ("FooClusterTemplate", "fooclustertemplates"),

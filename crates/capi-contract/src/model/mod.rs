@@ -7,6 +7,7 @@ pub mod combine;
 pub mod labels;
 pub mod options;
 mod shared_str;
+mod timeline;
 
 use crate::contract::{Contract, FailOn, Level, Role};
 use crate::suite::Rule;
@@ -15,6 +16,7 @@ use serde::{Deserialize, Serialize};
 pub use shared_str::SharedStr;
 use std::cmp::Ordering;
 use std::fmt;
+pub use timeline::{TOOL_PREFIX, TimelineEntry, comparable_timeline};
 
 /// What happened to one rule on one subject.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -215,25 +217,15 @@ pub struct RunContext {
     pub run_id: Option<String>,
 }
 
-/// One timeline entry recorded by the scenario observer (a watch event on an object under test).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TimelineEntry {
-    /// Milliseconds since the scenario started.
-    pub at_ms: u64,
-    pub object: String,
-    pub resource_version: String,
-    /// ADDED / MODIFIED / DELETED, or a tool action (`tool: set owner`).
-    pub event: String,
-    /// Changed field paths (`status.initialization.provisioned`, `metadata.finalizers`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub changed: Vec<String>,
-}
-
 /// One step of a scenario and how long the provider took.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepRecord {
     pub name: String,
     pub outcome: Outcome,
+    /// When the step started, in milliseconds since the scenario started (the clock of the
+    /// record's [`TimelineEntry::at_ms`]). Steps of script parts run concurrently may overlap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
 }
@@ -245,6 +237,9 @@ pub struct ScenarioRecord {
     pub scenario: String,
     pub column: Column,
     pub steps: Vec<StepRecord>,
+    /// Every tool write and every watch event on the scenario's objects, in time order; kept
+    /// for passing scenarios too (the provider's latency profile). Empty when the scenario
+    /// did not run (no sample object).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub timeline: Vec<TimelineEntry>,
 }
@@ -449,8 +444,9 @@ impl Matrix {
         }
     }
 
-    /// A copy with every time-dependent value cleared (durations, start time, timeline times):
-    /// what determinism tests compare.
+    /// A copy with every time-dependent value cleared (durations, start time, step start
+    /// times) and each scenario timeline in its [`comparable_timeline`] form (times and
+    /// scheduling left out, content kept): what determinism tests compare.
     pub fn without_timings(&self) -> Matrix {
         let mut m = self.clone();
         m.context.started_at = jiff::Timestamp::UNIX_EPOCH;
@@ -459,11 +455,10 @@ impl Matrix {
         }
         for s in &mut m.scenarios {
             for st in &mut s.steps {
+                st.at_ms = None;
                 st.duration_ms = None;
             }
-            for t in &mut s.timeline {
-                t.at_ms = 0;
-            }
+            s.timeline = comparable_timeline(&s.timeline);
         }
         m
     }

@@ -44,7 +44,7 @@ const EMBEDDED: [(&str, &str); 9] = [
     ),
 ];
 
-/// Scenario scripts a rule may name (contract-rules.md §4.1).
+/// Scenario scripts a rule may name (docs/contract.md §4.1).
 pub const SCENARIOS: [&str; 7] = [
     "SC-infracluster",
     "SC-inframachine",

@@ -225,7 +225,7 @@ fn levenshtein_basics() {
     assert_eq!(levenshtein("same", "same"), 0);
 }
 
-/// Counts of the embedded catalog. §19 of contract-rules.md counts 168 rules (MUST 68,
+/// Counts of the embedded catalog. docs/contract.md §19: the contract pages count 168 rules (MUST 68,
 /// COND-MUST 30, SHOULD incl. COND-SHOULD 56, MAY 14); the catalog adds one SHOULD,
 /// infra-machinepool/initialization-provisioned (§20 item 1), for 169, and reports
 /// all/rbac-owner-finalizers at COND-SHOULD (its condition includes an admission plugin that

@@ -1,4 +1,4 @@
-//! Pipeline and structural-schema tests, including emulator-spec §7 checks 10 and 21–27.
+//! Pipeline and structural-schema tests, including docs/embedded-apiserver.md §7 checks 10 and 21–27.
 
 use super::*;
 use serde_json::json;

@@ -200,7 +200,7 @@ pub async fn convert(
     }
     let schema = rt.version(version).and_then(|v| v.schema.clone());
     let Some(hook) = rt.conversion.clone() else {
-        // Strategy None: apiVersion only (emulator-spec M10).
+        // Strategy None: apiVersion only (docs/embedded-apiserver.md M10).
         for i in pending {
             objects[i] = crate::ops::present(rt, version, std::mem::take(&mut objects[i]));
         }

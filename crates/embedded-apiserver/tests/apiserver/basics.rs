@@ -1,4 +1,4 @@
-//! emulator-spec §7 checks 12–20.
+//! docs/embedded-apiserver.md §7 checks 12–20.
 
 use serde_json::json;
 

@@ -1,4 +1,4 @@
-//! emulator-spec §7 checks 8–11.
+//! docs/embedded-apiserver.md §7 checks 8–11.
 
 use std::time::Duration;
 

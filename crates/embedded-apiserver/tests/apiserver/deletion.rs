@@ -1,4 +1,4 @@
-//! emulator-spec §7 checks 50–53.
+//! docs/embedded-apiserver.md §7 checks 50–53.
 
 use std::time::Duration;
 

@@ -1,4 +1,4 @@
-//! emulator-spec §7 checks 1–7.
+//! docs/embedded-apiserver.md §7 checks 1–7.
 
 use axum::http::Method;
 use serde_json::json;

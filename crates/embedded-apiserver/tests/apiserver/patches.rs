@@ -1,4 +1,4 @@
-//! emulator-spec §7 checks 35–41.
+//! docs/embedded-apiserver.md §7 checks 35–41.
 
 use serde_json::json;
 

@@ -1,4 +1,4 @@
-//! emulator-spec §7 checks 21–27.
+//! docs/embedded-apiserver.md §7 checks 21–27.
 
 use serde_json::json;
 

@@ -1,4 +1,4 @@
-//! emulator-spec §7 checks 28–34.
+//! docs/embedded-apiserver.md §7 checks 28–34.
 
 use serde_json::json;
 

@@ -1,4 +1,4 @@
-//! emulator-spec §7 checks 42–49.
+//! docs/embedded-apiserver.md §7 checks 42–49.
 
 use std::time::{Duration, Instant};
 

@@ -1,5 +1,7 @@
-//! `--report-dir`: for every failed or inconclusive scenario, its timeline (JSON) and the final
-//! state of the objects it watched (YAML, Secret data redacted).
+//! `--report-dir`: for every scenario run, passing or not, a directory
+//! `<scenario>-<column>` with its timeline (`timeline.json`, the entries of the JSON report's
+//! scenario record) and the final state of the objects it watched (`objects.yaml`, Secret data
+//! redacted).
 
 use crate::scenarios::runner::{RunOutput, SubjectRun};
 use anyhow::Context;
@@ -30,10 +32,15 @@ fn dir_name(run: &SubjectRun) -> String {
     ))
 }
 
-/// Writes the files; returns how many scenarios were kept.
+/// Writes the files; returns how many scenarios were written (those that ran: a role without
+/// a script or without a sample object has nothing to keep).
 pub fn write(dir: &Path, out: &RunOutput) -> anyhow::Result<usize> {
     let mut kept = 0;
-    for run in out.runs.iter().filter(|r| r.failed()) {
+    for run in out
+        .runs
+        .iter()
+        .filter(|r| r.script.is_some() && r.subject.sample.is_some())
+    {
         let d = dir.join(dir_name(run));
         std::fs::create_dir_all(&d).with_context(|| format!("cannot create {}", d.display()))?;
         let timeline = serde_json::to_string_pretty(&run.timeline)?;
