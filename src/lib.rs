@@ -19,6 +19,7 @@ pub mod cli;
 pub mod client_retry;
 pub mod commands;
 pub mod entry;
+pub mod events;
 pub mod kubeconn;
 pub mod manifests;
 pub mod plan;

@@ -1,72 +1,25 @@
 //! `lint PATH...`: load documents, evaluate every static rule ([`capi_contract::checks::evaluate_rules`]),
 //! print the report, exit with the verdict's code (input errors: exit 2 via `main`).
 
-use crate::cli::{LintArgs, ReportArgs};
+use crate::cli::LintArgs;
 use crate::report::{self, Matrix, Note};
 use crate::source::{Kustomize, LoadOptions, RenderedRoot, load_paths_with};
-use anyhow::Context;
-use capi_contract::checks::{ConfigFile, LintOptions};
-use capi_contract::contract::FailOn;
+use capi_contract::checks::LintOptions;
 use capi_contract::inventory::{self, Document, InputError, SchemaForm};
 use capi_contract::suite::{Catalog, Rule};
 use std::io::IsTerminal;
 
 /// Builds the options from the command line (config file, role overrides).
 pub fn options(args: &LintArgs) -> anyhow::Result<LintOptions> {
-    let r = &args.report;
-    let fail_on = FailOn::parse(&r.fail_on)
-        .with_context(|| format!("--fail-on {}: unknown level", r.fail_on))?;
-    let mut opts = LintOptions {
-        contract: r.contract,
-        fail_on,
-        no_waivers: r.no_waivers,
-        keep_going: args.keep_going,
-        source: args
-            .paths
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(" "),
-        started_at: jiff::Timestamp::now(),
-        ..LintOptions::default()
-    };
-    opts.manager_help = read_manager_help(r)?;
-    if let Some(m) = &r.migration {
-        opts.also_contract = Some(
-            capi_contract::contract::Contract::parse(m)
-                .with_context(|| format!("--migration {m}: expected v1beta1 or v1beta2"))?,
-        );
-    }
-    if let Some(path) = &r.config {
-        let cfg = ConfigFile::load(path)?;
-        opts.roles = cfg.role_overrides()?;
-        opts.waivers = cfg.waivers;
-    }
-    opts.roles
-        .extend(inventory::parse_role_overrides(&r.roles)?);
+    let source = args
+        .paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut opts = args.report.lint_options("lint", source)?;
+    opts.keep_going = args.keep_going;
     Ok(opts)
-}
-
-/// Largest `--manager-help` file read (a `--help` text is a few KiB).
-const MAX_MANAGER_HELP: u64 = 1 << 20;
-
-/// Reads `--manager-help FILE`, if given.
-pub fn read_manager_help(r: &ReportArgs) -> anyhow::Result<Option<String>> {
-    let Some(path) = &r.manager_help else {
-        return Ok(None);
-    };
-    let len = std::fs::metadata(path)
-        .with_context(|| format!("--manager-help {}: cannot read the file", path.display()))?
-        .len();
-    if len > MAX_MANAGER_HELP {
-        anyhow::bail!(
-            "--manager-help {}: {len} bytes is not a --help text (limit {MAX_MANAGER_HELP} bytes)",
-            path.display()
-        );
-    }
-    let bytes = std::fs::read(path)
-        .with_context(|| format!("--manager-help {}: cannot read the file", path.display()))?;
-    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
 }
 
 /// Loads and evaluates; input errors come back as errors (one line each).

@@ -87,8 +87,11 @@ impl<'a> ScriptRun<'a> {
     /// Starts a step (closing the previous one).
     pub fn step(&mut self, name: &str) {
         self.end_step();
-        if crate::run::progress::is_live() {
-            crate::run::progress::step(&self.label(), name);
+        if self.env.events.listening() {
+            self.env.events.emit(crate::events::Event::Step {
+                scenario: self.label(),
+                step: name.to_string(),
+            });
         }
         self.step = Some((name.to_string(), Instant::now(), self.fail_count()));
     }
