@@ -31,6 +31,6 @@ pub mod tool_rbac;
 
 // The moved modules keep their old paths (`capi_conformance::checks::…`) for the tests, benches
 // and fuzz targets; code in this crate imports from the crate that owns them.
-pub use capi_contract::{checks, contract, inventory, suite};
+pub use capi_contract::{checks, contract, inventory, rule_ids, suite};
 pub use capi_mock_provider as mock;
 pub use embedded_apiserver as apiserver;

@@ -40,7 +40,8 @@ use crate::model::ContractSelection;
 use crate::model::{
     Column, Evidence, Matrix, Note, Outcome, Phase, RuleResult, RunContext, SharedStr,
 };
-use crate::suite::{FieldCheck, Rule, RuleKind};
+use crate::rule_ids as id;
+use crate::suite::{Rule, RuleKind};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -249,30 +250,13 @@ pub fn doc_ev(doc: &Document, message: impl Into<String>) -> Evidence {
 
 /// Rules whose outcome is about the labels themselves: evaluated even without a contract.
 const LABEL_RULES: [&str; 4] = [
-    "all/contract-label",
-    "all/contract-label-versions",
-    "all/contract-label-unambiguous",
-    "template/labels-versions",
+    id::all::CONTRACT_LABEL,
+    id::all::CONTRACT_LABEL_VERSIONS,
+    id::all::CONTRACT_LABEL_UNAMBIGUOUS,
+    id::template::LABELS_VERSIONS,
 ];
 
-/// A rule with its `check.fields` parsed once per evaluation.
-struct PreparedRule<'r> {
-    rule: &'r Rule,
-    field_check: Result<Option<FieldCheck>, String>,
-}
-
-impl<'r> PreparedRule<'r> {
-    fn new(rule: &'r Rule) -> Self {
-        let field_check = match rule.check.as_ref() {
-            Some(v) => FieldCheck::from_value(v).map_err(|e| e.to_string()),
-            None => Ok(None),
-        };
-        PreparedRule { rule, field_check }
-    }
-}
-
-fn evaluate_cell(prepared: &PreparedRule, ctx: &CheckCtx) -> Finding {
-    let rule = prepared.rule;
+fn evaluate_cell(rule: &Rule, ctx: &CheckCtx) -> Finding {
     match rule.kind {
         RuleKind::Scenario => return Finding::skip(ctx.opts.scenario_skip.clone()),
         RuleKind::Review => return Finding::skip("review only"),
@@ -283,10 +267,9 @@ fn evaluate_cell(prepared: &PreparedRule, ctx: &CheckCtx) -> Finding {
             "no contract label on the CRD: cannot tell which contract and version apply (pass --contract to check against one)",
         );
     }
-    match &prepared.field_check {
-        Ok(Some(fc)) => return schema::run_field_check(fc, ctx),
-        Ok(None) => {}
-        Err(e) => return Finding::skip(format!("the rule's check block is invalid: {e}")),
+    // The catalog parsed the `check` block when it loaded (`Rule::field_check`).
+    if let Some(fc) = rule.field_check.as_ref() {
+        return schema::run_field_check(fc, ctx);
     }
     match registry::get(&rule.id) {
         Some(f) => f(rule, ctx),
@@ -315,7 +298,6 @@ pub fn evaluate_plan(plan: &StaticPlan, opts: &LintOptions, rules: &[Rule]) -> M
     let inv = &plan.inventory;
     let problems = plan.problems.clone();
     let columns = &plan.columns;
-    let prepared: Vec<PreparedRule> = rules.iter().map(PreparedRule::new).collect();
     let rbac_index = rbac::RbacIndexes::build(inv);
     let manager_containers = clusterctl::manager_containers(inv);
     let contexts: Vec<CheckCtx> = columns
@@ -344,22 +326,16 @@ pub fn evaluate_plan(plan: &StaticPlan, opts: &LintOptions, rules: &[Rule]) -> M
     // Evaluated rule by rule, in the matrix's final order (rules in catalog order, columns
     // sorted), into one allocation of the final size: 30k results for a 1,000-CRD input, and
     // growing or regrouping them would copy them all into fresh pages.
-    let applicable = |p: &PreparedRule| {
-        columns
-            .iter()
-            .filter(|pc| applies(p.rule, &pc.column))
-            .count()
-    };
-    let mut results: Vec<RuleResult> = Vec::with_capacity(prepared.iter().map(applicable).sum());
+    let applicable = |p: &Rule| columns.iter().filter(|pc| applies(p, &pc.column)).count();
+    let mut results: Vec<RuleResult> = Vec::with_capacity(rules.iter().map(applicable).sum());
     let mut used = std::collections::HashSet::new();
-    for p in &prepared {
-        let rule = p.rule;
+    for rule in rules {
         let before = results.len();
         for (pc, ctx) in columns.iter().zip(&contexts) {
             if !applies(rule, &pc.column) {
                 continue;
             }
-            let mut finding = evaluate_cell(p, ctx);
+            let mut finding = evaluate_cell(rule, ctx);
             // Every failure on a CRD names the CRD (and so its source line).
             if finding.outcome == Outcome::Fail && finding.evidence.is_empty() && ctx.crd.is_some()
             {

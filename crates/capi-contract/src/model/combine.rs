@@ -230,6 +230,7 @@ mod tests {
             description: String::new(),
             remediation: String::new(),
             check: None,
+            field_check: Default::default(),
             scenario: Some("SC-inframachine".into()),
             faults: vec![],
         }
