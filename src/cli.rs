@@ -34,6 +34,26 @@ fn choice<T: Choice + Send + Sync>() -> impl TypedValueParser<Value = T> {
     .try_map(|name: String| T::from_name(&name).ok_or_else(|| format!("unknown value `{name}`")))
 }
 
+/// The release image: built from `Dockerfile`, tagged with the release version (`v0.1.0`);
+/// `manifests job|sonobuoy --image` defaults to it.
+pub const DEFAULT_IMAGE: &str = concat!(
+    "ghcr.io/capi-conformance/capi-conformance:v",
+    env!("CARGO_PKG_VERSION")
+);
+
+/// `manifests job --namespace` default: where the Job and everything namespaced goes.
+pub const DEFAULT_JOB_NAMESPACE: &str = "capi-conformance";
+
+/// Parses argv (program name first) as the `capi-conformance` binary does (not as the kubectl
+/// plugin, whose help names differ).
+pub fn parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    Cli::try_parse_from(args)
+}
+
 #[derive(Debug, Parser)]
 #[command(
     name = "capi-conformance",
@@ -91,10 +111,10 @@ pub struct JobManifestsArgs {
     #[arg(long = "group", value_name = "GROUP")]
     pub groups: Vec<String>,
     /// Namespace of the ServiceAccount and the Job (created).
-    #[arg(long, default_value = crate::commands::manifests::job::DEFAULT_NAMESPACE)]
+    #[arg(long, default_value = DEFAULT_JOB_NAMESPACE)]
     pub namespace: String,
     /// Container image (built from the repository's Dockerfile).
-    #[arg(long, default_value = crate::commands::manifests::DEFAULT_IMAGE)]
+    #[arg(long, default_value = DEFAULT_IMAGE)]
     pub image: String,
     /// Mount this PersistentVolumeClaim at /reports instead of an emptyDir, so the report files
     /// outlive the pod.
@@ -111,7 +131,7 @@ pub struct SonobuoyManifestsArgs {
     #[arg(long = "static-only")]
     pub static_only: bool,
     /// Container image (built from the repository's Dockerfile).
-    #[arg(long, default_value = crate::commands::manifests::DEFAULT_IMAGE)]
+    #[arg(long, default_value = DEFAULT_IMAGE)]
     pub image: String,
     /// More `check` arguments, after `--`.
     #[arg(last = true, value_name = "CHECK ARGS")]

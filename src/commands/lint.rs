@@ -1,13 +1,20 @@
-//! `lint PATH...`: load documents, evaluate every static rule ([`capi_contract::checks::evaluate_rules`]),
-//! print the report, exit with the verdict's code (input errors: exit 2 via `main`).
+//! `lint PATH...`: the files source → a static [`Plan`] per rendered unit → the run's static
+//! cells → the report writers; exit with the verdict's code (input errors: exit 2 via `main`).
 
 use crate::cli::LintArgs;
+use crate::plan::Plan;
 use crate::report::{self, Matrix, Note};
 use crate::source::{Kustomize, LoadOptions, RenderedRoot, load_paths_with};
 use capi_contract::checks::LintOptions;
 use capi_contract::inventory::{self, Document, InputError, SchemaForm};
 use capi_contract::suite::{Catalog, Rule};
 use std::io::IsTerminal;
+
+/// One unit's documents planned (static cells only, as for every `check` mode) and judged.
+fn judge(docs: Vec<Document>, opts: &LintOptions, rules: &[Rule]) -> Result<Matrix, InputError> {
+    let plan = Plan::build(docs, opts.clone(), rules, None, None)?;
+    Ok(crate::run::static_matrix(&plan))
+}
 
 /// Builds the options from the command line (config file, role overrides).
 pub fn options(args: &LintArgs) -> anyhow::Result<LintOptions> {
@@ -87,7 +94,7 @@ fn lint_matrix_timed(args: &LintArgs, rules: &[Rule]) -> anyhow::Result<(Matrix,
     let mut taken = std::collections::BTreeSet::new();
     let mut providers_of: Vec<(String, Vec<String>)> = Vec::new();
     for (root, docs) in units {
-        match capi_contract::checks::evaluate_rules(docs, &unit_opts, rules) {
+        match judge(docs, &unit_opts, rules) {
             Ok(mut m) => {
                 let names: std::collections::BTreeSet<String> =
                     m.columns.iter().map(|c| c.provider.to_string()).collect();
@@ -123,11 +130,7 @@ fn lint_matrix_timed(args: &LintArgs, rules: &[Rule]) -> anyhow::Result<(Matrix,
             return Err(no_crd_error(e, patches));
         }
         // With --keep-going an empty evaluation reports the problem in the matrix.
-        matrices.push(capi_contract::checks::evaluate_rules(
-            Vec::new(),
-            &unit_opts,
-            rules,
-        )?);
+        matrices.push(judge(Vec::new(), &unit_opts, rules)?);
     }
     let mut m = merge(matrices, &opts, rules);
     m.notes.extend(notes);
