@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn saphyr(doc: &str) -> Option<Value> {
