@@ -35,9 +35,8 @@ async fn run_controllers(args: MockRunArgs) -> anyhow::Result<i32> {
         );
     }
     let provision_delay = match args.provision_delay.as_deref() {
-        Some(text) => {
-            parse_duration(text).with_context(|| format!("invalid --provision-delay `{text}`"))?
-        }
+        Some(text) => parse_provision_delay(text)
+            .with_context(|| format!("invalid --provision-delay `{text}`"))?,
         None => DEFAULT_PROVISION_DELAY,
     };
     let client = client_from(&args.kube).await?;
@@ -86,7 +85,7 @@ async fn client_from(kube_args: &KubeArgs) -> anyhow::Result<kube::Client> {
 
 /// `--provision-delay`: a duration as everywhere (`5ms`, `2s`, `1m`,
 /// [`crate::kubeconn::parse_duration`]), but a bare number is milliseconds.
-pub fn parse_duration(text: &str) -> anyhow::Result<Duration> {
+pub fn parse_provision_delay(text: &str) -> anyhow::Result<Duration> {
     let text = text.trim();
     if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
         return Ok(Duration::from_millis(
@@ -98,7 +97,7 @@ pub fn parse_duration(text: &str) -> anyhow::Result<Duration> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_duration;
+    use super::parse_provision_delay as parse_duration;
     use std::time::Duration;
 
     #[test]
