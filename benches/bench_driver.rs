@@ -17,9 +17,9 @@
 use anyhow::{Context, Result, bail, ensure};
 use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
 use capi_conformance::client_retry::RetryingClient;
-use capi_conformance::run::embedded::base_documents;
 use capi_conformance::scenarios::observer::watch_object;
 use capi_conformance::scenarios::timeline::Recorder;
+use capi_conformance::source::embedded::base_documents;
 use clap::{Parser, Subcommand};
 use futures::StreamExt;
 use futures::future::join_all;

@@ -5,9 +5,10 @@
 use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
 use capi_conformance::cli::{Cli, Command};
 use capi_conformance::client_retry::RetryingClient;
-use capi_conformance::run::embedded::{EmbeddedOptions, base_documents, embedded_matrix};
+use capi_conformance::commands::check::embedded_matrix;
 use capi_conformance::scenarios::observer::watch_object;
 use capi_conformance::scenarios::timeline::Recorder;
+use capi_conformance::source::embedded::base_documents;
 use clap::Parser;
 use criterion::{Criterion, criterion_group, criterion_main};
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
@@ -42,9 +43,7 @@ fn default_check(c: &mut Criterion) {
     group.measurement_time(Duration::from_secs(60));
     group.bench_function("embedded_default", |b| {
         b.iter(|| {
-            let m = rt
-                .block_on(embedded_matrix(&args, &EmbeddedOptions::default()))
-                .unwrap();
+            let m = rt.block_on(embedded_matrix(&args, "")).unwrap();
             assert!(!m.results.is_empty());
         })
     });

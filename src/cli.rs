@@ -4,13 +4,21 @@
 //! flags live in [`KubeArgs`] so that the binary works the same when kubectl runs it as the
 //! `kubectl capi-conformance` plugin.
 
-use crate::kubeconn::KubeOptions;
+use crate::kubeconn::{KubeOptions, parse_duration};
+use crate::plan::{RuleFilter, ScenarioOptions};
 use crate::report::Outputs;
+use crate::run::{CheckOptions, EmbeddedOptions, RunOptions};
+use crate::scenarios::Settings;
+use crate::source::embedded::EmbeddedInputs;
+use anyhow::Context;
+use capi_contract::checks::{ConfigFile, LintOptions};
+use capi_contract::contract::{Contract, FailOn};
 use capi_contract::model::Choice;
 pub use capi_contract::model::{ContractSelection, OutputFormat};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// Parses a plain option enum of the layers below (`--contract`, `-o`), listing its
 /// [`Choice::CHOICES`] as the possible values, with their help.
@@ -24,6 +32,26 @@ fn choice<T: Choice + Send + Sync>() -> impl TypedValueParser<Value = T> {
         }
     }))
     .try_map(|name: String| T::from_name(&name).ok_or_else(|| format!("unknown value `{name}`")))
+}
+
+/// The release image: built from `Dockerfile`, tagged with the release version (`v0.1.0`);
+/// `manifests job|sonobuoy --image` defaults to it.
+pub const DEFAULT_IMAGE: &str = concat!(
+    "ghcr.io/capi-conformance/capi-conformance:v",
+    env!("CARGO_PKG_VERSION")
+);
+
+/// `manifests job --namespace` default: where the Job and everything namespaced goes.
+pub const DEFAULT_JOB_NAMESPACE: &str = "capi-conformance";
+
+/// Parses argv (program name first) as the `capi-conformance` binary does (not as the kubectl
+/// plugin, whose help names differ).
+pub fn parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    Cli::try_parse_from(args)
 }
 
 #[derive(Debug, Parser)]
@@ -83,10 +111,10 @@ pub struct JobManifestsArgs {
     #[arg(long = "group", value_name = "GROUP")]
     pub groups: Vec<String>,
     /// Namespace of the ServiceAccount and the Job (created).
-    #[arg(long, default_value = crate::commands::manifests::job::DEFAULT_NAMESPACE)]
+    #[arg(long, default_value = DEFAULT_JOB_NAMESPACE)]
     pub namespace: String,
     /// Container image (built from the repository's Dockerfile).
-    #[arg(long, default_value = crate::commands::manifests::DEFAULT_IMAGE)]
+    #[arg(long, default_value = DEFAULT_IMAGE)]
     pub image: String,
     /// Mount this PersistentVolumeClaim at /reports instead of an emptyDir, so the report files
     /// outlive the pod.
@@ -103,7 +131,7 @@ pub struct SonobuoyManifestsArgs {
     #[arg(long = "static-only")]
     pub static_only: bool,
     /// Container image (built from the repository's Dockerfile).
-    #[arg(long, default_value = crate::commands::manifests::DEFAULT_IMAGE)]
+    #[arg(long, default_value = DEFAULT_IMAGE)]
     pub image: String,
     /// More `check` arguments, after `--`.
     #[arg(last = true, value_name = "CHECK ARGS")]
@@ -162,6 +190,38 @@ pub struct ReportArgs {
 }
 
 impl ReportArgs {
+    /// The static engine's options from the report flags, the same for `lint` and `check`
+    /// (`command`; `source`: what was examined): `--fail-on`, `--contract`, `--migration`,
+    /// `--no-waivers`, `--config` waivers and roles, `--role`, `--manager-help`.
+    pub fn lint_options(&self, command: &str, source: String) -> anyhow::Result<LintOptions> {
+        let fail_on = FailOn::parse(&self.fail_on)
+            .with_context(|| format!("--fail-on {}: unknown level", self.fail_on))?;
+        let mut opts = LintOptions {
+            contract: self.contract,
+            fail_on,
+            no_waivers: self.no_waivers,
+            command: command.into(),
+            source,
+            started_at: jiff::Timestamp::now(),
+            ..LintOptions::default()
+        };
+        opts.manager_help = crate::source::manager_help::read(self.manager_help.as_deref())?;
+        if let Some(m) = &self.migration {
+            opts.also_contract = Some(
+                Contract::parse(m)
+                    .with_context(|| format!("--migration {m}: expected v1beta1 or v1beta2"))?,
+            );
+        }
+        if let Some(path) = &self.config {
+            let cfg = ConfigFile::load(path)?;
+            opts.roles = cfg.role_overrides()?;
+            opts.waivers = cfg.waivers;
+        }
+        opts.roles
+            .extend(capi_contract::inventory::parse_role_overrides(&self.roles)?);
+        Ok(opts)
+    }
+
     /// What the run writes, for the report writers.
     pub fn outputs(&self) -> Outputs {
         Outputs {
@@ -333,6 +393,77 @@ pub struct CheckArgs {
     pub kube: KubeArgs,
     #[command(flatten)]
     pub report: ReportArgs,
+}
+
+impl CheckArgs {
+    /// Everything `check` was asked, as the plain options of the plan and run stages (reads
+    /// `--manager-help`, `--config` and the `--sample` files).
+    pub fn options(&self) -> anyhow::Result<CheckOptions> {
+        let defaults = if self.embedded {
+            Settings::EMBEDDED
+        } else {
+            Settings::REAL
+        };
+        let mut statics = self.report.lint_options(
+            "check",
+            if self.embedded {
+                "embedded".into()
+            } else {
+                String::new()
+            },
+        )?;
+        let selection = crate::plan::selected_scenarios(self.scenarios.as_deref());
+        let filter = RuleFilter::parse(self.rules.as_deref());
+        let scenarios = if self.static_only || selection.as_ref().is_some_and(Vec::is_empty) {
+            statics.scenario_skip = crate::plan::STATIC_ONLY.into();
+            None
+        } else {
+            Some(ScenarioOptions {
+                provider: self.provider.clone(),
+                contract: self.report.contract,
+                samples: crate::source::load_samples(&self.sample)?,
+                selection,
+                mock_targets: self.embedded.then_some(self.crds.is_empty()),
+                baseline_from_inventory: self.embedded,
+                only_judged: filter.is_some(),
+            })
+        };
+        Ok(CheckOptions {
+            statics,
+            scenarios,
+            filter,
+            run: RunOptions {
+                settings: settings(self, defaults)?,
+                parallel: self.parallel,
+                report_dir: self.report_dir.clone(),
+                force_cleanup: self.force_cleanup,
+                install_core_crds: self.install_core_crds,
+                capi_manager: self.capi_manager.clone(),
+                events: Default::default(),
+            },
+            embedded: self.embedded.then(|| EmbeddedOptions {
+                inputs: EmbeddedInputs {
+                    crds: self.crds.clone(),
+                    vars: self.vars.clone(),
+                    server_faults: self.server_faults.clone(),
+                },
+                provider_cmd: self.provider_cmd.clone(),
+                target_faults: self.mock_faults.clone().unwrap_or_default(),
+            }),
+        })
+    }
+}
+
+/// Timing settings from `--quiet-window` and `--timeout` over the defaults for the mode.
+fn settings(args: &CheckArgs, defaults: Settings) -> anyhow::Result<Settings> {
+    let mut s = defaults;
+    if let Some(q) = &args.quiet_window {
+        s.quiet_window = parse_duration(q)?.unwrap_or(Duration::ZERO);
+    }
+    if let Some(t) = &args.timeout {
+        s.step_timeout = parse_duration(t)?.unwrap_or(Duration::from_secs(3600));
+    }
+    Ok(s)
 }
 
 #[derive(Debug, Clone, Args)]

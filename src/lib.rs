@@ -19,6 +19,7 @@ pub mod cli;
 pub mod client_retry;
 pub mod commands;
 pub mod entry;
+pub mod events;
 pub mod kubeconn;
 pub mod manifests;
 pub mod plan;
@@ -30,6 +31,6 @@ pub mod tool_rbac;
 
 // The moved modules keep their old paths (`capi_conformance::checks::…`) for the tests, benches
 // and fuzz targets; code in this crate imports from the crate that owns them.
-pub use capi_contract::{checks, contract, inventory, suite};
+pub use capi_contract::{checks, contract, inventory, rule_ids, suite};
 pub use capi_mock_provider as mock;
 pub use embedded_apiserver as apiserver;

@@ -12,6 +12,8 @@ mod embedded;
 mod faults;
 #[path = "shared/manifests.rs"]
 mod manifests;
+#[path = "scenarios/one_verdict.rs"]
+mod one_verdict;
 #[path = "scenarios/process.rs"]
 mod process;
 #[path = "shared/shared_data.rs"]

@@ -118,12 +118,12 @@ pub fn denial(method: &http::Method, uri: &http::Uri, message: &str) -> Denial {
 /// A kube client for `config` whose 403 denials are recorded in `denials`.
 pub fn client(
     config: kube::Config,
-    retry: crate::client_retry::RetryPolicy,
+    retry: crate::client_retry::RetryLayer,
     denials: &Denials,
 ) -> anyhow::Result<kube::Client> {
     let builder = kube::client::ClientBuilder::try_from(config)?;
     Ok(builder
-        .with_layer(&crate::client_retry::RetryLayer::new(retry))
+        .with_layer(&retry)
         .with_layer(&RecordLayer {
             denials: denials.clone(),
         })

@@ -5,14 +5,16 @@
 //! Non-idempotent requests: a retried create (POST) may have reached the server the first time;
 //! when the retry answers 409 AlreadyExists and the stored object carries the same run label
 //! (`capi-conformance.io/run`) as the request, the create succeeded and the stored object is
-//! returned as `201 Created`. Requests that still fail when the budget is spent are recorded in
-//! [`trouble`] so a run reports them as the cause of inconclusive results.
+//! returned as `201 Created`. Requests that still fail when the budget is spent are reported to
+//! the run's [`TroubleLog`] (when the client was built with one) so the run reports them as the
+//! cause of inconclusive results.
 
 pub mod forbidden;
 mod policy;
 pub mod trouble;
 
 pub use policy::{RetryPolicy, idempotent, retry_after, retryable_status};
+pub use trouble::TroubleLog;
 
 use bytes::Bytes;
 use capi_contract::model::labels::RUN_LABEL;
@@ -32,14 +34,25 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 pub type RetryBody = UnsyncBoxBody<Bytes, BoxError>;
 
 /// Adds retries to a service stack (outermost, so each attempt goes through auth again).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct RetryLayer {
     pub policy: RetryPolicy,
+    /// Where requests that failed past the budget are reported.
+    pub trouble: Option<TroubleLog>,
 }
 
 impl RetryLayer {
     pub fn new(policy: RetryPolicy) -> Self {
-        RetryLayer { policy }
+        RetryLayer {
+            policy,
+            trouble: None,
+        }
+    }
+
+    /// Reports requests that failed past the budget to `log`.
+    pub fn reporting_to(mut self, log: &TroubleLog) -> Self {
+        self.trouble = Some(log.clone());
+        self
     }
 }
 
@@ -50,6 +63,7 @@ impl<S> Layer<S> for RetryLayer {
         Retry {
             inner: Arc::new(Mutex::new(inner)),
             policy: self.policy,
+            trouble: self.trouble.clone(),
         }
     }
 }
@@ -59,6 +73,7 @@ impl<S> Layer<S> for RetryLayer {
 pub struct Retry<S> {
     inner: Arc<Mutex<S>>,
     policy: RetryPolicy,
+    trouble: Option<TroubleLog>,
 }
 
 impl<S> Clone for Retry<S> {
@@ -66,6 +81,7 @@ impl<S> Clone for Retry<S> {
         Retry {
             inner: self.inner.clone(),
             policy: self.policy,
+            trouble: self.trouble.clone(),
         }
     }
 }
@@ -88,12 +104,17 @@ where
     }
 
     fn call(&mut self, req: Request<Body>) -> Self::Future {
-        Box::pin(send(self.inner.clone(), self.policy, req))
+        Box::pin(send(
+            self.inner.clone(),
+            self.policy,
+            self.trouble.clone(),
+            req,
+        ))
     }
 }
 
 /// A kube client over `service` (e.g. the embedded server's router) with retries.
-pub fn client<S, B>(service: S, default_namespace: &str, policy: RetryPolicy) -> kube::Client
+pub fn client<S, B>(service: S, default_namespace: &str, layer: RetryLayer) -> kube::Client
 where
     S: Service<Request<Body>, Response = Response<B>> + Send + 'static,
     S::Future: Send + 'static,
@@ -101,7 +122,7 @@ where
     B: hyper::body::Body<Data = Bytes> + Send + 'static,
     B::Error: Into<BoxError>,
 {
-    kube::Client::new(RetryLayer::new(policy).layer(service), default_namespace)
+    kube::Client::new(layer.layer(service), default_namespace)
 }
 
 /// Retrying clients of the embedded API server (whose own clients send each request once).
@@ -113,12 +134,17 @@ pub trait RetryingClient {
     }
 
     /// [`Self::retrying_client`] with an explicit retry policy (a run's step deadline).
-    fn retrying_client_with(&self, policy: RetryPolicy) -> kube::Client;
+    fn retrying_client_with(&self, policy: RetryPolicy) -> kube::Client {
+        self.retrying_client_layered(RetryLayer::new(policy))
+    }
+
+    /// [`Self::retrying_client`] with an explicit retry layer (policy and trouble log).
+    fn retrying_client_layered(&self, layer: RetryLayer) -> kube::Client;
 }
 
 impl RetryingClient for embedded_apiserver::EmbeddedServer {
-    fn retrying_client_with(&self, policy: RetryPolicy) -> kube::Client {
-        client(self.router(), "default", policy)
+    fn retrying_client_layered(&self, layer: RetryLayer) -> kube::Client {
+        client(self.router(), "default", layer)
     }
 }
 
@@ -162,6 +188,7 @@ where
 async fn send<S, B>(
     inner: Arc<Mutex<S>>,
     policy: RetryPolicy,
+    trouble: Option<TroubleLog>,
     req: Request<Body>,
 ) -> Result<Response<RetryBody>, BoxError>
 where
@@ -210,14 +237,16 @@ where
         };
         let now = Instant::now();
         if now + wait > deadline {
-            trouble::record(trouble::Persistent {
-                at: now,
-                method: parts.method.to_string(),
-                path: parts.uri.path().to_string(),
-                cause,
-                attempts: retries + 1,
-                elapsed: now - started,
-            });
+            if let Some(log) = &trouble {
+                log.record(trouble::Persistent {
+                    at: now,
+                    method: parts.method.to_string(),
+                    path: parts.uri.path().to_string(),
+                    cause,
+                    attempts: retries + 1,
+                    elapsed: now - started,
+                });
+            }
             return result;
         }
         drop(result);

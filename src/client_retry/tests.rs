@@ -35,6 +35,13 @@ fn fake_with<F>(f: F, policy: RetryPolicy) -> (kube::Client, Arc<AtomicU32>)
 where
     F: Fn(u32, &Method, &str, Bytes) -> Reply + Send + Sync + 'static,
 {
+    fake_layered(f, RetryLayer::new(policy))
+}
+
+fn fake_layered<F>(f: F, layer: RetryLayer) -> (kube::Client, Arc<AtomicU32>)
+where
+    F: Fn(u32, &Method, &str, Bytes) -> Reply + Send + Sync + 'static,
+{
     let calls = Arc::new(AtomicU32::new(0));
     let counter = calls.clone();
     let f = Arc::new(f);
@@ -47,7 +54,7 @@ where
             f(n, &parts.method, parts.uri.path(), bytes)
         }
     });
-    (client(svc, "default", policy), calls)
+    (client(svc, "default", layer), calls)
 }
 
 fn cm(name: &str, run: Option<&str>) -> ConfigMap {
@@ -100,9 +107,10 @@ async fn honours_retry_after_on_429() {
 #[tokio::test]
 async fn gives_up_at_the_budget_and_records_the_cause() {
     let since = Instant::now();
-    let (client, calls) = fake_with(
+    let log = TroubleLog::default();
+    let (client, calls) = fake_layered(
         |_, _, _, _| Ok(status(500, "InternalError")),
-        RetryPolicy::within(Duration::from_millis(400)),
+        RetryLayer::new(RetryPolicy::within(Duration::from_millis(400))).reporting_to(&log),
     );
     let api: Api<ConfigMap> = Api::namespaced(client, "ns-budget-test");
     let start = std::time::Instant::now();
@@ -117,7 +125,7 @@ async fn gives_up_at_the_budget_and_records_the_cause() {
         "{}",
         calls.load(Ordering::SeqCst)
     );
-    let t = trouble::in_namespace("ns-budget-test", since, &["configmaps"]);
+    let t = log.in_namespace("ns-budget-test", since, &["configmaps"]);
     assert_eq!(t.len(), 1, "{t:?}");
     assert!(t[0].cause.contains("500"), "{}", t[0].cause);
     assert_eq!(t[0].method, "GET");

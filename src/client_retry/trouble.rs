@@ -1,11 +1,10 @@
 //! Server trouble that outlasted the retry budget, remembered so a run can tell "the provider
 //! did not act" from "the API server would not let anyone act" (→ inconclusive, not fail).
 //!
-//! Process-wide and bounded; entries are found by namespace (run namespaces carry the run id,
-//! so concurrent runs in one process never see each other's trouble).
+//! One [`TroubleLog`] per run, bounded; entries are found by namespace.
 
 use std::collections::VecDeque;
-use std::sync::{LazyLock, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -51,35 +50,47 @@ impl Persistent {
 
 const KEEP: usize = 512;
 
-static LOG: LazyLock<Mutex<VecDeque<Persistent>>> = LazyLock::new(|| Mutex::new(VecDeque::new()));
+/// A run's record of the requests that failed past their budget: the retrying clients the run
+/// builds report to it ([`super::RetryLayer::reporting_to`]), its scenarios read it. Bounded
+/// (the oldest entries go first); shared by its clones; nothing process-wide.
+#[derive(Debug, Clone, Default)]
+pub struct TroubleLog(Arc<Mutex<VecDeque<Persistent>>>);
 
-fn log() -> std::sync::MutexGuard<'static, VecDeque<Persistent>> {
-    LOG.lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// Remembers a request that failed past its budget (the oldest entries go first).
-pub fn record(p: Persistent) {
-    let mut l = log();
-    if l.len() >= KEEP {
-        l.pop_front();
+impl TroubleLog {
+    fn log(&self) -> std::sync::MutexGuard<'_, VecDeque<Persistent>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
-    l.push_back(p);
-}
 
-/// Persistent failures on `resources` (plurals; empty = any) in `namespace` since `since`,
-/// oldest first.
-pub fn in_namespace(namespace: &str, since: Instant, resources: &[&str]) -> Vec<Persistent> {
-    log()
-        .iter()
-        .filter(|p| p.at >= since)
-        .filter(|p| {
-            p.namespaced_resource().is_some_and(|(ns, r)| {
-                ns == namespace && (resources.is_empty() || resources.contains(&r))
+    /// Remembers a request that failed past its budget.
+    pub fn record(&self, p: Persistent) {
+        let mut l = self.log();
+        if l.len() >= KEEP {
+            l.pop_front();
+        }
+        l.push_back(p);
+    }
+
+    /// Persistent failures on `resources` (plurals; empty = any) in `namespace` since `since`,
+    /// oldest first.
+    pub fn in_namespace(
+        &self,
+        namespace: &str,
+        since: Instant,
+        resources: &[&str],
+    ) -> Vec<Persistent> {
+        self.log()
+            .iter()
+            .filter(|p| p.at >= since)
+            .filter(|p| {
+                p.namespaced_resource().is_some_and(|(ns, r)| {
+                    ns == namespace && (resources.is_empty() || resources.contains(&r))
+                })
             })
-        })
-        .cloned()
-        .collect()
+            .cloned()
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -99,6 +110,9 @@ mod tests {
 
     #[test]
     fn found_by_namespace_resource_and_time() {
+        let log = TroubleLog::default();
+        let record = |x| log.record(x);
+        let in_namespace = |a, b, c: &[&str]| log.in_namespace(a, b, c);
         let before = Instant::now();
         record(p(
             "/apis/infrastructure.x.io/v1beta2/namespaces/ns-trouble-1/widgets/w1/status",

@@ -1,13 +1,18 @@
-//! `check`: discovery + static rules + lifecycle scenarios on a live cluster (or the embedded
-//! server) → one matrix → the report writers; exit code from the verdict.
+//! `check`: arguments → source (a cluster, or the embedded server) → plan → run → the report
+//! writers; exit code from the verdict.
 
 pub mod sonobuoy;
 
 use crate::cli::CheckArgs;
-use crate::client_retry::forbidden;
-use crate::run::cluster::{live_progress, run_on_cluster, settings};
-use crate::run::{embedded, interrupt};
-use crate::scenarios::Settings;
+use crate::client_retry::{RetryLayer, RetryPolicy, RetryingClient, TroubleLog, forbidden};
+use crate::plan::Plan;
+use crate::report::Matrix;
+use crate::run::{CheckOptions, RunOptions, interrupt, progress};
+use crate::source::Source;
+use capi_contract::checks::LintOptions;
+use capi_contract::inventory::Document;
+use capi_contract::suite::Catalog;
+use embedded_apiserver::{EmbeddedServer, ServerOptions};
 use std::io::IsTerminal;
 
 /// `check` against the cluster of the kubeconfig; with `--sonobuoy` (or Sonobuoy's results
@@ -43,19 +48,103 @@ async fn run_check(args: CheckArgs) -> anyhow::Result<i32> {
     if let Some(k) = &args.kustomize {
         crate::source::Kustomize::set_process_default(k);
     }
-    let _live = live_progress(&args.progress);
-    if args.embedded {
-        let extra = embedded::EmbeddedOptions {
-            target_faults: args.mock_faults.clone().unwrap_or_default(),
-        };
-        let matrix = embedded::embedded_matrix(&args, &extra).await?;
-        crate::report::write_outputs(
-            &matrix,
-            &args.report.outputs(),
-            std::io::stdout().is_terminal(),
-        )?;
-        return Ok(matrix.verdict().exit_code());
+    let (events, _live) = progress::events(&args.progress);
+    let mut opts = args.options()?;
+    opts.run.events = events;
+    let matrix = if opts.embedded.is_some() {
+        embedded(&EmbeddedServer::new(ServerOptions::default()), &opts).await?
+    } else {
+        on_cluster(&args, opts).await?
+    };
+    crate::report::write_outputs(
+        &matrix,
+        &args.report.outputs(),
+        std::io::stdout().is_terminal(),
+    )?;
+    Ok(matrix.verdict().exit_code())
+}
+
+/// `check --embedded` on `server` (fresh; it outlives the run, tests inspect it): the embedded
+/// source → plan → run.
+pub async fn embedded(server: &EmbeddedServer, opts: &CheckOptions) -> anyhow::Result<Matrix> {
+    let embedded = opts.embedded.clone().unwrap_or_default();
+    let trouble = TroubleLog::default();
+    let client = server.retrying_client_layered(
+        RetryLayer::new(RetryPolicy::within(opts.run.settings.step_timeout)).reporting_to(&trouble),
+    );
+    let (loaded, notes) = Source::Embedded {
+        server,
+        client: &client,
+        inputs: &embedded.inputs,
     }
+    .read()
+    .await?;
+    let mut plan = plan(loaded.documents, opts)?;
+    plan.fill_samples_from_cluster(&client).await;
+    let mut matrix =
+        crate::run::embedded::run(server, &client, &plan, &opts.run, &embedded, &trouble).await?;
+    matrix.notes.extend(notes);
+    Ok(matrix)
+}
+
+/// `check --embedded` from command-line arguments, with the target mock's provider-wide
+/// faults (tests and benches).
+pub async fn embedded_matrix(args: &CheckArgs, target_faults: &str) -> anyhow::Result<Matrix> {
+    embedded_matrix_on(
+        &EmbeddedServer::new(ServerOptions::default()),
+        args,
+        target_faults,
+    )
+    .await
+}
+
+/// [`embedded_matrix`] on a given (fresh) server, which outlives the run.
+pub async fn embedded_matrix_on(
+    server: &EmbeddedServer,
+    args: &CheckArgs,
+    target_faults: &str,
+) -> anyhow::Result<Matrix> {
+    let mut opts = args.options()?;
+    if let Some(e) = &mut opts.embedded {
+        e.target_faults = target_faults.to_string();
+    }
+    embedded(server, &opts).await
+}
+
+/// The plan of a `check`: the catalog's rules over `docs`.
+fn plan(docs: Vec<Document>, opts: &CheckOptions) -> anyhow::Result<Plan> {
+    let catalog = Catalog::embedded()?;
+    Ok(Plan::build(
+        docs,
+        opts.statics.clone(),
+        catalog.rules(),
+        opts.filter.clone(),
+        opts.scenarios.as_ref(),
+    )?)
+}
+
+/// `check --static-only` on the cluster `client` reaches: the cluster source → plan → run
+/// (static cells and the live part of `all/rbac-aggregation` as `capi_manager`).
+pub async fn cluster_static_matrix(
+    client: &kube::Client,
+    statics: LintOptions,
+    capi_manager: &str,
+) -> anyhow::Result<Matrix> {
+    let opts = CheckOptions {
+        statics,
+        run: RunOptions {
+            capi_manager: capi_manager.to_string(),
+            ..RunOptions::default()
+        },
+        ..CheckOptions::default()
+    };
+    let (loaded, _) = Source::Cluster { client }.read().await?;
+    let plan = plan(loaded.documents, &opts)?;
+    crate::run::cluster::run(client, &plan, &opts.run, &TroubleLog::default()).await
+}
+
+/// `check` on the cluster of the kubeconfig: the cluster source → plan → run.
+async fn on_cluster(args: &CheckArgs, mut opts: CheckOptions) -> anyhow::Result<Matrix> {
     if !args.crds.is_empty() || !args.vars.is_empty() {
         anyhow::bail!(
             "--crds and --var need --embedded (on a cluster the provider is installed already, e.g. by clusterctl init)"
@@ -67,15 +156,26 @@ async fn run_check(args: CheckArgs) -> anyhow::Result<i32> {
         );
     }
     let conn = crate::kubeconn::connect(&args.kube.options()).await?;
-    let budget = settings(&args, Settings::REAL)?.step_timeout;
+    let trouble = TroubleLog::default();
     let denials = forbidden::Denials::default();
     let client = forbidden::client(
         conn.config.clone(),
-        crate::client_retry::RetryPolicy::within(budget),
+        RetryLayer::new(RetryPolicy::within(opts.run.settings.step_timeout)).reporting_to(&trouble),
         &denials,
     )
     .map_err(|e| anyhow::anyhow!("cannot build a client for {}: {e}", conn.source))?;
-    let result = run_on_cluster(&args, &conn, &client).await;
+    opts.statics.source = conn.config.cluster_url.to_string();
+    let result = async {
+        let (loaded, _) = Source::Cluster { client: &client }.read().await?;
+        let mut plan = plan(loaded.documents, &opts)?;
+        // Best effort, outside the denial recording: listing provider templates cluster-wide is
+        // a permission `rbac` deliberately does not grant (pass --sample instead).
+        if let Ok(plain) = conn.client() {
+            plan.fill_samples_from_cluster(&plain).await;
+        }
+        crate::run::cluster::run(&client, &plan, &opts.run, &trouble).await
+    }
+    .await;
     // A request the cluster refused makes any verdict meaningless: report the permission.
     if let Some(denial) = denials.first() {
         return Err(denial.into());

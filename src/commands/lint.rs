@@ -1,72 +1,32 @@
-//! `lint PATH...`: load documents, evaluate every static rule ([`capi_contract::checks::evaluate_rules`]),
-//! print the report, exit with the verdict's code (input errors: exit 2 via `main`).
+//! `lint PATH...`: the files source → a static [`Plan`] per rendered unit → the run's static
+//! cells → the report writers; exit with the verdict's code (input errors: exit 2 via `main`).
 
-use crate::cli::{LintArgs, ReportArgs};
+use crate::cli::LintArgs;
+use crate::plan::Plan;
 use crate::report::{self, Matrix, Note};
 use crate::source::{Kustomize, LoadOptions, RenderedRoot, load_paths_with};
-use anyhow::Context;
-use capi_contract::checks::{ConfigFile, LintOptions};
-use capi_contract::contract::FailOn;
+use capi_contract::checks::LintOptions;
 use capi_contract::inventory::{self, Document, InputError, SchemaForm};
 use capi_contract::suite::{Catalog, Rule};
 use std::io::IsTerminal;
 
-/// Builds the options from the command line (config file, role overrides).
-pub fn options(args: &LintArgs) -> anyhow::Result<LintOptions> {
-    let r = &args.report;
-    let fail_on = FailOn::parse(&r.fail_on)
-        .with_context(|| format!("--fail-on {}: unknown level", r.fail_on))?;
-    let mut opts = LintOptions {
-        contract: r.contract,
-        fail_on,
-        no_waivers: r.no_waivers,
-        keep_going: args.keep_going,
-        source: args
-            .paths
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(" "),
-        started_at: jiff::Timestamp::now(),
-        ..LintOptions::default()
-    };
-    opts.manager_help = read_manager_help(r)?;
-    if let Some(m) = &r.migration {
-        opts.also_contract = Some(
-            capi_contract::contract::Contract::parse(m)
-                .with_context(|| format!("--migration {m}: expected v1beta1 or v1beta2"))?,
-        );
-    }
-    if let Some(path) = &r.config {
-        let cfg = ConfigFile::load(path)?;
-        opts.roles = cfg.role_overrides()?;
-        opts.waivers = cfg.waivers;
-    }
-    opts.roles
-        .extend(inventory::parse_role_overrides(&r.roles)?);
-    Ok(opts)
+/// One unit's documents planned (static cells only, as for every `check` mode) and judged.
+fn judge(docs: Vec<Document>, opts: &LintOptions, rules: &[Rule]) -> Result<Matrix, InputError> {
+    let plan = Plan::build(docs, opts.clone(), rules, None, None)?;
+    Ok(crate::run::static_matrix(&plan))
 }
 
-/// Largest `--manager-help` file read (a `--help` text is a few KiB).
-const MAX_MANAGER_HELP: u64 = 1 << 20;
-
-/// Reads `--manager-help FILE`, if given.
-pub fn read_manager_help(r: &ReportArgs) -> anyhow::Result<Option<String>> {
-    let Some(path) = &r.manager_help else {
-        return Ok(None);
-    };
-    let len = std::fs::metadata(path)
-        .with_context(|| format!("--manager-help {}: cannot read the file", path.display()))?
-        .len();
-    if len > MAX_MANAGER_HELP {
-        anyhow::bail!(
-            "--manager-help {}: {len} bytes is not a --help text (limit {MAX_MANAGER_HELP} bytes)",
-            path.display()
-        );
-    }
-    let bytes = std::fs::read(path)
-        .with_context(|| format!("--manager-help {}: cannot read the file", path.display()))?;
-    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+/// Builds the options from the command line (config file, role overrides).
+pub fn options(args: &LintArgs) -> anyhow::Result<LintOptions> {
+    let source = args
+        .paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut opts = args.report.lint_options("lint", source)?;
+    opts.keep_going = args.keep_going;
+    Ok(opts)
 }
 
 /// Loads and evaluates; input errors come back as errors (one line each).
@@ -134,7 +94,7 @@ fn lint_matrix_timed(args: &LintArgs, rules: &[Rule]) -> anyhow::Result<(Matrix,
     let mut taken = std::collections::BTreeSet::new();
     let mut providers_of: Vec<(String, Vec<String>)> = Vec::new();
     for (root, docs) in units {
-        match capi_contract::checks::evaluate_rules(docs, &unit_opts, rules) {
+        match judge(docs, &unit_opts, rules) {
             Ok(mut m) => {
                 let names: std::collections::BTreeSet<String> =
                     m.columns.iter().map(|c| c.provider.to_string()).collect();
@@ -170,11 +130,7 @@ fn lint_matrix_timed(args: &LintArgs, rules: &[Rule]) -> anyhow::Result<(Matrix,
             return Err(no_crd_error(e, patches));
         }
         // With --keep-going an empty evaluation reports the problem in the matrix.
-        matrices.push(capi_contract::checks::evaluate_rules(
-            Vec::new(),
-            &unit_opts,
-            rules,
-        )?);
+        matrices.push(judge(Vec::new(), &unit_opts, rules)?);
     }
     let mut m = merge(matrices, &opts, rules);
     m.notes.extend(notes);

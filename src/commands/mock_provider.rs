@@ -5,7 +5,6 @@ use anyhow::Context;
 use capi_mock_provider::manifests::{ManifestOptions, manifests_yaml};
 use capi_mock_provider::options::DEFAULT_PROVISION_DELAY;
 use capi_mock_provider::{FaultSet, MockOptions, MockProvider};
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use std::time::Duration;
 
 /// Runs `mock-provider <subcommand>`.
@@ -36,9 +35,8 @@ async fn run_controllers(args: MockRunArgs) -> anyhow::Result<i32> {
         );
     }
     let provision_delay = match args.provision_delay.as_deref() {
-        Some(text) => {
-            parse_duration(text).with_context(|| format!("invalid --provision-delay `{text}`"))?
-        }
+        Some(text) => parse_provision_delay(text)
+            .with_context(|| format!("invalid --provision-delay `{text}`"))?,
         None => DEFAULT_PROVISION_DELAY,
     };
     let client = client_from(&args.kube).await?;
@@ -75,58 +73,31 @@ async fn run_controllers(args: MockRunArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// A kube client from `--kubeconfig`/`--context`/`--cluster`/`--user`, else the usual inference
-/// (`$KUBECONFIG`, `~/.kube/config`, in-cluster).
+/// A kube client from kubectl's connection flags (`--kubeconfig`, `--context`, `--server`,
+/// `--token`, `--certificate-authority`, `--insecure-skip-tls-verify`, `--request-timeout`…),
+/// resolved the way every command resolves them ([`crate::kubeconn::connect`]).
 async fn client_from(kube_args: &KubeArgs) -> anyhow::Result<kube::Client> {
-    let options = KubeConfigOptions {
-        context: kube_args.context.clone(),
-        cluster: kube_args.cluster.clone(),
-        user: kube_args.user.clone(),
-    };
-    let config = match &kube_args.kubeconfig {
-        Some(path) => {
-            let kubeconfig = Kubeconfig::read_from(path)
-                .with_context(|| format!("reading kubeconfig {}", path.display()))?;
-            kube::Config::from_custom_kubeconfig(kubeconfig, &options)
-                .await
-                .context("loading the kubeconfig")?
-        }
-        None if options.context.is_some()
-            || options.cluster.is_some()
-            || options.user.is_some() =>
-        {
-            kube::Config::from_kubeconfig(&options)
-                .await
-                .context("loading the kubeconfig")?
-        }
-        None => kube::Config::infer()
-            .await
-            .context("finding a kubeconfig or in-cluster config")?,
-    };
-    crate::client_retry::client_for_config(config, crate::client_retry::RetryPolicy::default())
+    crate::kubeconn::connect(&kube_args.options())
+        .await?
+        .client()
         .context("building the Kubernetes client")
 }
 
-/// Parses `5ms`, `2s`, `250us`, `1m` (a bare number is milliseconds).
-pub fn parse_duration(text: &str) -> anyhow::Result<Duration> {
+/// `--provision-delay`: a duration as everywhere (`5ms`, `2s`, `1m`,
+/// [`crate::kubeconn::parse_duration`]), but a bare number is milliseconds.
+pub fn parse_provision_delay(text: &str) -> anyhow::Result<Duration> {
     let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let n: u64 = number.parse().context("expected a whole number")?;
-    Ok(match unit {
-        "" | "ms" => Duration::from_millis(n),
-        "us" => Duration::from_micros(n),
-        "s" => Duration::from_secs(n),
-        "m" => Duration::from_secs(n * 60),
-        other => anyhow::bail!("unknown unit `{other}` (use us, ms, s or m)"),
-    })
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        return Ok(Duration::from_millis(
+            text.parse().context("expected a whole number")?,
+        ));
+    }
+    Ok(crate::kubeconn::parse_duration(text)?.unwrap_or(Duration::ZERO))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::parse_duration;
+    use super::parse_provision_delay as parse_duration;
     use std::time::Duration;
 
     #[test]
@@ -135,7 +106,8 @@ mod tests {
         assert_eq!(parse_duration("7").unwrap(), Duration::from_millis(7));
         assert_eq!(parse_duration("2s").unwrap(), Duration::from_secs(2));
         assert_eq!(parse_duration("250us").unwrap(), Duration::from_micros(250));
-        assert!(parse_duration("5h").is_err());
+        assert_eq!(parse_duration("1h").unwrap(), Duration::from_secs(3600));
+        assert!(parse_duration("5x").is_err());
         assert!(parse_duration("ms").is_err());
     }
 }

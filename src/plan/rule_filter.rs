@@ -1,5 +1,5 @@
 //! `check --rules GLOBS`: only the rules matching one of the comma-separated ids or globs
-//! (`*` matches any run of characters, e.g. `infra-machine/*`, `*/pause`). The matrix keeps only
+//! (`*` matches any run of characters, e.g. `infra-machine/*`, `*/pause`). The plan keeps only
 //! those rules, and only the scenarios that judge one of them run (their role × contract).
 
 use crate::report::Matrix;
@@ -29,21 +29,6 @@ impl RuleFilter {
         self.0.iter().any(|g| glob_match(g, id))
     }
 
-    /// The subjects some selected scenario rule applies to (role and contract).
-    pub fn keep_subjects(&self, rules: &[Rule], subjects: Vec<Subject>) -> Vec<Subject> {
-        subjects
-            .into_iter()
-            .filter(|s| {
-                rules.iter().any(|r| {
-                    is_scenario_rule(r)
-                        && self.matches(&r.id)
-                        && r.applies_to_role(s.role())
-                        && s.column.contract.is_none_or(|c| r.applies_to_contract(c))
-                })
-            })
-            .collect()
-    }
-
     /// Drops the cells, rules and (then empty) columns of unselected rules.
     pub fn apply(&self, matrix: &mut Matrix) {
         matrix.results.retain(|r| self.matches(&r.rule_id));
@@ -52,6 +37,15 @@ impl RuleFilter {
             matrix.results.iter().map(|r| r.column.clone()).collect();
         matrix.columns.retain(|c| used.contains(c));
     }
+}
+
+/// Whether some scenario rule of `rules` applies to the subject (role and contract).
+pub fn judged_by_some(rules: &[Rule], s: &Subject) -> bool {
+    rules.iter().any(|r| {
+        is_scenario_rule(r)
+            && r.applies_to_role(s.role())
+            && s.column.contract.is_none_or(|c| r.applies_to_contract(c))
+    })
 }
 
 /// `*`-glob match over the whole text (case-sensitive, like rule ids).

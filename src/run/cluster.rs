@@ -1,240 +1,54 @@
-//! `check` on a live cluster: discovery + static rules + lifecycle scenarios → one matrix.
+//! `check` on a live cluster: the static cells with the live part of `all/rbac-aggregation`,
+//! then the scenarios (the in-process mock as baseline when its CRDs are on the cluster), in
+//! run namespaces the run creates, binds its role in and cleans up.
 
-use super::{cluster_baseline, interrupt};
-use crate::plan::rule_filter;
-use crate::plan::subjects as plan;
-use crate::report::report_dir;
+use super::{
+    RunOptions, cluster_baseline, effective_rbac, environment_inconclusive, interrupt, merge_into,
+    new_run_id, report_leftovers, static_matrix,
+};
+use crate::client_retry::TroubleLog;
+use crate::plan::Plan;
+use crate::report::{Matrix, report_dir};
 use crate::run::access as run_access;
-use crate::source::cluster as cluster_source;
-pub use crate::source::cluster::{add_effective_rbac, core_installed, read_documents};
+use crate::scenarios::Subject;
+use crate::scenarios::cleanup::CleanupGuard;
+use crate::scenarios::runner::{RunOutput, RunPlan, Side, run_all};
+use crate::source::cluster::{CORE_CLUSTER_CRD, core_installed};
+use capi_contract::suite::Rule;
 
-use crate::cli::{CheckArgs, ReportArgs};
-use crate::plan::subjects::PlanOptions;
-use crate::report::{Matrix, Outcome, Phase, RuleResult};
-use crate::scenarios::cleanup::{CleanupGuard, Leftovers};
-use crate::scenarios::runner::{RunOutput, RunPlan, Side, is_scenario_rule, run_all};
-use crate::scenarios::{RUN_LABEL, Settings, Subject};
-use anyhow::Context;
-use capi_contract::checks::{ConfigFile, LintOptions};
-use capi_contract::contract::FailOn;
-use capi_contract::inventory::{self, Document, Inventory};
-use capi_contract::suite::{Catalog, Rule};
-use std::io::IsTerminal;
-use std::sync::Arc;
-use std::time::Duration;
-
-/// Options of the static part, from the report flags (same meaning as for `lint`).
-pub fn lint_options(r: &ReportArgs, source: String) -> anyhow::Result<LintOptions> {
-    let fail_on = FailOn::parse(&r.fail_on)
-        .with_context(|| format!("--fail-on {}: unknown level", r.fail_on))?;
-    let mut opts = LintOptions {
-        contract: r.contract,
-        fail_on,
-        no_waivers: r.no_waivers,
-        command: "check".into(),
-        source,
-        started_at: jiff::Timestamp::now(),
-        ..LintOptions::default()
-    };
-    opts.manager_help = crate::commands::lint::read_manager_help(r)?;
-    if let Some(path) = &r.config {
-        let cfg = ConfigFile::load(path)?;
-        opts.roles = cfg.role_overrides()?;
-        opts.waivers = cfg.waivers;
-    }
-    opts.roles
-        .extend(inventory::parse_role_overrides(&r.roles)?);
-    Ok(opts)
-}
-
-/// The static matrix of a cluster: its CRDs/ClusterRoles through the static engine, plus the
-/// live effective-RBAC cells.
-pub async fn static_matrix(
+/// Runs `plan` on the cluster `client` reaches (a client whose retries report to `trouble`).
+pub async fn run(
     client: &kube::Client,
-    opts: &LintOptions,
-    rules: &[Rule],
-    capi_manager: &str,
-) -> anyhow::Result<(Matrix, Vec<Document>)> {
-    let docs = read_documents(client).await?;
-    let mut matrix = capi_contract::checks::evaluate_rules(docs.clone(), opts, rules)?;
-    if let Some(rule) = rules.iter().find(|r| r.id == cluster_source::RBAC_RULE) {
-        add_effective_rbac(client, &mut matrix, rule, capi_manager, &docs).await?;
+    plan: &Plan,
+    opts: &RunOptions,
+    trouble: &TroubleLog,
+) -> anyhow::Result<Matrix> {
+    let mut matrix = static_matrix(plan);
+    if plan.rules.iter().any(|r| r.id == effective_rbac::RBAC_RULE) {
+        effective_rbac::add_effective_rbac(
+            client,
+            &mut matrix,
+            &opts.capi_manager,
+            &plan.statics.inventory,
+        )
+        .await?;
     }
-    Ok((matrix, docs))
-}
-
-/// Random, short, DNS-label-safe run id.
-pub fn new_run_id() -> String {
-    let id = uuid::Uuid::new_v4().simple().to_string();
-    id[..8].to_string()
-}
-
-/// Timing settings from flags over the defaults for the mode.
-pub fn settings(args: &CheckArgs, defaults: Settings) -> anyhow::Result<Settings> {
-    let mut s = defaults;
-    if let Some(q) = &args.quiet_window {
-        s.quiet_window = crate::kubeconn::parse_duration(q)?.unwrap_or(Duration::ZERO);
-    }
-    if let Some(t) = &args.timeout {
-        s.step_timeout = crate::kubeconn::parse_duration(t)?.unwrap_or(Duration::from_secs(3600));
-    }
-    Ok(s)
-}
-
-/// Which scenarios `--scenarios` selects (`None` = all; empty = none).
-pub fn selected_scenarios(arg: Option<&str>) -> Option<Vec<String>> {
-    match arg {
-        None => None,
-        Some(s) if s.trim() == "none" => Some(Vec::new()),
-        Some(s) => Some(
-            s.split(',')
-                .map(|x| x.trim().to_string())
-                .filter(|x| !x.is_empty())
-                .collect(),
-        ),
-    }
-}
-
-/// Filters subjects by the `--scenarios` selection.
-pub fn filter_subjects(subjects: Vec<Subject>, selection: &Option<Vec<String>>) -> Vec<Subject> {
-    match selection {
-        None => subjects,
-        Some(list) => subjects
-            .into_iter()
-            .filter(|s| {
-                crate::scenarios::script_for(s.role())
-                    .is_some_and(|sc| list.iter().any(|x| x.eq_ignore_ascii_case(sc)))
-            })
-            .collect(),
-    }
-}
-
-/// Adds the scenario output to the static matrix: cells, columns, rules, records.
-pub fn merge_into(matrix: &mut Matrix, out: &RunOutput, rules: &[Rule]) {
-    matrix.results.extend(out.results.iter().cloned());
-    matrix.columns.extend(out.columns.iter().cloned());
-    matrix.scenarios.extend(out.records.iter().cloned());
-    let used: std::collections::BTreeSet<&str> =
-        matrix.results.iter().map(|r| r.rule_id.as_str()).collect();
-    matrix.rules = rules
-        .iter()
-        .filter(|r| used.contains(r.id.as_str()))
-        .cloned()
-        .collect();
-    matrix.sort();
-}
-
-/// Marks every lifecycle cell of the target inconclusive with `reason` (broken environment).
-pub fn environment_inconclusive(
-    rules: &[Rule],
-    subjects: &[Subject],
-    reason: &str,
-) -> Vec<RuleResult> {
-    let mut out = Vec::new();
-    for s in subjects {
-        let Some(contract) = s.column.contract else {
-            continue;
-        };
-        for rule in rules.iter().filter(|r| {
-            is_scenario_rule(r) && r.applies_to_role(s.role()) && r.applies_to_contract(contract)
-        }) {
-            out.push(RuleResult {
-                rule_id: rule.id.clone(),
-                column: s.column.clone(),
-                level: rule.level_for(Some(contract)),
-                phase: Phase::Lifecycle,
-                outcome: Outcome::Inconclusive,
-                reason: Some(format!("environment: {reason}")),
-                evidence: Vec::new(),
-                duration_ms: None,
-            });
-        }
-    }
-    out
-}
-
-fn progress_enabled(mode: &str) -> bool {
-    match mode {
-        "always" => true,
-        "never" => false,
-        _ => std::io::stderr().is_terminal(),
-    }
-}
-
-/// The live status line (scenario n/N, current step) when progress is on and stderr is a
-/// terminal; finished scenarios still get their line. Keep the guard for the run.
-pub fn live_progress(mode: &str) -> Option<crate::run::progress::LiveGuard> {
-    (progress_enabled(mode) && std::io::stderr().is_terminal())
-        .then(crate::run::progress::install_live)
-}
-
-/// A progress callback printing one line per finished scenario to stderr (used as is when
-/// stderr is not a terminal, e.g. `--progress always` in CI logs).
-pub fn progress(mode: &str) -> Option<Arc<dyn Fn(String) + Send + Sync>> {
-    progress_enabled(mode).then(|| {
-        let f: Arc<dyn Fn(String) + Send + Sync> = Arc::new(|line: String| eprintln!("  {line}"));
-        f
-    })
-}
-
-/// Prints what cleanup could not remove.
-pub fn report_leftovers(run_id: &str, leftovers: &Leftovers) {
-    for l in &leftovers.0 {
-        eprintln!("leftover from run {run_id}: {l}");
-    }
-    if !leftovers.0.is_empty() {
-        eprintln!(
-            "remove them with `capi-conformance cleanup --run {run_id} --force-cleanup` (objects carry {RUN_LABEL}={run_id})"
-        );
-    }
-}
-
-pub async fn run_on_cluster(
-    args: &CheckArgs,
-    conn: &crate::kubeconn::Connection,
-    client: &kube::Client,
-) -> anyhow::Result<i32> {
-    let catalog = Catalog::embedded()?;
-    let rules = catalog.rules().to_vec();
-    let client = client.clone();
-    let source = conn.config.cluster_url.to_string();
-    let opts = lint_options(&args.report, source)?;
-    let (mut matrix, docs) = static_matrix(&client, &opts, &rules, &args.capi_manager).await?;
-    let selection = selected_scenarios(args.scenarios.as_deref());
-    if !args.static_only && selection.as_ref().is_none_or(|s| !s.is_empty()) {
+    if let Some(scenarios) = &plan.scenarios {
         let run_id = new_run_id();
         matrix.context.run_id = Some(run_id.clone());
-        let (inv, _) = Inventory::build(docs, &opts.roles, true)?;
-        let samples = load_samples(args)?;
-        let mut subjects = plan::subjects(
-            &inv,
-            &PlanOptions {
-                provider: args.provider.clone(),
-                contract: args.report.contract,
-                samples,
-            },
-        );
-        subjects = filter_subjects(subjects, &selection);
-        if let Some(f) = rule_filter::RuleFilter::parse(args.rules.as_deref()) {
-            subjects = f.keep_subjects(&rules, subjects);
-        }
-        // Best effort, outside the denial recording: listing provider templates cluster-wide is
-        // a permission `rbac` deliberately does not grant (pass --sample instead).
-        if let Ok(plain) = conn.client() {
-            plan::fill_samples_from_cluster(&plain, &mut subjects).await;
-        }
-        let out = scenarios_on_cluster(&client, args, &rules, subjects, &run_id).await?;
-        merge_into(&mut matrix, &out, &rules);
+        let out = scenarios_on_cluster(
+            client,
+            opts,
+            trouble,
+            &plan.rules,
+            scenarios.targets.clone(),
+            &run_id,
+        )
+        .await?;
+        merge_into(&mut matrix, &out, &plan.rules);
     }
-    if let Some(f) = rule_filter::RuleFilter::parse(args.rules.as_deref()) {
-        f.apply(&mut matrix);
-    }
-    crate::report::write_outputs(
-        &matrix,
-        &args.report.outputs(),
-        std::io::stdout().is_terminal(),
-    )?;
-    Ok(matrix.verdict().exit_code())
+    super::finish(&mut matrix, plan);
+    Ok(matrix)
 }
 
 /// The Deployment CAPI core's controllers run in (`clusterctl init` installs it).
@@ -249,20 +63,12 @@ pub async fn core_controllers_running(client: &kube::Client) -> bool {
     api.list(&lp).await.is_ok_and(|l| !l.items.is_empty())
 }
 
-/// Reads `--sample` files into documents.
-pub fn load_samples(args: &CheckArgs) -> anyhow::Result<Vec<serde_json::Value>> {
-    if args.sample.is_empty() {
-        return Ok(Vec::new());
-    }
-    let loaded = crate::source::load_paths(&args.sample, false)?;
-    Ok(loaded.documents.into_iter().map(|d| d.value).collect())
-}
-
 /// Scenarios on a real cluster: needs CAPI core's CRDs (or `--install-core-crds`, which the
 /// embedded mode always does) and the mock's CRDs for the baseline.
 async fn scenarios_on_cluster(
     client: &kube::Client,
-    args: &CheckArgs,
+    args: &RunOptions,
+    trouble: &TroubleLog,
     rules: &[Rule],
     subjects: Vec<Subject>,
     run_id: &str,
@@ -270,7 +76,7 @@ async fn scenarios_on_cluster(
     if !core_installed(client).await? && !args.install_core_crds {
         let reason = format!(
             "CAPI core CRDs are not installed ({} absent); install CAPI core or pass --install-core-crds",
-            cluster_source::CORE_CLUSTER_CRD
+            CORE_CLUSTER_CRD
         );
         return Ok(RunOutput {
             results: environment_inconclusive(rules, &subjects, &reason),
@@ -278,7 +84,7 @@ async fn scenarios_on_cluster(
             ..RunOutput::default()
         });
     }
-    let settings = settings(args, Settings::REAL)?;
+    let settings = args.settings;
     let guard = CleanupGuard::default();
     let mock_docs = cluster_baseline::mock_crd_documents()?;
     // From the first object this run creates until its cleanup ends, Ctrl-C stops the work and
@@ -305,6 +111,8 @@ async fn scenarios_on_cluster(
             pause_core,
             settings,
             guard: guard.clone(),
+            events: args.events.clone(),
+            trouble: trouble.clone(),
         };
         let baseline_ns = format!("capi-conformance-{run_id}-baseline");
         let baseline_filter = format!("capi-conformance-baseline-{run_id}");
@@ -318,7 +126,6 @@ async fn scenarios_on_cluster(
             baseline_subjects: Vec::new(),
             parallel: args.parallel,
             rules: rules.to_vec(),
-            progress: progress(&args.progress),
         };
         plan.target.create_namespace().await?;
         run_access::bind_run_role(client, &plan.target.namespace, run_id).await?;

@@ -4,56 +4,22 @@
 //! `config/`, installed as `clusterctl init` would, [`crate::manifests`]) reconciled by its own
 //! controller (`--provider-cmd`, started against the server's TCP kubeconfig).
 
-use super::cluster::{
-    environment_inconclusive, filter_subjects, lint_options, load_samples, merge_into, new_run_id,
-    progress, report_leftovers, selected_scenarios, settings, static_matrix,
+use super::{
+    EmbeddedOptions, RunOptions, effective_rbac, environment_inconclusive, finish, merge_into,
+    new_run_id, report_leftovers, static_matrix,
 };
-use crate::cli::CheckArgs;
-use crate::client_retry::{RetryPolicy, RetryingClient};
-use crate::plan::subjects::{self as plan, MOCK_GROUP_SUFFIX, PlanOptions};
+use crate::client_retry::TroubleLog;
+use crate::plan::{Plan, ScenarioRuns};
 use crate::report::Matrix;
 use crate::report::report_dir;
 use crate::scenarios::cleanup::CleanupGuard;
-use crate::scenarios::runner::{RunPlan, Side, run_baseline, run_targets};
-use crate::scenarios::{Settings, Subject};
+use crate::scenarios::runner::{RunOutput, RunPlan, Side, run_baseline, run_targets};
 use anyhow::Context;
-use capi_contract::inventory::Inventory;
-use capi_contract::suite::Catalog;
-use capi_mock_provider::core_crds::core_crd_documents;
-use capi_mock_provider::crds::mock_crds;
-use capi_mock_provider::manifests::{aggregated_cluster_role, manager_cluster_role};
 use capi_mock_provider::{FaultSet, MockHandle, MockOptions, MockProvider};
-use embedded_apiserver::{EmbeddedServer, Listener, ServerOptions};
-use serde_json::Value;
-use std::path::PathBuf;
+use embedded_apiserver::{EmbeddedServer, Listener};
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
-
-/// What `check --embedded` runs, beyond the command-line flags (tests set the mock's faults).
-#[derive(Debug, Clone, Default)]
-pub struct EmbeddedOptions {
-    /// Provider-wide faults of the in-process target mock.
-    pub target_faults: String,
-}
-
-/// The documents every embedded run installs: core CRDs, the mock's CRDs and ClusterRoles.
-pub fn base_documents() -> anyhow::Result<Vec<Value>> {
-    let mut docs = core_crd_documents();
-    for crd in mock_crds().context("building the mock provider CRDs")? {
-        docs.push(serde_json::to_value(crd)?);
-    }
-    docs.push(aggregated_cluster_role());
-    docs.push(manager_cluster_role());
-    docs.extend(core_manager_rbac());
-    Ok(docs)
-}
-
-/// What CAPI core's own RBAC contributes (its manager role, aggregated role and binding; see
-/// [`capi_mock_provider::core_rbac`]), so the effective-RBAC rule asks the same question as on a real
-/// cluster.
-pub fn core_manager_rbac() -> Vec<Value> {
-    capi_mock_provider::core_rbac::core_manager_rbac()
-}
 
 /// A started `--provider-cmd` process, its log streamed to a file.
 struct ProviderProcess {
@@ -86,8 +52,9 @@ impl ProviderProcess {
 struct TargetStart<'a> {
     server: &'a EmbeddedServer,
     client: &'a kube::Client,
-    args: &'a CheckArgs,
-    extra: &'a EmbeddedOptions,
+    embedded: &'a EmbeddedOptions,
+    /// `--report-dir` (the provider's log goes there).
+    report_dir: Option<&'a Path>,
     run_id: &'a str,
     target_ns: &'a str,
     target_filter: &'a str,
@@ -108,7 +75,7 @@ struct TargetProcesses {
 impl TargetProcesses {
     /// Starts the target; `Err` is the environment problem that makes its cells inconclusive.
     async fn start(&mut self, t: &TargetStart<'_>) -> Result<(), String> {
-        if let Some(cmd) = &t.args.provider_cmd {
+        if let Some(cmd) = &t.embedded.provider_cmd {
             let subscribers = t.server.subscribers();
             let l = t
                 .server
@@ -116,10 +83,8 @@ impl TargetProcesses {
                 .await
                 .map_err(|e| format!("{e:#}"))?;
             let dir = t
-                .args
                 .report_dir
-                .clone()
-                .unwrap_or_else(|| PathBuf::from("reports"));
+                .map_or_else(|| PathBuf::from("reports"), Path::to_path_buf);
             std::fs::create_dir_all(&dir)
                 .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
             // The kubeconfig holds the server's token: a private temp file, not the report dir.
@@ -141,7 +106,7 @@ impl TargetProcesses {
             self.provider = Some(start_provider(&expanded, &log).map_err(|e| format!("{e:#}"))?);
             wait_for_new_watch(t.server, subscribers, t.wait).await;
         } else if t.mock_is_target {
-            let faults = FaultSet::parse(&t.extra.target_faults);
+            let faults = FaultSet::parse(&t.embedded.target_faults);
             capi_mock_provider::crd_faults::apply_crd_faults(t.client, &faults)
                 .await
                 .map_err(|e| format!("applying the target mock's CRD faults: {e}"))?;
@@ -218,91 +183,55 @@ fn start_provider(cmd: &str, log: &std::path::Path) -> anyhow::Result<ProviderPr
     })
 }
 
-/// Installs the `--crds` manifests as `clusterctl init` would (variables substituted, creation
-/// order, CRDs Established first); objects of kinds nothing serves are skipped: each is named on
-/// stderr and returned as a report note.
-async fn install_provider_manifests(
-    client: &kube::Client,
-    args: &CheckArgs,
-) -> anyhow::Result<Vec<crate::report::Note>> {
-    if args.crds.is_empty() {
-        if !args.vars.is_empty() {
-            anyhow::bail!("--var needs --crds (it sets clusterctl variables of those manifests)");
-        }
-        return Ok(Vec::new());
-    }
-    let vars = crate::manifests::Variables::from_flags(&args.vars)?;
-    let report = crate::manifests::load_and_install(client, &args.crds, &vars)
-        .await
-        .context("installing --crds on the embedded server")?;
-    Ok(crate::manifests::skipped_lines(&report)
-        .into_iter()
-        .map(|(source, message)| {
-            eprintln!("{source}: {message}");
-            crate::report::Note { source, message }
-        })
-        .collect())
-}
-
-/// Runs `check --embedded` and returns the matrix (outputs are the caller's).
-pub async fn embedded_matrix(args: &CheckArgs, extra: &EmbeddedOptions) -> anyhow::Result<Matrix> {
-    embedded_matrix_on(&EmbeddedServer::new(ServerOptions::default()), args, extra).await
-}
-
-/// [`embedded_matrix`] on a given (fresh) server, which outlives the run (tests inspect it).
-pub async fn embedded_matrix_on(
+/// Runs `plan` on `server` (filled by the embedded source; `client` is one of its retrying
+/// clients, reporting to `trouble`): the static cells with the live part of
+/// `all/rbac-aggregation`, then the scenarios, the in-process mock as baseline first.
+pub async fn run(
     server: &EmbeddedServer,
-    args: &CheckArgs,
-    extra: &EmbeddedOptions,
+    client: &kube::Client,
+    plan: &Plan,
+    opts: &RunOptions,
+    embedded: &EmbeddedOptions,
+    trouble: &TroubleLog,
 ) -> anyhow::Result<Matrix> {
-    let catalog = Catalog::embedded()?;
-    let rules = catalog.rules().to_vec();
-    if let Some(spec) = &args.server_faults {
-        server
-            .faults()
-            .apply_spec(spec)
-            .context("--server-faults")?;
+    let mut matrix = static_matrix(plan);
+    if plan.rules.iter().any(|r| r.id == effective_rbac::RBAC_RULE) {
+        effective_rbac::add_effective_rbac(
+            client,
+            &mut matrix,
+            &opts.capi_manager,
+            &plan.statics.inventory,
+        )
+        .await?;
     }
-    let settings = settings(args, Settings::EMBEDDED)?;
-    server
-        .apply_documents(base_documents()?)
-        .await
-        .context("installing core and mock CRDs on the embedded server")?;
-    let client = server.retrying_client_with(RetryPolicy::within(settings.step_timeout));
-    let notes = install_provider_manifests(&client, args).await?;
-    let opts = lint_options(&args.report, "embedded".into())?;
-    let (mut matrix, docs) = static_matrix(&client, &opts, &rules, &args.capi_manager).await?;
-    matrix.notes.extend(notes);
-    let selection = selected_scenarios(args.scenarios.as_deref());
-    if args.static_only || selection.as_ref().is_some_and(Vec::is_empty) {
-        if let Some(f) = crate::plan::rule_filter::RuleFilter::parse(args.rules.as_deref()) {
-            f.apply(&mut matrix);
-        }
-        return Ok(matrix);
+    if let Some(scenarios) = &plan.scenarios {
+        let run_id = new_run_id();
+        matrix.context.run_id = Some(run_id.clone());
+        let out = run_scenarios(
+            server, client, plan, scenarios, opts, embedded, trouble, &run_id,
+        )
+        .await?;
+        merge_into(&mut matrix, &out, &plan.rules);
     }
-    let run_id = new_run_id();
-    matrix.context.run_id = Some(run_id.clone());
-    let mock_is_target = args.crds.is_empty();
-    let (inv, _) = Inventory::build(docs, &opts.roles, true)?;
-    let baseline_subjects = plan::baseline_subjects(&inv);
-    let mut subjects: Vec<Subject> = plan::subjects(
-        &inv,
-        &PlanOptions {
-            provider: args.provider.clone(),
-            contract: args.report.contract,
-            samples: load_samples(args)?,
-        },
-    )
-    .into_iter()
-    .filter(|s| s.resource.group.ends_with(MOCK_GROUP_SUFFIX) == mock_is_target)
-    .collect();
-    subjects = filter_subjects(subjects, &selection);
-    let rule_filter = crate::plan::rule_filter::RuleFilter::parse(args.rules.as_deref());
-    if let Some(f) = &rule_filter {
-        subjects = f.keep_subjects(&rules, subjects);
-    }
-    plan::fill_samples_from_cluster(&client, &mut subjects).await;
+    finish(&mut matrix, plan);
+    Ok(matrix)
+}
 
+/// The scenario runs of the plan: baseline on the in-process mock, then the target.
+#[allow(clippy::too_many_arguments)]
+async fn run_scenarios(
+    server: &EmbeddedServer,
+    client: &kube::Client,
+    plan: &Plan,
+    scenarios: &ScenarioRuns,
+    opts: &RunOptions,
+    embedded: &EmbeddedOptions,
+    trouble: &TroubleLog,
+    run_id: &str,
+) -> anyhow::Result<RunOutput> {
+    let settings = opts.settings;
+    let rules = &plan.rules;
+    let mock_is_target = embedded.inputs.crds.is_empty();
     let guard = CleanupGuard::default();
     let baseline_ns = format!("capi-conformance-{run_id}-baseline");
     let baseline_filter = format!("capi-conformance-baseline-{run_id}");
@@ -311,15 +240,17 @@ pub async fn embedded_matrix_on(
     let side = |ns: &str, filter: Option<String>| Side {
         client: client.clone(),
         namespace: ns.to_string(),
-        run_id: run_id.clone(),
+        run_id: run_id.to_string(),
         watch_filter: filter,
         pause_core: false,
         settings,
         guard: guard.clone(),
+        events: opts.events.clone(),
+        trouble: trouble.clone(),
     };
     let baseline = side(&baseline_ns, Some(baseline_filter.clone()));
     // Target objects carry the target filter when the target controller filters on it.
-    let filtered = args
+    let filtered = embedded
         .provider_cmd
         .as_deref()
         .map_or(mock_is_target, |c| c.contains("{watch_filter}"));
@@ -336,27 +267,26 @@ pub async fn embedded_matrix_on(
         },
     );
     let mut target = TargetProcesses::default();
-    let plan = RunPlan {
+    let run_plan = RunPlan {
         baseline,
         target: target_side,
-        targets: subjects,
+        targets: scenarios.targets.clone(),
         with_baseline: true,
-        baseline_subjects,
-        parallel: args.parallel,
+        baseline_subjects: scenarios.baseline.clone(),
+        parallel: opts.parallel,
         rules: rules.clone(),
-        progress: progress(&args.progress),
     };
     // Baseline first; the target (in-process faulty mock or --provider-cmd) starts only after
     // it, so a target that changes shared objects (the mock's CRD-level faults) cannot disturb
     // the baseline, and the target scenarios wait until the target provider watches.
     let phases = async {
-        let baseline_runs = run_baseline(&plan).await;
+        let baseline_runs = run_baseline(&run_plan).await;
         let start = TargetStart {
             server,
-            client: &client,
-            args,
-            extra,
-            run_id: &run_id,
+            client,
+            embedded,
+            report_dir: opts.report_dir.as_deref(),
+            run_id,
             target_ns: &target_ns,
             target_filter: &target_filter,
             mock_is_target,
@@ -366,10 +296,10 @@ pub async fn embedded_matrix_on(
             wait: settings.step_timeout * 3,
         };
         match target.start(&start).await {
-            Ok(()) => run_targets(&plan, baseline_runs).await,
-            Err(reason) => crate::scenarios::runner::RunOutput {
-                results: environment_inconclusive(&rules, &plan.targets, &reason),
-                columns: plan.targets.iter().map(|s| s.column.clone()).collect(),
+            Ok(()) => run_targets(&run_plan, baseline_runs).await,
+            Err(reason) => RunOutput {
+                results: environment_inconclusive(rules, &run_plan.targets, &reason),
+                columns: run_plan.targets.iter().map(|s| s.column.clone()).collect(),
                 ..Default::default()
             },
         }
@@ -378,7 +308,7 @@ pub async fn embedded_matrix_on(
     let section = super::interrupt::section();
     let finished = section.run(phases).await;
     let leftovers = guard
-        .cleanup(&client, Duration::from_millis(500), true)
+        .cleanup(client, Duration::from_millis(500), true)
         .await;
     target.stop().await;
     baseline_mock.shutdown().await;
@@ -386,15 +316,11 @@ pub async fn embedded_matrix_on(
     let Some(out) = finished else {
         anyhow::bail!("interrupted (run {run_id})");
     };
-    report_leftovers(&run_id, &leftovers);
-    if let Some(dir) = &args.report_dir {
+    report_leftovers(run_id, &leftovers);
+    if let Some(dir) = &opts.report_dir {
         report_dir::write(dir, &out)?;
     }
-    merge_into(&mut matrix, &out, &rules);
-    if let Some(f) = &rule_filter {
-        f.apply(&mut matrix);
-    }
-    Ok(matrix)
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -1,10 +1,11 @@
-//! Live progress on a terminal: one status line on stderr, redrawn in place, showing how many
-//! scenarios finished out of how many and the step each running scenario is at; finished
-//! scenarios print a plain line above it. Off unless [`install_live`] was called (`check` does
-//! when stderr is a TTY), so library users and tests see nothing.
+//! The progress display, a consumer of a run's [`Event`]s. On a terminal: one status line on
+//! stderr, redrawn in place, showing how many scenarios finished out of how many and the step
+//! each running scenario is at; finished scenarios print a plain line above it. Elsewhere (with
+//! `--progress always`): one line per finished scenario. A run without it tells nothing.
 
-use std::io::Write;
-use std::sync::Mutex;
+use crate::events::{Event, Events};
+use std::io::{IsTerminal, Write};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// Widest status line drawn (longer ones are cut).
@@ -21,78 +22,83 @@ struct Live {
     drawn: Option<Instant>,
 }
 
-static LIVE: Mutex<Option<Live>> = Mutex::new(None);
-
-fn with_live(f: impl FnOnce(&mut Live)) {
-    let mut g = match LIVE.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
+/// How `--progress` shows a run: `auto` (a live line on a terminal), `always` (on a terminal
+/// the live line, else one line per finished scenario, e.g. in CI logs), `never`.
+pub fn events(mode: &str) -> (Events, Option<LiveGuard>) {
+    let enabled = match mode {
+        "always" => true,
+        "never" => false,
+        _ => std::io::stderr().is_terminal(),
     };
-    if let Some(live) = g.as_mut() {
-        f(live);
+    if !enabled {
+        return (Events::default(), None);
+    }
+    if !std::io::stderr().is_terminal() {
+        return (Events::to(plain_line), None);
+    }
+    let live = Arc::new(Mutex::new(Some(Live::default())));
+    let consumer = live.clone();
+    (
+        Events::to(move |e| {
+            let mut g = consumer.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(l) = g.as_mut() {
+                on_event(l, e);
+            }
+        }),
+        Some(LiveGuard(live)),
+    )
+}
+
+/// One line per finished scenario.
+fn plain_line(e: &Event) {
+    if let Event::ScenarioFinished { .. } = e {
+        eprintln!("  {}", finished_line(e));
     }
 }
 
-/// Turns the live line on until the returned guard is dropped (which clears the line).
-pub fn install_live() -> LiveGuard {
-    let mut g = match LIVE.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
-    };
-    *g = Some(Live::default());
-    LiveGuard(())
+fn finished_line(e: &Event) -> String {
+    match e {
+        Event::ScenarioFinished {
+            scenario,
+            end,
+            duration_ms,
+        } => format!("{scenario} {} ({duration_ms} ms)", end.as_str()),
+        _ => String::new(),
+    }
 }
 
-/// Clears the status line and turns live progress off.
-pub struct LiveGuard(());
+/// Keeps the live line while it lives; dropping it clears the line.
+pub struct LiveGuard(Arc<Mutex<Option<Live>>>);
 
 impl Drop for LiveGuard {
     fn drop(&mut self) {
-        let mut g = match LIVE.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
+        let mut g = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         if g.take().is_some() {
             let _ = write!(std::io::stderr(), "\r\x1b[2K");
         }
     }
 }
 
-/// Whether a live line is being drawn.
-pub fn is_live() -> bool {
-    match LIVE.lock() {
-        Ok(g) => g.is_some(),
-        Err(p) => p.into_inner().is_some(),
-    }
-}
-
-/// `n` more scenarios will run.
-pub fn add_total(n: usize) {
-    with_live(|l| {
-        l.total += n;
-        draw(l, true);
-    });
-}
-
-/// A scenario (`label`) reached `step`.
-pub fn step(label: &str, step: &str) {
-    with_live(|l| {
-        match l.running.iter_mut().find(|(s, _)| s == label) {
-            Some(entry) => entry.1 = step.to_string(),
-            None => l.running.push((label.to_string(), step.to_string())),
+fn on_event(l: &mut Live, e: &Event) {
+    match e {
+        Event::ScenariosPlanned { count } => {
+            l.total += count;
+            draw(l, true);
         }
-        draw(l, false);
-    });
-}
-
-/// A scenario finished: prints `line` above the status line.
-pub fn finished(label: &str, line: &str) {
-    with_live(|l| {
-        l.done += 1;
-        l.running.retain(|(s, _)| s != label);
-        let _ = writeln!(std::io::stderr(), "\r\x1b[2K  {line}");
-        draw(l, true);
-    });
+        Event::Step { scenario, step } => {
+            match l.running.iter_mut().find(|(s, _)| s == scenario) {
+                Some(entry) => entry.1 = step.clone(),
+                None => l.running.push((scenario.clone(), step.clone())),
+            }
+            draw(l, false);
+        }
+        Event::ScenarioFinished { scenario, .. } => {
+            l.done += 1;
+            l.running.retain(|(s, _)| s != scenario);
+            let _ = writeln!(std::io::stderr(), "\r\x1b[2K  {}", finished_line(e));
+            draw(l, true);
+        }
+    }
 }
 
 fn draw(l: &mut Live, force: bool) {

@@ -7,6 +7,7 @@ use super::json::{self, get_bool};
 use super::observer::watch_all;
 use super::script::{ScriptRun, has_ready_condition};
 use super::timeline::{Snapshot, rv_before};
+use crate::rule_ids as id;
 use capi_contract::contract::Contract;
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
@@ -92,7 +93,7 @@ async fn owner_gate_and_lookup(
     res: &ApiResource,
 ) -> Result<(), EnvError> {
     let bc0 = format!("{p}-bc0");
-    r.create_unowned_and_expect_quiet(&bc0, "bootstrap/owner-gate")
+    r.create_unowned_and_expect_quiet(&bc0, id::bootstrap::OWNER_GATE)
         .await?;
     r.env.delete(res, &bc0).await?;
     cluster_lookup(r, p, res).await
@@ -143,7 +144,7 @@ async fn failure_gate(
         })
         .await?;
     r.verdicts.check(
-        "bootstrap/failure-gate",
+        id::bootstrap::FAILURE_GATE,
         !acted,
         "generated bootstrap data although status.failureReason was set",
         r.evidence(
@@ -172,12 +173,12 @@ async fn main_flow(
     r.step("generate bootstrap data");
     let v = match r.wait(&bc, |v| get_bool(v, created) == Some(true)).await {
         Ok(v) => {
-            r.verdicts.pass("bootstrap/data-secret-created");
+            r.verdicts.pass(id::bootstrap::DATA_SECRET_CREATED);
             v
         }
         Err(last) => {
             r.verdicts.fail(
-                "bootstrap/data-secret-created",
+                id::bootstrap::DATA_SECRET_CREATED,
                 format!("{created} not true before the deadline"),
                 r.evidence(&bc, "bootstrap data never reported created", Some(created)),
             );
@@ -188,7 +189,7 @@ async fn main_flow(
         .unwrap_or_default()
         .to_string();
     r.verdicts.check(
-        "bootstrap/data-secret-name",
+        id::bootstrap::DATA_SECRET_NAME,
         !secret_name.is_empty(),
         "status.dataSecretName empty while the created flag is true",
         r.evidence(&bc, "no dataSecretName", Some("status.dataSecretName")),
@@ -210,7 +211,7 @@ async fn main_flow(
         created,
     );
     r.verdicts.check(
-        "bootstrap/status-after-secret",
+        id::bootstrap::STATUS_AFTER_SECRET,
         order.is_none(),
         order.unwrap_or_default(),
         r.evidence(
@@ -221,7 +222,7 @@ async fn main_flow(
     );
     let ready = r.wait(&bc, has_ready_condition).await.is_ok();
     r.verdicts.check(
-        "bootstrap/ready-condition",
+        id::bootstrap::READY_CONDITION,
         ready,
         "no Ready condition once the data Secret was created",
         r.evidence(&bc, "Ready condition missing", Some("status.conditions")),
@@ -251,7 +252,7 @@ async fn main_flow(
     // The Secret's reuse is judged only when it existed (a missing one is secret-name's failure).
     let reused = uid_before.is_none() || uid_before == uid_after;
     r.verdicts.check(
-        "bootstrap/deterministic-name",
+        id::bootstrap::DETERMINISTIC_NAME,
         name_after == secret_name && reused,
         format!(
             "after the status was wiped the provider reported {name_after:?} (was {secret_name:?}){}",
@@ -303,7 +304,7 @@ async fn cluster_lookup(r: &mut ScriptRun<'_>, p: &str, res: &ApiResource) -> Re
         .await
         .is_ok();
     r.verdicts.check(
-        "bootstrap/cluster-lookup",
+        id::bootstrap::CLUSTER_LOOKUP,
         !acted,
         "generated bootstrap data although the Cluster does not exist",
         r.evidence(
@@ -333,19 +334,19 @@ fn judge_secret(
     };
     let Some(s) = secret else {
         r.verdicts.fail(
-            "bootstrap/secret-name",
+            id::bootstrap::SECRET_NAME,
             format!("no Secret named {name:?} (status.dataSecretName) in the config's namespace"),
             r.evidence(bc, "data Secret missing", Some("status.dataSecretName")),
         );
         return;
     };
-    r.verdicts.pass("bootstrap/secret-name");
+    r.verdicts.pass(id::bootstrap::SECRET_NAME);
     let label = s
         .pointer("/metadata/labels")
         .and_then(|l| l.get(CLUSTER_NAME_LABEL))
         .and_then(Value::as_str);
     r.verdicts.check(
-        "bootstrap/secret-label",
+        id::bootstrap::SECRET_LABEL,
         label == Some(cluster),
         format!("Secret label {CLUSTER_NAME_LABEL} is {label:?}, want {cluster:?}"),
         ev("cluster-name label missing or wrong", "metadata.labels"),
@@ -362,7 +363,7 @@ fn judge_secret(
             })
         });
     r.verdicts.check(
-        "bootstrap/secret-owner",
+        id::bootstrap::SECRET_OWNER,
         owned,
         "the Secret has no controller owner reference to the bootstrap config",
         ev(
@@ -372,14 +373,14 @@ fn judge_secret(
     );
     let has_value = s.pointer("/data/value").is_some();
     r.verdicts.check(
-        "bootstrap/secret-value",
+        id::bootstrap::SECRET_VALUE,
         has_value,
         "the Secret has no data key `value`",
         ev("data key `value` missing", "data"),
     );
     let ty = s.get("type").and_then(Value::as_str).unwrap_or_default();
     r.verdicts.check(
-        "bootstrap/secret-type",
+        id::bootstrap::SECRET_TYPE,
         ty == SECRET_TYPE,
         format!("Secret type is {ty:?}, want {SECRET_TYPE:?}"),
         ev("wrong Secret type", "type"),

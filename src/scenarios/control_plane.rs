@@ -7,6 +7,7 @@ use super::env::EnvError;
 use super::json::{self, get, get_bool};
 use super::observer::watch_all;
 use super::script::{ScriptRun, cluster_owner};
+use crate::rule_ids as id;
 use capi_contract::contract::Contract;
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
@@ -64,9 +65,10 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     let cluster = format!("{p}-c");
     let res = r.subject.resource.clone();
     let contract = r.contract();
-    r.verdicts.skip("control-plane/machine-label", NO_MACHINES);
     r.verdicts
-        .skip("control-plane/in-place-propagation", NO_MACHINES);
+        .skip(id::control_plane::MACHINE_LABEL, NO_MACHINES);
+    r.verdicts
+        .skip(id::control_plane::IN_PLACE_PROPAGATION, NO_MACHINES);
 
     r.step("create Cluster and control plane");
     r.keep(watch_all(
@@ -100,7 +102,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         &cp,
         &cluster,
         cluster_owner(&c),
-        Some("control-plane/pause"),
+        Some(id::control_plane::PAUSE),
     )
     .await?;
 
@@ -108,12 +110,12 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     let init = initialized_path(contract);
     let v = match r.wait(&cp, |v| get_bool(v, init) == Some(true)).await {
         Ok(v) => {
-            r.verdicts.pass("control-plane/initialized");
+            r.verdicts.pass(id::control_plane::INITIALIZED);
             v
         }
         Err(last) => {
             r.verdicts.fail(
-                "control-plane/initialized",
+                id::control_plane::INITIALIZED,
                 format!("{init} not true before the deadline"),
                 r.evidence(&cp, "never initialized", Some(init)),
             );
@@ -136,23 +138,23 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
             && s.pointer("/data/value").is_some()
     });
     r.verdicts.check(
-        "control-plane/kubeconfig-secret",
+        id::control_plane::KUBECONFIG_SECRET,
         secret_ok,
         format!("Secret {cluster}-kubeconfig missing, or without type {SECRET_TYPE}, the cluster-name label or data key `value`"),
         r.evidence(&cp, "kubeconfig Secret missing or malformed", None),
     );
     match get(&v, "spec.controlPlaneEndpoint") {
         None if r.subject.schema_has("spec.controlPlaneEndpoint") => r.verdicts.fail(
-            "control-plane/endpoint",
+            id::control_plane::ENDPOINT,
             "initialized without spec.controlPlaneEndpoint while the Cluster has no endpoint from elsewhere",
             r.evidence(&cp, "endpoint missing", Some("spec.controlPlaneEndpoint")),
         ),
-        None => r.verdicts.skip("control-plane/endpoint", "the provider does not create the endpoint"),
+        None => r.verdicts.skip(id::control_plane::ENDPOINT, "the provider does not create the endpoint"),
         Some(e) => {
             let host = e.get("host").and_then(Value::as_str).unwrap_or_default();
             let port = e.get("port").and_then(Value::as_i64).unwrap_or(0);
             r.verdicts.check(
-                "control-plane/endpoint",
+                id::control_plane::ENDPOINT,
                 !host.is_empty() && (1..=65535).contains(&port),
                 format!("endpoint is host {host:?} port {port}"),
                 r.evidence(&cp, "invalid endpoint", Some("spec.controlPlaneEndpoint")),
@@ -168,7 +170,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         .await
         .is_ok();
     r.verdicts.check(
-        "control-plane/conditions",
+        id::control_plane::CONDITIONS,
         has_cond,
         format!("no {cond} condition once initialized"),
         r.evidence(&cp, "summary condition missing", Some(cond_path)),
@@ -179,7 +181,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     r.step("replicas converge");
     let conv = r.wait(&cp, converged(contract, want)).await;
     r.verdicts.check(
-        "control-plane/status-replicas",
+        id::control_plane::STATUS_REPLICAS,
         conv.is_ok(),
         format!("status counters and selector did not converge to {want}"),
         r.evidence(
@@ -194,14 +196,14 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
                 .wait(&cp, |v| get_bool(v, "status.ready") == Some(true))
                 .await;
             r.verdicts.check(
-                "control-plane/ready",
+                id::control_plane::READY,
                 ready.is_ok(),
                 "status.ready never true although the replicas converged",
                 r.evidence(&cp, "not ready", Some("status.ready")),
             );
         } else {
             r.verdicts.skip(
-                "control-plane/ready",
+                id::control_plane::READY,
                 "the control plane never converged (see control-plane/status-replicas)",
             );
         }
@@ -225,7 +227,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
                 })
                 .await;
             r.verdicts.check(
-                "control-plane/scale-subresource",
+                id::control_plane::SCALE_SUBRESOURCE,
                 spec3.is_ok(),
                 "the scale subresource did not change spec.replicas",
                 r.evidence(&cp, "scale had no effect", Some("spec.replicas")),
@@ -236,20 +238,20 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
                 })
                 .await;
             r.verdicts.check(
-                "control-plane/scale-subresource",
+                id::control_plane::SCALE_SUBRESOURCE,
                 scaled.is_ok(),
                 "status.replicas did not follow the scale subresource to 3",
                 r.evidence(&cp, "scale did not converge", Some("status.replicas")),
             );
         }
         Err(e) => r.verdicts.fail(
-            "control-plane/scale-subresource",
+            id::control_plane::SCALE_SUBRESOURCE,
             format!("PATCH scale rejected: {e}"),
             r.evidence(&cp, "scale subresource unusable", None),
         ),
     }
 
-    r.pause_by_annotation(&cp, Some("control-plane/pause"))
+    r.pause_by_annotation(&cp, Some(id::control_plane::PAUSE))
         .await?;
     r.delete_and_expect_gone(&cp, "control-plane/delete")
         .await?;
@@ -276,7 +278,7 @@ async fn judge_certificates(r: &mut ScriptRun<'_>, cp: &str, cluster: &str) {
         .collect();
     if found.is_empty() {
         r.verdicts.skip(
-            "control-plane/certificates",
+            id::control_plane::CERTIFICATES,
             "the provider keeps no <cluster>-<purpose> certificate Secrets",
         );
         return;
@@ -293,7 +295,7 @@ async fn judge_certificates(r: &mut ScriptRun<'_>, cp: &str, cluster: &str) {
         .map(|(n, _)| n.as_str())
         .collect();
     r.verdicts.check(
-        "control-plane/certificates",
+        id::control_plane::CERTIFICATES,
         bad.is_empty(),
         format!(
             "certificate Secrets without type {SECRET_TYPE} or the cluster-name label: {}",
@@ -311,7 +313,7 @@ async fn judge_versions(r: &mut ScriptRun<'_>, cp: &str, contract: Contract) {
         .and_then(|v| json::get_str(&v, "spec.version").map(str::to_string))
     else {
         r.verdicts.skip(
-            "control-plane/status-version",
+            id::control_plane::STATUS_VERSION,
             "the control plane has no spec.version",
         );
         return;
@@ -336,7 +338,7 @@ async fn judge_versions(r: &mut ScriptRun<'_>, cp: &str, contract: Contract) {
     };
     let seen = r.wait(cp, pred).await;
     r.verdicts.check(
-        "control-plane/status-version",
+        id::control_plane::STATUS_VERSION,
         seen.is_ok(),
         format!("no valid status version(s) reported for spec.version {spec_version}"),
         r.evidence(

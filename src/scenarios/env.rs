@@ -39,6 +39,8 @@ pub struct Env {
     pub settings: Settings,
     /// Round trips of the tool's writes (see [`RoundTrips`]).
     pub round_trips: RoundTrips,
+    /// Where the scenario tells the steps it reaches.
+    pub events: crate::events::Events,
 }
 
 pub fn key(resource: &ApiResource, name: &str) -> String {

@@ -7,6 +7,7 @@ use super::json::{self, get, get_bool};
 use super::script::{
     ScriptRun, cluster_owner, has_finalizer, has_ready_condition, provisioned_path,
 };
+use crate::rule_ids as id;
 use capi_contract::contract::Contract;
 use serde_json::{Value, json};
 
@@ -36,7 +37,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
             },
         )
         .await?;
-    r.create_unowned_and_expect_quiet(&ic, "infra-cluster/owner-gate")
+    r.create_unowned_and_expect_quiet(&ic, id::infra_cluster::OWNER_GATE)
         .await?;
     r.adopt_while_paused(&ic, &cluster, cluster_owner(&c), None)
         .await?;
@@ -52,7 +53,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
             .await?;
         provisioned = r.wait_ever(&ic, |v| get_bool(v, path) == Some(true)).await;
         r.verdicts.check(
-            "infra-cluster/endpoint-wait",
+            id::infra_cluster::ENDPOINT_WAIT,
             provisioned.is_ok(),
             "not provisioned even after the Cluster endpoint was set",
             r.evidence(
@@ -62,23 +63,23 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
             ),
         );
         r.verdicts.skip(
-            "infra-cluster/control-plane-endpoint",
+            id::infra_cluster::CONTROL_PLANE_ENDPOINT,
             "the provider does not create the control plane endpoint",
         );
     }
     match provisioned {
         Ok(v) => {
-            r.verdicts.pass("infra-cluster/provisioned");
+            r.verdicts.pass(id::infra_cluster::PROVISIONED);
             judge_provisioned_state(r, &ic, &v, contract);
         }
         Err(last) => {
             r.verdicts.fail(
-                "infra-cluster/provisioned",
+                id::infra_cluster::PROVISIONED,
                 format!("{path} not true before the deadline"),
                 r.evidence(&ic, "never provisioned", Some(path)),
             );
             r.verdicts.check(
-                "infra-cluster/finalizer",
+                id::infra_cluster::FINALIZER,
                 last.as_ref().is_some_and(has_finalizer),
                 "no finalizer after the owner reference was set",
                 r.evidence(&ic, "no finalizer", Some("metadata.finalizers")),
@@ -90,12 +91,12 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     let history = r.env.recorder.history(&r.key(&ic));
     let flipped = sticky_violation(&history.iter().map(|s| &s.value).collect::<Vec<_>>(), path);
     r.verdicts.check(
-        "infra-cluster/provisioned-sticky",
+        id::infra_cluster::PROVISIONED_STICKY,
         !flipped,
         format!("{path} went back to false after being true"),
         r.evidence(&ic, "provisioned flag flipped back", Some(path)),
     );
-    r.delete_and_expect_gone(&ic, "infra-cluster/delete")
+    r.delete_and_expect_gone(&ic, id::infra_cluster::DELETE)
         .await?;
 
     r.step("externally managed");
@@ -108,7 +109,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     r.env.create(&res, obj).await?;
     let acted = r.stays_quiet(&ic2, mark).await;
     r.verdicts.check(
-        "infra-cluster/externally-managed",
+        id::infra_cluster::EXTERNALLY_MANAGED,
         acted.is_none(),
         format!(
             "the provider wrote to an object annotated {MANAGED_BY_ANNOTATION} ({})",
@@ -127,7 +128,7 @@ fn endpoint_set(v: Option<&Value>) -> bool {
 fn judge_provisioned_state(r: &mut ScriptRun<'_>, ic: &str, v: &Value, contract: Contract) {
     // Finalizer: present no later than the first provisioned state.
     r.verdicts.check(
-        "infra-cluster/finalizer",
+        id::infra_cluster::FINALIZER,
         has_finalizer(v),
         "provisioned without a finalizer",
         r.evidence(
@@ -137,7 +138,7 @@ fn judge_provisioned_state(r: &mut ScriptRun<'_>, ic: &str, v: &Value, contract:
         ),
     );
     if r.verdicts
-        .get("infra-cluster/control-plane-endpoint")
+        .get(id::infra_cluster::CONTROL_PLANE_ENDPOINT)
         .is_none()
     {
         let host = json::get_str(v, "spec.controlPlaneEndpoint.host").unwrap_or_default();
@@ -145,7 +146,7 @@ fn judge_provisioned_state(r: &mut ScriptRun<'_>, ic: &str, v: &Value, contract:
             .and_then(Value::as_i64)
             .unwrap_or(0);
         r.verdicts.check(
-            "infra-cluster/control-plane-endpoint",
+            id::infra_cluster::CONTROL_PLANE_ENDPOINT,
             !host.is_empty() && (1..=65535).contains(&port),
             format!("endpoint at provisioned time is host {host:?} port {port}"),
             r.evidence(
@@ -155,13 +156,13 @@ fn judge_provisioned_state(r: &mut ScriptRun<'_>, ic: &str, v: &Value, contract:
             ),
         );
         r.verdicts.skip(
-            "infra-cluster/endpoint-wait",
+            id::infra_cluster::ENDPOINT_WAIT,
             "the provider creates the control plane endpoint",
         );
     }
     match get(v, "status.failureDomains") {
         None => r.verdicts.skip(
-            "infra-cluster/failure-domains",
+            id::infra_cluster::FAILURE_DOMAINS,
             "the provider reports no failure domains",
         ),
         Some(fd) => {
@@ -182,7 +183,7 @@ fn judge_provisioned_state(r: &mut ScriptRun<'_>, ic: &str, v: &Value, contract:
                 }),
             };
             r.verdicts.check(
-                "infra-cluster/failure-domains",
+                id::infra_cluster::FAILURE_DOMAINS,
                 ok,
                 "status.failureDomains has the wrong shape for the contract or duplicate names",
                 r.evidence(ic, "invalid failure domains", Some("status.failureDomains")),
@@ -190,7 +191,7 @@ fn judge_provisioned_state(r: &mut ScriptRun<'_>, ic: &str, v: &Value, contract:
         }
     }
     r.verdicts.check(
-        "infra-cluster/ready-condition",
+        id::infra_cluster::READY_CONDITION,
         has_ready_condition(v),
         "no Ready condition once provisioned",
         r.evidence(ic, "Ready condition missing", Some("status.conditions")),

@@ -7,6 +7,7 @@ use super::env::EnvError;
 use super::infra_cluster::sticky_violation;
 use super::json::{self, get, get_bool};
 use super::script::{ScriptRun, has_finalizer, has_ready_condition, provisioned_path};
+use crate::rule_ids as id;
 use capi_contract::contract::Contract;
 use kube::discovery::ApiResource;
 use serde_json::Value;
@@ -47,14 +48,14 @@ pub async fn run(r: &mut ScriptRun<'_>) {
     // with the gate open.
     if let Some(gone) = gone
         && r.verdicts
-            .get("infra-machine/delete")
+            .get(id::infra_machine::DELETE)
             .is_some_and(|v| v.outcome == crate::report::Outcome::Pass)
     {
         let reason = "deletion did not complete while the cluster infrastructure gate was closed";
         let im = format!("{p}-im2");
         let ev = r.evidence(&im, reason, Some("metadata.finalizers"));
         r.verdicts
-            .check("infra-machine/cluster-infra-gate", gone, reason, ev);
+            .check(id::infra_machine::CLUSTER_INFRA_GATE, gone, reason, ev);
     }
 }
 
@@ -65,7 +66,7 @@ async fn owner_gate_and_lookup(
     res: &ApiResource,
 ) -> Result<(), EnvError> {
     let im0 = format!("{p}-im0");
-    r.create_unowned_and_expect_quiet(&im0, "infra-machine/owner-gate")
+    r.create_unowned_and_expect_quiet(&im0, id::infra_machine::OWNER_GATE)
         .await?;
     r.env.delete(res, &im0).await?;
     cluster_lookup(r, p, res).await
@@ -113,7 +114,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     r.step("owned, gates closed");
     let fin = r.wait(&im, has_finalizer).await;
     r.verdicts.check(
-        "infra-machine/finalizer",
+        id::infra_machine::FINALIZER,
         fin.is_ok(),
         "no finalizer after the Machine owner reference was set",
         r.evidence(&im, "no finalizer", Some("metadata.finalizers")),
@@ -123,7 +124,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     r.env.set_infra_provisioned(&cluster, true).await?;
     let early = quick_check(r, &im, provisioned_or_id(path)).await;
     r.verdicts.check(
-        "infra-machine/bootstrap-gate",
+        id::infra_machine::BOOTSTRAP_GATE,
         !early,
         "provisioned (or set providerID) before Machine.spec.bootstrap.dataSecretName was set",
         r.evidence(&im, "acted before the bootstrap gate opened", Some(path)),
@@ -133,7 +134,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     r.env.set_data_secret_name(&machine, &boot).await?;
     match r.wait_ever(&im, |v| get_bool(v, path) == Some(true)).await {
         Ok(_) => {
-            r.verdicts.pass("infra-machine/provisioned");
+            r.verdicts.pass(id::infra_machine::PROVISIONED);
             // Judge the settled state: providerID may legitimately follow in the same reconcile.
             let settled = match r
                 .wait(&im, |v| {
@@ -147,7 +148,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
             judge(r, &im, &settled);
         }
         Err(_) => r.verdicts.fail(
-            "infra-machine/provisioned",
+            id::infra_machine::PROVISIONED,
             format!("{path} not true before the deadline"),
             r.evidence(&im, "never provisioned", Some(path)),
         ),
@@ -159,7 +160,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
             .iter()
             .any(|v| get_bool(v, path) == Some(true) && !json::has_text(v, "spec.providerID"));
         r.verdicts.check(
-            "infra-machine/provider-id-before-provisioned",
+            id::infra_machine::PROVIDER_ID_BEFORE_PROVISIONED,
             !bad,
             "a recorded state has the provisioned flag true with an empty spec.providerID",
             r.evidence(
@@ -170,7 +171,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         );
     } else {
         r.verdicts.skip(
-            "infra-machine/provider-id-before-provisioned",
+            id::infra_machine::PROVIDER_ID_BEFORE_PROVISIONED,
             "spec.providerID was never set (see infra-machine/provider-id)",
         );
     }
@@ -178,12 +179,13 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     let history = r.env.recorder.history(&r.key(&im));
     let flipped = sticky_violation(&history.iter().map(|s| &s.value).collect::<Vec<_>>(), path);
     r.verdicts.check(
-        "infra-machine/provisioned-sticky",
+        id::infra_machine::PROVISIONED_STICKY,
         !flipped,
         format!("{path} went back to false after being true"),
         r.evidence(&im, "provisioned flag flipped back", Some(path)),
     );
-    r.delete_and_expect_gone(&im, "infra-machine/delete").await
+    r.delete_and_expect_gone(&im, id::infra_machine::DELETE)
+        .await
 }
 
 /// Cluster infrastructure gate with the bootstrap gate open: no provisioning while the
@@ -221,7 +223,7 @@ async fn delete_with_closed_gate(
         .await?;
     let early = quick_check(r, &im, provisioned_or_id(path)).await;
     r.verdicts.check(
-        "infra-machine/cluster-infra-gate",
+        id::infra_machine::CLUSTER_INFRA_GATE,
         !early,
         "provisioned (or set providerID) while the Cluster's infrastructure was not provisioned",
         r.evidence(
@@ -268,7 +270,7 @@ async fn failure_gate(r: &mut ScriptRun<'_>, p: &str, res: &ApiResource) -> Resu
         )
         .await?;
     r.verdicts.check(
-        "infra-machine/failure-gate",
+        id::infra_machine::FAILURE_GATE,
         !acted,
         "provisioned although status.failureReason was set",
         r.evidence(
@@ -305,7 +307,7 @@ async fn cluster_lookup(r: &mut ScriptRun<'_>, p: &str, res: &ApiResource) -> Re
         .await?;
     let acted = quick_check(r, &im, provisioned_or_id(path)).await;
     r.verdicts.check(
-        "infra-machine/cluster-lookup",
+        id::infra_machine::CLUSTER_LOOKUP,
         !acted,
         "provisioned although the Cluster named by cluster.x-k8s.io/cluster-name does not exist",
         r.evidence(&im, "acted without its Cluster", Some(path)),
@@ -325,7 +327,7 @@ async fn quick_check(r: &ScriptRun<'_>, name: &str, pred: impl Fn(&Value) -> boo
 fn judge(r: &mut ScriptRun<'_>, im: &str, v: &Value) {
     let id = json::get_str(v, "spec.providerID").unwrap_or_default();
     r.verdicts.check(
-        "infra-machine/provider-id",
+        id::infra_machine::PROVIDER_ID,
         !id.is_empty() && id.len() <= 512,
         format!(
             "spec.providerID is {} characters once provisioned (want 1..512)",
@@ -335,12 +337,12 @@ fn judge(r: &mut ScriptRun<'_>, im: &str, v: &Value) {
     );
     match get(v, "status.addresses") {
         None if r.subject.schema_has("status.addresses") => r.verdicts.fail(
-            "infra-machine/addresses",
+            id::infra_machine::ADDRESSES,
             "the schema declares status.addresses but none were reported once provisioned",
             r.evidence(im, "addresses missing", Some("status.addresses")),
         ),
         None => r.verdicts.skip(
-            "infra-machine/addresses",
+            id::infra_machine::ADDRESSES,
             "the provider reports no addresses",
         ),
         Some(a) => {
@@ -353,7 +355,7 @@ fn judge(r: &mut ScriptRun<'_>, im: &str, v: &Value) {
                     })
             });
             r.verdicts.check(
-                "infra-machine/addresses",
+                id::infra_machine::ADDRESSES,
                 ok,
                 "status.addresses has an entry with an unknown type or an empty/too long address",
                 r.evidence(im, "invalid addresses", Some("status.addresses")),
@@ -363,11 +365,11 @@ fn judge(r: &mut ScriptRun<'_>, im: &str, v: &Value) {
     if r.contract() == Contract::V1Beta2 {
         match json::get_str(v, "status.failureDomain") {
             None => r.verdicts.skip(
-                "infra-machine/failure-domain-placement",
+                id::infra_machine::FAILURE_DOMAIN_PLACEMENT,
                 "the provider reports no status.failureDomain",
             ),
             Some(fd) => r.verdicts.check(
-                "infra-machine/failure-domain-placement",
+                id::infra_machine::FAILURE_DOMAIN_PLACEMENT,
                 fd == FAILURE_DOMAIN,
                 format!("status.failureDomain is {fd:?}, the Machine asked for {FAILURE_DOMAIN:?}"),
                 r.evidence(
@@ -379,12 +381,12 @@ fn judge(r: &mut ScriptRun<'_>, im: &str, v: &Value) {
         }
     } else {
         r.verdicts.skip(
-            "infra-machine/failure-domain-placement",
+            id::infra_machine::FAILURE_DOMAIN_PLACEMENT,
             "contract v1beta1 has no status.failureDomain to observe placement",
         );
     }
     r.verdicts.check(
-        "infra-machine/ready-condition",
+        id::infra_machine::READY_CONDITION,
         has_ready_condition(v),
         "no Ready condition once provisioned",
         r.evidence(im, "Ready condition missing", Some("status.conditions")),

@@ -7,6 +7,7 @@ use super::core_sim::{
 use super::env::EnvError;
 use super::json::{get, get_bool, get_str};
 use super::script::{ScriptRun, has_ready_condition};
+use crate::rule_ids as id;
 use capi_contract::contract::Contract;
 use kube::api::{Api, DynamicObject, ListParams};
 use kube::discovery::ApiResource;
@@ -52,14 +53,14 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         .await?;
     // Owner gate on a throwaway object, so a provider acting early cannot spoil the main one.
     let imp0 = format!("{p}-imp0");
-    r.create_unowned_and_expect_quiet(&imp0, "infra-machinepool/owner-gate")
+    r.create_unowned_and_expect_quiet(&imp0, id::infra_machinepool::OWNER_GATE)
         .await?;
     r.env.delete(&res, &imp0).await?;
     r.owned_while_paused(
         &imp,
         &cluster,
         controller_owner_ref(&mp),
-        Some("infra-machinepool/pause"),
+        Some(id::infra_machinepool::PAUSE),
         true,
     )
     .await?;
@@ -69,7 +70,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         .wait(&imp, |v| get_bool(v, "status.ready") == Some(true))
         .await;
     r.verdicts.check(
-        "infra-machinepool/ready",
+        id::infra_machinepool::READY,
         ready.is_ok(),
         "status.ready not true before the deadline",
         r.evidence(&imp, "never ready", Some("status.ready")),
@@ -81,7 +82,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
             })
             .await;
         r.verdicts.check(
-            "infra-machinepool/initialization-provisioned",
+            id::infra_machinepool::INITIALIZATION_PROVISIONED,
             prov.is_ok(),
             "status.initialization.provisioned not true before the deadline",
             r.evidence(
@@ -93,7 +94,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     }
     let ready_cond = r.wait(&imp, has_ready_condition).await.is_ok();
     r.verdicts.check(
-        "infra-machinepool/conditions",
+        id::infra_machinepool::CONDITIONS,
         ready_cond,
         "no Ready condition once ready",
         r.evidence(&imp, "Ready condition missing", Some("status.conditions")),
@@ -121,7 +122,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
                 .is_none_or(Vec::is_empty)
     });
     r.verdicts.check(
-        "infra-machinepool/list-replicas-consistency",
+        id::infra_machinepool::LIST_REPLICAS_CONSISTENCY,
         !inconsistent,
         "a recorded state has status.replicas > 0 with an empty providerIDList",
         r.evidence(
@@ -136,11 +137,11 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     match get_str(&latest, "status.infrastructureMachineKind") {
         None => {
             r.verdicts.skip(
-                "infra-machinepool/mpm-kind",
+                id::infra_machinepool::MPM_KIND,
                 "the provider does not opt in to MachinePool Machines",
             );
             r.verdicts.skip(
-                "infra-machinepool/mpm-objects",
+                id::infra_machinepool::MPM_OBJECTS,
                 "the provider does not opt in to MachinePool Machines",
             );
         }
@@ -165,12 +166,12 @@ async fn judge_tracking(r: &mut ScriptRun<'_>, imp: &str, want: i64) {
     if ids == 0 && replicas.is_some_and(|n| n > 0) {
         // The specific case belongs to list-replicas-consistency.
         r.verdicts.skip(
-            "infra-machinepool/provider-id-list",
+            id::infra_machinepool::PROVIDER_ID_LIST,
             "empty providerIDList with replicas reported (see infra-machinepool/list-replicas-consistency)",
         );
     } else {
         r.verdicts.check(
-            "infra-machinepool/provider-id-list",
+            id::infra_machinepool::PROVIDER_ID_LIST,
             i64::try_from(ids).ok() == Some(want),
             format!("spec.providerIDList has {ids} entries, the MachinePool wants {want}"),
             r.evidence(
@@ -181,7 +182,7 @@ async fn judge_tracking(r: &mut ScriptRun<'_>, imp: &str, want: i64) {
         );
     }
     r.verdicts.check(
-        "infra-machinepool/replicas",
+        id::infra_machinepool::REPLICAS,
         replicas == Some(want),
         format!("status.replicas is {replicas:?}, the MachinePool wants {want}"),
         r.evidence(
@@ -240,7 +241,7 @@ async fn judge_mpm(
     match last {
         Err(e) => {
             r.verdicts.fail(
-                "infra-machinepool/mpm-kind",
+                id::infra_machinepool::MPM_KIND,
                 format!("cannot list {kind} at {}: {e}", res.api_version),
                 r.evidence(
                     imp,
@@ -250,7 +251,7 @@ async fn judge_mpm(
             );
         }
         Ok(items) => {
-            r.verdicts.pass("infra-machinepool/mpm-kind");
+            r.verdicts.pass(id::infra_machinepool::MPM_KIND);
             let with_id = items
                 .iter()
                 .filter(|o| {
@@ -261,7 +262,7 @@ async fn judge_mpm(
                 })
                 .count();
             r.verdicts.check(
-                "infra-machinepool/mpm-objects",
+                id::infra_machinepool::MPM_OBJECTS,
                 items.len() == want && with_id == want,
                 format!("{} {kind} objects labelled for the pool ({with_id} with providerID), want {want}", items.len()),
                 r.evidence(imp, "MachinePool Machines do not match the replicas", None),

@@ -8,6 +8,8 @@ use super::script::ScriptRun;
 use super::timeline::Recorder;
 use super::verdicts::Verdicts;
 use super::{RUN_LABEL, Settings, Subject, script_for};
+use crate::client_retry::TroubleLog;
+use crate::events::{Event, Events, ScenarioEnd};
 use crate::report::{Outcome, Phase, RuleResult, ScenarioRecord, StepRecord, TimelineEntry};
 use capi_contract::contract::Role;
 use capi_contract::suite::{Rule, RuleKind};
@@ -25,6 +27,10 @@ pub struct Side {
     pub pause_core: bool,
     pub settings: Settings,
     pub guard: CleanupGuard,
+    /// Where the side's scenarios tell their progress.
+    pub events: Events,
+    /// The requests of the run's clients that failed past their budget.
+    pub trouble: TroubleLog,
 }
 
 impl Side {
@@ -107,6 +113,7 @@ pub async fn run_subject(side: &Side, subject: &Subject) -> SubjectRun {
         guard: side.guard.clone(),
         settings: side.settings,
         round_trips: Default::default(),
+        events: side.events.clone(),
     };
     let mut run = ScriptRun::new(&env, subject);
     // Every wait is bounded by the step timeout; this only guards against a hung API server.
@@ -133,7 +140,12 @@ pub async fn run_subject(side: &Side, subject: &Subject) -> SubjectRun {
     out.verdicts = std::mem::take(&mut run.verdicts);
     out.steps = std::mem::take(&mut run.steps);
     out.environment_error = run.environment_error.take();
-    super::server_trouble::apply(&mut out, &side.namespace, trouble_since);
+    let found = side.trouble.in_namespace(
+        &side.namespace,
+        trouble_since,
+        &super::server_trouble::resources(&out.subject),
+    );
+    super::server_trouble::apply(&mut out.verdicts, &mut out.environment_error, &found);
     drop(run);
     out.timeline = env.recorder.entries();
     out.final_objects = env.recorder.last_states();
@@ -251,8 +263,6 @@ pub struct RunPlan {
     pub baseline_subjects: Vec<Subject>,
     pub parallel: usize,
     pub rules: Vec<Rule>,
-    /// Called with one line per finished subject (progress display).
-    pub progress: Option<std::sync::Arc<dyn Fn(String) + Send + Sync>>,
 }
 
 /// What the scenario engine contributes to the matrix.
@@ -266,27 +276,23 @@ pub struct RunOutput {
 
 async fn run_many(side: &Side, subjects: Vec<Subject>, plan: &RunPlan) -> Vec<SubjectRun> {
     use futures::StreamExt;
-    crate::run::progress::add_total(subjects.len());
+    side.events.emit(Event::ScenariosPlanned {
+        count: subjects.len(),
+    });
     futures::stream::iter(subjects)
         .map(|s| async move {
             let run = run_subject(side, &s).await;
-            let live = crate::run::progress::is_live();
-            if live || plan.progress.is_some() {
-                let verdict = if run.environment_error.is_some() {
-                    "inconclusive"
+            side.events.emit(Event::ScenarioFinished {
+                scenario: format!("{} {}", run.script.unwrap_or("-"), s.column.id()),
+                end: if run.environment_error.is_some() {
+                    ScenarioEnd::Inconclusive
                 } else if run.verdicts.failed() {
-                    "FAIL"
+                    ScenarioEnd::Fail
                 } else {
-                    "ok"
-                };
-                let label = format!("{} {}", run.script.unwrap_or("-"), s.column.id());
-                let line = format!("{label} {verdict} ({} ms)", run.duration_ms);
-                match &plan.progress {
-                    _ if live => crate::run::progress::finished(&label, &line),
-                    Some(p) => p(line),
-                    None => {}
-                }
-            }
+                    ScenarioEnd::Ok
+                },
+                duration_ms: run.duration_ms,
+            });
             run
         })
         .buffer_unordered(plan.parallel.max(1))
@@ -386,6 +392,7 @@ mod tests {
             description: String::new(),
             remediation: String::new(),
             check: None,
+            field_check: Default::default(),
             scenario: Some("SC-inframachine".into()),
             faults: vec![],
         }

@@ -9,6 +9,7 @@ use super::observer::{Observer, watch_object};
 use super::timeline::{Mark, without_bookkeeping};
 use super::verdicts::Verdicts;
 use crate::report::{Evidence, Outcome, StepRecord};
+use crate::rule_ids as id;
 use capi_contract::contract::Contract;
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
@@ -87,8 +88,11 @@ impl<'a> ScriptRun<'a> {
     /// Starts a step (closing the previous one).
     pub fn step(&mut self, name: &str) {
         self.end_step();
-        if crate::run::progress::is_live() {
-            crate::run::progress::step(&self.label(), name);
+        if self.env.events.listening() {
+            self.env.events.emit(crate::events::Event::Step {
+                scenario: self.label(),
+                step: name.to_string(),
+            });
         }
         let at_ms = self.env.recorder.elapsed_ms();
         self.step = Some((name.to_string(), at_ms, self.fail_count()));
@@ -277,13 +281,13 @@ impl<'a> ScriptRun<'a> {
         );
         let ev = self.evidence(name, reason.clone(), None);
         self.verdicts
-            .check("all/pause", pause_ok, reason.clone(), ev.clone());
+            .check(id::all::PAUSE, pause_ok, reason.clone(), ev.clone());
         if let Some(r) = role_pause_rule {
             self.verdicts.check(r, pause_ok, reason, ev);
         }
         if let Some(seen) = paused_seen {
             self.verdicts.check(
-                "all/paused-condition",
+                id::all::PAUSED_CONDITION,
                 seen,
                 "no condition Paused=True (reason Paused) while paused",
                 self.evidence(
@@ -300,7 +304,7 @@ impl<'a> ScriptRun<'a> {
                 .wait(name, |v| paused_condition_is(v, "False", "NotPaused"))
                 .await;
             self.verdicts.check(
-                "all/paused-condition",
+                id::all::PAUSED_CONDITION,
                 seen.is_ok(),
                 "no condition Paused=False (reason NotPaused) after unpausing",
                 self.evidence(
@@ -332,7 +336,7 @@ impl<'a> ScriptRun<'a> {
                 .wait(name, |v| paused_condition_is(v, "True", "Paused"))
                 .await;
             self.verdicts.check(
-                "all/paused-condition",
+                id::all::PAUSED_CONDITION,
                 seen.is_ok(),
                 format!("no condition Paused=True with annotation {PAUSED_ANNOTATION}"),
                 self.evidence(
@@ -362,7 +366,7 @@ impl<'a> ScriptRun<'a> {
         );
         let ev = self.evidence(name, reason.clone(), None);
         self.verdicts
-            .check("all/pause", acted.is_none(), reason.clone(), ev.clone());
+            .check(id::all::PAUSE, acted.is_none(), reason.clone(), ev.clone());
         if let Some(r) = role_pause_rule {
             self.verdicts.check(r, acted.is_none(), reason, ev);
         }
@@ -374,7 +378,7 @@ impl<'a> ScriptRun<'a> {
                 .wait(name, |v| paused_condition_is(v, "False", "NotPaused"))
                 .await;
             self.verdicts.check(
-                "all/paused-condition",
+                id::all::PAUSED_CONDITION,
                 seen.is_ok(),
                 "no condition Paused=False (reason NotPaused) after removing the annotation",
                 self.evidence(
@@ -478,7 +482,7 @@ impl<'a> ScriptRun<'a> {
             .find(|s| without_paused_condition(&s.value).get("status").is_some());
         let Some(first) = first_status else {
             self.verdicts.skip(
-                "all/ready-condition-lifecycle",
+                id::all::READY_CONDITION_LIFECYCLE,
                 "the provider wrote no status to observe",
             );
             return;
@@ -487,7 +491,7 @@ impl<'a> ScriptRun<'a> {
         if !history.iter().any(|s| condition(&s.value, cond).is_some()) {
             // Never present at all: the role's own condition rule owns that failure.
             self.verdicts.skip(
-                "all/ready-condition-lifecycle",
+                id::all::READY_CONDITION_LIFECYCLE,
                 format!("the {cond} condition never appeared (see the role's condition rule)"),
             );
             return;
@@ -509,7 +513,7 @@ impl<'a> ScriptRun<'a> {
             format!("the {cond} condition disappeared while the object was being deleted")
         };
         self.verdicts.check(
-            "all/ready-condition-lifecycle",
+            id::all::READY_CONDITION_LIFECYCLE,
             at_creation && !dropped_on_delete,
             reason.clone(),
             self.evidence(name, reason, Some("status.conditions")),

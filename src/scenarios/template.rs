@@ -4,6 +4,7 @@
 use super::core_sim::CLUSTER_NAME_LABEL;
 use super::env::EnvError;
 use super::script::ScriptRun;
+use crate::rule_ids as id;
 use kube::api::{DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
@@ -50,7 +51,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         .await
     {
         Ok(_) => {
-            r.verdicts.pass("template/ssa-dry-run");
+            r.verdicts.pass(id::template::SSA_DRY_RUN);
             r.verdicts.pass(&ssa_rule);
         }
         Err(e) => {
@@ -58,7 +59,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
                 format!("dry-run server-side apply with {DRY_RUN_ANNOTATION} rejected: {e}");
             let ev = r.evidence(&name, reason.clone(), None);
             r.verdicts
-                .fail("template/ssa-dry-run", reason.clone(), ev.clone());
+                .fail(id::template::SSA_DRY_RUN, reason.clone(), ev.clone());
             r.verdicts.fail(&ssa_rule, reason, ev);
         }
     }
@@ -66,7 +67,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     r.step("clone into the base kind (dry run)");
     let Some(base) = r.subject.base.clone() else {
         r.verdicts.skip(
-            "template/clone-compatible",
+            id::template::CLONE_COMPATIBLE,
             "the base kind of this template is not installed",
         );
         return Ok(());
@@ -100,9 +101,9 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         ..PostParams::default()
     };
     match r.env.api(&base).create(&pp, &obj).await {
-        Ok(_) => r.verdicts.pass("template/clone-compatible"),
+        Ok(_) => r.verdicts.pass(id::template::CLONE_COMPATIBLE),
         Err(e) => r.verdicts.fail(
-            "template/clone-compatible",
+            id::template::CLONE_COMPATIBLE,
             format!(
                 "creating a {} from spec.template was rejected: {e}",
                 base.kind

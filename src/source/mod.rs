@@ -1,15 +1,80 @@
-//! The source stage: where documents come from. Files, directories and stdin ([`files`]),
-//! kustomize roots rendered by the kustomize users already have ([`kustomize`], found by
-//! [`discover`]), a cluster's CRDs and RBAC ([`cluster`]). What the documents mean is the
-//! contract crate's `inventory`.
+//! The source stage: where documents come from, one [`Source`] per kind of input. Files,
+//! directories and stdin ([`files`]), kustomize roots rendered by the kustomize users already
+//! have ([`kustomize`], found by [`discover`]), a cluster's CRDs and RBAC ([`cluster`]), the
+//! embedded server filled with the base documents and the provider's manifests ([`embedded`]).
+//! What the documents mean is the contract crate's `inventory`.
 
 pub mod cluster;
 pub mod discover;
+pub mod embedded;
 pub mod files;
 pub mod kustomize;
+pub mod manager_help;
 
 pub use files::{
     LoadOptions, Loaded, RenderedRoot, TextFilter, load_paths, load_paths_as, load_paths_filtered,
     load_paths_with, load_paths_with_filter,
 };
 pub use kustomize::Kustomize;
+
+use crate::report::Note;
+use std::path::PathBuf;
+
+/// One kind of input. A new kind of input is a new variant here, read in [`Source::read`].
+pub enum Source<'a> {
+    /// Files, directories and stdin (`-`); kustomize roots among them are rendered.
+    Files {
+        paths: &'a [PathBuf],
+        options: LoadOptions,
+    },
+    /// The objects of a cluster (read with `client`).
+    Cluster { client: &'a kube::Client },
+    /// A fresh embedded server, filled first (faults, base documents, `inputs`), then read like
+    /// a cluster through `client`, one of its clients.
+    Embedded {
+        server: &'a embedded_apiserver::EmbeddedServer,
+        client: &'a kube::Client,
+        inputs: &'a embedded::EmbeddedInputs,
+    },
+}
+
+impl Source<'_> {
+    /// The documents of the input, with what loading noted (as report notes for the embedded
+    /// server's skipped objects; as [`Loaded::notes`] for files).
+    pub async fn read(&self) -> anyhow::Result<(Loaded, Vec<Note>)> {
+        match self {
+            Source::Files { paths, options } => Ok((load_paths_with(paths, options)?, Vec::new())),
+            Source::Cluster { client } => Ok((
+                documents(cluster::read_documents(client).await?),
+                Vec::new(),
+            )),
+            Source::Embedded {
+                server,
+                client,
+                inputs,
+            } => {
+                let notes = embedded::install(server, client, inputs).await?;
+                Ok((documents(cluster::read_documents(client).await?), notes))
+            }
+        }
+    }
+}
+
+fn documents(documents: Vec<capi_contract::inventory::Document>) -> Loaded {
+    Loaded {
+        documents,
+        problems: Vec::new(),
+        bytes: 0,
+        notes: Vec::new(),
+        roots: Vec::new(),
+    }
+}
+
+/// Reads `--sample` files into documents.
+pub fn load_samples(paths: &[PathBuf]) -> anyhow::Result<Vec<serde_json::Value>> {
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    let loaded = load_paths(paths, false)?;
+    Ok(loaded.documents.into_iter().map(|d| d.value).collect())
+}

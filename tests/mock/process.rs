@@ -73,6 +73,70 @@ async fn child_process_reconciles_an_infra_cluster_over_tcp() {
     child.kill().await.unwrap();
 }
 
+/// `mock-provider run` resolves its connection like every command: `--server`, `--token` and
+/// `--certificate-authority` without any kubeconfig reach the server (they were accepted and
+/// ignored before), and a bad `--request-timeout` is an input error.
+#[tokio::test]
+async fn child_process_connects_with_kubectl_connection_flags() {
+    let env = server_only().await;
+    let listener = env
+        .server
+        .as_ref()
+        .unwrap()
+        .listen("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, &listener.ca_pem).unwrap();
+    let mock = |extra: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_capi-conformance"));
+        cmd.args(["mock-provider", "run", "--watch-namespace", NS])
+            .args(extra)
+            // No kubeconfig to fall back on.
+            .env_remove("KUBECONFIG")
+            .env("HOME", dir.path())
+            .kill_on_drop(true);
+        cmd
+    };
+    // (Bounded: a mock that ignored the flag would run until killed.)
+    let out = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        mock(&["--server", &listener.url, "--request-timeout", "soon"]).output(),
+    )
+    .await
+    .expect("a bad --request-timeout is refused, not ignored")
+    .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("invalid duration \"soon\""),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut child = mock(&[
+        "--server",
+        &listener.url,
+        "--token",
+        &listener.token,
+        "--certificate-authority",
+        ca.to_str().unwrap(),
+        "--request-timeout",
+        "30s",
+    ])
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    let cluster = env.cluster("c1", false).await;
+    let contract = Contract::V1Beta1;
+    let api = env.mock_api(MOCK_CLUSTER, contract);
+    env.create_mock(MOCK_CLUSTER, contract, "ic", json!({}), json!({}))
+        .await;
+    env.own(MOCK_CLUSTER, contract, "ic", &cluster, "c1").await;
+    wait_for(&api, "ic", "provisioned", |o| flag(o, "status.ready")).await;
+    child.kill().await.unwrap();
+}
+
 #[tokio::test]
 async fn child_process_applies_provider_wide_faults() {
     let env = server_only().await;

@@ -3,8 +3,8 @@
 #![allow(dead_code)]
 
 use capi_conformance::cli::{CheckArgs, Cli, Command};
+use capi_conformance::commands::check::embedded_matrix;
 use capi_conformance::report::Matrix;
-use capi_conformance::run::embedded::{EmbeddedOptions, embedded_matrix};
 use clap::Parser;
 
 pub fn check_args(words: &[&str]) -> CheckArgs {
@@ -20,7 +20,7 @@ pub fn check_args(words: &[&str]) -> CheckArgs {
 pub async fn embedded(words: &[&str]) -> anyhow::Result<Matrix> {
     let mut w = vec!["--embedded", "--progress", "never"];
     w.extend_from_slice(words);
-    embedded_matrix(&check_args(&w), &EmbeddedOptions::default()).await
+    embedded_matrix(&check_args(&w), "").await
 }
 
 /// The matrix with everything run-specific removed (timings, start time, run id).
@@ -68,14 +68,8 @@ pub async fn embedded_on(
 ) -> anyhow::Result<Matrix> {
     let mut w = vec!["--embedded", "--progress", "never"];
     w.extend_from_slice(words);
-    capi_conformance::run::embedded::embedded_matrix_on(
-        server,
-        &check_args(&w),
-        &EmbeddedOptions {
-            target_faults: target_faults.to_string(),
-        },
-    )
-    .await
+    capi_conformance::commands::check::embedded_matrix_on(server, &check_args(&w), target_faults)
+        .await
 }
 
 pub fn new_server() -> capi_conformance::apiserver::EmbeddedServer {

@@ -38,6 +38,7 @@ pub fn rule(id: &str, title: &str, level: Level, roles: &[Role], kind: RuleKind)
         description: format!("Checks that {title}."),
         remediation: format!("Make sure that {title}."),
         check: None,
+        field_check: Default::default(),
         scenario: None,
         faults: Vec::new(),
     }

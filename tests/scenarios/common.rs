@@ -1,8 +1,8 @@
 //! Helpers: run `check` in-process from command-line words.
 
 use capi_conformance::cli::{CheckArgs, Cli, Command};
+use capi_conformance::commands::check::embedded_matrix;
 use capi_conformance::report::{Matrix, Outcome, Phase, RuleResult};
-use capi_conformance::run::embedded::{EmbeddedOptions, embedded_matrix};
 use clap::Parser;
 
 pub fn check_args(words: &[&str]) -> CheckArgs {
@@ -19,14 +19,7 @@ pub async fn embedded(words: &[&str], faults: &str) -> Matrix {
     let mut w = vec!["--embedded", "--progress", "never"];
     w.extend_from_slice(words);
     let args = check_args(&w);
-    embedded_matrix(
-        &args,
-        &EmbeddedOptions {
-            target_faults: faults.to_string(),
-        },
-    )
-    .await
-    .unwrap()
+    embedded_matrix(&args, faults).await.unwrap()
 }
 
 pub fn lifecycle(m: &Matrix, baseline: bool) -> impl Iterator<Item = &RuleResult> {

@@ -8,10 +8,10 @@ use super::shared_data::shared_or_skip;
 use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
 use capi_conformance::cli::{Cli, Command as CliCommand};
 use capi_conformance::client_retry::RetryingClient;
+use capi_conformance::commands::check::embedded_matrix_on;
 use capi_conformance::commands::lint::lint_matrix;
-use capi_conformance::report::{Matrix, Outcome, Phase};
-use capi_conformance::run::embedded::{EmbeddedOptions, embedded_matrix_on};
-use capi_conformance::suite::Catalog;
+use capi_conformance::report::{Matrix, Outcome};
+use capi_conformance::suite::{Catalog, RuleKind};
 use clap::Parser;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -25,7 +25,7 @@ pub async fn embedded_on(words: &[&str]) -> (EmbeddedServer, anyhow::Result<Matr
     w.extend_from_slice(words);
     let args = check_args(&w);
     let server = EmbeddedServer::new(ServerOptions::default());
-    let m = embedded_matrix_on(&server, &args, &EmbeddedOptions::default()).await;
+    let m = embedded_matrix_on(&server, &args, "").await;
     (server, m)
 }
 
@@ -38,16 +38,23 @@ pub fn lint(file: &Path) -> Matrix {
     lint_matrix(&args, Catalog::embedded().unwrap().rules()).unwrap()
 }
 
-/// (rule, column) → outcome of every static target cell; panics on two for one pair. (Rules
-/// with a scenario part also have lifecycle cells in `check`; folding those into one cell is
-/// the matrix issue's work. `all/rbac-aggregation` is one static cell, see
-/// [`one_rbac_cell_per_column`].)
+/// (rule, column) → outcome of every target cell of a static rule (`kind: static`; in `check`
+/// a static rule with a scenario part has one cell folding both parts); panics on two cells for
+/// one pair. Scenario rules have no static verdict to compare (`lint` skips them, `check`
+/// judges them live). `all/rbac-aggregation` is one cell, see [`one_rbac_cell_per_column`].
 pub fn cells(m: &Matrix) -> BTreeMap<(String, String), Outcome> {
+    let catalog = Catalog::embedded().unwrap();
+    let scenario_rules: BTreeSet<&str> = catalog
+        .rules()
+        .iter()
+        .filter(|r| r.kind == RuleKind::Scenario)
+        .map(|r| r.id.as_str())
+        .collect();
     let mut out = BTreeMap::new();
     for r in m
         .results
         .iter()
-        .filter(|r| !r.column.baseline && r.phase == Phase::Static)
+        .filter(|r| !r.column.baseline && !scenario_rules.contains(r.rule_id.as_str()))
     {
         let key = (r.rule_id.to_string(), r.column.id());
         if let Some(prev) = out.insert(key.clone(), r.outcome) {
@@ -302,11 +309,10 @@ fn unresolved_variables_are_one_error_and_cert_manager_kinds_are_no_error() {
 /// failed, with both parts' evidence.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn effective_rbac_failure_fails_the_one_cell() {
+    use capi_conformance::commands::check::cluster_static_matrix;
     use capi_conformance::mock::core_rbac::CORE_MANAGER_BINDING;
-    use capi_conformance::run::cluster::static_matrix;
-    use capi_conformance::run::embedded::base_documents;
+    use capi_conformance::source::embedded::base_documents;
     use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
-    let rules = Catalog::embedded().unwrap().rules().to_vec();
     let server = EmbeddedServer::new(ServerOptions::default());
     server
         .apply_documents(base_documents().unwrap())
@@ -329,7 +335,7 @@ async fn effective_rbac_failure_fails_the_one_cell() {
             .map(|r| (r.outcome, r.reason.clone(), r.evidence.len()))
             .collect()
     };
-    let (before, _) = static_matrix(&server.retrying_client(), &opts, &rules, user)
+    let before = cluster_static_matrix(&server.retrying_client(), opts.clone(), user)
         .await
         .unwrap();
     one_rbac_cell_per_column(&before, "before");
@@ -339,7 +345,7 @@ async fn effective_rbac_failure_fails_the_one_cell() {
         .delete(CORE_MANAGER_BINDING, &Default::default())
         .await
         .unwrap();
-    let (after, _) = static_matrix(&server.retrying_client(), &opts, &rules, user)
+    let after = cluster_static_matrix(&server.retrying_client(), opts.clone(), user)
         .await
         .unwrap();
     one_rbac_cell_per_column(&after, "after");

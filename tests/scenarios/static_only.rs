@@ -6,10 +6,10 @@ use super::shared_data::shared_or_skip;
 use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
 use capi_conformance::checks::{LintOptions, evaluate_rules};
 use capi_conformance::client_retry::RetryingClient;
+use capi_conformance::commands::check::cluster_static_matrix;
 use capi_conformance::inventory::parse_text;
 use capi_conformance::manifests::Variables;
 use capi_conformance::report::{Matrix, Outcome, Phase};
-use capi_conformance::run::cluster::static_matrix;
 use capi_conformance::suite::Catalog;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -81,10 +81,9 @@ async fn static_only_on_the_conformant_fixture_matches_lint() {
         let mut load = objects_of_kinds(&text, &["Namespace"]);
         load.extend(objects);
         server.apply_documents(load).await.unwrap();
-        let (check, _) = static_matrix(
+        let check = cluster_static_matrix(
             &server.retrying_client(),
-            &opts,
-            &rules,
+            opts.clone(),
             "system:serviceaccount:capi-system:capi-manager",
         )
         .await
@@ -119,8 +118,6 @@ fn static_cells(m: &Matrix) -> Vec<Cell> {
 /// rule has one cell per column (its effective part skips: no CAPI core on that server).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn static_only_on_serve_load_equals_lint_for_every_corpus_provider() {
-    let catalog = Catalog::embedded().unwrap();
-    let rules = catalog.rules().to_vec();
     let mut runs = Vec::new();
     for (p, vars) in components::CORPUS {
         let Some(path) = shared_or_skip(
@@ -129,7 +126,6 @@ async fn static_only_on_serve_load_equals_lint_for_every_corpus_provider() {
         ) else {
             return;
         };
-        let rules = rules.clone();
         runs.push(async move {
             let server = EmbeddedServer::new(ServerOptions::default());
             let vars: Vec<String> = vars.iter().map(|v| v.to_string()).collect();
@@ -141,10 +137,9 @@ async fn static_only_on_serve_load_equals_lint_for_every_corpus_provider() {
             )
             .await
             .unwrap_or_else(|e| panic!("{p}: {e:#}"));
-            let (check, _) = static_matrix(
+            let check = cluster_static_matrix(
                 &server.retrying_client(),
-                &LintOptions::default(),
-                &rules,
+                LintOptions::default(),
                 "system:serviceaccount:capi-system:capi-manager",
             )
             .await
@@ -173,8 +168,6 @@ async fn static_only_on_serve_load_equals_lint_for_every_corpus_provider() {
 /// about core's manager: the one cell keeps the static verdict and says so in its evidence.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn effective_rbac_is_skipped_without_capi_core() {
-    let catalog = Catalog::embedded().unwrap();
-    let rules = catalog.rules().to_vec();
     let server = EmbeddedServer::new(ServerOptions::default());
     let dir = tempfile::tempdir().unwrap();
     let file = components::our_components(dir.path());
@@ -185,14 +178,9 @@ async fn effective_rbac_is_skipped_without_capi_core() {
     )
     .await
     .unwrap();
-    let (m, _) = static_matrix(
-        &server.retrying_client(),
-        &LintOptions::default(),
-        &rules,
-        "u",
-    )
-    .await
-    .unwrap();
+    let m = cluster_static_matrix(&server.retrying_client(), LintOptions::default(), "u")
+        .await
+        .unwrap();
     components::one_rbac_cell_per_column(&m, "without core");
     let foo: Vec<_> = m
         .results
@@ -215,11 +203,9 @@ async fn effective_rbac_is_skipped_without_capi_core() {
 /// manager role (the SubjectAccessReview denial in the evidence).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn effective_rbac_flips_when_the_aggregated_cluster_role_is_deleted() {
-    use capi_conformance::run::embedded::base_documents;
+    use capi_conformance::source::embedded::base_documents;
     use k8s_openapi::api::rbac::v1::ClusterRole;
     use kube::api::{Api, DeleteParams};
-    let catalog = Catalog::embedded().unwrap();
-    let rules = catalog.rules().to_vec();
     let server = EmbeddedServer::new(ServerOptions::default());
     server
         .apply_documents(base_documents().unwrap())
@@ -241,14 +227,9 @@ async fn effective_rbac_flips_when_the_aggregated_cluster_role_is_deleted() {
             })
             .collect()
     };
-    let (before, _) = static_matrix(
-        &server.retrying_client(),
-        &LintOptions::default(),
-        &rules,
-        user,
-    )
-    .await
-    .unwrap();
+    let before = cluster_static_matrix(&server.retrying_client(), LintOptions::default(), user)
+        .await
+        .unwrap();
     components::one_rbac_cell_per_column(&before, "before");
     let b = cells(&before);
     assert!(
@@ -261,14 +242,9 @@ async fn effective_rbac_flips_when_the_aggregated_cluster_role_is_deleted() {
     roles.delete(&name, &DeleteParams::default()).await.unwrap();
     let mut after = Vec::new();
     for _ in 0..100 {
-        let (m, _) = static_matrix(
-            &server.retrying_client(),
-            &LintOptions::default(),
-            &rules,
-            user,
-        )
-        .await
-        .unwrap();
+        let m = cluster_static_matrix(&server.retrying_client(), LintOptions::default(), user)
+            .await
+            .unwrap();
         components::one_rbac_cell_per_column(&m, "after");
         after = cells(&m);
         if after.iter().all(|c| *c == (Outcome::Fail, true)) {

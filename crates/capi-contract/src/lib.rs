@@ -20,6 +20,7 @@ pub mod checks;
 pub mod contract;
 pub mod inventory;
 pub mod model;
+pub mod rule_ids;
 pub mod suite;
 
 /// The real-provider data beside the project (`../shared`), for the unit tests that read it.

@@ -15,6 +15,7 @@
 //! baseline ran (`check --embedded` does so).
 
 use super::FaultSet;
+use capi_contract::rule_ids as id;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
@@ -27,15 +28,15 @@ const TEMPLATES: &[(&str, Option<&str>)] = &[
     ),
     (
         "mockmachinetemplates.infrastructure.mock.capi-conformance.io",
-        Some("infra-machine-template/ssa-dry-run"),
+        Some(id::infra_machine_template::SSA_DRY_RUN),
     ),
     (
         "mockmachinepooltemplates.infrastructure.mock.capi-conformance.io",
-        Some("infra-machinepool-template/ssa-dry-run"),
+        Some(id::infra_machinepool_template::SSA_DRY_RUN),
     ),
     (
         "mockconfigtemplates.bootstrap.mock.capi-conformance.io",
-        Some("bootstrap-template/ssa-dry-run"),
+        Some(id::bootstrap_template::SSA_DRY_RUN),
     ),
     (
         "mockcontrolplanetemplates.controlplane.mock.capi-conformance.io",
@@ -45,11 +46,11 @@ const TEMPLATES: &[(&str, Option<&str>)] = &[
 
 /// The faults this module implements.
 pub const CRD_FAULTS: &[&str] = &[
-    "template/ssa-dry-run",
-    "infra-machine-template/ssa-dry-run",
-    "infra-machinepool-template/ssa-dry-run",
-    "bootstrap-template/ssa-dry-run",
-    "template/clone-compatible",
+    id::template::SSA_DRY_RUN,
+    id::infra_machine_template::SSA_DRY_RUN,
+    id::infra_machinepool_template::SSA_DRY_RUN,
+    id::bootstrap_template::SSA_DRY_RUN,
+    id::template::CLONE_COMPATIBLE,
 ];
 
 /// The field the clone-compatible fault defaults in the template and restricts in the base kind.
@@ -85,11 +86,11 @@ fn changes(faults: &FaultSet) -> Vec<(String, Change)> {
     let mut out = Vec::new();
     for (crd, role_rule) in TEMPLATES {
         let immutable =
-            faults.has("template/ssa-dry-run") || role_rule.is_some_and(|r| faults.has(r));
+            faults.has(id::template::SSA_DRY_RUN) || role_rule.is_some_and(|r| faults.has(r));
         if immutable {
             out.push((crd.to_string(), Change::ImmutableSpec));
         }
-        if faults.has("template/clone-compatible") {
+        if faults.has(id::template::CLONE_COMPATIBLE) {
             out.push((crd.to_string(), Change::DefaultFlavor));
             if let Some(base) = base_crd_name(crd) {
                 out.push((base, Change::RestrictFlavor));
@@ -218,7 +219,7 @@ mod tests {
 
     #[test]
     fn each_fault_names_its_crds() {
-        let one = changes(&FaultSet::parse("infra-machine-template/ssa-dry-run"));
+        let one = changes(&FaultSet::parse(id::infra_machine_template::SSA_DRY_RUN));
         assert_eq!(
             one,
             vec![(
@@ -226,17 +227,20 @@ mod tests {
                 Change::ImmutableSpec
             )]
         );
-        assert_eq!(changes(&FaultSet::parse("template/ssa-dry-run")).len(), 5);
-        let clone = changes(&FaultSet::parse("template/clone-compatible"));
+        assert_eq!(
+            changes(&FaultSet::parse(id::template::SSA_DRY_RUN)).len(),
+            5
+        );
+        let clone = changes(&FaultSet::parse(id::template::CLONE_COMPATIBLE));
         assert!(clone.contains(&(
             "mockmachines.infrastructure.mock.capi-conformance.io".to_string(),
             Change::RestrictFlavor
         )));
         assert_eq!(clone.len(), 10);
-        assert!(changes(&FaultSet::parse("all/pause")).is_empty());
-        assert!(!has_crd_faults(&FaultSet::parse("all/pause")));
+        assert!(changes(&FaultSet::parse(id::all::PAUSE)).is_empty());
+        assert!(!has_crd_faults(&FaultSet::parse(id::all::PAUSE)));
         assert!(has_crd_faults(&FaultSet::parse(
-            "template/clone-compatible"
+            id::template::CLONE_COMPATIBLE
         )));
     }
 

@@ -2,6 +2,7 @@
 //! named by the id of the rule it breaks and is switched on per object with the annotation
 //! [`FAULT_ANNOTATION`] (comma-separated) or provider-wide with `--faults`.
 
+use capi_contract::rule_ids as id;
 use kube::core::DynamicObject;
 use std::collections::BTreeSet;
 
@@ -12,249 +13,249 @@ pub const FAULT_ANNOTATION: &str = "mock.capi-conformance.io/fault";
 /// CRDs ([`super::crd_faults`]): provider-wide only.
 pub const FAULTS: &[(&str, &str)] = &[
     (
-        "all/pause",
+        id::all::PAUSE,
         "keeps reconciling (provisions, patches status) while the Cluster or the object is paused",
     ),
     (
-        "all/paused-condition",
+        id::all::PAUSED_CONDITION,
         "never writes the Paused condition (contract v1beta2)",
     ),
     (
-        "all/ready-condition-lifecycle",
+        id::all::READY_CONDITION_LIFECYCLE,
         "drops the Ready condition when deletion starts (bootstrap: first status write has no Ready)",
     ),
     (
-        "infra-cluster/owner-gate",
+        id::infra_cluster::OWNER_GATE,
         "reconciles the MockCluster before it has a Cluster owner reference",
     ),
-    ("infra-cluster/finalizer", "never adds its finalizer"),
+    (id::infra_cluster::FINALIZER, "never adds its finalizer"),
     (
-        "infra-cluster/provisioned",
+        id::infra_cluster::PROVISIONED,
         "never sets the provisioned flag (b1 status.ready, b2 status.initialization.provisioned)",
     ),
     (
-        "infra-cluster/provisioned-sticky",
+        id::infra_cluster::PROVISIONED_STICKY,
         "flips the provisioned flag back to false on the reconcile after setting it",
     ),
     (
-        "infra-cluster/control-plane-endpoint",
+        id::infra_cluster::CONTROL_PLANE_ENDPOINT,
         "reports provisioned without ever setting spec.controlPlaneEndpoint",
     ),
     (
-        "infra-cluster/failure-domains",
+        id::infra_cluster::FAILURE_DOMAINS,
         "reports failure domains with duplicate names (b2 array) or an empty map (b1)",
     ),
     (
-        "infra-cluster/ready-condition",
+        id::infra_cluster::READY_CONDITION,
         "never writes the Ready condition",
     ),
     (
-        "infra-cluster/externally-managed",
+        id::infra_cluster::EXTERNALLY_MANAGED,
         "reconciles objects annotated cluster.x-k8s.io/managed-by",
     ),
     (
-        "infra-cluster/delete",
+        id::infra_cluster::DELETE,
         "never removes its finalizer, so deletion never completes",
     ),
     (
-        "infra-machine/owner-gate",
+        id::infra_machine::OWNER_GATE,
         "reconciles the MockMachine before it has a Machine controller owner reference",
     ),
-    ("infra-machine/finalizer", "never adds its finalizer"),
+    (id::infra_machine::FINALIZER, "never adds its finalizer"),
     (
-        "infra-machine/cluster-lookup",
+        id::infra_machine::CLUSTER_LOOKUP,
         "provisions even when the Cluster named by cluster.x-k8s.io/cluster-name does not exist",
     ),
     (
-        "infra-machine/cluster-infra-gate",
+        id::infra_machine::CLUSTER_INFRA_GATE,
         "provisions before the Cluster's infrastructure is provisioned",
     ),
     (
-        "infra-machine/bootstrap-gate",
+        id::infra_machine::BOOTSTRAP_GATE,
         "provisions before the Machine's spec.bootstrap.dataSecretName is set",
     ),
     (
-        "infra-machine/failure-gate",
+        id::infra_machine::FAILURE_GATE,
         "keeps provisioning after status.failureReason/failureMessage is set (contract v1beta1)",
     ),
     (
-        "infra-machine/provider-id",
+        id::infra_machine::PROVIDER_ID,
         "reports provisioned but never sets spec.providerID",
     ),
     (
-        "infra-machine/provisioned",
+        id::infra_machine::PROVISIONED,
         "sets spec.providerID but never the provisioned flag",
     ),
     (
-        "infra-machine/provider-id-before-provisioned",
+        id::infra_machine::PROVIDER_ID_BEFORE_PROVISIONED,
         "sets the provisioned flag first and spec.providerID only in a later write",
     ),
     (
-        "infra-machine/provisioned-sticky",
+        id::infra_machine::PROVISIONED_STICKY,
         "flips the provisioned flag back to false on the reconcile after setting it",
     ),
     (
-        "infra-machine/addresses",
+        id::infra_machine::ADDRESSES,
         "reports provisioned without status.addresses",
     ),
     (
-        "infra-machine/failure-domain-placement",
+        id::infra_machine::FAILURE_DOMAIN_PLACEMENT,
         "places the instance in a failure domain other than Machine.spec.failureDomain",
     ),
     (
-        "infra-machine/ready-condition",
+        id::infra_machine::READY_CONDITION,
         "never writes the Ready condition",
     ),
     (
-        "infra-machine/delete",
+        id::infra_machine::DELETE,
         "never removes its finalizer, so deletion never completes",
     ),
     (
-        "infra-machinepool/owner-gate",
+        id::infra_machinepool::OWNER_GATE,
         "reconciles the MockMachinePool before it has a MachinePool controller owner reference",
     ),
     (
-        "infra-machinepool/pause",
+        id::infra_machinepool::PAUSE,
         "keeps reconciling the MockMachinePool while paused",
     ),
     (
-        "infra-machinepool/provider-id-list",
+        id::infra_machinepool::PROVIDER_ID_LIST,
         "keeps spec.providerIDList one entry short of the instances",
     ),
     (
-        "infra-machinepool/replicas",
+        id::infra_machinepool::REPLICAS,
         "keeps status.replicas at the first observed count when the MachinePool's replicas change",
     ),
     (
-        "infra-machinepool/list-replicas-consistency",
+        id::infra_machinepool::LIST_REPLICAS_CONSISTENCY,
         "reports status.replicas > 0 with an empty spec.providerIDList",
     ),
     (
-        "infra-machinepool/ready",
+        id::infra_machinepool::READY,
         "never sets status.ready (nor v1beta2 status.initialization.provisioned)",
     ),
     (
-        "infra-machinepool/mpm-kind",
+        id::infra_machinepool::MPM_KIND,
         "reports status.infrastructureMachineKind of a kind that is not served",
     ),
     (
-        "infra-machinepool/mpm-objects",
+        id::infra_machinepool::MPM_OBJECTS,
         "creates MachinePool Machines without the cluster.x-k8s.io/pool-name label",
     ),
     (
-        "infra-machinepool/conditions",
+        id::infra_machinepool::CONDITIONS,
         "never writes the Ready condition",
     ),
     (
-        "bootstrap/owner-gate",
+        id::bootstrap::OWNER_GATE,
         "creates the data Secret before the MockConfig has a Machine/MachinePool controller owner",
     ),
     (
-        "bootstrap/cluster-lookup",
+        id::bootstrap::CLUSTER_LOOKUP,
         "creates the data Secret even when the Cluster does not exist",
     ),
     (
-        "bootstrap/failure-gate",
+        id::bootstrap::FAILURE_GATE,
         "keeps creating the data Secret after status.failureReason/failureMessage is set (contract v1beta1)",
     ),
     (
-        "bootstrap/data-secret-name",
+        id::bootstrap::DATA_SECRET_NAME,
         "sets the created flag but never status.dataSecretName",
     ),
     (
-        "bootstrap/data-secret-created",
+        id::bootstrap::DATA_SECRET_CREATED,
         "sets status.dataSecretName but never the created flag (b1 status.ready, b2 initialization.dataSecretCreated)",
     ),
     (
-        "bootstrap/secret-name",
+        id::bootstrap::SECRET_NAME,
         "reports a status.dataSecretName that differs from the Secret it created",
     ),
     (
-        "bootstrap/secret-label",
+        id::bootstrap::SECRET_LABEL,
         "creates the data Secret without the cluster.x-k8s.io/cluster-name label",
     ),
     (
-        "bootstrap/secret-owner",
+        id::bootstrap::SECRET_OWNER,
         "creates the data Secret without a controller owner reference to the config",
     ),
     (
-        "bootstrap/secret-value",
+        id::bootstrap::SECRET_VALUE,
         "stores the bootstrap data under key `data` instead of `value`",
     ),
     (
-        "bootstrap/secret-type",
+        id::bootstrap::SECRET_TYPE,
         "creates the data Secret with type Opaque",
     ),
     (
-        "bootstrap/deterministic-name",
+        id::bootstrap::DETERMINISTIC_NAME,
         "names the data Secret randomly, so a status wipe creates a second Secret",
     ),
     (
-        "bootstrap/status-after-secret",
+        id::bootstrap::STATUS_AFTER_SECRET,
         "writes dataSecretName and the created flag before creating the Secret",
     ),
     (
-        "bootstrap/ready-condition",
+        id::bootstrap::READY_CONDITION,
         "never writes the Ready condition",
     ),
     (
-        "control-plane/pause",
+        id::control_plane::PAUSE,
         "keeps reconciling the MockControlPlane while paused",
     ),
     (
-        "control-plane/kubeconfig-secret",
+        id::control_plane::KUBECONFIG_SECRET,
         "stores the kubeconfig under key `kubeconfig` instead of `value`",
     ),
     (
-        "control-plane/certificates",
+        id::control_plane::CERTIFICATES,
         "creates the <cluster>-ca/-etcd/-proxy/-sa Secrets without the cluster-name label",
     ),
     (
-        "control-plane/initialized",
+        id::control_plane::INITIALIZED,
         "never sets the initialized flag (b1 status.initialized, b2 initialization.controlPlaneInitialized)",
     ),
     (
-        "control-plane/ready",
+        id::control_plane::READY,
         "never sets status.ready (contract v1beta1)",
     ),
     (
-        "control-plane/endpoint",
+        id::control_plane::ENDPOINT,
         "reports initialized without ever setting spec.controlPlaneEndpoint",
     ),
     (
-        "control-plane/scale-subresource",
+        id::control_plane::SCALE_SUBRESOURCE,
         "ignores spec.replicas changes after the first instance: scale never converges",
     ),
     (
-        "control-plane/status-replicas",
+        id::control_plane::STATUS_REPLICAS,
         "reports status.replicas but leaves the ready/available/up-to-date counters at 0",
     ),
     (
-        "control-plane/status-version",
+        id::control_plane::STATUS_VERSION,
         "never reports status.version (b1) / status.versions (b2)",
     ),
     (
-        "control-plane/conditions",
+        id::control_plane::CONDITIONS,
         "never writes the Ready (b1) / Available and Ready (b2) conditions",
     ),
     (
-        "template/ssa-dry-run",
+        id::template::SSA_DRY_RUN,
         "every template CRD makes spec immutable with a CEL rule, rejecting dry-run applies with the topology dry-run annotation (CRD fault)",
     ),
     (
-        "infra-machine-template/ssa-dry-run",
+        id::infra_machine_template::SSA_DRY_RUN,
         "the MockMachineTemplate CRD makes spec immutable, rejecting dry-run applies with the topology dry-run annotation (CRD fault)",
     ),
     (
-        "infra-machinepool-template/ssa-dry-run",
+        id::infra_machinepool_template::SSA_DRY_RUN,
         "the MockMachinePoolTemplate CRD makes spec immutable, rejecting dry-run applies with the topology dry-run annotation (CRD fault)",
     ),
     (
-        "bootstrap-template/ssa-dry-run",
+        id::bootstrap_template::SSA_DRY_RUN,
         "the MockConfigTemplate CRD makes spec immutable, rejecting dry-run applies with the topology dry-run annotation (CRD fault)",
     ),
     (
-        "template/clone-compatible",
+        id::template::CLONE_COMPATIBLE,
         "template CRDs default spec.template.spec.flavor to a value the base kinds reject (CRD fault)",
     ),
 ];
@@ -263,50 +264,50 @@ pub const FAULTS: &[(&str, &str)] = &[
 /// the behaviour the rule is about, so there is nothing to break).
 pub const NOT_APPLICABLE: &[(&str, &str)] = &[
     (
-        "infra-cluster/endpoint-wait",
+        id::infra_cluster::ENDPOINT_WAIT,
         "the mock creates its own control plane endpoint",
     ),
     (
-        "control-plane/endpoint-wait",
+        id::control_plane::ENDPOINT_WAIT,
         "the mock creates its own control plane endpoint",
     ),
     (
-        "infra-machine/in-place",
+        id::infra_machine::IN_PLACE,
         "the mock has no admission webhooks and no in-place update support",
     ),
     (
-        "bootstrap/in-place",
+        id::bootstrap::IN_PLACE,
         "the mock has no admission webhooks and no in-place update support",
     ),
     (
-        "infra-machinepool/external-autoscaler",
+        id::infra_machinepool::EXTERNAL_AUTOSCALER,
         "the mock does not support cluster.x-k8s.io/replicas-managed-by",
     ),
     (
-        "control-plane/machine-label",
+        id::control_plane::MACHINE_LABEL,
         "the mock's control plane instances are simulated, not CAPI Machines",
     ),
     (
-        "control-plane/in-place-propagation",
+        id::control_plane::IN_PLACE_PROPAGATION,
         "the mock's control plane instances are simulated, not CAPI Machines",
     ),
     (
-        "control-plane/placement",
+        id::control_plane::PLACEMENT,
         "the mock's control plane instances are simulated, not CAPI Machines",
     ),
     (
-        "control-plane/min-ready-uptodate",
+        id::control_plane::MIN_READY_UPTODATE,
         "the mock's control plane instances are simulated, not CAPI Machines",
     ),
     (
-        "control-plane/in-place-updates",
+        id::control_plane::IN_PLACE_UPDATES,
         "needs the Runtime SDK, which the mock does not use",
     ),
     (
-        "control-plane/kubeconfig-rotation",
+        id::control_plane::KUBECONFIG_ROTATION,
         "the mock's kubeconfig uses a token, not a client certificate",
     ),
-    ("ipam/consumer-claim", "the mock does not use IPAM"),
+    (id::ipam::CONSUMER_CLAIM, "the mock does not use IPAM"),
 ];
 
 /// The fault that makes the mock break `rule_id`, if there is one.

@@ -19,8 +19,7 @@ use std::collections::BTreeMap;
 
 /// Name of the ServiceAccount and the Job.
 pub const NAME: &str = "capi-conformance";
-/// Default namespace of everything namespaced.
-pub const DEFAULT_NAMESPACE: &str = "capi-conformance";
+pub use crate::cli::DEFAULT_JOB_NAMESPACE as DEFAULT_NAMESPACE;
 /// Where the report volume is mounted in the container.
 pub const REPORTS_DIR: &str = "/reports";
 /// The container's name.

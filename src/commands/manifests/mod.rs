@@ -8,11 +8,7 @@ pub mod sonobuoy;
 use crate::cli::ManifestsCommand;
 use crate::tool_rbac::RbacError;
 
-/// The release image: built from `Dockerfile`, tagged with the release version (`v0.1.0`).
-pub const DEFAULT_IMAGE: &str = concat!(
-    "ghcr.io/capi-conformance/capi-conformance:v",
-    env!("CARGO_PKG_VERSION")
-);
+pub use crate::cli::DEFAULT_IMAGE;
 
 /// Where the image installs the tool (the Dockerfile's `COPY` destination).
 pub const IMAGE_BINARY: &str = "/usr/local/bin/capi-conformance";
@@ -88,7 +84,7 @@ pub fn check_args(fixed: &[String], extra: &[String]) -> Result<Vec<String>, Man
     args.extend(fixed.iter().cloned());
     args.extend(extra.iter().cloned());
     let argv = std::iter::once("capi-conformance".to_string()).chain(args.iter().cloned());
-    crate::entry::parse_from(argv, false).map_err(|e| {
+    crate::cli::parse_from(argv).map_err(|e| {
         let text = e.render().to_string();
         ManifestsError::InvalidCheckArgs(text.lines().next().unwrap_or_default().to_string())
     })?;

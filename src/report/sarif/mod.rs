@@ -26,6 +26,7 @@
 //! `partialFingerprints` hash the rule, the column and the artifact (not the line), so an
 //! alert stays the same alert when lines move.
 
+mod driver;
 mod location;
 
 pub use location::{SRCROOT, SarifBase};
@@ -35,15 +36,15 @@ use super::model::{Column, Evidence, Matrix, Outcome, RuleResult};
 use super::text;
 use anyhow::Context as _;
 use capi_contract::checks::waivers::{OUTCOME_WITHOUT_WAIVER, WAIVED_BY_ANNOTATION};
-use capi_contract::contract::Level;
-use capi_contract::suite::{Catalog, Rule, RuleKind};
+use capi_contract::suite::{Catalog, Rule};
+pub(crate) use driver::level_of;
+use driver::{descriptor, driver_rules, is_semver, plain};
 use location::{Place, place_of};
 use serde_json::{Value, json};
 use serde_sarif::sarif::{
-    ArtifactLocation, Invocation, Location, LogicalLocation, Message, MultiformatMessageString,
-    Notification, PhysicalLocation, PropertyBag, Region, ReportingConfiguration,
-    ReportingDescriptor, ReportingDescriptorReference, Result as SarifResult, ResultKind,
-    ResultLevel, Run, Sarif, Suppression, Tool, ToolComponent,
+    ArtifactLocation, Invocation, Location, LogicalLocation, Notification, PhysicalLocation,
+    PropertyBag, Region, ReportingDescriptorReference, Result as SarifResult, ResultKind, Run,
+    Sarif, Suppression, Tool, ToolComponent,
 };
 use std::collections::{BTreeMap, HashMap};
 
@@ -169,140 +170,6 @@ pub(crate) fn log(m: &Matrix, catalog: &[Rule], base: &SarifBase) -> Sarif {
         .schema(SCHEMA_URI)
         .version(json!("2.1.0"))
         .runs(vec![run])
-        .build()
-}
-
-/// Every catalog rule, then the rules of `m` the catalog does not have (in `m`'s order).
-fn driver_rules<'a>(m: &'a Matrix, catalog: &'a [Rule]) -> Vec<&'a Rule> {
-    let mut rules: Vec<&Rule> = catalog.iter().collect();
-    let known: std::collections::HashSet<&str> = catalog.iter().map(|r| r.id.as_str()).collect();
-    rules.extend(m.rules.iter().filter(|r| !known.contains(r.id.as_str())));
-    rules
-}
-
-pub(crate) fn level_of(level: Level) -> ResultLevel {
-    match level {
-        Level::Must => ResultLevel::Error,
-        Level::Should => ResultLevel::Warning,
-        Level::May => ResultLevel::Note,
-    }
-}
-
-fn level_name(level: Level) -> &'static str {
-    match level {
-        Level::Must => "error",
-        Level::Should => "warning",
-        Level::May => "note",
-    }
-}
-
-fn plain(text: impl Into<String>) -> Message {
-    Message::builder().text(text.into()).build()
-}
-
-fn multiformat(text: impl Into<String>) -> MultiformatMessageString {
-    MultiformatMessageString::builder()
-        .text(text.into())
-        .build()
-}
-
-/// `infra-machine/provider-id` → `InfraMachineProviderId` (SARIF's `name` is an identifier).
-fn pascal_name(id: &str) -> String {
-    id.split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(|w| {
-            let mut cs = w.chars();
-            cs.next()
-                .map(|c| c.to_ascii_uppercase().to_string() + cs.as_str())
-                .unwrap_or_default()
-        })
-        .collect()
-}
-
-fn is_semver(v: &str) -> bool {
-    let core = v.split(['-', '+']).next().unwrap_or("");
-    let parts: Vec<&str> = core.split('.').collect();
-    parts.len() == 3
-        && parts
-            .iter()
-            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
-}
-
-/// A catalog rule as a SARIF reporting descriptor.
-fn descriptor(rule: &Rule) -> ReportingDescriptor {
-    let mut full = rule.description.trim().to_string();
-    if let Some(cond) = &rule.condition {
-        full.push_str(&format!(
-            " Applies when: {}.",
-            cond.trim().trim_end_matches('.')
-        ));
-    }
-    let remediation = rule.remediation.trim();
-    let help = MultiformatMessageString::builder()
-        .text(format!("{remediation}\nContract: {}", rule.doc))
-        .markdown(format!(
-            "**How to fix:** {remediation}\n\n**Contract:** [{}]({})",
-            rule.doc, rule.doc
-        ))
-        .build();
-    let area = rule.id.split('/').next().unwrap_or_default().to_string();
-    let mut props = BTreeMap::new();
-    props.insert("capiLevel".to_string(), json!(rule.level_label(None)));
-    if !rule.levels.is_empty() {
-        let per: BTreeMap<&str, String> = rule
-            .levels
-            .keys()
-            .map(|c| (c.as_str(), rule.level_label(Some(*c))))
-            .collect();
-        props.insert("capiLevels".to_string(), json!(per));
-    }
-    props.insert(
-        "contracts".to_string(),
-        json!(
-            rule.contracts
-                .iter()
-                .map(|c| c.as_str())
-                .collect::<Vec<_>>()
-        ),
-    );
-    props.insert(
-        "roles".to_string(),
-        json!(rule.roles.iter().map(|r| r.as_str()).collect::<Vec<_>>()),
-    );
-    props.insert("checkKind".to_string(), json!(rule.kind.as_str()));
-    // GitHub code scanning reads `precision`: static checks are exact schema/manifest facts;
-    // scenarios observe a live reconciler; review rules are never decided by the tool.
-    let precision = match rule.kind {
-        RuleKind::Static => "very-high",
-        RuleKind::Scenario => "high",
-        RuleKind::Review => "low",
-    };
-    props.insert("precision".to_string(), json!(precision));
-    let tags = vec![
-        "cluster-api".to_string(),
-        "provider-contract".to_string(),
-        area,
-        rule.kind.as_str().to_string(),
-        rule.level.as_str().to_ascii_lowercase(),
-    ];
-    ReportingDescriptor::builder()
-        .id(rule.id.to_string())
-        .name(pascal_name(&rule.id))
-        .short_description(multiformat(rule.title.trim()))
-        .full_description(multiformat(full))
-        .help(help)
-        .help_uri(rule.doc.clone())
-        .default_configuration(
-            ReportingConfiguration::builder()
-                .level(json!(level_name(rule.level)))
-                .build(),
-        )
-        .properties(
-            PropertyBag::builder()
-                .tags(tags)
-                .additional_properties(props)
-                .build(),
-        )
         .build()
 }
 
@@ -694,7 +561,10 @@ fn fingerprint(parts: &[&str]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::driver::pascal_name;
     use super::*;
+    use capi_contract::contract::Level;
+    use serde_sarif::sarif::ResultLevel;
 
     #[test]
     fn names_and_versions() {

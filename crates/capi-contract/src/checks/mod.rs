@@ -1,28 +1,25 @@
-//! The static rule engine: [`evaluate`] turns documents into a [`Matrix`].
-//!
-//! Entry point shared by `lint` and `check --static-only`: [`evaluate`] (documents from files
-//! or from a cluster source → inventory → one column per (provider, kind, role, contract) →
-//! one cell per applicable rule).
+//! The static rule engine: a [`StaticPlan`] (documents → inventory → one column per (provider,
+//! kind, role, contract), [`plan`]) → [`evaluate_plan`] → a [`Matrix`] with one cell per
+//! applicable rule. [`evaluate_rules`] does both for callers with documents in hand.
 //!
 //! How a rule is evaluated:
-//! - `kind: scenario` → `skip` "needs a live provider (run `check`)"; `kind: review` → `skip`
-//!   "review only".
+//! - `kind: scenario` → `skip` with [`LintOptions::scenario_skip`] (`lint`: "needs a live
+//!   provider (run `check`)"; `check` replaces the cell with the scenario's); `kind: review` →
+//!   `skip` "review only".
 //! - `kind: static` with `check.fields` → the generic [`schema::run_field_check`] interpreter.
 //! - every other static rule → the function registered under its id in [`registry`]
 //!   (one file per concern: naming, scope, labels, subresources, rbac, templates, clusterctl,
 //!   roles). A static rule without an implementation is reported as `skip` saying so.
 //!
-//! Columns: a CRD gets one column per contract its labels declare (or the `--contract`
-//! forced ones), checked against the CRD version that contract's label maps to. A CRD with
-//! no contract label and no forced contract gets one column without contract: the label rules
-//! fail there and every other rule is `skip` ("no contract label"), because without a label
-//! neither CAPI nor we can tell which version and field paths apply. Rules whose roles include
-//! `provider` get one column per provider with kind `*` and role `provider`.
+//! On a column without contract (a CRD without contract label) the label rules fail and every
+//! other rule is `skip` ("no contract label"), because without a label neither CAPI nor we can
+//! tell which version and field paths apply.
 
 pub mod clusterctl;
 pub mod labels;
 mod locate;
 pub mod naming;
+pub mod plan;
 pub mod rbac;
 pub mod registry;
 pub mod roles;
@@ -35,18 +32,20 @@ pub mod waivers;
 #[cfg(test)]
 mod tests;
 
-use crate::contract::{Contract, FailOn, Role, labels as contract_labels};
+use crate::contract::{Contract, FailOn, Role};
 use crate::inventory::{
     ClassifiedCrd, CrdVersion, Document, InputError, InputNote, Inventory, Provider, SchemaNode,
 };
 use crate::model::ContractSelection;
 use crate::model::{
-    Column, Evidence, Matrix, Note, Outcome, Phase, Problem, RuleResult, RunContext, SharedStr,
+    Column, Evidence, Matrix, Note, Outcome, Phase, RuleResult, RunContext, SharedStr,
 };
-use crate::suite::{FieldCheck, Rule, RuleKind};
+use crate::rule_ids as id;
+use crate::suite::{Rule, RuleKind};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+pub use plan::{PlannedColumn, StaticPlan};
 pub use waivers::{ConfigFile, ConfigWaiver};
 
 /// Options of a static evaluation.
@@ -75,7 +74,13 @@ pub struct LintOptions {
     /// What was examined (paths joined, or a cluster URL).
     pub source: String,
     pub started_at: jiff::Timestamp,
+    /// Why a scenario rule has no verdict from the static engine: `lint`'s "needs a live
+    /// provider (run `check`)"; `check` says why no scenario judged it there.
+    pub scenario_skip: String,
 }
+
+/// [`LintOptions::scenario_skip`] of `lint`.
+pub const NEEDS_LIVE_PROVIDER: &str = "needs a live provider (run `check`)";
 
 impl Default for LintOptions {
     fn default() -> Self {
@@ -93,6 +98,7 @@ impl Default for LintOptions {
             command: "lint".into(),
             source: String::new(),
             started_at: jiff::Timestamp::UNIX_EPOCH,
+            scenario_skip: NEEDS_LIVE_PROVIDER.into(),
         }
     }
 }
@@ -244,125 +250,15 @@ pub fn doc_ev(doc: &Document, message: impl Into<String>) -> Evidence {
 
 /// Rules whose outcome is about the labels themselves: evaluated even without a contract.
 const LABEL_RULES: [&str; 4] = [
-    "all/contract-label",
-    "all/contract-label-versions",
-    "all/contract-label-unambiguous",
-    "template/labels-versions",
+    id::all::CONTRACT_LABEL,
+    id::all::CONTRACT_LABEL_VERSIONS,
+    id::all::CONTRACT_LABEL_UNAMBIGUOUS,
+    id::template::LABELS_VERSIONS,
 ];
 
-/// One planned column.
-struct PlannedColumn<'a> {
-    column: Column,
-    provider: &'a Provider,
-    crd: Option<&'a ClassifiedCrd>,
-    version_name: Option<String>,
-}
-
-/// The version a forced contract maps to: its own label if declared, else what CAPI would
-/// resolve with that contract as core's, else the storage version.
-fn forced_version(crd: &ClassifiedCrd, contract: Contract) -> Option<String> {
-    if let Some(d) = crd.declared.iter().find(|d| d.contract == contract) {
-        return Some(d.version.clone());
-    }
-    if let Ok(d) = contract_labels::resolve(&crd.crd.labels, contract) {
-        return Some(d.version);
-    }
-    crd.crd.storage_version().map(|v| v.name.clone())
-}
-
-fn plan<'a>(inv: &'a Inventory, rules: &[&Rule], opts: &LintOptions) -> Vec<PlannedColumn<'a>> {
-    let mut out = Vec::new();
-    let forced = opts.contract.forced();
-    for provider in &inv.providers {
-        let provider_name = SharedStr::from(&provider.name);
-        for crd in &provider.crds {
-            if !rules.iter().any(|r| r.applies_to_role(crd.role)) {
-                continue;
-            }
-            let column = |contract: Option<Contract>| Column {
-                provider: provider_name.clone(),
-                kind: crd.crd.kind.as_str().into(),
-                role: crd.role,
-                contract,
-                baseline: false,
-            };
-            match &forced {
-                Some(cs) => {
-                    for c in cs {
-                        out.push(PlannedColumn {
-                            column: column(Some(*c)),
-                            provider,
-                            crd: Some(crd),
-                            version_name: forced_version(crd, *c),
-                        });
-                    }
-                }
-                None if crd.declared.is_empty() => out.push(PlannedColumn {
-                    column: column(None),
-                    provider,
-                    crd: Some(crd),
-                    version_name: crd.crd.storage_version().map(|v| v.name.clone()),
-                }),
-                None => {
-                    for d in &crd.declared {
-                        out.push(PlannedColumn {
-                            column: column(Some(d.contract)),
-                            provider,
-                            crd: Some(crd),
-                            version_name: Some(d.version.clone()),
-                        });
-                    }
-                    if let Some(extra) = opts.also_contract
-                        && !crd.declared.iter().any(|d| d.contract == extra)
-                    {
-                        out.push(PlannedColumn {
-                            column: column(Some(extra)),
-                            provider,
-                            crd: Some(crd),
-                            version_name: forced_version(crd, extra),
-                        });
-                    }
-                }
-            }
-        }
-        if rules.iter().any(|r| r.applies_to_role(Role::Provider)) {
-            out.push(PlannedColumn {
-                column: Column {
-                    provider: provider_name.clone(),
-                    kind: "*".into(),
-                    role: Role::Provider,
-                    contract: None,
-                    baseline: false,
-                },
-                provider,
-                crd: None,
-                version_name: None,
-            });
-        }
-    }
-    out
-}
-
-/// A rule with its `check.fields` parsed once per evaluation.
-struct PreparedRule<'r> {
-    rule: &'r Rule,
-    field_check: Result<Option<FieldCheck>, String>,
-}
-
-impl<'r> PreparedRule<'r> {
-    fn new(rule: &'r Rule) -> Self {
-        let field_check = match rule.check.as_ref() {
-            Some(v) => FieldCheck::from_value(v).map_err(|e| e.to_string()),
-            None => Ok(None),
-        };
-        PreparedRule { rule, field_check }
-    }
-}
-
-fn evaluate_cell(prepared: &PreparedRule, ctx: &CheckCtx) -> Finding {
-    let rule = prepared.rule;
+fn evaluate_cell(rule: &Rule, ctx: &CheckCtx) -> Finding {
     match rule.kind {
-        RuleKind::Scenario => return Finding::skip("needs a live provider (run `check`)"),
+        RuleKind::Scenario => return Finding::skip(ctx.opts.scenario_skip.clone()),
         RuleKind::Review => return Finding::skip("review only"),
         RuleKind::Static => {}
     }
@@ -371,10 +267,9 @@ fn evaluate_cell(prepared: &PreparedRule, ctx: &CheckCtx) -> Finding {
             "no contract label on the CRD: cannot tell which contract and version apply (pass --contract to check against one)",
         );
     }
-    match &prepared.field_check {
-        Ok(Some(fc)) => return schema::run_field_check(fc, ctx),
-        Ok(None) => {}
-        Err(e) => return Finding::skip(format!("the rule's check block is invalid: {e}")),
+    // The catalog parsed the `check` block when it loaded (`Rule::field_check`).
+    if let Some(fc) = rule.field_check.as_ref() {
+        return schema::run_field_check(fc, ctx);
     }
     match registry::get(&rule.id) {
         Some(f) => f(rule, ctx),
@@ -387,85 +282,60 @@ fn applies(rule: &Rule, column: &Column) -> bool {
     rule.applies_to_role(column.role) && column.contract.is_none_or(|c| rule.applies_to_contract(c))
 }
 
-/// Evaluates every rule of `rules` against the documents.
+/// Evaluates every rule of `rules` against the documents: [`StaticPlan::build`], then
+/// [`evaluate_plan`].
 pub fn evaluate_rules(
     docs: Vec<Document>,
     opts: &LintOptions,
     rules: &[Rule],
 ) -> Result<Matrix, InputError> {
-    let (inv, crd_problems) = Inventory::build(docs, &opts.roles, opts.keep_going)?;
-    let mut problems: Vec<Problem> = opts
-        .load_problems
-        .iter()
-        .chain(crd_problems.iter())
-        .map(|p| Problem {
-            source: p.source_label(),
-            message: p.to_string(),
-        })
-        .collect();
-    if inv.crd_count() == 0 {
-        let err = InputError::NoCrd {
-            sources: if opts.source.is_empty() {
-                "inputs".into()
-            } else {
-                opts.source.clone()
-            },
-        };
-        if !opts.keep_going {
-            return Err(err);
-        }
-        problems.push(Problem {
-            source: err.source_label(),
-            message: err.to_string(),
-        });
-    }
-    let rule_refs: Vec<&Rule> = rules.iter().collect();
-    let mut columns = plan(&inv, &rule_refs, opts);
-    // Evaluate in the matrix's final order (rules in catalog order, columns sorted), so that
-    // `Matrix::sort` only confirms it.
-    columns.sort_by(|a, b| a.column.cmp(&b.column));
-    let prepared: Vec<PreparedRule> = rules.iter().map(PreparedRule::new).collect();
-    let rbac_index = rbac::RbacIndexes::build(&inv);
-    let manager_containers = clusterctl::manager_containers(&inv);
+    let plan = StaticPlan::build(docs, opts, rules)?;
+    Ok(evaluate_plan(&plan, opts, rules))
+}
+
+/// Evaluates the planned rule × column cells of `plan` (`rules`: the ones it was planned for).
+pub fn evaluate_plan(plan: &StaticPlan, opts: &LintOptions, rules: &[Rule]) -> Matrix {
+    let inv = &plan.inventory;
+    let problems = plan.problems.clone();
+    let columns = &plan.columns;
+    let rbac_index = rbac::RbacIndexes::build(inv);
+    let manager_containers = clusterctl::manager_containers(inv);
     let contexts: Vec<CheckCtx> = columns
         .iter()
-        .map(|pc| CheckCtx {
-            inv: &inv,
-            provider: pc.provider,
-            crd: pc.crd,
-            role: pc.column.role,
-            contract: pc.column.contract,
-            version: pc
-                .crd
-                .zip(pc.version_name.as_deref())
-                .and_then(|(c, v)| c.crd.version(v)),
-            version_name: pc.version_name.clone(),
-            opts,
-            rbac: &rbac_index,
-            manager_containers: &manager_containers,
-            crd_object: pc.crd.map(|c| c.crd.object_ref().into()),
-            crd_location: pc.crd.map(|c| c.crd.origin.location().into()),
+        .map(|pc| {
+            let provider = &inv.providers[pc.provider];
+            let crd = pc.crd.map(|i| &provider.crds[i]);
+            CheckCtx {
+                inv,
+                provider,
+                crd,
+                role: pc.column.role,
+                contract: pc.column.contract,
+                version: crd
+                    .zip(pc.version_name.as_deref())
+                    .and_then(|(c, v)| c.crd.version(v)),
+                version_name: pc.version_name.clone(),
+                opts,
+                rbac: &rbac_index,
+                manager_containers: &manager_containers,
+                crd_object: crd.map(|c| c.crd.object_ref().into()),
+                crd_location: crd.map(|c| c.crd.origin.location().into()),
+            }
         })
         .collect();
     // Evaluated rule by rule, in the matrix's final order (rules in catalog order, columns
     // sorted), into one allocation of the final size: 30k results for a 1,000-CRD input, and
     // growing or regrouping them would copy them all into fresh pages.
-    let applicable = |p: &PreparedRule| {
-        columns
-            .iter()
-            .filter(|pc| applies(p.rule, &pc.column))
-            .count()
-    };
-    let mut results: Vec<RuleResult> = Vec::with_capacity(prepared.iter().map(applicable).sum());
+    let applicable = |p: &Rule| columns.iter().filter(|pc| applies(p, &pc.column)).count();
+    let mut results: Vec<RuleResult> = Vec::with_capacity(rules.iter().map(applicable).sum());
     let mut used = std::collections::HashSet::new();
-    for p in &prepared {
-        let rule = p.rule;
+    for rule in rules {
         let before = results.len();
         for (pc, ctx) in columns.iter().zip(&contexts) {
             if !applies(rule, &pc.column) {
                 continue;
             }
-            let mut finding = evaluate_cell(p, ctx);
+            let mut finding = evaluate_cell(rule, ctx);
             // Every failure on a CRD names the CRD (and so its source line).
             if finding.outcome == Outcome::Fail && finding.evidence.is_empty() && ctx.crd.is_some()
             {
@@ -493,7 +363,7 @@ pub fn evaluate_rules(
         }
     }
     drop(contexts);
-    locate::locate_failures(&mut results, &inv);
+    locate::locate_failures(&mut results, inv);
     let mut matrix = Matrix {
         context: RunContext {
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -509,7 +379,7 @@ pub fn evaluate_rules(
             .filter(|r| used.contains(r.id.as_str()))
             .cloned()
             .collect(),
-        columns: columns.into_iter().map(|c| c.column).collect(),
+        columns: columns.iter().map(|c| c.column.clone()).collect(),
         results,
         problems,
         notes: opts
@@ -523,7 +393,7 @@ pub fn evaluate_rules(
         scenarios: Vec::new(),
     };
     matrix.sort();
-    Ok(matrix)
+    matrix
 }
 
 /// The public entry shared by `lint` and `check --static-only`: every rule of the catalog

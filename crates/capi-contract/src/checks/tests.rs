@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::inventory::parse_text;
+use crate::rule_ids as id;
 use serde_json::json;
 
 fn rule(id: &str, kind: &str, roles: &[&str], check: Option<Value>) -> Rule {
@@ -16,13 +17,16 @@ fn rule(id: &str, kind: &str, roles: &[&str], check: Option<Value>) -> Rule {
     if kind == "scenario" {
         v["scenario"] = json!("SC-inframachine");
     }
-    serde_json::from_value(v).unwrap()
+    serde_json::from_value::<Rule>(v)
+        .unwrap()
+        .with_parsed_check()
+        .unwrap()
 }
 
 fn catalog() -> Vec<Rule> {
     vec![
         rule(
-            "infra-machine/provisioned",
+            id::infra_machine::PROVISIONED,
             "static",
             &["infra-machine"],
             Some(json!({"fields": {
@@ -31,7 +35,7 @@ fn catalog() -> Vec<Rule> {
                 "presence": "required"})),
         ),
         rule(
-            "infra-machine/addresses",
+            id::infra_machine::ADDRESSES,
             "static",
             &["infra-machine"],
             Some(
@@ -39,7 +43,7 @@ fn catalog() -> Vec<Rule> {
             ),
         ),
         rule(
-            "control-plane/status-replicas",
+            id::control_plane::STATUS_REPLICAS,
             "static",
             &["infra-machine"],
             Some(
@@ -47,11 +51,16 @@ fn catalog() -> Vec<Rule> {
                 "presence": "required", "condition_path": "spec.replicas"}),
             ),
         ),
-        rule("all/namespaced", "static", &["infra-machine"], None),
-        rule("all/contract-label", "static", &["infra-machine"], None),
-        rule("infra-machine/delete", "scenario", &["infra-machine"], None),
+        rule(id::all::NAMESPACED, "static", &["infra-machine"], None),
+        rule(id::all::CONTRACT_LABEL, "static", &["infra-machine"], None),
         rule(
-            "all/no-internal-reliance",
+            id::infra_machine::DELETE,
+            "scenario",
+            &["infra-machine"],
+            None,
+        ),
+        rule(
+            id::all::NO_INTERNAL_RELIANCE,
             "review",
             &["infra-machine"],
             None,
@@ -125,29 +134,32 @@ fn each_declared_contract_is_checked_against_its_version() {
     let b1 = Some(Contract::V1Beta1);
     let b2 = Some(Contract::V1Beta2);
     assert_eq!(
-        outcome(&m, "infra-machine/provisioned", b1).0,
+        outcome(&m, id::infra_machine::PROVISIONED, b1).0,
         Outcome::Pass
     );
     assert_eq!(
-        outcome(&m, "infra-machine/provisioned", b2).0,
+        outcome(&m, id::infra_machine::PROVISIONED, b2).0,
         Outcome::Pass
     );
     assert_eq!(m.columns.len(), 2);
     // Condition: v1beta1 has spec.replicas (→ status.replicas required, missing → fail);
     // v1beta2 has no spec.replicas → skip.
     assert_eq!(
-        outcome(&m, "control-plane/status-replicas", b1).0,
+        outcome(&m, id::control_plane::STATUS_REPLICAS, b1).0,
         Outcome::Fail
     );
-    let (o, reason) = outcome(&m, "control-plane/status-replicas", b2);
+    let (o, reason) = outcome(&m, id::control_plane::STATUS_REPLICAS, b2);
     assert_eq!(o, Outcome::Skip);
     assert!(reason.contains("condition does not hold"), "{reason}");
     // Non-static rules.
     assert_eq!(
-        outcome(&m, "infra-machine/delete", b2).1,
+        outcome(&m, id::infra_machine::DELETE, b2).1,
         "needs a live provider (run `check`)"
     );
-    assert_eq!(outcome(&m, "all/no-internal-reliance", b2).1, "review only");
+    assert_eq!(
+        outcome(&m, id::all::NO_INTERNAL_RELIANCE, b2).1,
+        "review only"
+    );
     assert_eq!(m.verdict(), crate::model::Verdict::Fail);
 }
 
@@ -161,13 +173,13 @@ fn wrong_type_is_a_failure_naming_both_types() {
         ),
         &LintOptions::default(),
     );
-    let (o, reason) = outcome(&m, "infra-machine/provisioned", Some(Contract::V1Beta2));
+    let (o, reason) = outcome(&m, id::infra_machine::PROVISIONED, Some(Contract::V1Beta2));
     assert_eq!(o, Outcome::Fail);
     assert!(
         reason.contains("expected boolean, found string"),
         "{reason}"
     );
-    let (o, reason) = outcome(&m, "infra-machine/addresses", Some(Contract::V1Beta2));
+    let (o, reason) = outcome(&m, id::infra_machine::ADDRESSES, Some(Contract::V1Beta2));
     assert_eq!(o, Outcome::Fail);
     assert!(
         reason.contains("expected object-array, found object"),
@@ -186,14 +198,14 @@ fn optional_absent_fields_skip_and_open_fields_are_not_present() {
         &LintOptions::default(),
     );
     let b2 = Some(Contract::V1Beta2);
-    let (o, reason) = outcome(&m, "infra-machine/provisioned", b2);
+    let (o, reason) = outcome(&m, id::infra_machine::PROVISIONED, b2);
     assert_eq!(o, Outcome::Skip);
     assert!(reason.contains("is open"), "{reason}");
-    let (o, reason) = outcome(&m, "infra-machine/addresses", b2);
+    let (o, reason) = outcome(&m, id::infra_machine::ADDRESSES, b2);
     assert_eq!(o, Outcome::Skip);
     assert!(reason.contains("not implemented"), "{reason}");
     // spec.replicas is an empty placeholder object: the condition does not hold.
-    let (o, reason) = outcome(&m, "control-plane/status-replicas", b2);
+    let (o, reason) = outcome(&m, id::control_plane::STATUS_REPLICAS, b2);
     assert_eq!(o, Outcome::Skip);
     assert!(reason.contains("placeholder"), "{reason}");
 }
@@ -203,8 +215,8 @@ fn no_label_column_fails_label_rules_and_forced_contract_checks_storage_version(
     let text = crd("{}", "{type: object}", "{type: object}");
     let m = eval(&text, &LintOptions::default());
     assert_eq!(m.columns.len(), 1);
-    assert_eq!(outcome(&m, "all/contract-label", None).0, Outcome::Fail);
-    let (o, reason) = outcome(&m, "all/namespaced", None);
+    assert_eq!(outcome(&m, id::all::CONTRACT_LABEL, None).0, Outcome::Fail);
+    let (o, reason) = outcome(&m, id::all::NAMESPACED, None);
     assert_eq!(o, Outcome::Skip);
     assert!(reason.contains("no contract label"));
     let forced = LintOptions {
@@ -213,12 +225,12 @@ fn no_label_column_fails_label_rules_and_forced_contract_checks_storage_version(
     };
     let m = eval(&text, &forced);
     assert_eq!(
-        outcome(&m, "all/namespaced", Some(Contract::V1Beta2)).0,
+        outcome(&m, id::all::NAMESPACED, Some(Contract::V1Beta2)).0,
         Outcome::Pass
     );
     // Storage version v1beta2 has no status.initialization.provisioned.
     assert_eq!(
-        outcome(&m, "infra-machine/provisioned", Some(Contract::V1Beta2)).0,
+        outcome(&m, id::infra_machine::PROVISIONED, Some(Contract::V1Beta2)).0,
         Outcome::Fail
     );
 }

@@ -7,6 +7,7 @@
 use super::{CheckCtx, Finding};
 use crate::contract::Role;
 use crate::model::{Column, Evidence, Outcome};
+use crate::rule_ids as id;
 use crate::suite::Rule;
 use anyhow::Context;
 use serde::Deserialize;
@@ -96,7 +97,7 @@ pub fn waiver_for(rule: &Rule, ctx: &CheckCtx, column: &Column) -> Option<String
         if ann.contains_key(CLUSTERCTL_SKIP_NAME_CHECK)
             && matches!(
                 rule.id.as_str(),
-                "all/crd-name" | "clusterctl/crd-name-preflight"
+                id::all::CRD_NAME | id::clusterctl::CRD_NAME_PREFLIGHT
             )
         {
             return Some(format!(

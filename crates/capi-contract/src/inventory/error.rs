@@ -1,6 +1,6 @@
 //! Input errors: each renders as one line naming the file, the document and what is wrong.
 
-use super::document::Origin;
+use super::origin::Origin;
 use thiserror::Error;
 
 /// What is said of a lone kustomize patch ([`InputError::KustomizePatch`]).

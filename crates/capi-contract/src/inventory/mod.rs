@@ -9,10 +9,12 @@
 
 pub mod classify;
 pub mod crd;
+mod crd_read;
 pub mod document;
 pub mod error;
 pub(crate) mod fast_yaml;
 pub mod lines;
+pub mod origin;
 pub mod schema_node;
 
 pub use crd::{Crd, CrdVersion, ScaleSubresource};

@@ -5,10 +5,10 @@
 //! the rule id so that a bad edit to a suite file is found at once.
 
 use super::check_spec::FieldCheck;
-use super::rule::{Rule, RuleKind};
+use super::rule::{ParsedCheck, Rule, RuleKind};
 use crate::contract::{Contract, Role};
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// The suite files compiled into the binary, as `(file name, YAML text)`.
 const EMBEDDED: [(&str, &str); 9] = [
@@ -146,8 +146,9 @@ impl Catalog {
                 known: known_files(),
             })?;
             let parsed: Vec<Rule> = parse_rules(&file, text.as_ref())?;
-            for rule in parsed {
+            for mut rule in parsed {
                 validate_rule(&file, allowed, &rule)?;
+                rule.field_check = parse_check(&file, &rule)?;
                 if let Some(first_file) = files.get(rule.id.as_str()) {
                     return Err(CatalogError::DuplicateId {
                         file,
@@ -247,8 +248,7 @@ impl Catalog {
 
     /// The parsed field check of a rule, if it has one (validated at load time).
     pub fn field_check(&self, id: &str) -> Option<FieldCheck> {
-        let check = self.get(id)?.check.as_ref()?;
-        serde_json::from_value(check.clone()).ok()
+        self.get(id)?.field_check.as_deref().cloned()
     }
 
     /// Up to `n` rule ids closest to `query` (edit distance on the id, ties by id), for
@@ -390,12 +390,6 @@ fn validate_rule(file: &str, allowed: &[&str], rule: &Rule) -> Result<(), Catalo
             scenario: scenario.clone(),
         });
     }
-    if let Some(check) = &rule.check {
-        validate_check(rule, check).map_err(|message| {
-            let (file, id) = err_ctx();
-            CatalogError::BadCheck { file, id, message }
-        })?;
-    }
     if !rule.doc.starts_with("https://") || rule.doc.len() <= "https://".len() {
         let (file, id) = err_ctx();
         return Err(CatalogError::BadDoc {
@@ -415,9 +409,23 @@ fn validate_rule(file: &str, allowed: &[&str], rule: &Rule) -> Result<(), Catalo
     Ok(())
 }
 
+/// The rule's `check`, parsed and validated once, at load ([`Rule::field_check`]).
+fn parse_check(file: &str, rule: &Rule) -> Result<ParsedCheck, CatalogError> {
+    let Some(check) = &rule.check else {
+        return Ok(ParsedCheck::default());
+    };
+    validate_check(rule, check)
+        .map(|c| ParsedCheck(Some(Arc::new(c))))
+        .map_err(|message| CatalogError::BadCheck {
+            file: file.to_string(),
+            id: rule.id.to_string(),
+            message,
+        })
+}
+
 /// A `check` must be a [`FieldCheck`] whose keys are `both` or one of the rule's contracts,
 /// with at least one field.
-fn validate_check(rule: &Rule, check: &serde_json::Value) -> Result<(), String> {
+fn validate_check(rule: &Rule, check: &serde_json::Value) -> Result<FieldCheck, String> {
     let parsed: FieldCheck = serde_json::from_value(check.clone()).map_err(|e| e.to_string())?;
     if parsed.fields.values().all(Vec::is_empty) {
         return Err("`fields` lists no field".to_string());
@@ -435,7 +443,7 @@ fn validate_check(rule: &Rule, check: &serde_json::Value) -> Result<(), String> 
             }
         }
     }
-    Ok(())
+    Ok(parsed)
 }
 
 #[cfg(test)]

@@ -7,4 +7,4 @@ mod rule;
 
 pub use catalog::{Catalog, CatalogError, SCENARIOS};
 pub use check_spec::{FieldCheck, FieldSpec, JsonType, Presence};
-pub use rule::{Rule, RuleKind};
+pub use rule::{ParsedCheck, Rule, RuleKind};

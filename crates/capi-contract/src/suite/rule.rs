@@ -51,6 +51,9 @@ pub struct Rule {
     /// Static check parameters (paths, JSON types, …), interpreted by `checks`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check: Option<serde_json::Value>,
+    /// `check` parsed, once, when the catalog is loaded (the static engine interprets it).
+    #[serde(skip)]
+    pub field_check: ParsedCheck,
     /// For scenario rules: the scenario script that exercises it (e.g. `SC-inframachine`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scenario: Option<String>,
@@ -59,7 +62,35 @@ pub struct Rule {
     pub faults: Vec<String>,
 }
 
+/// A rule's `check` block as parsed at load ([`Rule::with_parsed_check`]; the catalog does it
+/// for every rule). It is derived from `check`, so it never makes two rules differ.
+#[derive(Debug, Clone, Default)]
+pub struct ParsedCheck(pub Option<std::sync::Arc<super::FieldCheck>>);
+
+impl PartialEq for ParsedCheck {
+    fn eq(&self, _: &ParsedCheck) -> bool {
+        true
+    }
+}
+
+impl std::ops::Deref for ParsedCheck {
+    type Target = Option<std::sync::Arc<super::FieldCheck>>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
 impl Rule {
+    /// The rule with its `check` block parsed ([`Rule::field_check`]), for rules built outside
+    /// the catalog (which parses and validates every rule's block when it loads).
+    pub fn with_parsed_check(mut self) -> Result<Rule, serde_json::Error> {
+        self.field_check = ParsedCheck(match &self.check {
+            Some(v) => super::FieldCheck::from_value(v)?.map(std::sync::Arc::new),
+            None => None,
+        });
+        Ok(self)
+    }
+
     /// The effective level under `contract` (`None`: the rule's default level).
     pub fn level_for(&self, contract: Option<Contract>) -> Level {
         contract

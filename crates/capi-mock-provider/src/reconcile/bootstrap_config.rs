@@ -9,6 +9,7 @@ use crate::core::CoreKind;
 use crate::kinds::MOCK_CONFIG;
 use crate::object::{self, CLUSTER_NAME_LABEL, is_deleting};
 use capi_contract::contract::Contract;
+use capi_contract::rule_ids as id;
 use kube::ResourceExt;
 use kube::core::DynamicObject;
 use kube::runtime::controller::Action;
@@ -58,7 +59,7 @@ pub async fn reconcile(obj: Arc<DynamicObject>, ctx: Arc<Ctx>) -> Result<Action>
         return Ok(Action::await_change());
     }
     secrets::ensure(&ctx.client, &s, spec).await?;
-    if s.faults.has("all/ready-condition-lifecycle")
+    if s.faults.has(id::all::READY_CONDITION_LIFECYCLE)
         && super::condition_status(&s.latest(), "Ready").is_none()
     {
         // Status first without Ready; Ready only in a later write.

@@ -16,6 +16,7 @@ use super::kinds::MockKind;
 use super::object::{self, CLUSTER_NAME_LABEL, FIELD_MANAGER, PAUSED_ANNOTATION};
 use super::options::MockOptions;
 use capi_contract::contract::{Contract, Role};
+use capi_contract::rule_ids as id;
 use kube::api::{Api, Patch, PatchParams};
 use kube::core::DynamicObject;
 use kube::runtime::controller::Action;
@@ -249,7 +250,7 @@ pub fn condition_status<'a>(obj: &'a DynamicObject, type_: &str) -> Option<&'a s
 /// Deletion under the `all/ready-condition-lifecycle` fault: drop the Ready condition first and
 /// keep it dropped long enough to be observed.
 pub async fn drop_ready_on_delete(s: &Subject, ctx: &Ctx) -> Result<()> {
-    if !s.faults.has("all/ready-condition-lifecycle") {
+    if !s.faults.has(id::all::READY_CONDITION_LIFECYCLE) {
         return Ok(());
     }
     let conds = s.conditions(&[], &["Ready"]);
@@ -321,7 +322,7 @@ pub async fn common_gates(
     let paused = cluster.as_ref().is_some_and(core::cluster_paused)
         || object::annotation(&s.obj, PAUSED_ANNOTATION).is_some();
     sync_paused_condition(s, paused).await?;
-    if paused && !s.faults.has("all/pause") && !s.fault("pause") {
+    if paused && !s.faults.has(id::all::PAUSE) && !s.fault("pause") {
         return Ok(Gates::Stop(Action::await_change()));
     }
     Ok(Gates::Go(cluster.map(Box::new)))
@@ -330,7 +331,7 @@ pub async fn common_gates(
 /// Contract v1beta2: `Paused` True/Paused while paused, False/NotPaused otherwise; written only
 /// when it changes.
 async fn sync_paused_condition(s: &Subject, paused: bool) -> Result<()> {
-    if s.is_b1() || s.faults.has("all/paused-condition") {
+    if s.is_b1() || s.faults.has(id::all::PAUSED_CONDITION) {
         return Ok(());
     }
     let status = if paused { "True" } else { "False" };

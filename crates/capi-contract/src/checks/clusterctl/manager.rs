@@ -1,0 +1,130 @@
+//! The manager Deployment's rules: its container, the namespace and multi-instance flags.
+
+use super::*;
+
+/// The controller containers: those named `manager`, else every Deployment container (so a
+/// misnamed container is reported only by clusterctl/manager-container). Computed once per
+/// evaluation ([`crate::checks::CheckCtx::manager_containers`]).
+pub fn manager_containers(inv: &Inventory) -> Vec<&Value> {
+    let all: Vec<&Value> = inv.deployments.iter().flat_map(containers).collect();
+    let named: Vec<&Value> = all
+        .iter()
+        .copied()
+        .filter(|c| c.get("name").and_then(Value::as_str) == Some("manager"))
+        .collect();
+    if named.is_empty() { all } else { named }
+}
+
+pub fn manager_container(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let _ = md_or_return!(ctx);
+    if ctx.inv.deployments.is_empty() {
+        return Finding::fail_msg("no Deployment among the inputs");
+    }
+    let bad: Vec<Evidence> = ctx
+        .inv
+        .deployments
+        .iter()
+        .filter(|d| {
+            !containers(d)
+                .iter()
+                .any(|c| c.get("name").and_then(Value::as_str) == Some("manager"))
+        })
+        .map(|d| doc_ev(d, "no container named `manager`"))
+        .collect();
+    if bad.is_empty() {
+        Finding::pass_msg("every Deployment has a `manager` container")
+    } else {
+        Finding::fail(
+            "a Deployment has no container named `manager` (clusterctl waits on it)",
+            bad,
+        )
+    }
+}
+
+fn args(c: &Value) -> Vec<&str> {
+    ["args", "command"]
+        .iter()
+        .flat_map(|k| c.get(*k).and_then(Value::as_array).into_iter().flatten())
+        .filter_map(Value::as_str)
+        .collect()
+}
+
+/// Value of `--flag=value` / `--flag value` in a container's args.
+fn flag_value<'a>(args: &[&'a str], flag: &str) -> Option<&'a str> {
+    for (i, a) in args.iter().enumerate() {
+        if *a == flag {
+            return Some(args.get(i + 1).copied().unwrap_or(""));
+        }
+        if let Some(v) = a.strip_prefix(flag).and_then(|r| r.strip_prefix('=')) {
+            return Some(v);
+        }
+    }
+    None
+}
+
+pub fn namespace_flag(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let _ = md_or_return!(ctx);
+    let mgrs = ctx.manager_containers;
+    if mgrs.is_empty() {
+        return Finding::skip("no `manager` container among the inputs");
+    }
+    for c in mgrs {
+        if let Some(v) = flag_value(&args(c), "--namespace") {
+            if v.is_empty() || v.starts_with("${") {
+                return Finding::pass_msg(format!("manager args carry --namespace={v}"));
+            }
+            return Finding::fail_msg(format!(
+                "manager args hard-code --namespace={v}; clusterctl installs providers watching all namespaces"
+            ));
+        }
+    }
+    Finding::skip(
+        "the manager's args do not show --namespace; support can only be verified with `--help` or a live run",
+    )
+}
+
+pub fn multi_instance_flags(_: &Rule, ctx: &CheckCtx) -> Finding {
+    let mgrs = ctx.manager_containers;
+    if mgrs.is_empty() {
+        return Finding::skip("no `manager` container among the inputs");
+    }
+    let all: Vec<&str> = mgrs.iter().flat_map(|c| args(c)).collect();
+    let in_args: Vec<&str> = MULTI_INSTANCE_FLAGS
+        .into_iter()
+        .filter(|f| flag_value(&all, f).is_none())
+        .collect();
+    if in_args.is_empty() {
+        return Finding::pass_msg("manager args carry --namespace and --watch-filter");
+    }
+    // The flags are opt-in: a manager that accepts them need not set them. Only the binary's
+    // `--help` output can show that it accepts them.
+    let Some(help) = ctx.opts.manager_help.as_deref() else {
+        return Finding::inconclusive(format!(
+            "manager args do not set {} (the flags are opt-in); whether the manager accepts them \
+             shows only in its --help output: pass it with --manager-help FILE",
+            in_args.join(" or ")
+        ));
+    };
+    let missing: Vec<&str> = MULTI_INSTANCE_FLAGS
+        .into_iter()
+        .filter(|f| !help_lists_flag(help, f))
+        .collect();
+    if missing.is_empty() {
+        Finding::pass_msg("the manager's --help output lists --namespace and --watch-filter")
+    } else {
+        Finding::fail_msg(format!(
+            "the manager's --help output (--manager-help) does not list {}",
+            missing.join(" or ")
+        ))
+    }
+}
+
+const MULTI_INSTANCE_FLAGS: [&str; 2] = ["--namespace", "--watch-filter"];
+
+/// Whether a `--help` text documents `flag` (as a whole word: `--namespace` must not match
+/// `--namespace-foo`); Go's flag package prints `-flag` as well as `--flag`.
+pub(super) fn help_lists_flag(help: &str, flag: &str) -> bool {
+    let bare = flag.trim_start_matches('-');
+    help.split(|c: char| c.is_whitespace() || matches!(c, ',' | '=' | '[' | ']'))
+        .any(|tok| tok.starts_with('-') && tok.trim_start_matches('-') == bare)
+}
