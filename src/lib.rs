@@ -22,6 +22,7 @@ pub mod kubeconn;
 pub mod manifests;
 pub mod report;
 pub mod scenarios;
+pub mod serving;
 pub mod source;
 
 // The moved modules keep their old paths (`capi_conformance::checks::…`) for the tests, benches
