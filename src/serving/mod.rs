@@ -34,3 +34,38 @@ pub use certs::ServingCerts;
 pub use components::{WebhookService, webhook_services};
 pub use inject::{Injection, inject_ca};
 pub use placeholders::Placeholders;
+
+/// What serving a provider's webhooks takes: the certificates, the Services to route and what
+/// CA injection did.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub certs: ServingCerts,
+    pub services: Vec<WebhookService>,
+    pub injections: Vec<Injection>,
+}
+
+impl Plan {
+    /// Issues a certificate for the Services the components' webhooks call (and the
+    /// components' Certificates' DNS names) and injects its CA into `docs` as cainjector would.
+    pub fn for_components(docs: &mut [serde_json::Value]) -> Result<Self, certs::CertError> {
+        let services = webhook_services(docs);
+        let names = components::serving_names(docs, &services);
+        let certs = ServingCerts::generate(&names)?;
+        let injections = inject_ca(docs, &certs.ca_bundle());
+        Ok(Plan {
+            certs,
+            services,
+            injections,
+        })
+    }
+
+    /// No components: a certificate for `localhost` and `127.0.0.1` only (a webhook server
+    /// that registers its own configurations by URL).
+    pub fn local() -> Result<Self, certs::CertError> {
+        Ok(Plan {
+            certs: ServingCerts::generate(&[])?,
+            services: Vec::new(),
+            injections: Vec::new(),
+        })
+    }
+}

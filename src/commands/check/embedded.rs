@@ -91,8 +91,10 @@ struct TargetStart<'a> {
     target_ns: &'a str,
     target_filter: &'a str,
     mock_is_target: bool,
-    /// How long to wait for a `--provider-cmd` provider's first watch.
+    /// How long to wait for a `--provider-cmd` provider's first watch (and its webhook server).
     wait: Duration,
+    /// Certificates and Services of the `--crds` components' webhooks (`--provider-cmd` only).
+    serving: Option<&'a crate::serving::Plan>,
 }
 
 /// The target's controllers: an in-process faulty mock, or a `--provider-cmd` process.
@@ -102,6 +104,8 @@ struct TargetProcesses {
     provider: Option<ProviderProcess>,
     listener: Option<Listener>,
     private_kubeconfig: Option<super::private_file::PrivateFile>,
+    /// `{webhook-cert-dir}`, removed at stop (and on abort).
+    cert_dir: Option<(crate::serving::CertDir, super::interrupt::AbortRemove)>,
 }
 
 impl TargetProcesses {
@@ -127,17 +131,30 @@ impl TargetProcesses {
                 &l.kubeconfig_yaml(),
             )
             .map_err(|e| format!("{e:#}"))?;
-            let kubeconfig = kc.path().to_path_buf();
+            let mut placeholders = crate::serving::Placeholders {
+                kubeconfig: kc.path().display().to_string(),
+                namespace: t.target_ns.to_string(),
+                watch_filter: t.target_filter.to_string(),
+                ..Default::default()
+            };
             self.private_kubeconfig = Some(kc);
             self.listener = Some(l);
-            let expanded = expand_command(
-                cmd,
-                &kubeconfig.display().to_string(),
-                t.target_ns,
-                t.target_filter,
-            );
+            let probes = self.serve_webhooks(t, cmd, &mut placeholders)?;
+            let expanded = placeholders.expand(cmd);
             let log = dir.join(format!("provider-{}.log", t.run_id));
-            self.provider = Some(start_provider(&expanded, &log).map_err(|e| format!("{e:#}"))?);
+            let mut provider = start_provider(&expanded, &log).map_err(|e| format!("{e:#}"))?;
+            let ready = wait_until_serving(&mut provider, &probes, placeholders.health_addr, t.wait)
+                .await
+                .map_err(|why| {
+                    let msg = format!(
+                        "--provider-cmd {cmd:?}: {why} (its output: {})",
+                        log.display()
+                    );
+                    eprintln!("{msg}");
+                    msg
+                });
+            self.provider = Some(provider);
+            ready?;
             wait_for_new_watch(t.server, subscribers, t.wait).await;
         } else if t.mock_is_target {
             let faults = FaultSet::parse(&t.extra.target_faults);
@@ -157,10 +174,89 @@ impl TargetProcesses {
         Ok(())
     }
 
+    /// Issues the serving certificate (`{webhook-cert-dir}`), free ports for the placeholders the
+    /// command uses, and routes the components' webhook Services to the provider: to
+    /// `{webhook-port}` when the command takes it, else to each Service's `targetPort`. Returns
+    /// where the provider's webhook server will be (address, TLS server name).
+    fn serve_webhooks(
+        &mut self,
+        t: &TargetStart<'_>,
+        cmd: &str,
+        placeholders: &mut crate::serving::Placeholders,
+    ) -> Result<Vec<WebhookProbe>, String> {
+        use crate::serving::placeholders::{free_addr, free_port, uses, uses_webhooks};
+        let local;
+        let serving = match t.serving {
+            Some(s) => Some(s),
+            None if uses_webhooks(cmd) => {
+                local = crate::serving::Plan::local().map_err(|e| e.to_string())?;
+                Some(&local)
+            }
+            None => None,
+        };
+        if uses(cmd, "{metrics-addr}") {
+            placeholders.metrics_addr = Some(free_addr().map_err(|e| format!("free port: {e}"))?);
+        }
+        if uses(cmd, "{health-addr}") {
+            placeholders.health_addr = Some(free_addr().map_err(|e| format!("free port: {e}"))?);
+        }
+        let Some(serving) = serving else {
+            return Ok(Vec::new());
+        };
+        let dir = crate::serving::CertDir::create(
+            &format!("capi-conformance-{}-webhook-", t.run_id),
+            &serving.certs,
+        )
+        .map_err(|e| e.to_string())?;
+        let abort = super::interrupt::remove_dir_on_abort(dir.path());
+        placeholders.webhook_cert_dir = Some(dir.path().display().to_string());
+        placeholders.webhook_cert_path = Some(dir.cert_path().display().to_string());
+        placeholders.webhook_key_path = Some(dir.key_path().display().to_string());
+        placeholders.webhook_ca_path = Some(dir.ca_path().display().to_string());
+        self.cert_dir = Some((dir, abort));
+        if uses(cmd, "{webhook-port}") {
+            placeholders.webhook_port = Some(free_port().map_err(|e| format!("free port: {e}"))?);
+        }
+        let client_tls = serving.certs.client_config().map_err(|e| e.to_string())?;
+        let mut probes: Vec<WebhookProbe> = Vec::new();
+        for svc in &serving.services {
+            let Some(port) = placeholders.webhook_port.or(svc.target_port) else {
+                eprintln!(
+                    "Service {}/{} port {} (called by {}): not routed: its targetPort is not known from the components and the command has no {{webhook-port}}",
+                    svc.namespace,
+                    svc.name,
+                    svc.port,
+                    svc.used_by.join(", ")
+                );
+                continue;
+            };
+            let addr = std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, port));
+            t.server
+                .route_service(&svc.namespace, &svc.name, svc.port, addr);
+            let [server_name, _] = svc.dns_names();
+            if !probes.iter().any(|p| p.addr == addr) {
+                probes.push(WebhookProbe {
+                    addr,
+                    server_name,
+                    tls: client_tls.clone(),
+                });
+            }
+        }
+        if let (Some(port), true) = (placeholders.webhook_port, probes.is_empty()) {
+            probes.push(WebhookProbe {
+                addr: std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, port)),
+                server_name: "localhost".into(),
+                tls: client_tls,
+            });
+        }
+        Ok(probes)
+    }
+
     async fn stop(&mut self) {
         if let Some(p) = self.provider.take() {
             p.stop().await;
         }
+        self.cert_dir = None;
         if let Some(l) = self.listener.take() {
             l.shutdown().await;
         }
@@ -168,6 +264,59 @@ impl TargetProcesses {
         if let Some(m) = self.mock.take() {
             m.shutdown().await;
         }
+    }
+}
+
+/// Where a `--provider-cmd` provider's webhook server is expected, and how to verify it.
+struct WebhookProbe {
+    addr: std::net::SocketAddr,
+    server_name: String,
+    tls: std::sync::Arc<tokio_rustls::rustls::ClientConfig>,
+}
+
+/// Waits (at most `limit`) until the provider serves: a TLS handshake with the run's
+/// certificate at every probe, else (no webhooks) `GET /readyz` 200 at `{health-addr}` when
+/// the command takes it. `Err`: why not, also when the provider exits first.
+async fn wait_until_serving(
+    provider: &mut ProviderProcess,
+    probes: &[WebhookProbe],
+    health: Option<std::net::SocketAddr>,
+    limit: Duration,
+) -> Result<(), String> {
+    use crate::serving::ready::{wait_readyz, wait_tls};
+    if probes.is_empty() && health.is_none() {
+        return Ok(());
+    }
+    let ready = async {
+        for p in probes {
+            wait_tls(p.addr, &p.server_name, p.tls.clone(), limit)
+                .await
+                .map_err(|e| {
+                    format!(
+                        "its webhook server did not come up at {} within {}s ({e})",
+                        p.addr,
+                        limit.as_secs()
+                    )
+                })?;
+        }
+        if probes.is_empty()
+            && let Some(addr) = health
+        {
+            wait_readyz(addr, limit).await.map_err(|e| {
+                format!(
+                    "its health endpoint {addr} was not ready within {}s ({e})",
+                    limit.as_secs()
+                )
+            })?;
+        }
+        Ok(())
+    };
+    tokio::select! {
+        r = ready => r,
+        status = provider.child.wait() => Err(match status {
+            Ok(s) => format!("it exited ({s}) before its webhook server came up"),
+            Err(e) => format!("waiting for it failed: {e}"),
+        }),
     }
 }
 
@@ -183,9 +332,13 @@ async fn wait_for_new_watch(server: &EmbeddedServer, before: usize, limit: Durat
 
 /// Replaces `{kubeconfig}`, `{namespace}` and `{watch_filter}` in the command.
 pub fn expand_command(cmd: &str, kubeconfig: &str, namespace: &str, watch_filter: &str) -> String {
-    cmd.replace("{kubeconfig}", kubeconfig)
-        .replace("{namespace}", namespace)
-        .replace("{watch_filter}", watch_filter)
+    crate::serving::Placeholders {
+        kubeconfig: kubeconfig.into(),
+        namespace: namespace.into(),
+        watch_filter: watch_filter.into(),
+        ..Default::default()
+    }
+    .expand(cmd)
 }
 
 fn start_provider(cmd: &str, log: &std::path::Path) -> anyhow::Result<ProviderProcess> {
@@ -219,28 +372,58 @@ fn start_provider(cmd: &str, log: &std::path::Path) -> anyhow::Result<ProviderPr
 
 /// Installs the `--crds` manifests as `clusterctl init` would (variables substituted, creation
 /// order, CRDs Established first); objects of kinds nothing serves are skipped: each is named on
-/// stderr and returned as a report note.
+/// stderr and returned as a report note. With `--provider-cmd`, the components' webhooks get a
+/// serving certificate whose CA is injected first, as cert-manager would ([`crate::serving`]).
 async fn install_provider_manifests(
     client: &kube::Client,
     args: &CheckArgs,
-) -> anyhow::Result<Vec<crate::report::Note>> {
+) -> anyhow::Result<(Vec<crate::report::Note>, Option<crate::serving::Plan>)> {
     if args.crds.is_empty() {
         if !args.vars.is_empty() {
             anyhow::bail!("--var needs --crds (it sets clusterctl variables of those manifests)");
         }
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     }
     let vars = crate::manifests::Variables::from_flags(&args.vars)?;
-    let report = crate::manifests::load_and_install(client, &args.crds, &vars)
+    let mut docs = crate::manifests::load(&args.crds, &vars)
+        .context("installing --crds on the embedded server")?;
+    let mut notes = Vec::new();
+    let serving = match &args.provider_cmd {
+        Some(_) => {
+            let mut values: Vec<Value> = docs.iter().map(|d| d.value.clone()).collect();
+            let plan = crate::serving::Plan::for_components(&mut values)
+                .context("issuing the provider's webhook serving certificate")?;
+            for (doc, value) in docs.iter_mut().zip(values) {
+                doc.value = value;
+            }
+            for i in &plan.injections {
+                if let Err(why) = &i.outcome {
+                    let message = format!("CA injection: {}: {why}", i.object);
+                    eprintln!("{message}");
+                    notes.push(crate::report::Note {
+                        source: "--crds".into(),
+                        message,
+                    });
+                }
+            }
+            let used = !plan.services.is_empty()
+                || plan.injections.iter().any(|i| i.outcome.is_ok());
+            used.then_some(plan)
+        }
+        None => None,
+    };
+    let report = crate::manifests::install::install(client, docs, crate::manifests::CRD_TIMEOUT)
         .await
         .context("installing --crds on the embedded server")?;
-    Ok(crate::manifests::skipped_lines(&report)
-        .into_iter()
-        .map(|(source, message)| {
-            eprintln!("{source}: {message}");
-            crate::report::Note { source, message }
-        })
-        .collect())
+    notes.extend(
+        crate::manifests::skipped_lines(&report)
+            .into_iter()
+            .map(|(source, message)| {
+                eprintln!("{source}: {message}");
+                crate::report::Note { source, message }
+            }),
+    );
+    Ok((notes, serving))
 }
 
 /// Runs `check --embedded` and returns the matrix (outputs are the caller's).
@@ -268,7 +451,7 @@ pub async fn embedded_matrix_on(
         .await
         .context("installing core and mock CRDs on the embedded server")?;
     let client = server.retrying_client_with(RetryPolicy::within(settings.step_timeout));
-    let notes = install_provider_manifests(&client, args).await?;
+    let (notes, serving) = install_provider_manifests(&client, args).await?;
     let opts = lint_options(&args.report, "embedded".into())?;
     let (mut matrix, docs) = static_matrix(&client, &opts, &rules, &args.capi_manager).await?;
     matrix.notes.extend(notes);
@@ -363,6 +546,7 @@ pub async fn embedded_matrix_on(
             // four runs at once in CI took more than one step timeout); the wait ends at its
             // first watch, so a healthy provider never waits this long.
             wait: settings.step_timeout * 3,
+            serving: serving.as_ref(),
         };
         match target.start(&start).await {
             Ok(()) => run_targets(&plan, baseline_runs).await,
