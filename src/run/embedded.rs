@@ -17,7 +17,7 @@ use crate::scenarios::cleanup::CleanupGuard;
 use crate::scenarios::runner::{RunPlan, Side, run_baseline, run_targets};
 use crate::scenarios::{Settings, Subject};
 use anyhow::Context;
-use capi_contract::inventory::Inventory;
+use capi_contract::inventory::{Document, Inventory};
 use capi_contract::suite::Catalog;
 use capi_mock_provider::core_crds::core_crd_documents;
 use capi_mock_provider::crds::mock_crds;
@@ -96,6 +96,8 @@ struct TargetStart<'a> {
     wait: Duration,
     /// Certificates and Services of the `--crds` components' webhooks (`--provider-cmd` only).
     serving: Option<&'a crate::serving::Plan>,
+    /// Components installed only when the target starts (see [`split_shared`]).
+    deferred: &'a [Document],
 }
 
 /// The target's controllers: an in-process faulty mock, or a `--provider-cmd` process.
@@ -107,6 +109,8 @@ struct TargetProcesses {
     private_kubeconfig: Option<super::private_file::PrivateFile>,
     /// `{webhook-cert-dir}`, removed at stop (and on abort).
     cert_dir: Option<(crate::serving::CertDir, super::interrupt::AbortRemove)>,
+    /// Service ports routed to the provider (`namespace`, `name`, `port`), unrouted at stop.
+    routes: Vec<(String, String, u16)>,
 }
 
 impl TargetProcesses {
@@ -141,6 +145,15 @@ impl TargetProcesses {
             self.private_kubeconfig = Some(kc);
             self.listener = Some(l);
             let probes = self.serve_webhooks(t, cmd, &mut placeholders)?;
+            if !t.deferred.is_empty() {
+                crate::manifests::install::install(
+                    t.client,
+                    t.deferred.to_vec(),
+                    crate::manifests::CRD_TIMEOUT,
+                )
+                .await
+                .map_err(|e| format!("installing the provider's webhook configurations: {e}"))?;
+            }
             let expanded = placeholders.expand(cmd);
             let log = dir.join(format!("provider-{}.log", t.run_id));
             let mut provider = start_provider(&expanded, &log).map_err(|e| format!("{e:#}"))?;
@@ -234,6 +247,8 @@ impl TargetProcesses {
             let addr = std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, port));
             t.server
                 .route_service(&svc.namespace, &svc.name, svc.port, addr);
+            self.routes
+                .push((svc.namespace.clone(), svc.name.clone(), svc.port));
             let [server_name, _] = svc.dns_names();
             if !probes.iter().any(|p| p.addr == addr) {
                 probes.push(WebhookProbe {
@@ -253,9 +268,12 @@ impl TargetProcesses {
         Ok(probes)
     }
 
-    async fn stop(&mut self) {
+    async fn stop(&mut self, server: &EmbeddedServer) {
         if let Some(p) = self.provider.take() {
             p.stop().await;
+        }
+        for (namespace, name, port) in self.routes.drain(..) {
+            server.unroute_service(&namespace, &name, port);
         }
         self.cert_dir = None;
         if let Some(l) = self.listener.take() {
@@ -371,6 +389,80 @@ fn start_provider(cmd: &str, log: &std::path::Path) -> anyhow::Result<ProviderPr
     })
 }
 
+/// What installing the `--crds` components gave the run.
+#[derive(Default)]
+struct Installed {
+    notes: Vec<crate::report::Note>,
+    /// The provider's webhook serving (`--provider-cmd` with webhooks).
+    serving: Option<crate::serving::Plan>,
+    /// Components installed when the target starts ([`split_shared`]).
+    deferred: Vec<Document>,
+    /// The components are the mock's own (its webhook mode): the mock's kinds are the target.
+    mock_components: bool,
+}
+
+/// Whether `doc` is a CRD of the mock's groups.
+fn is_mock_crd(doc: &Document) -> bool {
+    doc.value.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
+        && doc
+            .value
+            .pointer("/spec/group")
+            .and_then(Value::as_str)
+            .is_some_and(|g| g.ends_with(MOCK_GROUP_SUFFIX))
+}
+
+/// Whether webhook configuration `doc` has a rule for a mock group (or every group).
+fn hooks_mock_groups(doc: &Document) -> bool {
+    crate::serving::components::is_webhook_configuration(&doc.value)
+        && doc
+            .value
+            .get("webhooks")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .flat_map(|w| w.get("rules").and_then(Value::as_array).into_iter().flatten())
+            .flat_map(|r| {
+                r.get("apiGroups")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+            })
+            .filter_map(Value::as_str)
+            .any(|g| g == "*" || g.ends_with(MOCK_GROUP_SUFFIX))
+}
+
+/// The baseline (the in-process mock) and a target that is the mock itself in webhook mode
+/// share the mock's CRDs. So that the baseline runs on the mock's CRDs as it always does (and a
+/// target's faulty webhook cannot fail it), what would route the baseline's objects through the
+/// target's webhooks waits until the target starts: webhook configurations with rules for the
+/// mock's groups, and the conversion settings of the mock's CRDs (installed now without them).
+/// Returns the documents to install at target start; `docs` keeps what is installed now.
+fn split_shared(docs: &mut Vec<Document>) -> Vec<Document> {
+    if !docs.iter().any(is_mock_crd) {
+        return Vec::new();
+    }
+    let mut deferred = Vec::new();
+    let mut now = Vec::new();
+    for doc in docs.drain(..) {
+        if hooks_mock_groups(&doc) {
+            deferred.push(doc);
+        } else if is_mock_crd(&doc)
+            && crate::serving::components::is_webhook_converted_crd(&doc.value)
+        {
+            let mut without = doc.clone();
+            if let Some(spec) = without.value.get_mut("spec").and_then(Value::as_object_mut) {
+                spec.insert("conversion".into(), serde_json::json!({"strategy": "None"}));
+            }
+            now.push(without);
+            deferred.push(doc);
+        } else {
+            now.push(doc);
+        }
+    }
+    *docs = now;
+    deferred
+}
+
 /// Installs the `--crds` manifests as `clusterctl init` would (variables substituted, creation
 /// order, CRDs Established first); objects of kinds nothing serves are skipped: each is named on
 /// stderr and returned as a report note. With `--provider-cmd`, the components' webhooks get a
@@ -378,12 +470,12 @@ fn start_provider(cmd: &str, log: &std::path::Path) -> anyhow::Result<ProviderPr
 async fn install_provider_manifests(
     client: &kube::Client,
     args: &CheckArgs,
-) -> anyhow::Result<(Vec<crate::report::Note>, Option<crate::serving::Plan>)> {
+) -> anyhow::Result<Installed> {
     if args.crds.is_empty() {
         if !args.vars.is_empty() {
             anyhow::bail!("--var needs --crds (it sets clusterctl variables of those manifests)");
         }
-        return Ok((Vec::new(), None));
+        return Ok(Installed::default());
     }
     let vars = crate::manifests::Variables::from_flags(&args.vars)?;
     let mut docs = crate::manifests::load(&args.crds, &vars)
@@ -413,9 +505,27 @@ async fn install_provider_manifests(
         }
         None => None,
     };
-    let report = crate::manifests::install::install(client, docs, crate::manifests::CRD_TIMEOUT)
-        .await
-        .context("installing --crds on the embedded server")?;
+    let mock_components = docs.iter().any(is_mock_crd);
+    let deferred = if args.provider_cmd.is_some() {
+        split_shared(&mut docs)
+    } else {
+        Vec::new()
+    };
+    let mut report =
+        crate::manifests::install::install(client, docs, crate::manifests::CRD_TIMEOUT)
+            .await
+            .context("installing --crds on the embedded server")?;
+    if let Some(plan) = &serving {
+        // cert-manager's part is played by the run: its kinds are not needed.
+        for s in &mut report.skipped {
+            if s.object.starts_with("cert-manager.io/") {
+                s.reason = format!(
+                    "not installed: cert-manager is not, and the run issued the webhook serving certificate itself (for {}) and injected its CA",
+                    plan.certs.names.join(", ")
+                );
+            }
+        }
+    }
     notes.extend(
         crate::manifests::skipped_lines(&report)
             .into_iter()
@@ -424,7 +534,12 @@ async fn install_provider_manifests(
                 crate::report::Note { source, message }
             }),
     );
-    Ok((notes, serving))
+    Ok(Installed {
+        notes,
+        serving,
+        deferred,
+        mock_components,
+    })
 }
 
 /// Runs `check --embedded` and returns the matrix (outputs are the caller's).
@@ -452,7 +567,12 @@ pub async fn embedded_matrix_on(
         .await
         .context("installing core and mock CRDs on the embedded server")?;
     let client = server.retrying_client_with(RetryPolicy::within(settings.step_timeout));
-    let (notes, serving) = install_provider_manifests(&client, args).await?;
+    let Installed {
+        notes,
+        serving,
+        deferred,
+        mock_components,
+    } = install_provider_manifests(&client, args).await?;
     let opts = lint_options(&args.report, "embedded".into())?;
     let (mut matrix, docs) = static_matrix(&client, &opts, &rules, &args.capi_manager).await?;
     matrix.notes.extend(notes);
@@ -465,7 +585,7 @@ pub async fn embedded_matrix_on(
     }
     let run_id = new_run_id();
     matrix.context.run_id = Some(run_id.clone());
-    let mock_is_target = args.crds.is_empty();
+    let mock_is_target = args.crds.is_empty() || mock_components;
     let (inv, _) = Inventory::build(docs, &opts.roles, true)?;
     let baseline_subjects = plan::baseline_subjects(&inv);
     let mut subjects: Vec<Subject> = plan::subjects(
@@ -548,6 +668,7 @@ pub async fn embedded_matrix_on(
             // first watch, so a healthy provider never waits this long.
             wait: settings.step_timeout * 3,
             serving: serving.as_ref(),
+            deferred: &deferred,
         };
         match target.start(&start).await {
             Ok(()) => run_targets(&plan, baseline_runs).await,
@@ -564,7 +685,7 @@ pub async fn embedded_matrix_on(
     let leftovers = guard
         .cleanup(&client, Duration::from_millis(500), true)
         .await;
-    target.stop().await;
+    target.stop(server).await;
     baseline_mock.shutdown().await;
     drop(section);
     let Some(out) = finished else {
