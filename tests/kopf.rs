@@ -106,13 +106,11 @@ fn python(test: &str) -> Option<PathBuf> {
     python_tools::python_with("kopf, kubernetes", test)
 }
 
+/// The calls seen so far.
+type Calls = Arc<Mutex<Vec<Arc<WebhookCall>>>>;
+
 /// Every webhook call the server makes from now on, until the returned task is aborted.
-fn record_calls(
-    server: &EmbeddedServer,
-) -> (
-    Arc<Mutex<Vec<Arc<WebhookCall>>>>,
-    tokio::task::JoinHandle<()>,
-) {
+fn record_calls(server: &EmbeddedServer) -> (Calls, tokio::task::JoinHandle<()>) {
     let mut rx = server.webhook_calls();
     let calls = Arc::new(Mutex::new(Vec::new()));
     let sink = calls.clone();
