@@ -44,6 +44,7 @@ import hashlib
 import logging
 import os
 import sys
+import time
 
 import kopf
 import kubernetes
@@ -60,6 +61,7 @@ POOL_NAME_LABEL = "cluster.x-k8s.io/pool-name"
 PAUSED_ANNOTATION = "cluster.x-k8s.io/paused"
 MANAGED_BY_ANNOTATION = "cluster.x-k8s.io/managed-by"
 DRY_RUN_ANNOTATION = "topology.cluster.x-k8s.io/dry-run"
+TRANSIENT = (429, 500, 502, 503, 504)
 DEFAULT_REGION = "kopf-local-1"
 DEFAULT_FLAVOR = "small"
 FLAVORS = ("small", "medium", "large")
@@ -259,28 +261,58 @@ class Provider:
                 self._gate_memo.clear()
             # A live read (not a cache): a Cluster paused just before the adoption is seen.
             name = cluster_name_of(plural, obj)
-            cluster = self.api.get_sync(CORE_GROUP, CORE_VERSION, "clusters", meta(obj).get("namespace"), name) if name else None
+            cluster = None
+            for delay in (0.01, 0.02, 0.04, 0.08, 0.16, None):
+                try:
+                    if name:
+                        cluster = self.api.get_sync(CORE_GROUP, CORE_VERSION, "clusters", meta(obj).get("namespace"), name)
+                    break
+                except (ApiException, OSError) as e:
+                    # kopf filters are synchronous: a few quick retries (blocking kopf's loop
+                    # briefly), since no later event may come to ask again.
+                    if delay is None or (isinstance(e, ApiException) and e.status not in TRANSIENT):
+                        log.warning("finalizer filter: cannot read Cluster %s: %s", name, e)
+                        return False
+                    time.sleep(delay)
             self._gate_memo[key] = cluster is not None and not cluster_paused(cluster, obj)
         return self._gate_memo[key]
 
     # --- reconcile entry points
 
+    async def retrying(self, what, attempt):
+        """Runs `attempt()` until it succeeds. kopf never retries a failed event handler, so
+        the provider does, as controller-runtime requeues: at once after a conflict (the object
+        changed meanwhile), with backoff after a transient error."""
+        delay = 0.05
+        for _ in range(40):
+            try:
+                return await attempt()
+            except ApiException as e:
+                if e.status == 409:
+                    continue
+                if e.status not in TRANSIENT:
+                    raise
+                log.info("%s: %s %s, retrying in %.2fs", what, e.status, e.reason, delay)
+            except OSError as e:  # connection trouble (urllib3's errors are OSErrors too)
+                log.info("%s: %s, retrying in %.2fs", what, e, delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 2.0)
+        log.error("%s: giving up after repeated errors", what)
+        return None
+
     async def reconcile(self, plural, ns, name):
+        """One reconcile of the object from a fresh read."""
+        async def attempt():
+            obj = await self.api.get(GROUP, VERSION, plural, ns, name)
+            if obj is None:
+                return
+            if plural == "kopfclusters":
+                await self.reconcile_cluster(obj)
+            else:
+                await self.reconcile_machine(obj)
+
         async with self.lock((plural, ns, name)):
-            for _ in range(5):
-                obj = await self.api.get(GROUP, VERSION, plural, ns, name)
-                if obj is None:
-                    return
-                try:
-                    if plural == "kopfclusters":
-                        await self.reconcile_cluster(obj)
-                    else:
-                        await self.reconcile_machine(obj)
-                    return
-                except ApiException as e:
-                    if e.status != 409:
-                        raise
-                    # Changed meanwhile: compute again from a fresh read.
+            await self.retrying(f"{plural} {ns}/{name}", attempt)
 
     async def gates(self, plural, obj):
         """Owner gate, cluster lookup, pause (with the Paused condition). Returns the Cluster
@@ -368,13 +400,18 @@ class Provider:
         await self.write_status(plural, obj, status, [("Ready", True, "Provisioned", "")])
 
     async def dependents(self, ns, cluster_name):
+        """The KopfClusters and KopfMachines of a Cluster (by the cluster-name label)."""
         selector = f"{CLUSTER_NAME_LABEL}={cluster_name}"
         if self.args.watch_filter:
             selector += f",{WATCH_FILTER_LABEL}={self.args.watch_filter}"
-        out = []
-        for plural in ("kopfclusters", "kopfmachines"):
-            out += [(plural, i["metadata"]["name"]) for i in await self.api.list(plural, ns, selector)]
-        return out
+
+        async def attempt():
+            out = []
+            for plural in ("kopfclusters", "kopfmachines"):
+                out += [(plural, i["metadata"]["name"]) for i in await self.api.list(plural, ns, selector)]
+            return out
+
+        return await self.retrying(f"dependents of Cluster {ns}/{cluster_name}", attempt) or []
 
     def release(self, obj):
         self.infrastructure.discard(meta(obj).get("uid"))
