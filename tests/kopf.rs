@@ -43,13 +43,23 @@ fn example(file: &str) -> String {
         .to_string()
 }
 
-/// The `--provider-cmd` of the example's README, with `extra` arguments.
+/// The `--provider-cmd` of the example's README (its `cmd='…'` line), with `python` for
+/// `.venv/bin/python`, the script's absolute path, and `extra` arguments.
 fn provider_cmd(python: &std::path::Path, extra: &str) -> String {
-    format!(
-        "{} {} --kubeconfig {{kubeconfig}} --namespace {{namespace}} --watch-filter {{watch_filter}} --webhook-cert-dir {{webhook-cert-dir}} --webhook-port {{webhook-port}}{extra}",
-        python.display(),
-        example("provider.py"),
-    )
+    let readme = std::fs::read_to_string(example("README.md")).unwrap();
+    let cmd = readme
+        .lines()
+        .find_map(|l| l.strip_prefix("cmd='")?.strip_suffix('\''))
+        .expect("examples/kopf-provider/README.md has no cmd='…' line");
+    let cmd = cmd
+        .replacen(".venv/bin/python", &python.display().to_string(), 1)
+        .replacen(
+            "examples/kopf-provider/provider.py",
+            &example("provider.py"),
+            1,
+        );
+    assert!(cmd.contains(&example("provider.py")), "{cmd}");
+    format!("{cmd}{extra}")
 }
 
 /// `check --embedded` words for the kopf provider.
