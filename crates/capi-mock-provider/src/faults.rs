@@ -12,6 +12,14 @@ pub const FAULT_ANNOTATION: &str = "mock.capi-conformance.io/fault";
 /// CRDs ([`super::crd_faults`]): provider-wide only.
 pub const FAULTS: &[(&str, &str)] = &[
     (
+        "all/conversion-lossless",
+        "webhook mode: conversion keeps nothing of what the other version cannot say, so a round trip loses it",
+    ),
+    (
+        "all/defaulting-admitted",
+        "webhook mode: defaults a MockControlPlane's spec.replicas to 0, which its own validation rejects",
+    ),
+    (
         "all/pause",
         "keeps reconciling (provisions, patches status) while the Cluster or the object is paused",
     ),
@@ -364,5 +372,10 @@ impl FaultSet {
 
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+
+    /// The names in the set.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(String::as_str)
     }
 }
