@@ -157,13 +157,12 @@ fn obj_mut<'a>(v: &'a mut Value, key: &str) -> &'a mut Map<String, Value> {
 }
 
 fn drop_empty(v: &mut Value, key: &str) {
-    if v.get(key)
+    let empty = v
+        .get(key)
         .and_then(Value::as_object)
-        .is_some_and(Map::is_empty)
-    {
-        if let Some(m) = v.as_object_mut() {
-            m.remove(key);
-        }
+        .is_some_and(Map::is_empty);
+    if empty && let Some(m) = v.as_object_mut() {
+        m.remove(key);
     }
 }
 
