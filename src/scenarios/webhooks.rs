@@ -53,6 +53,14 @@ pub async fn run(r: &mut ScriptRun<'_>) {
     r.end_step();
 }
 
+/// The API server's message of `e` (its Status message for an API error).
+fn api_message(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(s) => format!("{} ({})", s.message, s.code),
+        other => other.to_string(),
+    }
+}
+
 fn to_value(o: DynamicObject) -> Value {
     serde_json::to_value(o).unwrap_or(Value::Null)
 }
@@ -194,15 +202,23 @@ async fn conversion(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
             let read = there
                 .get(&name)
                 .await
-                .map_err(|e| format!("reading it at {other} failed: {e}"))?;
+                .map_err(|e| format!("reading it at {other} failed: {}", api_message(&e)))?;
             there
                 .replace(&name, &PostParams::default(), &read)
                 .await
-                .map_err(|e| format!("writing it back unchanged at {other} was refused: {e}"))?;
-            here.get(&name)
-                .await
-                .map(to_value)
-                .map_err(|e| format!("reading it again at {} failed: {e}", res.version))
+                .map_err(|e| {
+                    format!(
+                        "writing it back unchanged at {other} was refused: {}",
+                        api_message(&e)
+                    )
+                })?;
+            here.get(&name).await.map(to_value).map_err(|e| {
+                format!(
+                    "reading it again at {} failed: {}",
+                    res.version,
+                    api_message(&e)
+                )
+            })
         };
         let after = match trip.await {
             Ok(v) => v.get("spec").cloned().unwrap_or(Value::Null),
@@ -375,9 +391,10 @@ async fn defaulting(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         Ok(_) => r.verdicts.pass(DEFAULTING_RULE),
         Err(e) => {
             let reason = format!(
-                "the minimal {} (spec {}), defaulted by webhook {hook}, was not admitted (dry-run create): {e}",
+                "the minimal {} (spec {}), defaulted by webhook {hook}, was not admitted (dry-run create): {}",
                 res.kind,
-                obj.get("spec").cloned().unwrap_or(Value::Null)
+                obj.get("spec").cloned().unwrap_or(Value::Null),
+                api_message(&e)
             );
             let ev = r.evidence(&name, reason.clone(), None);
             r.verdicts.fail(DEFAULTING_RULE, reason, ev);

@@ -14,6 +14,12 @@ fn every_fault_is_named_by_a_catalog_rule() {
         );
         assert!(!what.is_empty());
     }
+    for (name, rule, what) in capi_conformance::mock::faults::FAULT_VARIANTS {
+        assert!(
+            name.starts_with(&format!("{rule}:")) && catalog.get(rule).is_some(),
+            "fault variant {name} ({what}) names no rule"
+        );
+    }
     for (id, _) in NOT_APPLICABLE {
         let rule = catalog
             .get(id)

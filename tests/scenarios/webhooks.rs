@@ -151,6 +151,10 @@ async fn mock_webhook_mode_passes_and_each_webhook_fault_fails_exactly_its_rule(
         ("all/conversion-lossless", &["all/conversion-lossless"][..]),
         ("all/defaulting-admitted", &["all/defaulting-admitted"][..]),
         (
+            "all/defaulting-admitted:timeout",
+            &["all/defaulting-admitted"][..],
+        ),
+        (
             "template/ssa-dry-run",
             &[
                 "template/ssa-dry-run",
@@ -164,6 +168,14 @@ async fn mock_webhook_mode_passes_and_each_webhook_fault_fails_exactly_its_rule(
         let want: BTreeSet<String> = want.iter().map(|s| s.to_string()).collect();
         assert_eq!(failed(&report, false), want, "{fault}");
         assert!(failed(&report, true).is_empty(), "{fault}");
+        if fault == "all/defaulting-admitted:timeout" {
+            // kube's calling error, after the configuration's timeoutSeconds.
+            assert!(lifecycle(&report).iter().any(|(r, _, o, reason)| r
+                == "all/defaulting-admitted"
+                && o == "fail"
+                && reason.contains("failed calling webhook")
+                && reason.contains("?timeout=2s\": context deadline exceeded")));
+        }
         if fault == "template/ssa-dry-run" {
             // Decided by the provider's validating webhook, with kube's message.
             assert!(lifecycle(&report).iter().any(|(r, _, o, reason)| r == fault

@@ -317,6 +317,14 @@ pub const NOT_APPLICABLE: &[(&str, &str)] = &[
     ("ipam/consumer-claim", "the mock does not use IPAM"),
 ];
 
+/// Second faults of a rule: (name, the rule it breaks, what the mock does wrong). Named
+/// `<rule id>:<variant>`; the rule's own fault is in [`FAULTS`].
+pub const FAULT_VARIANTS: &[(&str, &str, &str)] = &[(
+    "all/defaulting-admitted:timeout",
+    "all/defaulting-admitted",
+    "webhook mode: the defaulting webhook, when it has a default to fill in on a dry run, answers only after its timeoutSeconds (as one that looks its defaults up somewhere slow when it may not write)",
+)];
+
 /// The fault that makes the mock break `rule_id`, if there is one.
 pub fn fault_for(rule_id: &str) -> Option<&'static str> {
     FAULTS
@@ -327,7 +335,7 @@ pub fn fault_for(rule_id: &str) -> Option<&'static str> {
 
 /// Whether `name` is a known fault.
 pub fn is_known(name: &str) -> bool {
-    FAULTS.iter().any(|(id, _)| *id == name)
+    FAULTS.iter().any(|(id, _)| *id == name) || FAULT_VARIANTS.iter().any(|(n, ..)| *n == name)
 }
 
 /// The faults active for one object: provider-wide ones plus the object's annotation.

@@ -20,6 +20,8 @@ pub const CERTIFICATE_NAME: &str = "capi-conformance-mock-serving-cert";
 /// The webhook configurations' name.
 pub const MUTATING_NAME: &str = "capi-conformance-mock-mutating-webhook-configuration";
 pub const VALIDATING_NAME: &str = "capi-conformance-mock-validating-webhook-configuration";
+/// `timeoutSeconds` of the defaulting webhook (kube's default is 10).
+pub const MUTATING_TIMEOUT_SECONDS: u32 = 2;
 /// The manager's webhook port.
 pub const WEBHOOK_PORT: u16 = 9443;
 
@@ -77,6 +79,7 @@ pub fn webhook_manifests(opts: &ManifestOptions) -> Result<Vec<Value>, ManifestE
             "failurePolicy": "Fail",
             "matchPolicy": "Equivalent",
             "sideEffects": "None",
+            "timeoutSeconds": MUTATING_TIMEOUT_SECONDS,
             "rules": [{"apiGroups": [CONTROLPLANE_GROUP], "apiVersions": ["v1beta2"],
                        "operations": ["CREATE", "UPDATE"], "resources": ["mockcontrolplanes"]}],
         }],

@@ -9,7 +9,9 @@
 //!   `inject-ca-from` annotations as a provider's release manifest has them.
 //!
 //! Faults (named by the rule each breaks): `all/conversion-lossless`,
-//! `all/defaulting-admitted`, `template/ssa-dry-run` (and its role-specific twins).
+//! `all/defaulting-admitted` (a default the validation rejects) and
+//! `all/defaulting-admitted:timeout` (a defaulter that answers after its timeout),
+//! `template/ssa-dry-run` (and its role-specific twins).
 
 pub mod admit;
 pub mod components;
@@ -29,7 +31,19 @@ use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
 /// The faults webhook mode implements (none of them does anything without it).
-pub const WEBHOOK_FAULTS: &[&str] = &["all/conversion-lossless", "all/defaulting-admitted"];
+pub const WEBHOOK_FAULTS: &[&str] = &[
+    "all/conversion-lossless",
+    "all/defaulting-admitted",
+    "all/defaulting-admitted:timeout",
+];
+
+/// The fault of a defaulting webhook that answers too late.
+pub const TIMEOUT_FAULT: &str = "all/defaulting-admitted:timeout";
+
+/// How long the timing-out defaulter takes: past the mutating configuration's
+/// `timeoutSeconds` ([`components::MUTATING_TIMEOUT_SECONDS`]).
+pub const TIMEOUT_DELAY: std::time::Duration =
+    std::time::Duration::from_secs(components::MUTATING_TIMEOUT_SECONDS as u64 + 1);
 
 /// Faults the validating webhook implements instead of the CRDs in webhook mode.
 const TEMPLATE_FAULTS: &[&str] = &[
@@ -218,6 +232,13 @@ fn admission_response(request: &Value, verdict: admit::Verdict) -> Json<Value> {
 async fn mutate_review(State(faults): Faults, Json(review): Json<Value>) -> Json<Value> {
     let request = review.get("request").cloned().unwrap_or(Value::Null);
     let verdict = admit::default(&request, faults.has("all/defaulting-admitted"));
+    let dry_run = request.get("dryRun").and_then(Value::as_bool) == Some(true);
+    if faults.has(TIMEOUT_FAULT)
+        && dry_run
+        && matches!(&verdict, admit::Verdict::Allowed(p) if !p.is_empty())
+    {
+        tokio::time::sleep(TIMEOUT_DELAY).await;
+    }
     admission_response(&request, verdict)
 }
 
