@@ -102,8 +102,12 @@ pub fn filter_subjects(subjects: Vec<Subject>, selection: &Option<Vec<String>>) 
         Some(list) => subjects
             .into_iter()
             .filter(|s| {
-                crate::scenarios::script_for(s.role())
-                    .is_some_and(|sc| list.iter().any(|x| x.eq_ignore_ascii_case(sc)))
+                // SC-webhooks runs after every kind's own script.
+                crate::scenarios::script_for(s.role()).is_some_and(|sc| {
+                    list.iter().any(|x| {
+                        x.eq_ignore_ascii_case(sc) || x.eq_ignore_ascii_case("SC-webhooks")
+                    })
+                })
             })
             .collect(),
     }

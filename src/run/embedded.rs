@@ -157,16 +157,17 @@ impl TargetProcesses {
             let expanded = placeholders.expand(cmd);
             let log = dir.join(format!("provider-{}.log", t.run_id));
             let mut provider = start_provider(&expanded, &log).map_err(|e| format!("{e:#}"))?;
-            let ready = wait_until_serving(&mut provider, &probes, placeholders.health_addr, t.wait)
-                .await
-                .map_err(|why| {
-                    let msg = format!(
-                        "--provider-cmd {cmd:?}: {why} (its output: {})",
-                        log.display()
-                    );
-                    eprintln!("{msg}");
-                    msg
-                });
+            let ready =
+                wait_until_serving(&mut provider, &probes, placeholders.health_addr, t.wait)
+                    .await
+                    .map_err(|why| {
+                        let msg = format!(
+                            "--provider-cmd {cmd:?}: {why} (its output: {})",
+                            log.display()
+                        );
+                        eprintln!("{msg}");
+                        msg
+                    });
             self.provider = Some(provider);
             ready?;
             wait_for_new_watch(t.server, subscribers, t.wait).await;
@@ -420,7 +421,12 @@ fn hooks_mock_groups(doc: &Document) -> bool {
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
-            .flat_map(|w| w.get("rules").and_then(Value::as_array).into_iter().flatten())
+            .flat_map(|w| {
+                w.get("rules")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+            })
             .flat_map(|r| {
                 r.get("apiGroups")
                     .and_then(Value::as_array)
@@ -499,8 +505,8 @@ async fn install_provider_manifests(
                     });
                 }
             }
-            let used = !plan.services.is_empty()
-                || plan.injections.iter().any(|i| i.outcome.is_ok());
+            let used =
+                !plan.services.is_empty() || plan.injections.iter().any(|i| i.outcome.is_ok());
             used.then_some(plan)
         }
         None => None,

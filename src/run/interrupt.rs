@@ -47,7 +47,11 @@ impl Interrupts {
                 signal_group("KILL", *group);
             }
             // Nor the private files of the run (the provider's webhook serving key).
-            for dir in ABORT_REMOVE.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            for dir in ABORT_REMOVE
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+            {
                 let _ = std::fs::remove_dir_all(dir);
             }
             std::process::exit(INTERRUPTED_EXIT);
