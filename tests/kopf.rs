@@ -219,6 +219,7 @@ async fn kopf_provider_passes_every_rule_through_its_own_webhooks() {
                 "all/pause",
                 "all/paused-condition",
                 "all/ready-condition-lifecycle",
+                "all/defaulting-admitted",
             ],
         ),
         (
@@ -237,11 +238,16 @@ async fn kopf_provider_passes_every_rule_through_its_own_webhooks() {
                 "infra-machine/delete",
                 "all/pause",
                 "all/paused-condition",
+                "all/defaulting-admitted",
             ],
         ),
         (
             "KopfClusterTemplate",
-            &["template/ssa-dry-run", "template/clone-compatible"],
+            &[
+                "template/ssa-dry-run",
+                "template/clone-compatible",
+                "all/defaulting-admitted",
+            ],
         ),
         (
             "KopfMachineTemplate",
@@ -249,6 +255,7 @@ async fn kopf_provider_passes_every_rule_through_its_own_webhooks() {
                 "template/ssa-dry-run",
                 "infra-machine-template/ssa-dry-run",
                 "template/clone-compatible",
+                "all/defaulting-admitted",
             ],
         ),
     ];
