@@ -348,6 +348,15 @@ async fn kopf_provider_passes_every_rule_through_its_own_webhooks() {
             .map(|s| format!("Secret {}", s.metadata.name.unwrap_or_default())),
     );
     assert!(left.is_empty(), "left after the run: {left:?}");
+    // The run's private files (the provider's kubeconfig, the webhook serving key) are gone.
+    let run_id = m.context.run_id.clone().expect("the run has an id");
+    let private: Vec<String> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&format!("capi-conformance-{run_id}")))
+        .collect();
+    assert!(private.is_empty(), "left in the temp dir: {private:?}");
 }
 
 /// SC-inframachine (the scenario with the most cross-object triggers: Cluster and Machine
