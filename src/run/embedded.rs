@@ -161,8 +161,15 @@ impl TargetProcesses {
                 wait_until_serving(&mut provider, &probes, placeholders.health_addr, t.wait)
                     .await
                     .map_err(|why| {
+                        let hint = if !probes.is_empty()
+                            && !crate::serving::placeholders::uses_webhooks(cmd)
+                        {
+                            "; the components declare webhooks: give the command {webhook-cert-dir} and {webhook-port} (see README \"Your own manager\")"
+                        } else {
+                            ""
+                        };
                         let msg = format!(
-                            "--provider-cmd {cmd:?}: {why} (its output: {})",
+                            "--provider-cmd {cmd:?}: {why} (its output: {}){hint}",
                             log.display()
                         );
                         eprintln!("{msg}");
@@ -711,6 +718,77 @@ pub async fn embedded_matrix_on(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use capi_contract::inventory::Origin;
+    use serde_json::json;
+
+    fn doc(v: Value) -> Document {
+        Document::new(v, Origin::new("components.yaml", 0, 1))
+    }
+
+    #[test]
+    fn what_would_route_the_baseline_through_the_target_waits_for_the_target() {
+        let mock_crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "mockmachines.infrastructure.mock.capi-conformance.io"},
+            "spec": {"group": "infrastructure.mock.capi-conformance.io",
+                     "conversion": {"strategy": "Webhook", "webhook": {"clientConfig": {"service": {"name": "s", "namespace": "n"}}}}}});
+        let other_crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "xs.infrastructure.example.com"},
+            "spec": {"group": "infrastructure.example.com",
+                     "conversion": {"strategy": "Webhook", "webhook": {"clientConfig": {"service": {"name": "s", "namespace": "n"}}}}}});
+        let vwc = |group: &str| {
+            json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": format!("v-{group}")},
+            "webhooks": [{"name": "v.x.io", "rules": [{"apiGroups": [group]}]}]})
+        };
+        let service = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "n"}});
+
+        // A provider of its own groups: nothing waits.
+        let mut docs = vec![
+            doc(other_crd.clone()),
+            doc(vwc("infrastructure.example.com")),
+        ];
+        assert!(split_shared(&mut docs).is_empty());
+        assert_eq!(docs.len(), 2);
+
+        // The mock's own components: its CRDs now without conversion, the full CRD and the
+        // configurations for its groups (or every group) at target start.
+        let mut docs = vec![
+            doc(mock_crd.clone()),
+            doc(other_crd),
+            doc(vwc("infrastructure.mock.capi-conformance.io")),
+            doc(vwc("*")),
+            doc(vwc("infrastructure.example.com")),
+            doc(service),
+        ];
+        let deferred = split_shared(&mut docs);
+        let names = |ds: &[Document]| -> Vec<String> {
+            ds.iter()
+                .map(|d| d.value["metadata"]["name"].as_str().unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(
+            names(&deferred),
+            [
+                "mockmachines.infrastructure.mock.capi-conformance.io",
+                "v-infrastructure.mock.capi-conformance.io",
+                "v-*"
+            ]
+        );
+        assert_eq!(deferred[0].value, mock_crd);
+        assert_eq!(
+            docs[0].value["spec"]["conversion"],
+            json!({"strategy": "None"})
+        );
+        assert_eq!(
+            names(&docs),
+            [
+                "mockmachines.infrastructure.mock.capi-conformance.io",
+                "xs.infrastructure.example.com",
+                "v-infrastructure.example.com",
+                "s"
+            ]
+        );
+    }
 
     #[test]
     fn command_placeholders_expand() {

@@ -81,12 +81,7 @@ async fn run(dir: &Path, components: &Path, faults: &str) -> (Value, String) {
         "{faults:?}: {log}"
     );
     // The certificate directory (with the serving key) is gone after the run.
-    let left: Vec<String> = std::fs::read_dir(std::env::temp_dir())
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().to_string())
-        .filter(|n| n.starts_with(&format!("capi-conformance-{run_id}-webhook-")))
-        .collect();
+    let left = cert_dirs(&run_id);
     assert!(left.is_empty(), "{faults:?}: left behind: {left:?}");
     (report, run_id)
 }
@@ -185,4 +180,78 @@ async fn mock_webhook_mode_passes_and_each_webhook_fault_fails_exactly_its_rule(
                 )));
         }
     }
+}
+
+/// The certificate directory of run `run_id`, if it exists.
+fn cert_dirs(run_id: &str) -> Vec<String> {
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| n.starts_with(&format!("capi-conformance-{run_id}-webhook-")))
+        .collect()
+}
+
+/// Ctrl-C while the provider serves its webhooks: the run stops and the certificate directory
+/// (with the serving key) is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_removes_the_webhook_certificate_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let components = dir.path().join("mock-webhooks.yaml");
+    let docs = webhook_manifests(&ManifestOptions::default()).unwrap();
+    std::fs::write(
+        &components,
+        serde_saphyr::to_string_multiple(&docs).unwrap(),
+    )
+    .unwrap();
+    let reports = dir.path().join("reports");
+    let cmd = format!(
+        "{} mock-provider run --kubeconfig {{kubeconfig}} --watch-namespace {{namespace}} \
+         --webhook-cert-dir {{webhook-cert-dir}} --webhook-port {{webhook-port}} --webhook-host 127.0.0.1",
+        bin()
+    );
+    let mut check = std::process::Command::new(bin())
+        .args(["check", "--embedded", "--progress", "never", "-o", "json"])
+        .arg("--crds")
+        .arg(&components)
+        .args(["--provider-cmd", &cmd])
+        .arg("--report-dir")
+        .arg(&reports)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(
+        crate::signals::wait_until_catching_sigint(check.id(), std::time::Duration::from_secs(60)),
+        "check never installed its Ctrl-C handling"
+    );
+    // The provider started (its log names the run) and its certificate directory exists.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let run_id = loop {
+        let found = std::fs::read_dir(&reports).ok().and_then(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().to_string())
+                .find_map(|n| {
+                    n.strip_prefix("provider-")
+                        .and_then(|r| r.strip_suffix(".log"))
+                        .map(str::to_string)
+                })
+        });
+        if let Some(id) = found.filter(|id| !cert_dirs(id).is_empty()) {
+            break id;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the provider never started"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    crate::signals::sigint(&check);
+    let status = check.wait().unwrap();
+    assert!(status.code().is_some(), "{status:?}");
+    assert!(
+        cert_dirs(&run_id).is_empty(),
+        "left: {:?}",
+        cert_dirs(&run_id)
+    );
 }
