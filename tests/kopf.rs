@@ -360,9 +360,10 @@ async fn kopf_provider_passes_every_rule_through_its_own_webhooks() {
 }
 
 /// SC-inframachine (the scenario with the most cross-object triggers: Cluster and Machine
-/// events reconcile the KopfMachine) on a server that fails 5% of requests with 500, 5% with
-/// 429 and drops every watch after 2 s: kopf's own retries and re-watches and the provider's
-/// requeues keep every verdict (the baseline mock is under the same faults).
+/// events reconcile the KopfMachine) on a server that fails 5% of requests with 500 and drops
+/// every watch after 2 s: kopf's own retries and re-watches and the provider's requeues keep
+/// every verdict (the baseline mock is under the same faults). No 429s: every client honours
+/// their `Retry-After`, which makes the run last 45 s instead of 8.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kopf_provider_passes_every_rule_on_a_faulty_server() {
     let test = "kopf_provider_passes_every_rule_on_a_faulty_server";
@@ -373,10 +374,7 @@ async fn kopf_provider_passes_every_rule_on_a_faulty_server() {
     let server = EmbeddedServer::new(ServerOptions::default());
     let cmd = provider_cmd(&python, "");
     let mut w = words(&cmd, dir.path().to_str().unwrap(), None);
-    w.extend([
-        "--server-faults".into(),
-        "500=5%,429=5%,drop-watch=2s".into(),
-    ]);
+    w.extend(["--server-faults".into(), "500=5%,drop-watch=2s".into()]);
     let m = check_on(&server, &w).await;
     let bad: Vec<String> = m
         .results
@@ -399,11 +397,11 @@ async fn kopf_provider_passes_every_rule_on_a_faulty_server() {
         .filter(|r| is_kopf(r) && r.phase == Phase::Lifecycle && r.outcome == Outcome::Pass)
         .count();
     assert!(decided >= 12, "only {decided} kopf lifecycle cells passed");
-    let (e429, e500) = server.faults().injected_errors();
+    let (_, e500) = server.faults().injected_errors();
     let (_, dropped) = server.faults().stats();
     assert!(
-        e429 > 0 && e500 > 0 && dropped > 0,
-        "faults not injected: {e429} 429s, {e500} 500s, {dropped} dropped watches"
+        e500 > 0 && dropped > 0,
+        "faults not injected: {e500} 500s, {dropped} dropped watches"
     );
 }
 
