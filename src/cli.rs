@@ -446,6 +446,7 @@ impl CheckArgs {
                     crds: self.crds.clone(),
                     vars: self.vars.clone(),
                     server_faults: self.server_faults.clone(),
+                    serve_webhooks: self.provider_cmd.is_some(),
                 },
                 provider_cmd: self.provider_cmd.clone(),
                 target_faults: self.mock_faults.clone().unwrap_or_default(),
@@ -532,6 +533,16 @@ pub struct MockRunArgs {
     /// Simulated infrastructure provisioning delay (e.g. `5ms`).
     #[arg(long = "provision-delay", value_name = "DURATION")]
     pub provision_delay: Option<String>,
+    /// Webhook mode: serve conversion, defaulting and validation over HTTPS with `tls.crt` and
+    /// `tls.key` of this directory (install `mock-provider manifests --webhooks`).
+    #[arg(long = "webhook-cert-dir", value_name = "DIR")]
+    pub webhook_cert_dir: Option<std::path::PathBuf>,
+    /// Port of the webhook server (with --webhook-cert-dir).
+    #[arg(long = "webhook-port", value_name = "PORT", default_value_t = 9443)]
+    pub webhook_port: u16,
+    /// Address the webhook server binds (with --webhook-cert-dir).
+    #[arg(long = "webhook-host", value_name = "IP", default_value = "0.0.0.0")]
+    pub webhook_host: std::net::IpAddr,
     #[command(flatten)]
     pub kube: KubeArgs,
 }
@@ -550,6 +561,10 @@ pub struct MockManifestsArgs {
         default_value = "capi-conformance-mock-system"
     )]
     pub target_namespace: String,
+    /// The webhook mode's components: CRDs converted by the mock's webhook, defaulting and
+    /// validating webhook configurations, their Service and cert-manager Certificate.
+    #[arg(long)]
+    pub webhooks: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -26,6 +26,7 @@ pub mod plan;
 pub mod report;
 pub mod run;
 pub mod scenarios;
+pub mod serving;
 pub mod source;
 pub mod tool_rbac;
 

@@ -166,6 +166,12 @@ fn check_role() -> ClusterRole {
         vec![
             rule("", &["namespaces"], &["create", "delete", "get"]),
             rule("rbac.authorization.k8s.io", &["rolebindings"], &["create"]),
+            // SC-webhooks: which kinds a defaulting webhook mutates.
+            rule(
+                "admissionregistration.k8s.io",
+                &["mutatingwebhookconfigurations"],
+                &["list"],
+            ),
             PolicyRule {
                 resource_names: Some(vec![RUN_ROLE.to_string()]),
                 ..rule("rbac.authorization.k8s.io", &["clusterroles"], &["bind"])

@@ -42,7 +42,7 @@ fn rules_json_has_every_rule() {
     let got: Vec<&str> = rules.iter().map(|r| r.id.as_str()).collect();
     let want: Vec<&str> = catalog.rules().iter().map(|r| r.id.as_str()).collect();
     assert_eq!(got, want);
-    assert_eq!(got.len(), 169);
+    assert_eq!(got.len(), 171);
     assert!(got.contains(&"infra-machinepool/initialization-provisioned"));
 }
 
@@ -74,7 +74,7 @@ fn rules_yaml_parses_back() {
     let out = run(&["rules", "-o", "yaml"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let rules: Vec<Rule> = serde_saphyr::from_str(&stdout(&out)).expect("rules -o yaml parses");
-    assert_eq!(rules.len(), 169);
+    assert_eq!(rules.len(), 171);
 }
 
 #[test]
@@ -87,7 +87,7 @@ fn rules_table_without_tty_is_plain() {
         "no ANSI colour when stdout is a pipe"
     );
     assert!(text.contains("| infra-machine/provider-id "));
-    assert!(text.contains("169 rules"));
+    assert!(text.contains("171 rules"));
 }
 
 #[test]

@@ -22,6 +22,8 @@ mod shared_data;
 mod signals;
 #[path = "scenarios/static_only.rs"]
 mod static_only;
+#[path = "scenarios/webhooks.rs"]
+mod webhooks;
 #[path = "shared/without_shared.rs"]
 mod without_shared;
 

@@ -211,7 +211,14 @@ where
             .take()
             .or_else(|| replay.try_clone())
             .unwrap_or_else(Body::empty);
-        let result = attempt(&inner, Request::from_parts(parts.clone(), body)).await;
+        let mut result = attempt(&inner, Request::from_parts(parts.clone(), body)).await;
+        if let Ok(resp) = result {
+            let (provider_webhook, resp) = webhook_failure(resp).await;
+            if provider_webhook {
+                return Ok(resp);
+            }
+            result = Ok(resp);
+        }
         let status = result.as_ref().ok().map(|r| r.status());
         if let Some(status) = status
             && !retryable_status(status)
@@ -253,6 +260,31 @@ where
         tokio::time::sleep(wait).await;
         retries += 1;
     }
+}
+
+/// Whether `resp` is kube-apiserver's 500 for a webhook it called for the request (`failed
+/// calling webhook "…"`, `conversion webhook for … failed`): the provider's own webhook answered
+/// wrong or not in time. Not retried and not recorded as server trouble: asking again asks the
+/// same webhook, and the environment is not to blame. The response is returned whole.
+async fn webhook_failure(resp: Response<RetryBody>) -> (bool, Response<RetryBody>) {
+    if resp.status() != StatusCode::INTERNAL_SERVER_ERROR {
+        return (false, resp);
+    }
+    let (head, body) = resp.into_parts();
+    let bytes = match body.collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) => {
+            let body =
+                futures::stream::once(async move { Err::<hyper::body::Frame<Bytes>, BoxError>(e) });
+            let body = http_body_util::StreamBody::new(body).boxed_unsync();
+            return (false, Response::from_parts(head, body));
+        }
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let provider_webhook =
+        text.contains("failed calling webhook") || text.contains("conversion webhook for");
+    let body = Full::new(bytes).map_err(|e| match e {}).boxed_unsync();
+    (provider_webhook, Response::from_parts(head, body))
 }
 
 /// After a retried create answered 409: the stored object, as `201 Created`, when it carries the

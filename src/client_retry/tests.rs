@@ -199,3 +199,31 @@ async fn first_create_conflict_is_not_reinterpreted() {
     );
     assert_eq!(calls.load(Ordering::SeqCst), 1);
 }
+
+/// A 500 naming a webhook the API server called is the provider's webhook failing: answered at
+/// once, not retried, not recorded as server trouble.
+#[tokio::test]
+async fn a_failed_webhook_call_is_not_retried_nor_server_trouble() {
+    let since = Instant::now();
+    let log = TroubleLog::default();
+    let (client, calls) = fake_layered(
+        |_, _, _, _| {
+            Ok(status(
+                500,
+                "Internal error occurred: failed calling webhook \"d.example.com\": failed to call webhook: context deadline exceeded",
+            ))
+        },
+        RetryLayer::new(RetryPolicy::within(Duration::from_secs(3))).reporting_to(&log),
+    );
+    let api: Api<ConfigMap> = Api::namespaced(client, "ns-webhook-test");
+    let err = api.get("a").await.unwrap_err();
+    assert!(
+        matches!(err, kube::Error::Api(ref s) if s.code == 500 && s.message.contains("failed calling webhook")),
+        "{err}"
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert!(
+        log.in_namespace("ns-webhook-test", since, &["configmaps"])
+            .is_empty()
+    );
+}

@@ -72,17 +72,30 @@ pub async fn embedded(server: &EmbeddedServer, opts: &CheckOptions) -> anyhow::R
     let client = server.retrying_client_layered(
         RetryLayer::new(RetryPolicy::within(opts.run.settings.step_timeout)).reporting_to(&trouble),
     );
-    let (loaded, notes) = Source::Embedded {
+    let read = Source::Embedded {
         server,
         client: &client,
         inputs: &embedded.inputs,
     }
     .read()
     .await?;
-    let mut plan = plan(loaded.documents, opts)?;
+    let mut installed = read.installed;
+    let mut plan = if installed.mock_components {
+        // The components are the mock's own (its webhook mode): its kinds are the target.
+        let mut opts = opts.clone();
+        if let Some(s) = &mut opts.scenarios {
+            s.mock_targets = Some(true);
+        }
+        plan(read.loaded.documents, &opts)?
+    } else {
+        plan(read.loaded.documents, opts)?
+    };
     plan.fill_samples_from_cluster(&client).await;
-    let mut matrix =
-        crate::run::embedded::run(server, &client, &plan, &opts.run, &embedded, &trouble).await?;
+    let notes = std::mem::take(&mut installed.notes);
+    let mut matrix = crate::run::embedded::run(
+        server, &client, &plan, &opts.run, &embedded, &installed, &trouble,
+    )
+    .await?;
     matrix.notes.extend(notes);
     Ok(matrix)
 }
@@ -138,8 +151,8 @@ pub async fn cluster_static_matrix(
         },
         ..CheckOptions::default()
     };
-    let (loaded, _) = Source::Cluster { client }.read().await?;
-    let plan = plan(loaded.documents, &opts)?;
+    let read = Source::Cluster { client }.read().await?;
+    let plan = plan(read.loaded.documents, &opts)?;
     crate::run::cluster::run(client, &plan, &opts.run, &TroubleLog::default()).await
 }
 
@@ -166,8 +179,8 @@ async fn on_cluster(args: &CheckArgs, mut opts: CheckOptions) -> anyhow::Result<
     .map_err(|e| anyhow::anyhow!("cannot build a client for {}: {e}", conn.source))?;
     opts.statics.source = conn.config.cluster_url.to_string();
     let result = async {
-        let (loaded, _) = Source::Cluster { client: &client }.read().await?;
-        let mut plan = plan(loaded.documents, &opts)?;
+        let read = Source::Cluster { client: &client }.read().await?;
+        let mut plan = plan(read.loaded.documents, &opts)?;
         // Best effort, outside the denial recording: listing provider templates cluster-wide is
         // a permission `rbac` deliberately does not grant (pass --sample instead).
         if let Ok(plain) = conn.client() {

@@ -20,7 +20,12 @@ fn print_manifests(args: &MockManifestsArgs) -> anyhow::Result<i32> {
         image: args.image.clone(),
         namespace: args.target_namespace.clone(),
     };
-    let yaml = manifests_yaml(&opts).context("building the mock provider manifests")?;
+    let yaml = if args.webhooks {
+        capi_mock_provider::webhook::components::webhook_manifests_yaml(&opts)
+    } else {
+        manifests_yaml(&opts)
+    }
+    .context("building the mock provider manifests")?;
     print!("{yaml}");
     Ok(0)
 }
@@ -40,9 +45,32 @@ async fn run_controllers(args: MockRunArgs) -> anyhow::Result<i32> {
         None => DEFAULT_PROVISION_DELAY,
     };
     let client = client_from(&args.kube).await?;
+    // Webhook mode: the server is up before anything else, so the API server can convert and
+    // admit the mock's objects from the first write on.
+    let webhooks = match &args.webhook_cert_dir {
+        Some(dir) => {
+            let server =
+                capi_mock_provider::webhook::serve(capi_mock_provider::webhook::WebhookOptions {
+                    cert_dir: dir.clone(),
+                    addr: std::net::SocketAddr::new(args.webhook_host, args.webhook_port),
+                    faults: faults.clone(),
+                })
+                .await
+                .context("starting the webhook server")?;
+            eprintln!("mock provider serving webhooks on https://{}", server.addr);
+            Some(server)
+        }
+        None => None,
+    };
     // CRD-level faults first, so they are in place before the controllers watch anything
     // (`check --embedded` waits for the provider's first watch before the target scenarios).
-    let changed = capi_mock_provider::crd_faults::apply_crd_faults(&client, &faults)
+    // In webhook mode the template faults are the validating webhook's.
+    let crd_faults = if webhooks.is_some() {
+        capi_mock_provider::webhook::without_webhook_faults(&faults)
+    } else {
+        faults.clone()
+    };
+    let changed = capi_mock_provider::crd_faults::apply_crd_faults(&client, &crd_faults)
         .await
         .context("applying the CRD-level faults")?;
     if !changed.is_empty() {
@@ -70,6 +98,7 @@ async fn run_controllers(args: MockRunArgs) -> anyhow::Result<i32> {
         .await
         .context("waiting for Ctrl-C")?;
     handle.shutdown().await;
+    drop(webhooks);
     Ok(0)
 }
 

@@ -125,8 +125,11 @@ fn scenario_runs(statics: &StaticPlan, rules: &[Rule], opts: &ScenarioOptions) -
     })
     .filter(|s| match &opts.selection {
         None => true,
-        Some(list) => crate::scenarios::script_for(s.role())
-            .is_some_and(|sc| list.iter().any(|x| x.eq_ignore_ascii_case(sc))),
+        // SC-webhooks runs after every kind's own script.
+        Some(list) => crate::scenarios::script_for(s.role()).is_some_and(|sc| {
+            list.iter()
+                .any(|x| x.eq_ignore_ascii_case(sc) || x.eq_ignore_ascii_case("SC-webhooks"))
+        }),
     })
     .filter(|s| !opts.only_judged || rule_filter::judged_by_some(rules, s))
     .collect();

@@ -2,7 +2,9 @@
 //! installed; the mock runs in-process as the baseline. The target is the mock itself (no
 //! `--crds`/`--provider-cmd`), or a provider's manifests (`--crds`: its components file or
 //! `config/`, installed as `clusterctl init` would, [`crate::manifests`]) reconciled by its own
-//! controller (`--provider-cmd`, started against the server's TCP kubeconfig).
+//! controller (`--provider-cmd`, started against the server's TCP kubeconfig). A provider whose
+//! components declare webhooks serves them with the run's certificate ([`crate::serving`]): the
+//! components' webhook Services are routed to it and the run waits until it serves.
 
 use super::{
     EmbeddedOptions, RunOptions, effective_rbac, environment_inconclusive, finish, merge_into,
@@ -14,7 +16,9 @@ use crate::report::Matrix;
 use crate::report::report_dir;
 use crate::scenarios::cleanup::CleanupGuard;
 use crate::scenarios::runner::{RunOutput, RunPlan, Side, run_baseline, run_targets};
+use crate::source::embedded::Installed;
 use anyhow::Context;
+use capi_contract::inventory::Document;
 use capi_mock_provider::{FaultSet, MockHandle, MockOptions, MockProvider};
 use embedded_apiserver::{EmbeddedServer, Listener};
 use std::path::{Path, PathBuf};
@@ -59,8 +63,13 @@ struct TargetStart<'a> {
     target_ns: &'a str,
     target_filter: &'a str,
     mock_is_target: bool,
-    /// How long to wait for a `--provider-cmd` provider's first watch.
+    /// How long to wait for a `--provider-cmd` provider's first watch (and its webhook server).
     wait: Duration,
+    /// Certificates and Services of the `--crds` components' webhooks (`--provider-cmd` only).
+    serving: Option<&'a crate::serving::Plan>,
+    /// Components installed only when the target starts
+    /// ([`crate::source::embedded::Installed::deferred`]).
+    deferred: &'a [Document],
 }
 
 /// The target's controllers: an in-process faulty mock, or a `--provider-cmd` process.
@@ -70,6 +79,10 @@ struct TargetProcesses {
     provider: Option<ProviderProcess>,
     listener: Option<Listener>,
     private_kubeconfig: Option<super::private_file::PrivateFile>,
+    /// `{webhook-cert-dir}`, removed at stop (and on abort).
+    cert_dir: Option<(crate::serving::CertDir, super::interrupt::AbortRemove)>,
+    /// Service ports routed to the provider (`namespace`, `name`, `port`), unrouted at stop.
+    routes: Vec<(String, String, u16)>,
 }
 
 impl TargetProcesses {
@@ -93,17 +106,47 @@ impl TargetProcesses {
                 &l.kubeconfig_yaml(),
             )
             .map_err(|e| format!("{e:#}"))?;
-            let kubeconfig = kc.path().to_path_buf();
+            let mut placeholders = crate::serving::Placeholders {
+                kubeconfig: kc.path().display().to_string(),
+                namespace: t.target_ns.to_string(),
+                watch_filter: t.target_filter.to_string(),
+                ..Default::default()
+            };
             self.private_kubeconfig = Some(kc);
             self.listener = Some(l);
-            let expanded = expand_command(
-                cmd,
-                &kubeconfig.display().to_string(),
-                t.target_ns,
-                t.target_filter,
-            );
+            let probes = self.serve_webhooks(t, cmd, &mut placeholders)?;
+            if !t.deferred.is_empty() {
+                crate::manifests::install::install(
+                    t.client,
+                    t.deferred.to_vec(),
+                    crate::manifests::CRD_TIMEOUT,
+                )
+                .await
+                .map_err(|e| format!("installing the provider's webhook configurations: {e}"))?;
+            }
+            let expanded = placeholders.expand(cmd);
             let log = dir.join(format!("provider-{}.log", t.run_id));
-            self.provider = Some(start_provider(&expanded, &log).map_err(|e| format!("{e:#}"))?);
+            let mut provider = start_provider(&expanded, &log).map_err(|e| format!("{e:#}"))?;
+            let ready =
+                wait_until_serving(&mut provider, &probes, placeholders.health_addr, t.wait)
+                    .await
+                    .map_err(|why| {
+                        let hint = if !probes.is_empty()
+                            && !crate::serving::placeholders::uses_webhooks(cmd)
+                        {
+                            "; the components declare webhooks: give the command {webhook-cert-dir} and {webhook-port} (see README \"Your own manager\")"
+                        } else {
+                            ""
+                        };
+                        let msg = format!(
+                            "--provider-cmd {cmd:?}: {why} (its output: {}){hint}",
+                            log.display()
+                        );
+                        eprintln!("{msg}");
+                        msg
+                    });
+            self.provider = Some(provider);
+            ready?;
             wait_for_new_watch(t.server, subscribers, t.wait).await;
         } else if t.mock_is_target {
             let faults = FaultSet::parse(&t.embedded.target_faults);
@@ -123,10 +166,94 @@ impl TargetProcesses {
         Ok(())
     }
 
-    async fn stop(&mut self) {
+    /// Issues the serving certificate (`{webhook-cert-dir}`), free ports for the placeholders the
+    /// command uses, and routes the components' webhook Services to the provider: to
+    /// `{webhook-port}` when the command takes it, else to each Service's `targetPort`. Returns
+    /// where the provider's webhook server will be (address, TLS server name).
+    fn serve_webhooks(
+        &mut self,
+        t: &TargetStart<'_>,
+        cmd: &str,
+        placeholders: &mut crate::serving::Placeholders,
+    ) -> Result<Vec<WebhookProbe>, String> {
+        use crate::serving::placeholders::{free_addr, free_port, uses, uses_webhooks};
+        let local;
+        let serving = match t.serving {
+            Some(s) => Some(s),
+            None if uses_webhooks(cmd) => {
+                local = crate::serving::Plan::local().map_err(|e| e.to_string())?;
+                Some(&local)
+            }
+            None => None,
+        };
+        if uses(cmd, "{metrics-addr}") {
+            placeholders.metrics_addr = Some(free_addr().map_err(|e| format!("free port: {e}"))?);
+        }
+        if uses(cmd, "{health-addr}") {
+            placeholders.health_addr = Some(free_addr().map_err(|e| format!("free port: {e}"))?);
+        }
+        let Some(serving) = serving else {
+            return Ok(Vec::new());
+        };
+        let dir = crate::serving::CertDir::create(
+            &format!("capi-conformance-{}-webhook-", t.run_id),
+            &serving.certs,
+        )
+        .map_err(|e| e.to_string())?;
+        let abort = super::interrupt::remove_dir_on_abort(dir.path());
+        placeholders.webhook_cert_dir = Some(dir.path().display().to_string());
+        placeholders.webhook_cert_path = Some(dir.cert_path().display().to_string());
+        placeholders.webhook_key_path = Some(dir.key_path().display().to_string());
+        placeholders.webhook_ca_path = Some(dir.ca_path().display().to_string());
+        self.cert_dir = Some((dir, abort));
+        if uses(cmd, "{webhook-port}") {
+            placeholders.webhook_port = Some(free_port().map_err(|e| format!("free port: {e}"))?);
+        }
+        let client_tls = serving.certs.client_config().map_err(|e| e.to_string())?;
+        let mut probes: Vec<WebhookProbe> = Vec::new();
+        for svc in &serving.services {
+            let Some(port) = placeholders.webhook_port.or(svc.target_port) else {
+                eprintln!(
+                    "Service {}/{} port {} (called by {}): not routed: its targetPort is not known from the components and the command has no {{webhook-port}}",
+                    svc.namespace,
+                    svc.name,
+                    svc.port,
+                    svc.used_by.join(", ")
+                );
+                continue;
+            };
+            let addr = std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, port));
+            t.server
+                .route_service(&svc.namespace, &svc.name, svc.port, addr);
+            self.routes
+                .push((svc.namespace.clone(), svc.name.clone(), svc.port));
+            let [server_name, _] = svc.dns_names();
+            if !probes.iter().any(|p| p.addr == addr) {
+                probes.push(WebhookProbe {
+                    addr,
+                    server_name,
+                    tls: client_tls.clone(),
+                });
+            }
+        }
+        if let (Some(port), true) = (placeholders.webhook_port, probes.is_empty()) {
+            probes.push(WebhookProbe {
+                addr: std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, port)),
+                server_name: "localhost".into(),
+                tls: client_tls,
+            });
+        }
+        Ok(probes)
+    }
+
+    async fn stop(&mut self, server: &EmbeddedServer) {
         if let Some(p) = self.provider.take() {
             p.stop().await;
         }
+        for (namespace, name, port) in self.routes.drain(..) {
+            server.unroute_service(&namespace, &name, port);
+        }
+        self.cert_dir = None;
         if let Some(l) = self.listener.take() {
             l.shutdown().await;
         }
@@ -134,6 +261,59 @@ impl TargetProcesses {
         if let Some(m) = self.mock.take() {
             m.shutdown().await;
         }
+    }
+}
+
+/// Where a `--provider-cmd` provider's webhook server is expected, and how to verify it.
+struct WebhookProbe {
+    addr: std::net::SocketAddr,
+    server_name: String,
+    tls: std::sync::Arc<tokio_rustls::rustls::ClientConfig>,
+}
+
+/// Waits (at most `limit`) until the provider serves: a TLS handshake with the run's
+/// certificate at every probe, else (no webhooks) `GET /readyz` 200 at `{health-addr}` when
+/// the command takes it. `Err`: why not, also when the provider exits first.
+async fn wait_until_serving(
+    provider: &mut ProviderProcess,
+    probes: &[WebhookProbe],
+    health: Option<std::net::SocketAddr>,
+    limit: Duration,
+) -> Result<(), String> {
+    use crate::serving::ready::{wait_readyz, wait_tls};
+    if probes.is_empty() && health.is_none() {
+        return Ok(());
+    }
+    let ready = async {
+        for p in probes {
+            wait_tls(p.addr, &p.server_name, p.tls.clone(), limit)
+                .await
+                .map_err(|e| {
+                    format!(
+                        "its webhook server did not come up at {} within {}s ({e})",
+                        p.addr,
+                        limit.as_secs()
+                    )
+                })?;
+        }
+        if probes.is_empty()
+            && let Some(addr) = health
+        {
+            wait_readyz(addr, limit).await.map_err(|e| {
+                format!(
+                    "its health endpoint {addr} was not ready within {}s ({e})",
+                    limit.as_secs()
+                )
+            })?;
+        }
+        Ok(())
+    };
+    tokio::select! {
+        r = ready => r,
+        status = provider.child.wait() => Err(match status {
+            Ok(s) => format!("it exited ({s}) before its webhook server came up"),
+            Err(e) => format!("waiting for it failed: {e}"),
+        }),
     }
 }
 
@@ -149,9 +329,13 @@ async fn wait_for_new_watch(server: &EmbeddedServer, before: usize, limit: Durat
 
 /// Replaces `{kubeconfig}`, `{namespace}` and `{watch_filter}` in the command.
 pub fn expand_command(cmd: &str, kubeconfig: &str, namespace: &str, watch_filter: &str) -> String {
-    cmd.replace("{kubeconfig}", kubeconfig)
-        .replace("{namespace}", namespace)
-        .replace("{watch_filter}", watch_filter)
+    crate::serving::Placeholders {
+        kubeconfig: kubeconfig.into(),
+        namespace: namespace.into(),
+        watch_filter: watch_filter.into(),
+        ..Default::default()
+    }
+    .expand(cmd)
 }
 
 fn start_provider(cmd: &str, log: &std::path::Path) -> anyhow::Result<ProviderProcess> {
@@ -183,8 +367,8 @@ fn start_provider(cmd: &str, log: &std::path::Path) -> anyhow::Result<ProviderPr
     })
 }
 
-/// Runs `plan` on `server` (filled by the embedded source; `client` is one of its retrying
-/// clients, reporting to `trouble`): the static cells with the live part of
+/// Runs `plan` on `server` (filled by the embedded source, which left `installed`; `client` is
+/// one of its retrying clients, reporting to `trouble`): the static cells with the live part of
 /// `all/rbac-aggregation`, then the scenarios, the in-process mock as baseline first.
 pub async fn run(
     server: &EmbeddedServer,
@@ -192,6 +376,7 @@ pub async fn run(
     plan: &Plan,
     opts: &RunOptions,
     embedded: &EmbeddedOptions,
+    installed: &Installed,
     trouble: &TroubleLog,
 ) -> anyhow::Result<Matrix> {
     let mut matrix = static_matrix(plan);
@@ -208,7 +393,7 @@ pub async fn run(
         let run_id = new_run_id();
         matrix.context.run_id = Some(run_id.clone());
         let out = run_scenarios(
-            server, client, plan, scenarios, opts, embedded, trouble, &run_id,
+            server, client, plan, scenarios, opts, embedded, installed, trouble, &run_id,
         )
         .await?;
         merge_into(&mut matrix, &out, &plan.rules);
@@ -226,12 +411,14 @@ async fn run_scenarios(
     scenarios: &ScenarioRuns,
     opts: &RunOptions,
     embedded: &EmbeddedOptions,
+    installed: &Installed,
     trouble: &TroubleLog,
     run_id: &str,
 ) -> anyhow::Result<RunOutput> {
     let settings = opts.settings;
     let rules = &plan.rules;
-    let mock_is_target = embedded.inputs.crds.is_empty();
+    // The mock is the target without `--crds`, or when the components are its own.
+    let mock_is_target = embedded.inputs.crds.is_empty() || installed.mock_components;
     let guard = CleanupGuard::default();
     let baseline_ns = format!("capi-conformance-{run_id}-baseline");
     let baseline_filter = format!("capi-conformance-baseline-{run_id}");
@@ -294,6 +481,8 @@ async fn run_scenarios(
             // four runs at once in CI took more than one step timeout); the wait ends at its
             // first watch, so a healthy provider never waits this long.
             wait: settings.step_timeout * 3,
+            serving: installed.serving.as_ref(),
+            deferred: &installed.deferred,
         };
         match target.start(&start).await {
             Ok(()) => run_targets(&run_plan, baseline_runs).await,
@@ -310,7 +499,7 @@ async fn run_scenarios(
     let leftovers = guard
         .cleanup(client, Duration::from_millis(500), true)
         .await;
-    target.stop().await;
+    target.stop(server).await;
     baseline_mock.shutdown().await;
     drop(section);
     let Some(out) = finished else {

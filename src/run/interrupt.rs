@@ -46,6 +46,14 @@ impl Interrupts {
             for group in ABORT_KILL.lock().unwrap_or_else(|e| e.into_inner()).iter() {
                 signal_group("KILL", *group);
             }
+            // Nor the private files of the run (the provider's webhook serving key).
+            for dir in ABORT_REMOVE
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+            {
+                let _ = std::fs::remove_dir_all(dir);
+            }
             std::process::exit(INTERRUPTED_EXIT);
         }
     }
@@ -75,6 +83,35 @@ impl Drop for AbortKill {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .retain(|g| *g != self.group);
+    }
+}
+
+/// Directories removed when the run is aborted (a second interrupt).
+static ABORT_REMOVE: Mutex<Vec<std::path::PathBuf>> = Mutex::new(Vec::new());
+
+/// Removes directory `dir` if the run is aborted, until the returned guard is dropped (the owner
+/// removes it itself then).
+pub fn remove_dir_on_abort(dir: &std::path::Path) -> AbortRemove {
+    ABORT_REMOVE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(dir.to_path_buf());
+    AbortRemove {
+        dir: dir.to_path_buf(),
+    }
+}
+
+/// See [`remove_dir_on_abort`].
+pub struct AbortRemove {
+    dir: std::path::PathBuf,
+}
+
+impl Drop for AbortRemove {
+    fn drop(&mut self) {
+        ABORT_REMOVE
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|d| *d != self.dir);
     }
 }
 

@@ -26,6 +26,7 @@ pub mod server_trouble;
 pub mod template;
 pub mod timeline;
 pub mod verdicts;
+pub mod webhooks;
 
 use crate::report::Column;
 use capi_contract::contract::Role;

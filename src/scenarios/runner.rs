@@ -128,6 +128,8 @@ pub async fn run_subject(side: &Side, subject: &Subject) -> SubjectRun {
             r if r.is_template() => super::template::run(&mut run).await,
             _ => {}
         }
+        // What only the provider's webhooks decide, for every kind (SC-webhooks).
+        super::webhooks::run(&mut run).await;
     })
     .await;
     if finished.is_err() {

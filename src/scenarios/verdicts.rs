@@ -66,6 +66,18 @@ impl Verdicts {
         );
     }
 
+    /// The environment kept the rule from being judged.
+    pub fn inconclusive(&mut self, rule: &str, reason: impl Into<String>) {
+        self.put(
+            rule,
+            Verdict {
+                outcome: Outcome::Inconclusive,
+                reason: Some(reason.into()),
+                evidence: Vec::new(),
+            },
+        );
+    }
+
     /// Pass when `ok`, else fail with `reason`.
     pub fn check(&mut self, rule: &str, ok: bool, reason: impl Into<String>, evidence: Evidence) {
         if ok {

@@ -3,8 +3,15 @@
 //! its components file or `config/`, installed as `clusterctl init` would,
 //! [`crate::manifests`]). The documents are then read back like a cluster's
 //! ([`super::cluster::read_documents`]).
+//!
+//! When the run serves the provider's webhooks (`--provider-cmd`), the components' webhooks get
+//! a serving certificate whose CA is injected first, as cert-manager would ([`crate::serving`]);
+//! what would route the baseline mock's objects through the target's webhooks is kept for when
+//! the target starts ([`split_shared`]).
 
+use crate::plan::subjects::MOCK_GROUP_SUFFIX;
 use anyhow::Context;
+use capi_contract::inventory::Document;
 use capi_mock_provider::core_crds::core_crd_documents;
 use capi_mock_provider::crds::mock_crds;
 use capi_mock_provider::manifests::{aggregated_cluster_role, manager_cluster_role};
@@ -21,15 +28,31 @@ pub struct EmbeddedInputs {
     pub vars: Vec<String>,
     /// `--server-faults`: fault injection in the server.
     pub server_faults: Option<String>,
+    /// The run serves the components' webhooks (`--provider-cmd`): issue their serving
+    /// certificate, inject its CA, and keep back what would route the baseline through them.
+    pub serve_webhooks: bool,
+}
+
+/// What installing the `--crds` components gave the run.
+#[derive(Default)]
+pub struct Installed {
+    /// Report notes: objects nothing serves (skipped), CA injections that could not be done.
+    pub notes: Vec<crate::report::Note>,
+    /// The provider's webhook serving (`--provider-cmd` with webhooks).
+    pub serving: Option<crate::serving::Plan>,
+    /// Components installed when the target starts ([`split_shared`]).
+    pub deferred: Vec<Document>,
+    /// The components are the mock's own (its webhook mode): the mock's kinds are the target.
+    pub mock_components: bool,
 }
 
 /// Fills a fresh `server` (through `client`, one of its clients): its faults, the base documents,
-/// the provider's manifests. Returns the notes on objects nothing serves (skipped).
+/// the provider's manifests.
 pub async fn install(
     server: &EmbeddedServer,
     client: &kube::Client,
     inputs: &EmbeddedInputs,
-) -> anyhow::Result<Vec<crate::report::Note>> {
+) -> anyhow::Result<Installed> {
     if let Some(spec) = &inputs.server_faults {
         server
             .faults()
@@ -62,28 +85,234 @@ pub fn core_manager_rbac() -> Vec<Value> {
     capi_mock_provider::core_rbac::core_manager_rbac()
 }
 
+/// Whether `doc` is a CRD of the mock's groups.
+fn is_mock_crd(doc: &Document) -> bool {
+    doc.value.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
+        && doc
+            .value
+            .pointer("/spec/group")
+            .and_then(Value::as_str)
+            .is_some_and(|g| g.ends_with(MOCK_GROUP_SUFFIX))
+}
+
+/// Whether webhook configuration `doc` has a rule for a mock group (or every group).
+fn hooks_mock_groups(doc: &Document) -> bool {
+    crate::serving::components::is_webhook_configuration(&doc.value)
+        && doc
+            .value
+            .get("webhooks")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .flat_map(|w| {
+                w.get("rules")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+            })
+            .flat_map(|r| {
+                r.get("apiGroups")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+            })
+            .filter_map(Value::as_str)
+            .any(|g| g == "*" || g.ends_with(MOCK_GROUP_SUFFIX))
+}
+
+/// The baseline (the in-process mock) and a target that is the mock itself in webhook mode
+/// share the mock's CRDs. So that the baseline runs on the mock's CRDs as it always does (and a
+/// target's faulty webhook cannot fail it), what would route the baseline's objects through the
+/// target's webhooks waits until the target starts: webhook configurations with rules for the
+/// mock's groups, and the conversion settings of the mock's CRDs (installed now without them).
+/// Returns the documents to install at target start; `docs` keeps what is installed now.
+fn split_shared(docs: &mut Vec<Document>) -> Vec<Document> {
+    if !docs.iter().any(is_mock_crd) {
+        return Vec::new();
+    }
+    let mut deferred = Vec::new();
+    let mut now = Vec::new();
+    for doc in docs.drain(..) {
+        if hooks_mock_groups(&doc) {
+            deferred.push(doc);
+        } else if is_mock_crd(&doc)
+            && crate::serving::components::is_webhook_converted_crd(&doc.value)
+        {
+            let mut without = doc.clone();
+            if let Some(spec) = without.value.get_mut("spec").and_then(Value::as_object_mut) {
+                spec.insert("conversion".into(), serde_json::json!({"strategy": "None"}));
+            }
+            now.push(without);
+            deferred.push(doc);
+        } else {
+            now.push(doc);
+        }
+    }
+    *docs = now;
+    deferred
+}
+
+/// Issues the serving certificate of the components' webhooks and injects its CA into `docs`
+/// (as cert-manager would); a CA injection that cannot be done is a report note. `None` when
+/// the components have neither webhook Services nor CA injections.
+fn webhook_serving(
+    docs: &mut [Document],
+    notes: &mut Vec<crate::report::Note>,
+) -> anyhow::Result<Option<crate::serving::Plan>> {
+    let mut values: Vec<Value> = docs.iter().map(|d| d.value.clone()).collect();
+    let plan = crate::serving::Plan::for_components(&mut values)
+        .context("issuing the provider's webhook serving certificate")?;
+    for (doc, value) in docs.iter_mut().zip(values) {
+        doc.value = value;
+    }
+    for i in &plan.injections {
+        if let Err(why) = &i.outcome {
+            let message = format!("CA injection: {}: {why}", i.object);
+            eprintln!("{message}");
+            notes.push(crate::report::Note {
+                source: "--crds".into(),
+                message,
+            });
+        }
+    }
+    let used = !plan.services.is_empty() || plan.injections.iter().any(|i| i.outcome.is_ok());
+    Ok(used.then_some(plan))
+}
+
 /// Installs the `--crds` manifests as `clusterctl init` would (variables substituted, creation
 /// order, CRDs Established first); objects of kinds nothing serves are skipped: each is named on
-/// stderr and returned as a report note.
+/// stderr and returned as a report note. With [`EmbeddedInputs::serve_webhooks`], the
+/// components' webhooks get a serving certificate whose CA is injected first
+/// ([`webhook_serving`]), and what would route the baseline through them is deferred
+/// ([`split_shared`]).
 async fn install_provider_manifests(
     client: &kube::Client,
     inputs: &EmbeddedInputs,
-) -> anyhow::Result<Vec<crate::report::Note>> {
+) -> anyhow::Result<Installed> {
     if inputs.crds.is_empty() {
         if !inputs.vars.is_empty() {
             anyhow::bail!("--var needs --crds (it sets clusterctl variables of those manifests)");
         }
-        return Ok(Vec::new());
+        return Ok(Installed::default());
     }
     let vars = crate::manifests::Variables::from_flags(&inputs.vars)?;
-    let report = crate::manifests::load_and_install(client, &inputs.crds, &vars)
-        .await
+    let mut docs = crate::manifests::load(&inputs.crds, &vars)
         .context("installing --crds on the embedded server")?;
-    Ok(crate::manifests::skipped_lines(&report)
-        .into_iter()
-        .map(|(source, message)| {
-            eprintln!("{source}: {message}");
-            crate::report::Note { source, message }
-        })
-        .collect())
+    let mut notes = Vec::new();
+    let serving = if inputs.serve_webhooks {
+        webhook_serving(&mut docs, &mut notes)?
+    } else {
+        None
+    };
+    let mock_components = docs.iter().any(is_mock_crd);
+    let deferred = if inputs.serve_webhooks {
+        split_shared(&mut docs)
+    } else {
+        Vec::new()
+    };
+    let mut report =
+        crate::manifests::install::install(client, docs, crate::manifests::CRD_TIMEOUT)
+            .await
+            .context("installing --crds on the embedded server")?;
+    if let Some(plan) = &serving {
+        // cert-manager's part is played by the run: its kinds are not needed.
+        for s in &mut report.skipped {
+            if s.object.starts_with("cert-manager.io/") {
+                s.reason = format!(
+                    "not installed: cert-manager is not, and the run issued the webhook serving certificate itself (for {}) and injected its CA",
+                    plan.certs.names.join(", ")
+                );
+            }
+        }
+    }
+    notes.extend(
+        crate::manifests::skipped_lines(&report)
+            .into_iter()
+            .map(|(source, message)| {
+                eprintln!("{source}: {message}");
+                crate::report::Note { source, message }
+            }),
+    );
+    Ok(Installed {
+        notes,
+        serving,
+        deferred,
+        mock_components,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use capi_contract::inventory::Origin;
+    use serde_json::json;
+
+    fn doc(v: Value) -> Document {
+        Document::new(v, Origin::new("components.yaml", 0, 1))
+    }
+
+    #[test]
+    fn what_would_route_the_baseline_through_the_target_waits_for_the_target() {
+        let mock_crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "mockmachines.infrastructure.mock.capi-conformance.io"},
+            "spec": {"group": "infrastructure.mock.capi-conformance.io",
+                     "conversion": {"strategy": "Webhook", "webhook": {"clientConfig": {"service": {"name": "s", "namespace": "n"}}}}}});
+        let other_crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "xs.infrastructure.example.com"},
+            "spec": {"group": "infrastructure.example.com",
+                     "conversion": {"strategy": "Webhook", "webhook": {"clientConfig": {"service": {"name": "s", "namespace": "n"}}}}}});
+        let vwc = |group: &str| {
+            json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": format!("v-{group}")},
+            "webhooks": [{"name": "v.x.io", "rules": [{"apiGroups": [group]}]}]})
+        };
+        let service = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "n"}});
+
+        // A provider of its own groups: nothing waits.
+        let mut docs = vec![
+            doc(other_crd.clone()),
+            doc(vwc("infrastructure.example.com")),
+        ];
+        assert!(split_shared(&mut docs).is_empty());
+        assert_eq!(docs.len(), 2);
+
+        // The mock's own components: its CRDs now without conversion, the full CRD and the
+        // configurations for its groups (or every group) at target start.
+        let mut docs = vec![
+            doc(mock_crd.clone()),
+            doc(other_crd),
+            doc(vwc("infrastructure.mock.capi-conformance.io")),
+            doc(vwc("*")),
+            doc(vwc("infrastructure.example.com")),
+            doc(service),
+        ];
+        let deferred = split_shared(&mut docs);
+        let names = |ds: &[Document]| -> Vec<String> {
+            ds.iter()
+                .map(|d| d.value["metadata"]["name"].as_str().unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(
+            names(&deferred),
+            [
+                "mockmachines.infrastructure.mock.capi-conformance.io",
+                "v-infrastructure.mock.capi-conformance.io",
+                "v-*"
+            ]
+        );
+        assert_eq!(deferred[0].value, mock_crd);
+        assert_eq!(
+            docs[0].value["spec"]["conversion"],
+            json!({"strategy": "None"})
+        );
+        assert_eq!(
+            names(&docs),
+            [
+                "mockmachines.infrastructure.mock.capi-conformance.io",
+                "xs.infrastructure.example.com",
+                "v-infrastructure.example.com",
+                "s"
+            ]
+        );
+    }
 }

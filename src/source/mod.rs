@@ -17,7 +17,6 @@ pub use files::{
 };
 pub use kustomize::Kustomize;
 
-use crate::report::Note;
 use std::path::PathBuf;
 
 /// One kind of input. A new kind of input is a new variant here, read in [`Source::read`].
@@ -38,23 +37,37 @@ pub enum Source<'a> {
     },
 }
 
+/// What a [`Source`] read.
+pub struct Read {
+    pub loaded: Loaded,
+    /// What filling the embedded server left for the run (report notes on skipped objects, the
+    /// provider's webhook serving); empty for the other sources, whose notes are
+    /// [`Loaded::notes`].
+    pub installed: embedded::Installed,
+}
+
 impl Source<'_> {
-    /// The documents of the input, with what loading noted (as report notes for the embedded
-    /// server's skipped objects; as [`Loaded::notes`] for files).
-    pub async fn read(&self) -> anyhow::Result<(Loaded, Vec<Note>)> {
+    /// The documents of the input, with what loading left for the run ([`Read`]).
+    pub async fn read(&self) -> anyhow::Result<Read> {
         match self {
-            Source::Files { paths, options } => Ok((load_paths_with(paths, options)?, Vec::new())),
-            Source::Cluster { client } => Ok((
-                documents(cluster::read_documents(client).await?),
-                Vec::new(),
-            )),
+            Source::Files { paths, options } => Ok(Read {
+                loaded: load_paths_with(paths, options)?,
+                installed: embedded::Installed::default(),
+            }),
+            Source::Cluster { client } => Ok(Read {
+                loaded: documents(cluster::read_documents(client).await?),
+                installed: embedded::Installed::default(),
+            }),
             Source::Embedded {
                 server,
                 client,
                 inputs,
             } => {
-                let notes = embedded::install(server, client, inputs).await?;
-                Ok((documents(cluster::read_documents(client).await?), notes))
+                let installed = embedded::install(server, client, inputs).await?;
+                Ok(Read {
+                    loaded: documents(cluster::read_documents(client).await?),
+                    installed,
+                })
             }
         }
     }

@@ -14,6 +14,12 @@ fn every_fault_is_named_by_a_catalog_rule() {
         );
         assert!(!what.is_empty());
     }
+    for (name, rule, what) in capi_conformance::mock::faults::FAULT_VARIANTS {
+        assert!(
+            name.starts_with(&format!("{rule}:")) && catalog.get(rule).is_some(),
+            "fault variant {name} ({what}) names no rule"
+        );
+    }
     for (id, _) in NOT_APPLICABLE {
         let rule = catalog
             .get(id)
@@ -65,6 +71,7 @@ fn every_fault_is_exercised_by_a_fault_test() {
         include_str!("faults_bootstrap.rs"),
         include_str!("faults_control_plane.rs"),
         include_str!("faults_templates.rs"),
+        include_str!("../scenarios/webhooks.rs"),
     ]
     .concat();
     let untested: Vec<&str> = FAULTS

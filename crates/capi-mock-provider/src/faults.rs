@@ -13,6 +13,14 @@ pub const FAULT_ANNOTATION: &str = "mock.capi-conformance.io/fault";
 /// CRDs ([`super::crd_faults`]): provider-wide only.
 pub const FAULTS: &[(&str, &str)] = &[
     (
+        id::all::CONVERSION_LOSSLESS,
+        "webhook mode: conversion keeps nothing of what the other version cannot say, so a round trip loses it",
+    ),
+    (
+        id::all::DEFAULTING_ADMITTED,
+        "webhook mode: defaults a MockControlPlane's spec.replicas to 0, which its own validation rejects",
+    ),
+    (
         id::all::PAUSE,
         "keeps reconciling (provisions, patches status) while the Cluster or the object is paused",
     ),
@@ -310,6 +318,14 @@ pub const NOT_APPLICABLE: &[(&str, &str)] = &[
     (id::ipam::CONSUMER_CLAIM, "the mock does not use IPAM"),
 ];
 
+/// Second faults of a rule: (name, the rule it breaks, what the mock does wrong). Named
+/// `<rule id>:<variant>`; the rule's own fault is in [`FAULTS`].
+pub const FAULT_VARIANTS: &[(&str, &str, &str)] = &[(
+    "all/defaulting-admitted:timeout",
+    id::all::DEFAULTING_ADMITTED,
+    "webhook mode: the defaulting webhook, when it has a default to fill in on a dry run, answers only after its timeoutSeconds (as one that looks its defaults up somewhere slow when it may not write)",
+)];
+
 /// The fault that makes the mock break `rule_id`, if there is one.
 pub fn fault_for(rule_id: &str) -> Option<&'static str> {
     FAULTS
@@ -320,7 +336,7 @@ pub fn fault_for(rule_id: &str) -> Option<&'static str> {
 
 /// Whether `name` is a known fault.
 pub fn is_known(name: &str) -> bool {
-    FAULTS.iter().any(|(id, _)| *id == name)
+    FAULTS.iter().any(|(id, _)| *id == name) || FAULT_VARIANTS.iter().any(|(n, ..)| *n == name)
 }
 
 /// The faults active for one object: provider-wide ones plus the object's annotation.
@@ -365,5 +381,10 @@ impl FaultSet {
 
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+
+    /// The names in the set.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(String::as_str)
     }
 }

@@ -47,6 +47,7 @@ pub mod object;
 pub mod options;
 pub mod provider;
 pub mod reconcile;
+pub mod webhook;
 
 pub use faults::{FAULTS, FaultSet};
 pub use options::MockOptions;

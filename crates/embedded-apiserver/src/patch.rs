@@ -81,11 +81,13 @@ pub fn json_patch(target: &Value, patch: &Value) -> Result<Value, ApiError> {
     let parsed: json_patch::Patch = serde_json::from_value(Value::Array(kept))
         .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
     let mut out = target.clone();
-    json_patch::patch(&mut out, &parsed).map_err(|e| {
+    // kube-apiserver answers `NewGenericServerResponse(422, …, err.Error(), …, false)`: the
+    // generic 422 text only (the patch library's error is not in the Status), `details: {}`.
+    json_patch::patch(&mut out, &parsed).map_err(|_| {
         ApiError::new(
             422,
             "Invalid",
-            format!("the server rejected our request due to an error in our request: {e}"),
+            "the server rejected our request due to an error in our request".to_string(),
         )
         .with_details(serde_json::json!({}))
     })?;
@@ -112,7 +114,13 @@ mod tests {
     fn failing_test_is_422() {
         let obj = json!({"metadata": {"finalizers": ["x"]}});
         let p = json!([{"op": "test", "path": "/metadata/finalizers", "value": null}]);
-        assert_eq!(json_patch(&obj, &p).unwrap_err().code, 422);
+        let e = json_patch(&obj, &p).unwrap_err();
+        assert_eq!(e.code, 422);
+        assert_eq!(e.reason, "Invalid");
+        assert_eq!(
+            e.message,
+            "the server rejected our request due to an error in our request"
+        );
         assert_eq!(json_patch(&obj, &json!({})).unwrap_err().code, 400);
     }
 

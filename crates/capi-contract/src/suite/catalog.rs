@@ -45,7 +45,7 @@ const EMBEDDED: [(&str, &str); 9] = [
 ];
 
 /// Scenario scripts a rule may name (docs/contract.md §4.1).
-pub const SCENARIOS: [&str; 7] = [
+pub const SCENARIOS: [&str; 8] = [
     "SC-infracluster",
     "SC-inframachine",
     "SC-bootstrap",
@@ -53,6 +53,7 @@ pub const SCENARIOS: [&str; 7] = [
     "SC-machinepool",
     "SC-template",
     "SC-ipam",
+    "SC-webhooks",
 ];
 
 /// Why a catalog could not be loaded.

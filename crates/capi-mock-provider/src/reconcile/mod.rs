@@ -231,10 +231,18 @@ pub fn contains(have: &Value, want: &Value) -> bool {
     }
 }
 
-/// v1beta1 terminal failure: `status.failureReason` or `status.failureMessage` set.
+/// v1beta1 terminal failure: `status.failureReason` or `status.failureMessage` set (in the
+/// `v1beta2` view of a webhook-converted object, under `status.deprecated.v1beta1`, where the
+/// mock's conversion keeps them, as CAPI's does).
 pub fn has_failure(obj: &DynamicObject) -> bool {
-    object::string_field(obj, "status.failureReason").is_some()
-        || object::string_field(obj, "status.failureMessage").is_some()
+    [
+        "status.failureReason",
+        "status.failureMessage",
+        "status.deprecated.v1beta1.failureReason",
+        "status.deprecated.v1beta1.failureMessage",
+    ]
+    .iter()
+    .any(|p| object::string_field(obj, p).is_some())
 }
 
 /// The `status` of condition `type_` on `obj`, if present.

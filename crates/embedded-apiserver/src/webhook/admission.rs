@@ -338,6 +338,7 @@ async fn call_hook(
                     format!("/{}", attrs.subresource)
                 }
             ),
+            namespace: attrs.namespace.clone(),
             outcome,
             duration: started.elapsed(),
         });

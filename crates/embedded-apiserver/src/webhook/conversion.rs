@@ -367,6 +367,18 @@ async fn call(
     let failed = |why: String| format!("conversion webhook for {in_gvk} failed: {why}");
     let started = Instant::now();
     let webhooks = server.webhooks();
+    let namespaces: std::collections::BTreeSet<&str> = objects
+        .iter()
+        .map(|o| {
+            o.pointer("/metadata/namespace")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+        })
+        .collect();
+    let namespace = match namespaces.len() {
+        1 => namespaces.first().copied().unwrap_or_default().to_string(),
+        _ => String::new(),
+    };
     let observe = |outcome: CallOutcome, url: String| {
         webhooks.observe(WebhookCall {
             kind: CallKind::Conversion,
@@ -374,6 +386,7 @@ async fn call(
             url,
             operation: String::new(),
             resource: desired.to_string(),
+            namespace: namespace.clone(),
             outcome,
             duration: started.elapsed(),
         });

@@ -83,6 +83,9 @@ pub struct WebhookCall {
     pub operation: String,
     /// `group/version/resource[/subresource]` (conversion: the desired apiVersion).
     pub resource: String,
+    /// The request's namespace (conversion: the objects' namespace when they share one; empty
+    /// for cluster-scoped requests).
+    pub namespace: String,
     pub outcome: CallOutcome,
     pub duration: Duration,
 }

@@ -57,6 +57,15 @@ async fn check_37_failed_test_is_422() {
         )
         .await;
     assert_eq!(r.code, 422);
+    // kube-apiserver: `NewGenericServerResponse(422, …)`, the generic text only (clients such
+    // as kopf tell a lost resourceVersion race by the 422; the patch library's error is not
+    // in the Status).
+    assert_eq!(
+        r.body["message"],
+        "the server rejected our request due to an error in our request"
+    );
+    assert_eq!(r.body["reason"], "Invalid");
+    assert_eq!(r.body["details"], json!({}));
 }
 
 #[tokio::test]

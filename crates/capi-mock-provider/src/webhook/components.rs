@@ -1,0 +1,197 @@
+//! The mock's components in webhook mode (`mock-provider manifests --webhooks`), shaped like a
+//! Cluster API provider's release manifest: every CRD converts through the webhook Service
+//! (`conversion: Webhook`), a mutating and a validating configuration call the same Service,
+//! cert-manager's `inject-ca-from` names the Certificate whose CA goes into them, and the
+//! Service reaches the manager's named container port `webhook-server` (9443).
+//!
+//! Each CRD's schemas also carry where conversion keeps what the other version cannot say
+//! (v1beta2 `status.deprecated.v1beta1`, v1beta1 `status.v1beta2`; see [`super::convert`]).
+
+use super::super::manifests::{DEPLOYMENT_NAME, ManifestError, ManifestOptions, manifests};
+use super::{CONVERT_PATH, MUTATE_PATH, VALIDATE_PATH};
+use crate::api::{BOOTSTRAP_GROUP, CONTROLPLANE_GROUP, INFRASTRUCTURE_GROUP};
+use crate::kinds::ALL;
+use serde_json::{Value, json};
+
+/// The webhook Service.
+pub const SERVICE_NAME: &str = "capi-conformance-mock-webhook-service";
+/// The Certificate whose CA is injected.
+pub const CERTIFICATE_NAME: &str = "capi-conformance-mock-serving-cert";
+/// The webhook configurations' name.
+pub const MUTATING_NAME: &str = "capi-conformance-mock-mutating-webhook-configuration";
+pub const VALIDATING_NAME: &str = "capi-conformance-mock-validating-webhook-configuration";
+/// `timeoutSeconds` of the defaulting webhook (kube's default is 10).
+pub const MUTATING_TIMEOUT_SECONDS: u32 = 2;
+/// The manager's webhook port.
+pub const WEBHOOK_PORT: u16 = 9443;
+
+fn service_ref(ns: &str, path: &str) -> Value {
+    json!({"service": {"namespace": ns, "name": SERVICE_NAME, "path": path, "port": 443}})
+}
+
+fn inject_annotation(ns: &str) -> Value {
+    json!({"cert-manager.io/inject-ca-from": format!("{ns}/{CERTIFICATE_NAME}")})
+}
+
+/// Every document of the webhook-mode components, in apply order.
+pub fn webhook_manifests(opts: &ManifestOptions) -> Result<Vec<Value>, ManifestError> {
+    let ns = opts.namespace.as_str();
+    let mut docs = manifests(opts)?;
+    for doc in &mut docs {
+        match doc.get("kind").and_then(Value::as_str) {
+            Some("CustomResourceDefinition") => webhook_crd(doc, ns),
+            Some("Deployment")
+                if doc.pointer("/metadata/name").and_then(Value::as_str)
+                    == Some(DEPLOYMENT_NAME) =>
+            {
+                webhook_deployment(doc)
+            }
+            _ => {}
+        }
+    }
+    let selector = json!({ "app.kubernetes.io/name": "capi-conformance-mock" });
+    docs.push(json!({
+        "apiVersion": "cert-manager.io/v1", "kind": "Issuer",
+        "metadata": {"name": "capi-conformance-mock-selfsigned-issuer", "namespace": ns},
+        "spec": {"selfSigned": {}},
+    }));
+    docs.push(json!({
+        "apiVersion": "cert-manager.io/v1", "kind": "Certificate",
+        "metadata": {"name": CERTIFICATE_NAME, "namespace": ns},
+        "spec": {
+            "dnsNames": [format!("{SERVICE_NAME}.{ns}.svc"), format!("{SERVICE_NAME}.{ns}.svc.cluster.local")],
+            "issuerRef": {"kind": "Issuer", "name": "capi-conformance-mock-selfsigned-issuer"},
+            "secretName": "capi-conformance-mock-webhook-service-cert",
+        },
+    }));
+    docs.push(json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": SERVICE_NAME, "namespace": ns},
+        "spec": {"selector": selector, "ports": [{"port": 443, "targetPort": "webhook-server"}]},
+    }));
+    docs.push(json!({
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+        "metadata": {"name": MUTATING_NAME, "annotations": inject_annotation(ns)},
+        "webhooks": [{
+            "name": "default.mockcontrolplane.controlplane.mock.capi-conformance.io",
+            "admissionReviewVersions": ["v1"],
+            "clientConfig": service_ref(ns, MUTATE_PATH),
+            "failurePolicy": "Fail",
+            "matchPolicy": "Equivalent",
+            "sideEffects": "None",
+            "timeoutSeconds": MUTATING_TIMEOUT_SECONDS,
+            "rules": [{"apiGroups": [CONTROLPLANE_GROUP], "apiVersions": ["v1beta2"],
+                       "operations": ["CREATE", "UPDATE"], "resources": ["mockcontrolplanes"]}],
+        }],
+    }));
+    let rules: Vec<Value> = [INFRASTRUCTURE_GROUP, BOOTSTRAP_GROUP, CONTROLPLANE_GROUP]
+        .iter()
+        .map(|g| {
+            let plurals: Vec<&str> = ALL
+                .iter()
+                .filter(|k| k.group == *g)
+                .map(|k| k.plural)
+                .collect();
+            json!({"apiGroups": [g], "apiVersions": ["v1beta2"],
+                   "operations": ["CREATE", "UPDATE"], "resources": plurals})
+        })
+        .collect();
+    docs.push(json!({
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": VALIDATING_NAME, "annotations": inject_annotation(ns)},
+        "webhooks": [{
+            "name": "validation.mock.capi-conformance.io",
+            "admissionReviewVersions": ["v1"],
+            "clientConfig": service_ref(ns, VALIDATE_PATH),
+            "failurePolicy": "Fail",
+            "matchPolicy": "Equivalent",
+            "sideEffects": "None",
+            "rules": rules,
+        }],
+    }));
+    Ok(docs)
+}
+
+/// The webhook-mode components as one multi-document YAML stream.
+pub fn webhook_manifests_yaml(opts: &ManifestOptions) -> Result<String, ManifestError> {
+    let docs = webhook_manifests(opts)?;
+    serde_saphyr::to_string_multiple(&docs).map_err(|e| ManifestError::Yaml(e.to_string()))
+}
+
+fn webhook_crd(crd: &mut Value, ns: &str) {
+    crd["metadata"]["annotations"] = inject_annotation(ns);
+    crd["spec"]["conversion"] = json!({
+        "strategy": "Webhook",
+        "webhook": {"conversionReviewVersions": ["v1"], "clientConfig": service_ref(ns, CONVERT_PATH)},
+    });
+    let Some(versions) = crd
+        .pointer_mut("/spec/versions")
+        .and_then(Value::as_array_mut)
+    else {
+        return;
+    };
+    for v in versions {
+        let other = match v.get("name").and_then(Value::as_str) {
+            Some("v1beta2") => "deprecated",
+            Some("v1beta1") => "v1beta2",
+            _ => continue,
+        };
+        if let Some(status) = v
+            .pointer_mut("/schema/openAPIV3Schema/properties/status/properties")
+            .and_then(Value::as_object_mut)
+        {
+            status.insert(
+                other.into(),
+                json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                       "description": "What conversion keeps of the other version's status."}),
+            );
+        }
+    }
+}
+
+fn webhook_deployment(d: &mut Value) {
+    let Some(c) = d.pointer_mut("/spec/template/spec/containers/0") else {
+        return;
+    };
+    if let Some(args) = c.get_mut("args").and_then(Value::as_array_mut) {
+        args.push(json!(
+            "--webhook-cert-dir=/tmp/k8s-webhook-server/serving-certs"
+        ));
+        args.push(json!(format!("--webhook-port={WEBHOOK_PORT}")));
+    }
+    c["ports"] =
+        json!([{"name": "webhook-server", "containerPort": WEBHOOK_PORT, "protocol": "TCP"}]);
+    c["volumeMounts"] = json!([{"name": "cert", "mountPath": "/tmp/k8s-webhook-server/serving-certs", "readOnly": true}]);
+    d["spec"]["template"]["spec"]["volumes"] = json!([{"name": "cert", "secret": {"secretName": "capi-conformance-mock-webhook-service-cert"}}]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_crd_converts_through_the_service_and_configurations_are_injected() {
+        let docs = webhook_manifests(&ManifestOptions::default()).unwrap();
+        let crds: Vec<&Value> = docs
+            .iter()
+            .filter(|d| d["kind"] == "CustomResourceDefinition")
+            .collect();
+        assert_eq!(crds.len(), ALL.len());
+        for crd in &crds {
+            assert_eq!(crd["spec"]["conversion"]["strategy"], "Webhook");
+            assert_eq!(
+                crd["metadata"]["annotations"]["cert-manager.io/inject-ca-from"],
+                "capi-conformance-mock-system/capi-conformance-mock-serving-cert"
+            );
+        }
+        for kind in [
+            "MutatingWebhookConfiguration",
+            "ValidatingWebhookConfiguration",
+            "Service",
+            "Certificate",
+        ] {
+            assert!(docs.iter().any(|d| d["kind"] == kind), "{kind}");
+        }
+        webhook_manifests_yaml(&ManifestOptions::default()).unwrap();
+    }
+}

@@ -1,0 +1,257 @@
+//! Issue 15 items 3, 5 and 6(a): the mock in webhook mode as a provider's own process,
+//! `check --embedded --crds <its components> --provider-cmd '… --webhook-cert-dir
+//! {webhook-cert-dir} --webhook-port {webhook-port}'`. The run issues the serving certificate,
+//! injects its CA into the components' CRDs and webhook configurations (cert-manager's
+//! `inject-ca-from`), routes the webhook Service to the port, and removes the certificate
+//! directory afterwards. Healthy, every target rule passes with the webhooks deciding (the
+//! conversion and defaulting rules pass, not skip); each webhook fault fails exactly its rule.
+
+use capi_conformance::mock::manifests::ManifestOptions;
+use capi_conformance::mock::webhook::components::webhook_manifests;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_capi-conformance")
+}
+
+/// Lifecycle cells of the report: (rule, column, outcome, reason).
+fn lifecycle(report: &Value) -> Vec<(String, String, String, String)> {
+    report["results"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .filter(|r| r["phase"] == "lifecycle" && r["rule_id"] != "all/rbac-aggregation")
+        .map(|r| {
+            let s = |k: &str| r[k].as_str().unwrap_or_default().to_string();
+            (s("rule_id"), s("column"), s("outcome"), s("reason"))
+        })
+        .collect()
+}
+
+fn failed(report: &Value, baseline: bool) -> BTreeSet<String> {
+    lifecycle(report)
+        .into_iter()
+        .filter(|(_, c, o, _)| o == "fail" && c.contains("(baseline)") == baseline)
+        .map(|(r, ..)| r)
+        .collect()
+}
+
+/// Runs the mock in webhook mode with `faults`; returns the report and the run id.
+async fn run(dir: &Path, components: &Path, faults: &str) -> (Value, String) {
+    let mut cmd = format!(
+        "{} mock-provider run --kubeconfig {{kubeconfig}} --watch-namespace {{namespace}} \
+         --webhook-cert-dir {{webhook-cert-dir}} --webhook-port {{webhook-port}} --webhook-host 127.0.0.1",
+        bin()
+    );
+    if !faults.is_empty() {
+        cmd.push_str(&format!(" --faults {faults}"));
+    }
+    let reports = dir.join(if faults.is_empty() {
+        "healthy".to_string()
+    } else {
+        faults.replace('/', "_")
+    });
+    let out = tokio::process::Command::new(bin())
+        .args(["check", "--embedded", "--progress", "never", "-o", "json"])
+        .arg("--crds")
+        .arg(components)
+        .args(["--provider-cmd", &cmd])
+        .arg("--report-dir")
+        .arg(&reports)
+        .output()
+        .await
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{faults:?}: no JSON report ({e}), stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let run_id = report["context"]["run_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    // The provider served its webhooks with the run's certificate (its log says where).
+    let log = std::fs::read_to_string(reports.join(format!("provider-{run_id}.log"))).unwrap();
+    assert!(
+        log.contains("serving webhooks on https://127.0.0.1:"),
+        "{faults:?}: {log}"
+    );
+    // The certificate directory (with the serving key) is gone after the run.
+    let left = cert_dirs(&run_id);
+    assert!(left.is_empty(), "{faults:?}: left behind: {left:?}");
+    (report, run_id)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mock_webhook_mode_passes_and_each_webhook_fault_fails_exactly_its_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let components = dir.path().join("mock-webhooks.yaml");
+    let docs = webhook_manifests(&ManifestOptions::default()).unwrap();
+    std::fs::write(
+        &components,
+        serde_saphyr::to_string_multiple(&docs).unwrap(),
+    )
+    .unwrap();
+
+    // Healthy: nothing fails, and the webhook rules are decided (pass), not skipped.
+    let (report, _) = run(dir.path(), &components, "").await;
+    assert!(
+        failed(&report, false).is_empty(),
+        "{:?}",
+        failed(&report, false)
+    );
+    assert!(failed(&report, true).is_empty());
+    let cells = lifecycle(&report);
+    let target_cells = |rule: &str| -> Vec<(String, String)> {
+        cells
+            .iter()
+            .filter(|(r, c, ..)| r == rule && !c.contains("(baseline)"))
+            .map(|(_, c, o, _)| (c.clone(), o.clone()))
+            .collect()
+    };
+    let conversion = target_cells("all/conversion-lossless");
+    assert_eq!(conversion.len(), 20, "{conversion:?}");
+    assert!(
+        conversion.iter().all(|(_, o)| o == "pass"),
+        "{conversion:?}"
+    );
+    let defaulting = target_cells("all/defaulting-admitted");
+    assert!(
+        defaulting
+            .iter()
+            .any(|(c, o)| c.contains("MockControlPlane@") && o == "pass"),
+        "{defaulting:?}"
+    );
+    // The baseline (the in-process mock, no webhooks) skips them with the reason.
+    let baseline_skip = |rule: &str, why: &str| {
+        cells
+            .iter()
+            .filter(|(r, c, ..)| r == rule && c.contains("(baseline)"))
+            .all(|(_, _, o, reason)| o == "skip" && reason.contains(why))
+    };
+    assert!(baseline_skip(
+        "all/conversion-lossless",
+        "no conversion webhook"
+    ));
+    assert!(baseline_skip(
+        "all/defaulting-admitted",
+        "no mutating admission webhook"
+    ));
+
+    for (fault, want) in [
+        ("all/conversion-lossless", &["all/conversion-lossless"][..]),
+        ("all/defaulting-admitted", &["all/defaulting-admitted"][..]),
+        (
+            "all/defaulting-admitted:timeout",
+            &["all/defaulting-admitted"][..],
+        ),
+        (
+            "template/ssa-dry-run",
+            &[
+                "template/ssa-dry-run",
+                "infra-machine-template/ssa-dry-run",
+                "infra-machinepool-template/ssa-dry-run",
+                "bootstrap-template/ssa-dry-run",
+            ][..],
+        ),
+    ] {
+        let (report, _) = run(dir.path(), &components, fault).await;
+        let want: BTreeSet<String> = want.iter().map(|s| s.to_string()).collect();
+        assert_eq!(failed(&report, false), want, "{fault}");
+        assert!(failed(&report, true).is_empty(), "{fault}");
+        if fault == "all/defaulting-admitted:timeout" {
+            // kube's calling error, after the configuration's timeoutSeconds.
+            assert!(lifecycle(&report).iter().any(|(r, _, o, reason)| r
+                == "all/defaulting-admitted"
+                && o == "fail"
+                && reason.contains("failed calling webhook")
+                && reason.contains("?timeout=2s\": context deadline exceeded")));
+        }
+        if fault == "template/ssa-dry-run" {
+            // Decided by the provider's validating webhook, with kube's message.
+            assert!(lifecycle(&report).iter().any(|(r, _, o, reason)| r == fault
+                && o == "fail"
+                && reason.contains(
+                    "admission webhook \"validation.mock.capi-conformance.io\" denied the request"
+                )));
+        }
+    }
+}
+
+/// The certificate directory of run `run_id`, if it exists.
+fn cert_dirs(run_id: &str) -> Vec<String> {
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| n.starts_with(&format!("capi-conformance-{run_id}-webhook-")))
+        .collect()
+}
+
+/// Ctrl-C while the provider serves its webhooks: the run stops and the certificate directory
+/// (with the serving key) is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_removes_the_webhook_certificate_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let components = dir.path().join("mock-webhooks.yaml");
+    let docs = webhook_manifests(&ManifestOptions::default()).unwrap();
+    std::fs::write(
+        &components,
+        serde_saphyr::to_string_multiple(&docs).unwrap(),
+    )
+    .unwrap();
+    let reports = dir.path().join("reports");
+    let cmd = format!(
+        "{} mock-provider run --kubeconfig {{kubeconfig}} --watch-namespace {{namespace}} \
+         --webhook-cert-dir {{webhook-cert-dir}} --webhook-port {{webhook-port}} --webhook-host 127.0.0.1",
+        bin()
+    );
+    let mut check = std::process::Command::new(bin())
+        .args(["check", "--embedded", "--progress", "never", "-o", "json"])
+        .arg("--crds")
+        .arg(&components)
+        .args(["--provider-cmd", &cmd])
+        .arg("--report-dir")
+        .arg(&reports)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(
+        crate::signals::wait_until_catching_sigint(check.id(), std::time::Duration::from_secs(60)),
+        "check never installed its Ctrl-C handling"
+    );
+    // The provider started (its log names the run) and its certificate directory exists.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let run_id = loop {
+        let found = std::fs::read_dir(&reports).ok().and_then(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().to_string())
+                .find_map(|n| {
+                    n.strip_prefix("provider-")
+                        .and_then(|r| r.strip_suffix(".log"))
+                        .map(str::to_string)
+                })
+        });
+        if let Some(id) = found.filter(|id| !cert_dirs(id).is_empty()) {
+            break id;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the provider never started"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    crate::signals::sigint(&check);
+    let status = check.wait().unwrap();
+    assert!(status.code().is_some(), "{status:?}");
+    assert!(
+        cert_dirs(&run_id).is_empty(),
+        "left: {:?}",
+        cert_dirs(&run_id)
+    );
+}
