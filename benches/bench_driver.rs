@@ -17,7 +17,7 @@
 use anyhow::{Context, Result, bail, ensure};
 use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
 use capi_conformance::client_retry::RetryingClient;
-use capi_conformance::commands::check::embedded::base_documents;
+use capi_conformance::run::embedded::base_documents;
 use capi_conformance::scenarios::observer::watch_object;
 use capi_conformance::scenarios::timeline::Recorder;
 use clap::{Parser, Subcommand};

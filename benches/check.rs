@@ -5,9 +5,7 @@
 use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
 use capi_conformance::cli::{Cli, Command};
 use capi_conformance::client_retry::RetryingClient;
-use capi_conformance::commands::check::embedded::{
-    EmbeddedOptions, base_documents, embedded_matrix,
-};
+use capi_conformance::run::embedded::{EmbeddedOptions, base_documents, embedded_matrix};
 use capi_conformance::scenarios::observer::watch_object;
 use capi_conformance::scenarios::timeline::Recorder;
 use clap::Parser;

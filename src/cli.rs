@@ -56,7 +56,7 @@ pub enum Command {
     /// Remove objects an earlier (killed) run left behind, found by the run label.
     Cleanup(CleanupArgs),
     /// Print the RBAC the tool itself needs on a cluster.
-    #[command(long_about = crate::commands::rbac::LONG_ABOUT)]
+    #[command(long_about = crate::tool_rbac::LONG_ABOUT)]
     Rbac(RbacArgs),
     /// Print what to apply to run `check` inside the cluster: a Job, or a Sonobuoy plugin.
     #[command(subcommand)]

@@ -15,15 +15,19 @@
 //! a dependency of the crates in `crates/`.
 
 pub mod capi_core;
+pub mod catalog_text;
 pub mod cli;
 pub mod client_retry;
 pub mod commands;
 pub mod entry;
 pub mod kubeconn;
 pub mod manifests;
+pub mod plan;
 pub mod report;
+pub mod run;
 pub mod scenarios;
 pub mod source;
+pub mod tool_rbac;
 
 // The moved modules keep their old paths (`capi_conformance::checks::…`) for the tests, benches
 // and fuzz targets; code in this crate imports from the crate that owns them.

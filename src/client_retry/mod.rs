@@ -8,6 +8,7 @@
 //! returned as `201 Created`. Requests that still fail when the budget is spent are recorded in
 //! [`trouble`] so a run reports them as the cause of inconclusive results.
 
+pub mod forbidden;
 mod policy;
 pub mod trouble;
 

@@ -1,7 +1,7 @@
 //! `explain RULE_ID`: one rule in full — level per contract, where it applies, what is checked,
 //! the field paths per contract, how to fix it, and the contract documentation link.
 
-use super::rules::{contracts_text, field_lines, kind_text, roles_text};
+use crate::catalog_text::{contracts_text, field_lines, kind_text, roles_text};
 use crate::cli::ExplainArgs;
 use anyhow::Context;
 use capi_contract::suite::{Catalog, Rule};

@@ -15,6 +15,7 @@ mod output;
 pub mod paths;
 mod prepare;
 pub mod redact;
+pub mod report_dir;
 pub mod sarif;
 mod table;
 mod text;

@@ -19,8 +19,6 @@ pub mod infra_machine;
 pub mod json;
 pub mod machine_pool;
 pub mod observer;
-pub mod plan;
-pub mod progress;
 pub mod round_trips;
 pub mod runner;
 pub mod script;

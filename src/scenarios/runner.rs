@@ -270,11 +270,11 @@ pub struct RunOutput {
 
 async fn run_many(side: &Side, subjects: Vec<Subject>, plan: &RunPlan) -> Vec<SubjectRun> {
     use futures::StreamExt;
-    super::progress::add_total(subjects.len());
+    crate::run::progress::add_total(subjects.len());
     futures::stream::iter(subjects)
         .map(|s| async move {
             let run = run_subject(side, &s).await;
-            let live = super::progress::is_live();
+            let live = crate::run::progress::is_live();
             if live || plan.progress.is_some() {
                 let verdict = if run.environment_error.is_some() {
                     "inconclusive"
@@ -286,7 +286,7 @@ async fn run_many(side: &Side, subjects: Vec<Subject>, plan: &RunPlan) -> Vec<Su
                 let label = format!("{} {}", run.script.unwrap_or("-"), s.column.id());
                 let line = format!("{label} {verdict} ({} ms)", run.duration_ms);
                 match &plan.progress {
-                    _ if live => super::progress::finished(&label, &line),
+                    _ if live => crate::run::progress::finished(&label, &line),
                     Some(p) => p(line),
                     None => {}
                 }

@@ -87,8 +87,8 @@ impl<'a> ScriptRun<'a> {
     /// Starts a step (closing the previous one).
     pub fn step(&mut self, name: &str) {
         self.end_step();
-        if super::progress::is_live() {
-            super::progress::step(&self.label(), name);
+        if crate::run::progress::is_live() {
+            crate::run::progress::step(&self.label(), name);
         }
         self.step = Some((name.to_string(), Instant::now(), self.fail_count()));
     }

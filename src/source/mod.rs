@@ -1,8 +1,9 @@
 //! The source stage: where documents come from. Files, directories and stdin ([`files`]),
 //! kustomize roots rendered by the kustomize users already have ([`kustomize`], found by
-//! [`discover`]). What the documents mean is the contract crate's `inventory`; reading a
-//! cluster is `commands::check::cluster_source` (for now).
+//! [`discover`]), a cluster's CRDs and RBAC ([`cluster`]). What the documents mean is the
+//! contract crate's `inventory`.
 
+pub mod cluster;
 pub mod discover;
 pub mod files;
 pub mod kustomize;

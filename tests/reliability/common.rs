@@ -3,8 +3,8 @@
 #![allow(dead_code)]
 
 use capi_conformance::cli::{CheckArgs, Cli, Command};
-use capi_conformance::commands::check::embedded::{EmbeddedOptions, embedded_matrix};
 use capi_conformance::report::Matrix;
+use capi_conformance::run::embedded::{EmbeddedOptions, embedded_matrix};
 use clap::Parser;
 
 pub fn check_args(words: &[&str]) -> CheckArgs {
@@ -68,7 +68,7 @@ pub async fn embedded_on(
 ) -> anyhow::Result<Matrix> {
     let mut w = vec!["--embedded", "--progress", "never"];
     w.extend_from_slice(words);
-    capi_conformance::commands::check::embedded::embedded_matrix_on(
+    capi_conformance::run::embedded::embedded_matrix_on(
         server,
         &check_args(&w),
         &EmbeddedOptions {

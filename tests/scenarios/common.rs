@@ -1,8 +1,8 @@
 //! Helpers: run `check` in-process from command-line words.
 
 use capi_conformance::cli::{CheckArgs, Cli, Command};
-use capi_conformance::commands::check::embedded::{EmbeddedOptions, embedded_matrix};
 use capi_conformance::report::{Matrix, Outcome, Phase, RuleResult};
+use capi_conformance::run::embedded::{EmbeddedOptions, embedded_matrix};
 use clap::Parser;
 
 pub fn check_args(words: &[&str]) -> CheckArgs {

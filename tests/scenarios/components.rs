@@ -8,9 +8,9 @@ use super::shared_data::shared_or_skip;
 use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
 use capi_conformance::cli::{Cli, Command as CliCommand};
 use capi_conformance::client_retry::RetryingClient;
-use capi_conformance::commands::check::embedded::{EmbeddedOptions, embedded_matrix_on};
 use capi_conformance::commands::lint::lint_matrix;
 use capi_conformance::report::{Matrix, Outcome, Phase};
+use capi_conformance::run::embedded::{EmbeddedOptions, embedded_matrix_on};
 use capi_conformance::suite::Catalog;
 use clap::Parser;
 use std::collections::{BTreeMap, BTreeSet};
@@ -302,9 +302,9 @@ fn unresolved_variables_are_one_error_and_cert_manager_kinds_are_no_error() {
 /// failed, with both parts' evidence.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn effective_rbac_failure_fails_the_one_cell() {
-    use capi_conformance::commands::check::embedded::base_documents;
-    use capi_conformance::commands::check::static_matrix;
     use capi_conformance::mock::core_rbac::CORE_MANAGER_BINDING;
+    use capi_conformance::run::cluster::static_matrix;
+    use capi_conformance::run::embedded::base_documents;
     use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
     let rules = Catalog::embedded().unwrap().rules().to_vec();
     let server = EmbeddedServer::new(ServerOptions::default());

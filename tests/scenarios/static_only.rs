@@ -6,10 +6,10 @@ use super::shared_data::shared_or_skip;
 use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
 use capi_conformance::checks::{LintOptions, evaluate_rules};
 use capi_conformance::client_retry::RetryingClient;
-use capi_conformance::commands::check::static_matrix;
 use capi_conformance::inventory::parse_text;
 use capi_conformance::manifests::Variables;
 use capi_conformance::report::{Matrix, Outcome, Phase};
+use capi_conformance::run::cluster::static_matrix;
 use capi_conformance::suite::Catalog;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -215,7 +215,7 @@ async fn effective_rbac_is_skipped_without_capi_core() {
 /// manager role (the SubjectAccessReview denial in the evidence).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn effective_rbac_flips_when_the_aggregated_cluster_role_is_deleted() {
-    use capi_conformance::commands::check::embedded::base_documents;
+    use capi_conformance::run::embedded::base_documents;
     use k8s_openapi::api::rbac::v1::ClusterRole;
     use kube::api::{Api, DeleteParams};
     let catalog = Catalog::embedded().unwrap();

@@ -5,7 +5,7 @@
 
 use super::{IMAGE_BINARY, IMAGE_USER, ManifestsError, check_args, image, labels, yaml};
 use crate::cli::JobManifestsArgs;
-use crate::commands::rbac::{self, CHECK_ROLE, STATIC_ROLE};
+use crate::tool_rbac::{self as rbac, CHECK_ROLE, STATIC_ROLE};
 use k8s_openapi::api::batch::v1::{Job, JobSpec};
 use k8s_openapi::api::core::v1::{
     Capabilities, Container, EmptyDirVolumeSource, Namespace, PersistentVolumeClaimVolumeSource,

@@ -6,7 +6,7 @@ pub mod job;
 pub mod sonobuoy;
 
 use crate::cli::ManifestsCommand;
-use crate::commands::rbac::RbacError;
+use crate::tool_rbac::RbacError;
 
 /// The release image: built from `Dockerfile`, tagged with the release version (`v0.1.0`).
 pub const DEFAULT_IMAGE: &str = concat!(

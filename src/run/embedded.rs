@@ -4,15 +4,16 @@
 //! `config/`, installed as `clusterctl init` would, [`crate::manifests`]) reconciled by its own
 //! controller (`--provider-cmd`, started against the server's TCP kubeconfig).
 
-use super::{
+use super::cluster::{
     environment_inconclusive, filter_subjects, lint_options, load_samples, merge_into, new_run_id,
-    progress, report_dir, report_leftovers, selected_scenarios, settings, static_matrix,
+    progress, report_leftovers, selected_scenarios, settings, static_matrix,
 };
 use crate::cli::CheckArgs;
 use crate::client_retry::{RetryPolicy, RetryingClient};
+use crate::plan::subjects::{self as plan, MOCK_GROUP_SUFFIX, PlanOptions};
 use crate::report::Matrix;
+use crate::report::report_dir;
 use crate::scenarios::cleanup::CleanupGuard;
-use crate::scenarios::plan::{self, MOCK_GROUP_SUFFIX, PlanOptions};
 use crate::scenarios::runner::{RunPlan, Side, run_baseline, run_targets};
 use crate::scenarios::{Settings, Subject};
 use anyhow::Context;
@@ -274,7 +275,7 @@ pub async fn embedded_matrix_on(
     matrix.notes.extend(notes);
     let selection = selected_scenarios(args.scenarios.as_deref());
     if args.static_only || selection.as_ref().is_some_and(Vec::is_empty) {
-        if let Some(f) = super::rule_filter::RuleFilter::parse(args.rules.as_deref()) {
+        if let Some(f) = crate::plan::rule_filter::RuleFilter::parse(args.rules.as_deref()) {
             f.apply(&mut matrix);
         }
         return Ok(matrix);
@@ -296,7 +297,7 @@ pub async fn embedded_matrix_on(
     .filter(|s| s.resource.group.ends_with(MOCK_GROUP_SUFFIX) == mock_is_target)
     .collect();
     subjects = filter_subjects(subjects, &selection);
-    let rule_filter = super::rule_filter::RuleFilter::parse(args.rules.as_deref());
+    let rule_filter = crate::plan::rule_filter::RuleFilter::parse(args.rules.as_deref());
     if let Some(f) = &rule_filter {
         subjects = f.keep_subjects(&rules, subjects);
     }

@@ -1,9 +1,9 @@
 //! Which subjects a run drives: every scenario-role CRD of the inventory × contract, with its
 //! sample object (`--sample`, an existing template, or the mock's defaults for mock kinds).
 
-use super::Subject;
-use super::baseline::{SCENARIO_ROLES, mock_sample};
 use crate::report::Column;
+use crate::scenarios::Subject;
+use crate::scenarios::baseline::{SCENARIO_ROLES, mock_sample};
 use capi_contract::contract::Contract;
 use capi_contract::inventory::{ClassifiedCrd, Inventory};
 use capi_contract::model::ContractSelection;
@@ -90,7 +90,7 @@ pub fn baseline_subjects(inv: &Inventory) -> Vec<Subject> {
         .into_iter()
         .filter(|s| s.resource.group.ends_with(MOCK_GROUP_SUFFIX))
         .map(|mut s| {
-            s.column.provider = super::baseline::BASELINE_PROVIDER.into();
+            s.column.provider = crate::scenarios::baseline::BASELINE_PROVIDER.into();
             s.column.baseline = true;
             s
         })

@@ -2,8 +2,8 @@
 //! it binds the `capi-conformance-run` ClusterRole (see `capi-conformance rbac`) to itself with a
 //! RoleBinding in that namespace, so its writes stay confined to namespaces it created.
 
-use crate::commands::rbac::RUN_ROLE;
 use crate::scenarios::RUN_LABEL;
+use crate::tool_rbac::RUN_ROLE;
 use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use k8s_openapi::api::authorization::v1::{
     ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
