@@ -292,6 +292,11 @@ pub struct CheckArgs {
     /// Sample provider objects (YAML of the provider's kinds with provider-specific spec).
     #[arg(long, value_name = "FILE")]
     pub sample: Vec<PathBuf>,
+    /// With --embedded: install CAPI core's released CRDs from FILE (its components file, e.g.
+    /// cluster-api-components.yaml of v1.11 or newer) instead of the tool's minimal ones; both
+    /// serve cluster.x-k8s.io v1beta1 and v1beta2, converted as CAPI core converts.
+    #[arg(long = "core-crds", value_name = "FILE")]
+    pub core_crds: Option<PathBuf>,
     /// On a real cluster without CAPI core: install minimal core CRDs of our own.
     #[arg(long = "install-core-crds")]
     pub install_core_crds: bool,
@@ -401,6 +406,12 @@ pub struct MockRunArgs {
     /// Simulated infrastructure provisioning delay (e.g. `5ms`).
     #[arg(long = "provision-delay", value_name = "DURATION")]
     pub provision_delay: Option<String>,
+    /// Read CAPI core's objects as CAPI's own providers do (comma-separated): `v1beta1` (at
+    /// cluster.x-k8s.io/v1beta1, v1beta1 paths only), `infrastructure-ref` (the InfraMachine
+    /// reconciler needs the Cluster's InfraCluster), `worker-join` (bootstrap data needs the
+    /// cluster CA Secret and a join token on the workload cluster), `capi-like` (both).
+    #[arg(long = "core-reads", value_name = "MODES")]
+    pub core_reads: Option<String>,
     #[command(flatten)]
     pub kube: KubeArgs,
 }

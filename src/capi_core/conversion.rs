@@ -133,9 +133,9 @@ pub fn convert(
         (a, b) if a == b => Ok(obj.clone()),
         (V1BETA2, V1BETA1) => down(kind, obj, lookup),
         (V1BETA1, V1BETA2) => up(kind, obj),
-        (V1BETA2 | V1BETA1, other) | (other, _) => Err(ConvertError::UnknownVersion(format!(
-            "{GROUP}/{other}"
-        ))),
+        (V1BETA2 | V1BETA1, other) | (other, _) => {
+            Err(ConvertError::UnknownVersion(format!("{GROUP}/{other}")))
+        }
     }
 }
 
@@ -218,7 +218,10 @@ pub fn up(kind: Kind, spoke: &Value) -> Result<Value, ConvertError> {
         Kind::Machine => (machine_spec_up(&spec, restored), {
             machine_status_up(&status, restored)
         }),
-        Kind::MachinePool => (pool_spec_up(&spec, restored), pool_status_up(&status, restored)),
+        Kind::MachinePool => (
+            pool_spec_up(&spec, restored),
+            pool_status_up(&status, restored),
+        ),
     };
     set_or_remove(&mut out, "spec", spec);
     set_or_remove(&mut out, "status", status);
@@ -257,7 +260,10 @@ fn ref_down(
     let Some(r) = r.filter(|r| r.is_object()) else {
         return Ok(None);
     };
-    let group = r.get("apiGroup").and_then(Value::as_str).unwrap_or_default();
+    let group = r
+        .get("apiGroup")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let kind = r.get("kind").and_then(Value::as_str).unwrap_or_default();
     let name = r.get("name").and_then(Value::as_str).unwrap_or_default();
     if group.is_empty() && kind.is_empty() && name.is_empty() {
@@ -304,7 +310,7 @@ fn flag_up(v: Option<&Value>, restored: Option<&Value>) -> Option<Value> {
     if v.and_then(Value::as_bool) == Some(true) {
         return Some(json!(true));
     }
-    (restored.and_then(Value::as_bool) == Some(false)).then(|| json!(false))
+    (restored.and_then(Value::as_bool) == Some(false)).then_some(json!(false))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -366,7 +372,11 @@ fn failure_domains_down(list: Option<&Value>) -> Option<Value> {
         let mut spec = Map::new();
         spec.insert(
             "controlPlane".into(),
-            json!(fd.get("controlPlane").and_then(Value::as_bool).unwrap_or(false)),
+            json!(
+                fd.get("controlPlane")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false)
+            ),
         );
         if let Some(a) = fd.get("attributes") {
             spec.insert("attributes".into(), a.clone());
@@ -561,8 +571,8 @@ fn machine_spec_down(
     }
     out.insert("bootstrap".into(), Value::Object(bootstrap));
     // Required (non-pointer) in v1beta1: always serialised.
-    let infra = ref_down(spec.get("infrastructureRef"), namespace, lookup)?
-        .unwrap_or_else(|| json!({}));
+    let infra =
+        ref_down(spec.get("infrastructureRef"), namespace, lookup)?.unwrap_or_else(|| json!({}));
     out.insert("infrastructureRef".into(), infra);
     for key in ["version", "providerID", "failureDomain"] {
         if non_empty_str(spec.get(key)).is_none() {
@@ -601,10 +611,10 @@ fn machine_spec_up_at(spec: &Value, restored_spec: Option<&Value>) -> Value {
     }
     let mut deletion = Map::new();
     for (seconds, duration) in DELETION_TIMEOUTS {
-        if let Some(d) = out.remove(duration) {
-            if let Some(s) = d.as_str().and_then(parse_duration_seconds) {
-                deletion.insert(seconds.into(), json!(s));
-            }
+        if let Some(d) = out.remove(duration)
+            && let Some(s) = d.as_str().and_then(parse_duration_seconds)
+        {
+            deletion.insert(seconds.into(), json!(s));
         }
     }
     if !deletion.is_empty() {
@@ -733,10 +743,7 @@ fn pool_spec_down(
         if let Some(m) = tspec.get("minReadySeconds") {
             out.insert("minReadySeconds".into(), m.clone());
         }
-        t.insert(
-            "spec".into(),
-            machine_spec_down(&tspec, namespace, lookup)?,
-        );
+        t.insert("spec".into(), machine_spec_down(&tspec, namespace, lookup)?);
         out.insert("template".into(), Value::Object(t));
     }
     Ok(Value::Object(out))
@@ -1050,11 +1057,16 @@ mod tests {
         hub["spec"]["infrastructureRef"]["apiGroup"] = json!("infrastructure.bar.io");
         let err = convert(&hub, "cluster.x-k8s.io/v1beta1", &Fixed).unwrap_err();
         assert!(
-            err.to_string().contains("contract version label(s) are either missing or empty"),
+            err.to_string()
+                .contains("contract version label(s) are either missing or empty"),
             "{err}"
         );
         assert!(matches!(
-            convert(&json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineSet"}), "cluster.x-k8s.io/v1beta1", &Fixed),
+            convert(
+                &json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineSet"}),
+                "cluster.x-k8s.io/v1beta1",
+                &Fixed
+            ),
             Err(ConvertError::UnknownKind(_))
         ));
     }

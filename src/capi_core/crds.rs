@@ -88,11 +88,14 @@ fn kind_of(d: &Value) -> &str {
 /// file or any YAML stream of CRDs.
 pub fn load_released(file: &Path) -> Result<Released, CoreCrdError> {
     let shown = file.display().to_string();
-    let loaded = crate::source::load_paths(&[file.to_path_buf()], false).map_err(|e| {
-        CoreCrdError::Load {
-            file: shown.clone(),
-            message: e.to_string(),
-        }
+    let loaded = crate::source::load_paths_as(
+        &[file.to_path_buf()],
+        false,
+        capi_contract::inventory::SchemaForm::Whole,
+    )
+    .map_err(|e| CoreCrdError::Load {
+        file: shown.clone(),
+        message: e.to_string(),
     })?;
     let docs: Vec<Value> = loaded.documents.into_iter().map(|d| d.value).collect();
     released_from(&shown, file, docs)
@@ -276,9 +279,24 @@ mod tests {
     #[test]
     fn released_crds_get_the_ca_and_a_routed_service() {
         let docs = vec![
-            crd("clusters.cluster.x-k8s.io", &["v1beta1", "v1beta2"], true, true),
-            crd("machines.cluster.x-k8s.io", &["v1beta1", "v1beta2"], true, true),
-            crd("machinepools.cluster.x-k8s.io", &["v1beta1", "v1beta2"], true, false),
+            crd(
+                "clusters.cluster.x-k8s.io",
+                &["v1beta1", "v1beta2"],
+                true,
+                true,
+            ),
+            crd(
+                "machines.cluster.x-k8s.io",
+                &["v1beta1", "v1beta2"],
+                true,
+                true,
+            ),
+            crd(
+                "machinepools.cluster.x-k8s.io",
+                &["v1beta1", "v1beta2"],
+                true,
+                false,
+            ),
             json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "capi-webhook-service", "namespace": "capi-system"},
                    "spec": {"ports": [{"port": 443, "targetPort": "webhook-server"}]}}),
         ];

@@ -51,7 +51,8 @@ fn validity(params: &mut CertificateParams, years: i16) {
     let from = now.checked_sub(jiff::Span::new().days(1)).unwrap_or(now);
     let month = |m: i8| u8::try_from(m).unwrap_or(1);
     let day = |d: i8| u8::try_from(d).unwrap_or(1).min(28);
-    params.not_before = rcgen::date_time_ymd(i32::from(from.year()), month(from.month()), day(from.day()));
+    params.not_before =
+        rcgen::date_time_ymd(i32::from(from.year()), month(from.month()), day(from.day()));
     params.not_after = rcgen::date_time_ymd(
         i32::from(now.year()) + i32::from(years),
         month(now.month()),
@@ -175,7 +176,12 @@ pub fn certificate_secrets(cluster: &str, cluster_ca: &Authority) -> Result<Vec<
     )];
     for (purpose, cn) in [("etcd", "etcd-ca"), ("proxy", "front-proxy-ca")] {
         let ca = Authority::new(cn)?;
-        out.push(certificate_secret(cluster, purpose, &ca.cert_pem, &ca.key_pem));
+        out.push(certificate_secret(
+            cluster,
+            purpose,
+            &ca.cert_pem,
+            &ca.key_pem,
+        ));
     }
     let sa = KeyPair::generate().map_err(err("service account key"))?;
     out.push(certificate_secret(
@@ -277,10 +283,7 @@ mod tests {
         let ca = Authority::new("kubernetes").unwrap();
         let text = kubeconfig("c1", "https://127.0.0.1:1", &ca, Some("tok")).unwrap();
         let kc = kube::config::Kubeconfig::from_yaml(&text).unwrap();
-        assert_eq!(
-            kc.current_context.as_deref(),
-            Some("c1-admin@c1")
-        );
+        assert_eq!(kc.current_context.as_deref(), Some("c1-admin@c1"));
         let user = kc.auth_infos[0].auth_info.as_ref().unwrap();
         assert!(user.client_certificate_data.is_some());
         assert_eq!(kc.clusters[0].name, "c1");

@@ -71,11 +71,14 @@ impl CrdLabels {
     async fn lookup(&self, group: &str, kind: &str) -> Result<String, ConvertError> {
         let crd = crd_name(group, kind);
         let api: Api<CustomResourceDefinition> = Api::all(self.client.clone());
-        let found = api.get_metadata_opt(&crd).await.map_err(|e| ConvertError::Lookup {
-            group: group.into(),
-            kind: kind.into(),
-            message: format!("failed to get CRD {crd}: {e}"),
-        })?;
+        let found = api
+            .get_metadata_opt(&crd)
+            .await
+            .map_err(|e| ConvertError::Lookup {
+                group: group.into(),
+                kind: kind.into(),
+                message: format!("failed to get CRD {crd}: {e}"),
+            })?;
         let labels: Map<String, Value> = found
             .and_then(|m| m.metadata.labels)
             .unwrap_or_default()

@@ -160,7 +160,10 @@ mod tests {
     async fn a_workload_cluster_is_reachable_with_its_kubeconfig_and_takes_join_tokens() {
         let clusters = WorkloadClusters::default();
         let w = clusters.get_or_start("ns", "c1").await.unwrap();
-        assert!(Arc::ptr_eq(&w, &clusters.get_or_start("ns", "c1").await.unwrap()));
+        assert!(Arc::ptr_eq(
+            &w,
+            &clusters.get_or_start("ns", "c1").await.unwrap()
+        ));
         let text = super::super::pki::kubeconfig("c1", w.url(), &w.ca, Some(w.token())).unwrap();
         let kc = kube::config::Kubeconfig::from_yaml(&text).unwrap();
         let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
@@ -176,7 +179,10 @@ mod tests {
             "stringData": {"token-id": "abcdef", "token-secret": "0123456789abcdef"},
         }))
         .unwrap();
-        secrets.create(&PostParams::default(), &token).await.unwrap();
+        secrets
+            .create(&PostParams::default(), &token)
+            .await
+            .unwrap();
         drop(w);
         clusters.shutdown().await;
         assert!(clusters.is_empty());

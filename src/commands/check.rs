@@ -47,6 +47,7 @@ async fn run_check(args: CheckArgs) -> anyhow::Result<i32> {
     if args.embedded {
         let extra = embedded::EmbeddedOptions {
             target_faults: args.mock_faults.clone().unwrap_or_default(),
+            ..Default::default()
         };
         let matrix = embedded::embedded_matrix(&args, &extra).await?;
         crate::report::write_outputs(

@@ -34,11 +34,19 @@ use std::time::Duration;
 pub struct EmbeddedOptions {
     /// Provider-wide faults of the in-process target mock.
     pub target_faults: String,
+    /// How the in-process target mock reads core objects (its CAPI-like modes).
+    pub target_core_reads: capi_mock_provider::core::CoreReads,
 }
 
 /// The documents every embedded run installs: core CRDs, the mock's CRDs and ClusterRoles.
 pub fn base_documents() -> anyhow::Result<Vec<Value>> {
-    let mut docs = core_crd_documents();
+    base_documents_with(core_crd_documents())
+}
+
+/// [`base_documents`] with the given core CRDs (and the Services their conversion names),
+/// e.g. those of [`crate::capi_core::EmbeddedCore`].
+pub fn base_documents_with(core: Vec<Value>) -> anyhow::Result<Vec<Value>> {
+    let mut docs = core;
     for crd in mock_crds().context("building the mock provider CRDs")? {
         docs.push(serde_json::to_value(crd)?);
     }
@@ -151,6 +159,7 @@ impl TargetProcesses {
                     watch_namespace: Some(t.target_ns.to_string()),
                     watch_filter: Some(t.target_filter.to_string()),
                     faults,
+                    core: t.extra.target_core_reads,
                     ..MockOptions::default()
                 },
             ));
@@ -255,8 +264,6 @@ pub async fn embedded_matrix_on(
     args: &CheckArgs,
     extra: &EmbeddedOptions,
 ) -> anyhow::Result<Matrix> {
-    let catalog = Catalog::embedded()?;
-    let rules = catalog.rules().to_vec();
     if let Some(spec) = &args.server_faults {
         server
             .faults()
@@ -264,10 +271,36 @@ pub async fn embedded_matrix_on(
             .context("--server-faults")?;
     }
     let settings = settings(args, Settings::EMBEDDED)?;
-    server
-        .apply_documents(base_documents()?)
+    // CAPI core's part: its CRDs (minimal, or CAPI's released ones with --core-crds) served at
+    // v1beta1 and v1beta2 through the tool's conversion webhook (crate::capi_core).
+    let core_crds = match &args.core_crds {
+        Some(file) => crate::capi_core::crds::CoreCrds::Released(file.clone()),
+        None => crate::capi_core::crds::CoreCrds::Minimal,
+    };
+    let core = crate::capi_core::EmbeddedCore::start(server.client(), core_crds).await?;
+    core.route(server);
+    let installed = server
+        .apply_documents(base_documents_with(core.documents.clone())?)
         .await
-        .context("installing core and mock CRDs on the embedded server")?;
+        .context("installing core and mock CRDs on the embedded server");
+    if let Err(e) = installed {
+        core.shutdown().await;
+        return Err(e);
+    }
+    let result = embedded_run(server, args, extra, settings, &core).await;
+    core.shutdown().await;
+    result
+}
+
+async fn embedded_run(
+    server: &EmbeddedServer,
+    args: &CheckArgs,
+    extra: &EmbeddedOptions,
+    settings: Settings,
+    _core: &crate::capi_core::EmbeddedCore,
+) -> anyhow::Result<Matrix> {
+    let catalog = Catalog::embedded()?;
+    let rules = catalog.rules().to_vec();
     let client = server.retrying_client_with(RetryPolicy::within(settings.step_timeout));
     let notes = install_provider_manifests(&client, args).await?;
     let opts = lint_options(&args.report, "embedded".into())?;

@@ -73,6 +73,7 @@ pub async fn embedded_on(
         &check_args(&w),
         &EmbeddedOptions {
             target_faults: target_faults.to_string(),
+            ..EmbeddedOptions::default()
         },
     )
     .await

@@ -23,6 +23,24 @@ pub async fn embedded(words: &[&str], faults: &str) -> Matrix {
         &args,
         &EmbeddedOptions {
             target_faults: faults.to_string(),
+            ..EmbeddedOptions::default()
+        },
+    )
+    .await
+    .unwrap()
+}
+
+/// `check --embedded <words>` with the target mock reading core objects in `reads` modes
+/// (`capi_conformance::mock::core::CoreReads::parse`).
+pub async fn embedded_reading(words: &[&str], reads: &str) -> Matrix {
+    let mut w = vec!["--embedded", "--progress", "never"];
+    w.extend_from_slice(words);
+    let args = check_args(&w);
+    embedded_matrix(
+        &args,
+        &EmbeddedOptions {
+            target_core_reads: capi_conformance::mock::core::CoreReads::parse(reads).unwrap(),
+            ..EmbeddedOptions::default()
         },
     )
     .await

@@ -307,7 +307,16 @@ pub async fn common_gates(
                 .map(|o| o.name.clone())
         });
     let cluster = match &cluster_name {
-        Some(name) => core::get(&ctx.client, CoreKind::Cluster, &s.namespace, name).await?,
+        Some(name) => {
+            core::get(
+                &ctx.client,
+                ctx.opts.core,
+                CoreKind::Cluster,
+                &s.namespace,
+                name,
+            )
+            .await?
+        }
         None => None,
     };
     // The owner-gate fault acts on an object no owner points at: without a cluster-name label
