@@ -305,6 +305,7 @@ async fn scenarios_on_cluster(
             pause_core,
             settings,
             guard: guard.clone(),
+            workloads: None,
         };
         let baseline_ns = format!("capi-conformance-{run_id}-baseline");
         let baseline_filter = format!("capi-conformance-baseline-{run_id}");

@@ -297,7 +297,7 @@ async fn embedded_run(
     args: &CheckArgs,
     extra: &EmbeddedOptions,
     settings: Settings,
-    _core: &crate::capi_core::EmbeddedCore,
+    core: &crate::capi_core::EmbeddedCore,
 ) -> anyhow::Result<Matrix> {
     let catalog = Catalog::embedded()?;
     let rules = catalog.rules().to_vec();
@@ -349,6 +349,7 @@ async fn embedded_run(
         pause_core: false,
         settings,
         guard: guard.clone(),
+        workloads: Some(core.workloads.clone()),
     };
     let baseline = side(&baseline_ns, Some(baseline_filter.clone()));
     // Target objects carry the target filter when the target controller filters on it.

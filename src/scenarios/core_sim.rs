@@ -227,8 +227,86 @@ impl Env {
         .await
     }
 
-    /// Marks the control plane initialized on the Cluster (status flag + condition).
+    /// What an initialized control plane leaves (CAPI `util/secret`, `util/kubeconfig`): the
+    /// certificate Secrets `<cluster>-ca`, `-etcd`, `-proxy`, `-sa` (`tls.crt`/`tls.key`, type
+    /// `cluster.x-k8s.io/secret`, cluster-name label) and, on an embedded run,
+    /// `<cluster>-kubeconfig` (key `value`) for the workload cluster started for it, whose
+    /// serving certificate `<cluster>-ca` signed. Owned by the Cluster (a plain reference, as
+    /// the Cluster controller owns the kubeconfig it makes), so they go with it. Not recorded
+    /// in the timeline: their contents never reach a report.
+    pub async fn create_cluster_secrets(&self, cluster: &str) -> Result<(), EnvError> {
+        use crate::capi_core::pki;
+        let owner = self
+            .api(&cluster_resource())
+            .get(cluster)
+            .await
+            .map_err(|source| EnvError::Api {
+                action: "get",
+                object: format!("Cluster/{cluster}"),
+                source,
+            })?;
+        let owner = serde_json::to_value(&owner).map_err(|e| EnvError::Invalid(e.to_string()))?;
+        let mut owner_ref = cluster_owner_ref(&owner);
+        if let Some(o) = owner_ref.as_object_mut() {
+            o.remove("controller");
+            o.remove("blockOwnerDeletion");
+        }
+        let pki_err =
+            |e: pki::PkiError| EnvError::Invalid(format!("cluster certificates of {cluster}: {e}"));
+        let mut secrets = Vec::new();
+        match &self.workloads {
+            Some(w) => {
+                let wc = w
+                    .get_or_start(&self.namespace, cluster)
+                    .await
+                    .map_err(|e| EnvError::Invalid(e.to_string()))?;
+                secrets.extend(pki::certificate_secrets(cluster, &wc.ca).map_err(pki_err)?);
+                let text = pki::kubeconfig(cluster, wc.url(), &wc.ca, Some(wc.token()))
+                    .map_err(pki_err)?;
+                secrets.push(pki::kubeconfig_secret(cluster, &text));
+            }
+            None => {
+                let ca = pki::Authority::new("kubernetes").map_err(pki_err)?;
+                secrets.extend(pki::certificate_secrets(cluster, &ca).map_err(pki_err)?);
+            }
+        }
+        for mut secret in secrets {
+            let name = secret
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            secret["metadata"]["namespace"] = json!(self.namespace);
+            secret["metadata"]["ownerReferences"] = json!([owner_ref.clone()]);
+            if let Some(labels) = secret["metadata"]["labels"].as_object_mut() {
+                labels.extend(self.run_labels());
+            }
+            let typed: k8s_openapi::api::core::v1::Secret = serde_json::from_value(secret)
+                .map_err(|e| EnvError::Invalid(format!("Secret {name}: {e}")))?;
+            let api: kube::Api<k8s_openapi::api::core::v1::Secret> =
+                kube::Api::namespaced(self.client.clone(), &self.namespace);
+            match api.create(&kube::api::PostParams::default(), &typed).await {
+                Ok(_) => self
+                    .guard
+                    .track(&secret_resource(), Some(&self.namespace), &name),
+                // A second gate opening on the same Cluster keeps the first Secrets.
+                Err(kube::Error::Api(s)) if s.code == 409 => {}
+                Err(source) => {
+                    return Err(EnvError::Api {
+                        action: "create",
+                        object: format!("Secret/{name}"),
+                        source,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Marks the control plane initialized on the Cluster (status flag + conditions), after
+    /// creating what an initialized control plane leaves ([`Self::create_cluster_secrets`]).
     pub async fn set_control_plane_initialized(&self, cluster: &str) -> Result<Value, EnvError> {
+        self.create_cluster_secrets(cluster).await?;
         let now = jiff::Timestamp::now()
             .strftime("%Y-%m-%dT%H:%M:%SZ")
             .to_string();

@@ -39,6 +39,9 @@ pub struct Env {
     pub settings: Settings,
     /// Round trips of the tool's writes (see [`RoundTrips`]).
     pub round_trips: RoundTrips,
+    /// The workload clusters `<cluster>-kubeconfig` points at; `None` on a real cluster (no
+    /// kubeconfig Secret is made there, docs/core-simulation.md).
+    pub workloads: Option<crate::capi_core::workload::WorkloadClusters>,
 }
 
 pub fn key(resource: &ApiResource, name: &str) -> String {

@@ -25,6 +25,8 @@ pub struct Side {
     pub pause_core: bool,
     pub settings: Settings,
     pub guard: CleanupGuard,
+    /// The workload clusters `<cluster>-kubeconfig` points at (embedded runs).
+    pub workloads: Option<crate::capi_core::workload::WorkloadClusters>,
 }
 
 impl Side {
@@ -111,6 +113,7 @@ pub async fn run_subject(side: &Side, subject: &Subject) -> SubjectRun {
         guard: side.guard.clone(),
         settings: side.settings,
         round_trips: Default::default(),
+        workloads: side.workloads.clone(),
     };
     // The objects the sample refers to exist before the scenario, as on a real cluster.
     let resolved = match env.resolve_sample_references(subject).await {

@@ -60,3 +60,22 @@ async fn scenarios_work_on_capi_cores_released_crds() {
     let b2 = embedded_reading(&["--core-crds", &file], "").await;
     assert_target_clean(&b2, "--core-crds, v1beta2 reads");
 }
+
+/// A bootstrap provider joining a worker as CABPK does needs what an initialized control
+/// plane leaves: `<cluster>-ca` (a real certificate and key) and `<cluster>-kubeconfig`
+/// reaching a workload cluster where it creates its join token. Their contents never reach
+/// the report.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_join_finds_the_cluster_ca_and_a_workload_cluster_for_its_token() {
+    let m = embedded_reading(&["--scenarios", "SC-bootstrap"], "worker-join").await;
+    assert_target_clean(&m, "worker-join");
+    assert!(
+        lifecycle(&m, false)
+            .any(|r| r.rule_id == "bootstrap/data-secret-created" && r.outcome == Outcome::Pass)
+    );
+    let json = serde_json::to_string(&m).unwrap();
+    assert!(
+        !json.contains("-----BEGIN"),
+        "certificate material in the report"
+    );
+}

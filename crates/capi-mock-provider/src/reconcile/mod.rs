@@ -7,6 +7,7 @@ pub mod infra_cluster;
 pub mod infra_machine;
 pub mod infra_machine_pool;
 pub mod secrets;
+pub mod worker_join;
 
 use super::conditions::{self, Wanted};
 use super::core::{self, CoreKind};
