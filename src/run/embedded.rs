@@ -335,6 +335,20 @@ async fn embedded_run(
         subjects = f.keep_subjects(&rules, subjects);
     }
     plan::fill_samples_from_cluster(&client, &mut subjects).await;
+    if !args.sample.is_empty() {
+        let files: Vec<String> = args
+            .sample
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        crate::scenarios::samples::dry_run_samples(
+            &client,
+            "default",
+            &subjects,
+            &files.join(", "),
+        )
+        .await?;
+    }
 
     let guard = CleanupGuard::default();
     let baseline_ns = format!("capi-conformance-{run_id}-baseline");

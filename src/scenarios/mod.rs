@@ -21,6 +21,7 @@ pub mod machine_pool;
 pub mod observer;
 pub mod round_trips;
 pub mod runner;
+pub mod samples;
 pub mod script;
 pub mod server_trouble;
 pub mod template;

@@ -79,3 +79,43 @@ async fn a_worker_join_finds_the_cluster_ca_and_a_workload_cluster_for_its_token
         "certificate material in the report"
     );
 }
+
+/// A `--sample` the installed CRD rejects is a usage error before any scenario runs (exit 2
+/// through `main`), naming the sample file, the kind and the server's message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sample_the_crd_rejects_is_a_usage_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad-sample.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: controlplane.mock.capi-conformance.io/v1beta2\nkind: MockControlPlane\nmetadata: {name: x}\nspec: {replicas: three, version: v1.33.0}\n",
+    )
+    .unwrap();
+    let path = file.display().to_string();
+    let args = super::common::check_args(&[
+        "--embedded",
+        "--progress",
+        "never",
+        "--scenarios",
+        "SC-controlplane",
+        "--sample",
+        &path,
+    ]);
+    let err = capi_conformance::run::embedded::embedded_matrix(&args, &Default::default())
+        .await
+        .expect_err("a bad sample must stop the run");
+    let text = format!("{err:#}");
+    assert!(text.contains(&path), "{text}");
+    assert!(text.contains("MockControlPlane"), "{text}");
+    assert!(text.contains("spec.replicas"), "{text}");
+    // A valid sample of the same kind runs.
+    std::fs::write(
+        &file,
+        "apiVersion: controlplane.mock.capi-conformance.io/v1beta2\nkind: MockControlPlane\nmetadata: {name: x}\nspec: {replicas: 1, version: v1.33.0}\n",
+    )
+    .unwrap();
+    let m = capi_conformance::run::embedded::embedded_matrix(&args, &Default::default())
+        .await
+        .unwrap();
+    assert!(lifecycle(&m, false).any(|r| r.outcome == Outcome::Pass));
+}
