@@ -119,3 +119,39 @@ async fn a_sample_the_crd_rejects_is_a_usage_error_naming_it() {
         .unwrap();
     assert!(lifecycle(&m, false).any(|r| r.outcome == Outcome::Pass));
 }
+
+/// CAPI's own controllers add their finalizer first, before looking up the owner and pause
+/// (`finalizers.EnsureFinalizer`): the owner-gate and pause rules do not count that as acting
+/// (the mock's faults that really act before the owner or while paused still fail them, see
+/// faults.rs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finalizer_added_before_owner_and_pause_is_not_acting() {
+    let m = embedded_reading(
+        &[
+            "--scenarios",
+            "SC-infracluster,SC-inframachine,SC-controlplane,SC-machinepool",
+        ],
+        "finalizer-first",
+    )
+    .await;
+    assert_target_clean(&m, "finalizer-first");
+    for rule in [
+        "all/pause",
+        "infra-machine/owner-gate",
+        "infra-cluster/owner-gate",
+    ] {
+        assert!(
+            lifecycle(&m, false).any(|r| r.rule_id == rule && r.outcome == Outcome::Pass),
+            "{rule} not judged"
+        );
+    }
+}
+
+/// Everything CAPI-like at once, reading at v1beta1 and at v1beta2: every role and contract.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mock_in_every_capi_like_mode_passes_every_scenario() {
+    for reads in ["capi-like", "v1beta1,capi-like"] {
+        let m = embedded_reading(&[], reads).await;
+        assert_target_clean(&m, reads);
+    }
+}

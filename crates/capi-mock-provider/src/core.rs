@@ -63,6 +63,9 @@ pub struct CoreReads {
     /// `<cluster>-ca` Secret (`tls.crt` and `tls.key`) and a bootstrap token Secret created in
     /// `kube-system` of the workload cluster `<cluster>-kubeconfig` points at.
     pub worker_join: bool,
+    /// Every reconciler with a finalizer adds it first, before the owner, cluster and pause
+    /// gates, and returns (CAPI's own controllers: `finalizers.EnsureFinalizer`).
+    pub finalizer_first: bool,
 }
 
 impl CoreReads {
@@ -72,11 +75,12 @@ impl CoreReads {
             v1beta1,
             infrastructure_ref: true,
             worker_join: true,
+            finalizer_first: true,
         }
     }
 
-    /// Parses `v1beta1,infrastructure-ref,worker-join` (any subset; `capi-like` = the last
-    /// two); unknown words are errors.
+    /// Parses `v1beta1,infrastructure-ref,worker-join,finalizer-first` (any subset;
+    /// `capi-like` = all but `v1beta1`); unknown words are errors.
     pub fn parse(spec: &str) -> Result<Self, String> {
         let mut out = CoreReads::default();
         for word in spec.split(',').map(str::trim).filter(|w| !w.is_empty()) {
@@ -84,13 +88,15 @@ impl CoreReads {
                 "v1beta1" => out.v1beta1 = true,
                 "infrastructure-ref" => out.infrastructure_ref = true,
                 "worker-join" => out.worker_join = true,
+                "finalizer-first" => out.finalizer_first = true,
                 "capi-like" => {
                     out.infrastructure_ref = true;
                     out.worker_join = true;
+                    out.finalizer_first = true;
                 }
                 other => {
                     return Err(format!(
-                        "unknown core read mode {other:?} (v1beta1, infrastructure-ref, worker-join, capi-like)"
+                        "unknown core read mode {other:?} (v1beta1, infrastructure-ref, worker-join, finalizer-first, capi-like)"
                     ));
                 }
             }

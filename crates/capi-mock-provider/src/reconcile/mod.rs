@@ -292,6 +292,17 @@ pub async fn common_gates(
     owners: &[CoreKind],
     controller_only: bool,
 ) -> Result<Gates> {
+    if ctx.opts.core.finalizer_first
+        && s.kind.role != Role::BootstrapConfig
+        && !s.fault("finalizer")
+        && !object::has_finalizer(&s.obj, &s.finalizer())
+    {
+        let mut finalizers: Vec<String> = s.obj.metadata.finalizers.clone().unwrap_or_default();
+        finalizers.push(s.finalizer());
+        s.patch(json!({ "metadata": { "finalizers": finalizers } }))
+            .await?;
+        return Ok(Gates::Stop(Action::await_change()));
+    }
     let owner_ref = owners
         .iter()
         .find_map(|k| object::core_owner(&s.obj, k.kind(), controller_only).map(|o| (*k, o)));
