@@ -161,6 +161,11 @@ impl Env {
             Some((r, s)) => (r.clone(), s.clone()),
             None => mock_companion(Role::InfraCluster, contract)?,
         };
+        if !self.serves(&resource).await {
+            // A cluster without the mock's CRDs and a provider without an InfraCluster kind:
+            // nothing to reference (the Cluster is made as before, without the reference).
+            return self.create_cluster(name, spec).await;
+        }
         let cluster = self
             .create_cluster(
                 name,
@@ -188,10 +193,25 @@ impl Env {
         cluster: &str,
     ) -> Result<ApiResource, EnvError> {
         let (resource, sample) = mock_companion(Role::InfraMachine, contract)?;
+        if !self.serves(&resource).await {
+            // Without the mock's CRDs the Machine references an object that does not exist.
+            return Ok(resource);
+        }
         let mut obj = sample_object(&sample, name);
         obj["metadata"]["labels"][CLUSTER_NAME_LABEL] = json!(cluster);
         self.create(&resource, obj).await?;
         Ok(resource)
+    }
+
+    /// Whether the server serves `resource` in the run namespace (a list of at most one
+    /// object answers; 404: the kind is not installed).
+    async fn serves(&self, resource: &ApiResource) -> bool {
+        !matches!(
+            self.api(resource)
+                .list_metadata(&kube::api::ListParams::default().limit(1))
+                .await,
+            Err(kube::Error::Api(s)) if s.code == 404
+        )
     }
 
     /// The Machine controller's controller reference on its InfraMachine.
@@ -202,6 +222,9 @@ impl Env {
         machine: &Value,
         cluster: &str,
     ) -> Result<Value, EnvError> {
+        if !self.serves(resource).await {
+            return Ok(Value::Null);
+        }
         self.adopt(resource, name, controller_owner_ref(machine), cluster)
             .await
     }

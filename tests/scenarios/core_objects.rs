@@ -155,3 +155,88 @@ async fn the_mock_in_every_capi_like_mode_passes_every_scenario() {
         assert_target_clean(&m, reads);
     }
 }
+
+/// The real kubectl reads a Cluster the tool wrote at v1beta2 at both versions, converted by
+/// the core conversion webhook: `kubectl get clusters.v1beta1.cluster.x-k8s.io` shows a
+/// v1beta1 `ObjectReference` whose `apiVersion` comes from the referenced CRD's contract labels.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_reads_core_objects_at_both_versions() {
+    use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
+    let Some(kubectl) = std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join("kubectl"))
+            .find(|k| k.is_file())
+    }) else {
+        println!("skip: no kubectl on PATH");
+        return;
+    };
+    let server = EmbeddedServer::new(ServerOptions::default());
+    let core = capi_conformance::capi_core::EmbeddedCore::start(
+        server.client(),
+        capi_conformance::capi_core::crds::CoreCrds::Minimal,
+    )
+    .await
+    .unwrap();
+    core.route(&server);
+    server
+        .apply_documents(
+            capi_conformance::run::embedded::base_documents_with(core.documents.clone()).unwrap(),
+        )
+        .await
+        .unwrap();
+    let cluster: kube::api::DynamicObject = serde_json::from_value(serde_json::json!({
+        "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+        "metadata": {"name": "c1", "namespace": "default"},
+        "spec": {"infrastructureRef": {"apiGroup": "infrastructure.mock.capi-conformance.io",
+                                       "kind": "MockCluster", "name": "c1"}},
+    }))
+    .unwrap();
+    let gvk = kube::api::GroupVersionKind::gvk("cluster.x-k8s.io", "v1beta2", "Cluster");
+    let ar = kube::api::ApiResource::from_gvk_with_plural(&gvk, "clusters");
+    let api: kube::Api<kube::api::DynamicObject> =
+        kube::Api::namespaced_with(server.client(), "default", &ar);
+    api.create(&Default::default(), &cluster).await.unwrap();
+    let listener = server.listen("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    std::fs::write(&kc, listener.kubeconfig_yaml()).unwrap();
+    let get = |resource: &str| {
+        let kubectl = kubectl.clone();
+        let kc = kc.clone();
+        let resource = resource.to_string();
+        async move {
+            let out = tokio::process::Command::new(kubectl)
+                .arg("--kubeconfig")
+                .arg(&kc)
+                .args(["get", &resource, "c1", "-n", "default", "-o", "json"])
+                .output()
+                .await
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+        }
+    };
+    let b1 = get("clusters.v1beta1.cluster.x-k8s.io").await;
+    assert_eq!(b1["apiVersion"], "cluster.x-k8s.io/v1beta1");
+    assert_eq!(
+        b1["spec"]["infrastructureRef"],
+        serde_json::json!({"apiVersion": "infrastructure.mock.capi-conformance.io/v1beta2",
+                           "kind": "MockCluster", "name": "c1", "namespace": "default"})
+    );
+    assert!(
+        b1["metadata"]["annotations"]["cluster.x-k8s.io/conversion-data"].is_string(),
+        "{b1}"
+    );
+    let b2 = get("clusters.v1beta2.cluster.x-k8s.io").await;
+    assert_eq!(
+        b2["spec"]["infrastructureRef"]["apiGroup"],
+        "infrastructure.mock.capi-conformance.io"
+    );
+    assert!(core.webhook.reviews() > 0);
+    listener.shutdown().await;
+    core.shutdown().await;
+}
