@@ -2,7 +2,8 @@
 //! conversion webhook ([`super::webhook`]):
 //!
 //! - **minimal** (default): Cluster, Machine, MachinePool of our own (open schemas, v1beta2
-//!   stored, v1beta1 served), `conversion: Webhook` with the webhook's URL and CA;
+//!   stored, v1beta1 served), `conversion: Webhook` through CAPI's Service name
+//!   ([`core_route`], routed to the webhook) with the webhook's CA;
 //! - **released** (`--core-crds FILE`): CAPI core's own CRDs from its components file, as a
 //!   typed Go client expects them. Their conversion names a Service (`capi-system/
 //!   capi-webhook-service`, path `/convert`) and asks cert-manager for the CA
@@ -236,22 +237,50 @@ impl Released {
     }
 }
 
-/// The minimal core CRDs with `conversion: Webhook` at `url`, trusting `ca_pem`.
-pub fn minimal(url: &str, ca_pem: &str) -> Vec<Value> {
+/// The Service CAPI core's CRDs name for conversion (`capi-system/capi-webhook-service:443`,
+/// path `/convert`); the minimal CRDs name it too, so CAPI's own CRDs installed over them
+/// (`--crds` of CAPI's components file, merged as clusterctl merges) keep one valid client
+/// config.
+pub fn core_route() -> ServiceRoute {
+    ServiceRoute {
+        namespace: "capi-system".into(),
+        name: "capi-webhook-service".into(),
+        port: 443,
+    }
+}
+
+/// The minimal core CRDs with `conversion: Webhook` through [`core_route`], trusting `ca_pem`,
+/// then that Service's Namespace and Service.
+pub fn minimal(ca_pem: &str) -> Vec<Value> {
     let bundle = base64::engine::general_purpose::STANDARD.encode(ca_pem.as_bytes());
-    capi_mock_provider::core_crds::core_crd_documents()
+    let route = core_route();
+    let mut docs: Vec<Value> = capi_mock_provider::core_crds::core_crd_documents()
         .into_iter()
         .map(|mut crd| {
             crd["spec"]["conversion"] = json!({
                 "strategy": "Webhook",
                 "webhook": {
-                    "clientConfig": {"url": url, "caBundle": bundle},
+                    "clientConfig": {
+                        "service": {"namespace": route.namespace, "name": route.name,
+                                    "path": super::webhook::PATH, "port": route.port},
+                        "caBundle": bundle,
+                    },
                     "conversionReviewVersions": ["v1"],
                 },
             });
             crd
         })
-        .collect()
+        .collect();
+    docs.push(
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": route.namespace}}),
+    );
+    docs.push(json!({
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": route.name, "namespace": route.namespace},
+        "spec": {"ports": [{"port": route.port, "targetPort": 9443}]},
+    }));
+    docs
 }
 
 #[cfg(test)]
@@ -337,15 +366,17 @@ mod tests {
     }
 
     #[test]
-    fn minimal_crds_convert_through_the_url() {
-        let docs = minimal("https://127.0.0.1:1/convert", "PEM");
-        assert_eq!(docs.len(), 3);
-        for d in &docs {
+    fn minimal_crds_convert_through_capis_service() {
+        let docs = minimal("PEM");
+        assert_eq!(docs.len(), 5);
+        for d in &docs[..3] {
             assert_eq!(d["spec"]["conversion"]["strategy"], "Webhook");
-            assert_eq!(
-                d["spec"]["conversion"]["webhook"]["clientConfig"]["url"],
-                "https://127.0.0.1:1/convert"
-            );
+            let cc = &d["spec"]["conversion"]["webhook"]["clientConfig"];
+            assert_eq!(cc["service"]["name"], "capi-webhook-service");
+            assert_eq!(cc["service"]["path"], "/convert");
+            assert!(cc.get("url").is_none());
         }
+        assert_eq!(kind_of(&docs[3]), "Namespace");
+        assert_eq!(kind_of(&docs[4]), "Service");
     }
 }

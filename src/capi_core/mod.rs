@@ -39,15 +39,16 @@ impl EmbeddedCore {
             CoreCrds::Minimal => None,
             CoreCrds::Released(file) => Some(crds::load_released(file)?),
         };
-        let names: Vec<String> = released
+        let mut names: Vec<String> = released
             .iter()
             .flat_map(|r| r.routes.iter().flat_map(ServiceRoute::dns_names))
             .collect();
+        names.extend(crds::core_route().dns_names());
         let webhook = webhook::ConversionWebhook::start(client, &names)
             .await
             .context("starting the core conversion webhook")?;
         let (documents, routes) = match &released {
-            None => (crds::minimal(&webhook.url(), &webhook.ca_pem), Vec::new()),
+            None => (crds::minimal(&webhook.ca_pem), vec![crds::core_route()]),
             Some(r) => (r.documents(&webhook.ca_pem), r.routes.clone()),
         };
         Ok(EmbeddedCore {

@@ -342,10 +342,32 @@ pub async fn common_gates(
     let paused = cluster.as_ref().is_some_and(core::cluster_paused)
         || object::annotation(&s.obj, PAUSED_ANNOTATION).is_some();
     sync_paused_condition(s, paused).await?;
-    if paused && !s.faults.has("all/pause") && !s.fault("pause") {
+    let acts_paused = s.faults.has("all/pause") || s.fault("pause");
+    if paused && !acts_paused {
         return Ok(Gates::Stop(Action::await_change()));
     }
+    mark_reconciled_while_paused(s, paused && acts_paused).await?;
     Ok(Gates::Go(cluster.map(Box::new)))
+}
+
+/// Annotation the pause faults stamp on an object they reconcile while paused.
+pub const RECONCILED_WHILE_PAUSED: &str = "mock.capi-conformance.io/reconciled-while-paused";
+
+/// Under a pause fault the mock acts while paused in its first reconcile (the annotation
+/// [`RECONCILED_WHILE_PAUSED`], once per pause), not only through whatever later reconciles
+/// write: a finalizer alone is not acting (CAPI's controllers add theirs before the pause
+/// check), and the fault must fail its rule however slowly the next reconcile comes. The
+/// stamp is removed once the object is no longer paused.
+async fn mark_reconciled_while_paused(s: &Subject, stamp: bool) -> Result<()> {
+    let has = object::annotation(&s.obj, RECONCILED_WHILE_PAUSED).is_some();
+    if stamp && !has {
+        s.patch(json!({ "metadata": { "annotations": { RECONCILED_WHILE_PAUSED: "true" } } }))
+            .await?;
+    } else if !stamp && has {
+        s.patch(json!({ "metadata": { "annotations": { RECONCILED_WHILE_PAUSED: null } } }))
+            .await?;
+    }
+    Ok(())
 }
 
 /// Contract v1beta2: `Paused` True/Paused while paused, False/NotPaused otherwise; written only
