@@ -240,3 +240,73 @@ async fn kubectl_reads_core_objects_at_both_versions() {
     listener.shutdown().await;
     core.shutdown().await;
 }
+
+/// A control plane sample naming an InfraMachineTemplate: the tool creates the template given
+/// in the same `--sample` documents in the run's namespace under the run's name, and the
+/// scenario's object refers to that one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_samples_reference_is_created_in_the_run_namespace_and_rewritten() {
+    use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
+    use capi_conformance::contract::{Contract, Role};
+    use capi_conformance::scenarios::{Settings, baseline, env::Env, timeline::Recorder};
+    let server = EmbeddedServer::new(ServerOptions::default());
+    let mut docs = capi_conformance::run::embedded::base_documents().unwrap();
+    docs.push(serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "run-ns"}}));
+    server.apply_documents(docs).await.unwrap();
+    let env = Env {
+        client: server.client(),
+        namespace: "run-ns".into(),
+        run_id: "r1".into(),
+        watch_filter: None,
+        pause_core: false,
+        recorder: Recorder::new(),
+        guard: Default::default(),
+        settings: Settings::EMBEDDED,
+        round_trips: Default::default(),
+        workloads: None,
+    };
+    let mut subject =
+        baseline::mock_subject(Role::ControlPlane, Contract::V1Beta2, "p", false).unwrap();
+    subject.sample = Some(
+        serde_json::json!({"spec": {"replicas": 1, "machineTemplate": {"infrastructureRef": {
+        "apiGroup": "infrastructure.mock.capi-conformance.io", "kind": "MockMachineTemplate", "name": "tmpl"}}}}),
+    );
+    subject.companions.sample_documents = vec![serde_json::json!({
+        "apiVersion": "infrastructure.mock.capi-conformance.io/v1beta2", "kind": "MockMachineTemplate",
+        "metadata": {"name": "tmpl", "namespace": "somewhere-else", "labels": {"from": "sample"}},
+        "spec": {"template": {"spec": {}}}})];
+    let resolved = env
+        .resolve_sample_references(&subject)
+        .await
+        .unwrap()
+        .expect("the reference resolves");
+    let name = resolved
+        .sample
+        .as_ref()
+        .and_then(|s| s.pointer("/spec/machineTemplate/infrastructureRef/name"))
+        .and_then(|v| v.as_str())
+        .unwrap()
+        .to_string();
+    assert_eq!(name, "mockcontrolplane-b2-ref-tmpl");
+    let gvk = kube::api::GroupVersionKind::gvk(
+        "infrastructure.mock.capi-conformance.io",
+        "v1beta2",
+        "MockMachineTemplate",
+    );
+    let ar = kube::api::ApiResource::from_gvk_with_plural(&gvk, "mockmachinetemplates");
+    let api: kube::Api<kube::api::DynamicObject> =
+        kube::Api::namespaced_with(server.client(), "run-ns", &ar);
+    let created = api.get(&name).await.unwrap();
+    assert_eq!(created.metadata.labels.unwrap()["from"], "sample");
+    // Tracked for the run's cleanup.
+    let left = env
+        .guard
+        .cleanup(
+            &server.client(),
+            std::time::Duration::from_millis(200),
+            true,
+        )
+        .await;
+    assert!(left.0.is_empty(), "{:?}", left.0);
+    assert!(api.get_opt(&name).await.unwrap().is_none());
+}
