@@ -3,7 +3,13 @@
 //! its components file or `config/`, installed as `clusterctl init` would,
 //! [`crate::manifests`]). The documents are then read back like a cluster's
 //! ([`super::cluster::read_documents`]).
+//!
+//! CAPI core's CRDs (the tool's minimal ones, or CAPI's released ones with `--core-crds`) are
+//! those of a started [`EmbeddedCore`] ([`start_core`]): served at v1beta1 and v1beta2, their
+//! conversion pointed at the tool's webhook (docs/core-simulation.md).
 
+use crate::capi_core::EmbeddedCore;
+use crate::capi_core::crds::CoreCrds;
 use anyhow::Context;
 use capi_mock_provider::core_crds::core_crd_documents;
 use capi_mock_provider::crds::mock_crds;
@@ -21,14 +27,34 @@ pub struct EmbeddedInputs {
     pub vars: Vec<String>,
     /// `--server-faults`: fault injection in the server.
     pub server_faults: Option<String>,
+    /// `--core-crds`: CAPI core's released CRDs (its components file) instead of the tool's
+    /// minimal ones.
+    pub core_crds: Option<PathBuf>,
 }
 
-/// Fills a fresh `server` (through `client`, one of its clients): its faults, the base documents,
-/// the provider's manifests. Returns the notes on objects nothing serves (skipped).
+/// Starts CAPI core's part for `server` (the conversion webhook, the core CRDs of `inputs`
+/// pointed at it, the Services they name routed to it). The caller shuts it down after the run.
+pub async fn start_core(
+    server: &EmbeddedServer,
+    inputs: &EmbeddedInputs,
+) -> anyhow::Result<EmbeddedCore> {
+    let crds = match &inputs.core_crds {
+        Some(file) => CoreCrds::Released(file.clone()),
+        None => CoreCrds::Minimal,
+    };
+    let core = EmbeddedCore::start(server.client(), crds).await?;
+    core.route(server);
+    Ok(core)
+}
+
+/// Fills a fresh `server` (through `client`, one of its clients): its faults, the base documents
+/// with `core`'s CRDs, the provider's manifests. Returns the notes on objects nothing serves
+/// (skipped).
 pub async fn install(
     server: &EmbeddedServer,
     client: &kube::Client,
     inputs: &EmbeddedInputs,
+    core: &EmbeddedCore,
 ) -> anyhow::Result<Vec<crate::report::Note>> {
     if let Some(spec) = &inputs.server_faults {
         server
@@ -37,7 +63,7 @@ pub async fn install(
             .context("--server-faults")?;
     }
     server
-        .apply_documents(base_documents()?)
+        .apply_documents(base_documents_with(core.documents.clone())?)
         .await
         .context("installing core and mock CRDs on the embedded server")?;
     install_provider_manifests(client, inputs).await
@@ -45,7 +71,13 @@ pub async fn install(
 
 /// The documents every embedded run installs: core CRDs, the mock's CRDs and ClusterRoles.
 pub fn base_documents() -> anyhow::Result<Vec<Value>> {
-    let mut docs = core_crd_documents();
+    base_documents_with(core_crd_documents())
+}
+
+/// [`base_documents`] with the given core CRDs (and the Services their conversion names),
+/// e.g. those of [`EmbeddedCore`].
+pub fn base_documents_with(core: Vec<Value>) -> anyhow::Result<Vec<Value>> {
+    let mut docs = core;
     for crd in mock_crds().context("building the mock provider CRDs")? {
         docs.push(serde_json::to_value(crd)?);
     }

@@ -35,6 +35,8 @@ pub enum Source<'a> {
         server: &'a embedded_apiserver::EmbeddedServer,
         client: &'a kube::Client,
         inputs: &'a embedded::EmbeddedInputs,
+        /// CAPI core's part, started for `server` ([`embedded::start_core`]).
+        core: &'a crate::capi_core::EmbeddedCore,
     },
 }
 
@@ -52,8 +54,9 @@ impl Source<'_> {
                 server,
                 client,
                 inputs,
+                core,
             } => {
-                let notes = embedded::install(server, client, inputs).await?;
+                let notes = embedded::install(server, client, inputs, core).await?;
                 Ok((documents(cluster::read_documents(client).await?), notes))
             }
         }
