@@ -352,6 +352,11 @@ pub struct CheckArgs {
     /// Sample provider objects (YAML of the provider's kinds with provider-specific spec).
     #[arg(long, value_name = "FILE")]
     pub sample: Vec<PathBuf>,
+    /// With --embedded: install CAPI core's released CRDs from FILE (its components file, e.g.
+    /// cluster-api-components.yaml of v1.11 or newer) instead of the tool's minimal ones; both
+    /// serve cluster.x-k8s.io v1beta1 and v1beta2, converted as CAPI core converts.
+    #[arg(long = "core-crds", value_name = "FILE")]
+    pub core_crds: Option<PathBuf>,
     /// On a real cluster without CAPI core: install minimal core CRDs of our own.
     #[arg(long = "install-core-crds")]
     pub install_core_crds: bool,
@@ -422,6 +427,7 @@ impl CheckArgs {
                 provider: self.provider.clone(),
                 contract: self.report.contract,
                 samples: crate::source::load_samples(&self.sample)?,
+                sample_files: self.sample.clone(),
                 selection,
                 mock_targets: self.embedded.then_some(self.crds.is_empty()),
                 baseline_from_inventory: self.embedded,
@@ -447,9 +453,11 @@ impl CheckArgs {
                     vars: self.vars.clone(),
                     server_faults: self.server_faults.clone(),
                     serve_webhooks: self.provider_cmd.is_some(),
+                    core_crds: self.core_crds.clone(),
                 },
                 provider_cmd: self.provider_cmd.clone(),
                 target_faults: self.mock_faults.clone().unwrap_or_default(),
+                target_core_reads: Default::default(),
             }),
         })
     }
@@ -543,6 +551,12 @@ pub struct MockRunArgs {
     /// Address the webhook server binds (with --webhook-cert-dir).
     #[arg(long = "webhook-host", value_name = "IP", default_value = "0.0.0.0")]
     pub webhook_host: std::net::IpAddr,
+    /// Read CAPI core's objects as CAPI's own providers do (comma-separated): `v1beta1` (at
+    /// cluster.x-k8s.io/v1beta1, v1beta1 paths only), `infrastructure-ref` (the InfraMachine
+    /// reconciler needs the Cluster's InfraCluster), `worker-join` (bootstrap data needs the
+    /// cluster CA Secret and a join token on the workload cluster), `finalizer-first` (finalizer before owner and pause, as CAPI's controllers), `capi-like` (all but v1beta1).
+    #[arg(long = "core-reads", value_name = "MODES")]
+    pub core_reads: Option<String>,
     #[command(flatten)]
     pub kube: KubeArgs,
 }

@@ -6,6 +6,8 @@ mod common;
 mod components;
 #[path = "shared/components_file.rs"]
 mod components_file;
+#[path = "scenarios/core_objects.rs"]
+mod core_objects;
 #[path = "scenarios/embedded.rs"]
 mod embedded;
 #[path = "scenarios/faults.rs"]

@@ -3,11 +3,12 @@
 
 pub mod sonobuoy;
 
+use crate::capi_core::EmbeddedCore;
 use crate::cli::CheckArgs;
 use crate::client_retry::{RetryLayer, RetryPolicy, RetryingClient, TroubleLog, forbidden};
 use crate::plan::Plan;
 use crate::report::Matrix;
-use crate::run::{CheckOptions, RunOptions, interrupt, progress};
+use crate::run::{CheckOptions, EmbeddedOptions, RunOptions, interrupt, progress};
 use crate::source::Source;
 use capi_contract::checks::LintOptions;
 use capi_contract::inventory::Document;
@@ -65,9 +66,22 @@ async fn run_check(args: CheckArgs) -> anyhow::Result<i32> {
 }
 
 /// `check --embedded` on `server` (fresh; it outlives the run, tests inspect it): the embedded
-/// source → plan → run.
+/// source → plan → run, with CAPI core's part (conversion webhook, workload clusters) started
+/// for the run and stopped after it.
 pub async fn embedded(server: &EmbeddedServer, opts: &CheckOptions) -> anyhow::Result<Matrix> {
     let embedded = opts.embedded.clone().unwrap_or_default();
+    let core = crate::source::embedded::start_core(server, &embedded.inputs).await?;
+    let result = embedded_with_core(server, opts, &embedded, &core).await;
+    core.shutdown().await;
+    result
+}
+
+async fn embedded_with_core(
+    server: &EmbeddedServer,
+    opts: &CheckOptions,
+    embedded: &EmbeddedOptions,
+    core: &EmbeddedCore,
+) -> anyhow::Result<Matrix> {
     let trouble = TroubleLog::default();
     let client = server.retrying_client_layered(
         RetryLayer::new(RetryPolicy::within(opts.run.settings.step_timeout)).reporting_to(&trouble),
@@ -76,6 +90,7 @@ pub async fn embedded(server: &EmbeddedServer, opts: &CheckOptions) -> anyhow::R
         server,
         client: &client,
         inputs: &embedded.inputs,
+        core,
     }
     .read()
     .await?;
@@ -92,8 +107,16 @@ pub async fn embedded(server: &EmbeddedServer, opts: &CheckOptions) -> anyhow::R
     };
     plan.fill_samples_from_cluster(&client).await;
     let notes = std::mem::take(&mut installed.notes);
+    plan.dry_run_samples(&client, "default").await?;
     let mut matrix = crate::run::embedded::run(
-        server, &client, &plan, &opts.run, &embedded, &installed, &trouble,
+        server,
+        &client,
+        &plan,
+        &opts.run,
+        embedded,
+        &installed,
+        &trouble,
+        &core.workloads,
     )
     .await?;
     matrix.notes.extend(notes);
@@ -158,9 +181,9 @@ pub async fn cluster_static_matrix(
 
 /// `check` on the cluster of the kubeconfig: the cluster source → plan → run.
 async fn on_cluster(args: &CheckArgs, mut opts: CheckOptions) -> anyhow::Result<Matrix> {
-    if !args.crds.is_empty() || !args.vars.is_empty() {
+    if !args.crds.is_empty() || !args.vars.is_empty() || args.core_crds.is_some() {
         anyhow::bail!(
-            "--crds and --var need --embedded (on a cluster the provider is installed already, e.g. by clusterctl init)"
+            "--crds, --var and --core-crds need --embedded (on a cluster the provider and CAPI core are installed already, e.g. by clusterctl init)"
         );
     }
     if args.server_faults.is_some() {

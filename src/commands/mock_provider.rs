@@ -87,6 +87,8 @@ async fn run_controllers(args: MockRunArgs) -> anyhow::Result<i32> {
         watch_filter: args.watch_filter.filter(|f| !f.is_empty()),
         faults,
         provision_delay,
+        core: capi_mock_provider::core::CoreReads::parse(args.core_reads.as_deref().unwrap_or(""))
+            .map_err(|e| anyhow::anyhow!("--core-reads: {e}"))?,
     };
     eprintln!(
         "mock provider running (namespace: {}, watch-filter: {})",

@@ -17,6 +17,7 @@ use capi_contract::model::ContractSelection;
 use capi_contract::suite::Rule;
 pub use rule_filter::RuleFilter;
 use serde_json::Value;
+use std::path::PathBuf;
 use subjects::{MOCK_GROUP_SUFFIX, PlanOptions};
 
 /// What the scenarios of a `check` are asked to drive.
@@ -27,6 +28,8 @@ pub struct ScenarioOptions {
     pub contract: ContractSelection,
     /// Documents of the `--sample` files.
     pub samples: Vec<Value>,
+    /// The `--sample` files (named when a sample is not valid for its CRD).
+    pub sample_files: Vec<PathBuf>,
     /// `--scenarios`: only these scripts (`None`: all).
     pub selection: Option<Vec<String>>,
     /// Which kinds are targets: `Some(true)` only the mock's (the embedded mock as target),
@@ -44,6 +47,8 @@ pub struct ScenarioOptions {
 pub struct ScenarioRuns {
     /// The provider's kinds under each contract (target columns).
     pub targets: Vec<Subject>,
+    /// The `--sample` files the targets' samples come from.
+    pub sample_files: Vec<PathBuf>,
     /// The mock's kinds (baseline columns); a role and contract missing here is played by the
     /// mock's defaults ([`crate::scenarios::baseline::mock_subject`]).
     pub baseline: Vec<Subject>,
@@ -100,6 +105,29 @@ impl Plan {
             subjects::fill_samples_from_cluster(client, &mut s.targets).await;
         }
     }
+
+    /// Checks the targets' `--sample` objects against the installed CRDs (a server-side dry-run
+    /// in `namespace`) before any scenario runs: a sample the CRD rejects is a usage error
+    /// ([`crate::scenarios::samples::BadSample`]). Nothing to check without `--sample` files.
+    pub async fn dry_run_samples(
+        &self,
+        client: &kube::Client,
+        namespace: &str,
+    ) -> Result<(), crate::scenarios::samples::BadSample> {
+        let Some(s) = &self.scenarios else {
+            return Ok(());
+        };
+        if s.sample_files.is_empty() {
+            return Ok(());
+        }
+        let files: Vec<String> = s
+            .sample_files
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        crate::scenarios::samples::dry_run_samples(client, namespace, &s.targets, &files.join(", "))
+            .await
+    }
 }
 
 /// Why a scenario rule has no verdict in a column of a `check` whose scenarios ran elsewhere.
@@ -138,7 +166,11 @@ fn scenario_runs(statics: &StaticPlan, rules: &[Rule], opts: &ScenarioOptions) -
     } else {
         Vec::new()
     };
-    ScenarioRuns { targets, baseline }
+    ScenarioRuns {
+        targets,
+        sample_files: opts.sample_files.clone(),
+        baseline,
+    }
 }
 
 /// Which scenarios `--scenarios` selects (`None` = all; empty = none).

@@ -137,11 +137,37 @@ pub fn subjects(inv: &Inventory, opts: &PlanOptions) -> Vec<Subject> {
                     resource: resource_of(c, &version),
                     base,
                     sample,
+                    companions: Default::default(),
                 });
             }
         }
     }
+    link_companions(&mut out, &opts.samples);
     out
+}
+
+/// Fills each subject's [`crate::scenarios::Companions`]: the InfraCluster of the same
+/// provider and contract (with a sample) its Clusters reference, and the `--sample` documents.
+fn link_companions(subjects: &mut [Subject], samples: &[Value]) {
+    let infra_clusters: Vec<(String, Option<Contract>, ApiResource, Value)> = subjects
+        .iter()
+        .filter(|s| s.role() == capi_contract::contract::Role::InfraCluster)
+        .filter_map(|s| {
+            Some((
+                s.column.provider.to_string(),
+                s.column.contract,
+                s.resource.clone(),
+                s.sample.clone()?,
+            ))
+        })
+        .collect();
+    for s in subjects.iter_mut() {
+        s.companions.infra_cluster = infra_clusters
+            .iter()
+            .find(|(p, c, _, _)| p.as_str() == &*s.column.provider && *c == s.column.contract)
+            .map(|(_, _, r, v)| (r.clone(), v.clone()));
+        s.companions.sample_documents = samples.to_vec();
+    }
 }
 
 /// For subjects without a sample: use the `spec.template` of an existing `<Kind>Template` in

@@ -113,6 +113,7 @@ async fn scenarios_on_cluster(
             guard: guard.clone(),
             events: args.events.clone(),
             trouble: trouble.clone(),
+            workloads: None,
         };
         let baseline_ns = format!("capi-conformance-{run_id}-baseline");
         let baseline_filter = format!("capi-conformance-baseline-{run_id}");

@@ -10,6 +10,7 @@ use super::{
     EmbeddedOptions, RunOptions, effective_rbac, environment_inconclusive, finish, merge_into,
     new_run_id, report_leftovers, static_matrix,
 };
+use crate::capi_core::workload::WorkloadClusters;
 use crate::client_retry::TroubleLog;
 use crate::plan::{Plan, ScenarioRuns};
 use crate::report::Matrix;
@@ -159,6 +160,7 @@ impl TargetProcesses {
                     watch_namespace: Some(t.target_ns.to_string()),
                     watch_filter: Some(t.target_filter.to_string()),
                     faults,
+                    core: t.embedded.target_core_reads,
                     ..MockOptions::default()
                 },
             ));
@@ -369,7 +371,9 @@ fn start_provider(cmd: &str, log: &std::path::Path) -> anyhow::Result<ProviderPr
 
 /// Runs `plan` on `server` (filled by the embedded source, which left `installed`; `client` is
 /// one of its retrying clients, reporting to `trouble`): the static cells with the live part of
-/// `all/rbac-aggregation`, then the scenarios, the in-process mock as baseline first.
+/// `all/rbac-aggregation`, then the scenarios, the in-process mock as baseline first. The
+/// scenarios' `<cluster>-kubeconfig` Secrets point at `workloads` (CAPI core's part,
+/// [`crate::capi_core::EmbeddedCore`]).
 pub async fn run(
     server: &EmbeddedServer,
     client: &kube::Client,
@@ -378,6 +382,7 @@ pub async fn run(
     embedded: &EmbeddedOptions,
     installed: &Installed,
     trouble: &TroubleLog,
+    workloads: &WorkloadClusters,
 ) -> anyhow::Result<Matrix> {
     let mut matrix = static_matrix(plan);
     if plan.rules.iter().any(|r| r.id == effective_rbac::RBAC_RULE) {
@@ -392,29 +397,45 @@ pub async fn run(
     if let Some(scenarios) = &plan.scenarios {
         let run_id = new_run_id();
         matrix.context.run_id = Some(run_id.clone());
-        let out = run_scenarios(
-            server, client, plan, scenarios, opts, embedded, installed, trouble, &run_id,
-        )
-        .await?;
+        let side = SideInputs {
+            client,
+            opts,
+            trouble,
+            workloads,
+            run_id: &run_id,
+        };
+        let out = run_scenarios(server, plan, scenarios, embedded, installed, &side).await?;
         merge_into(&mut matrix, &out, &plan.rules);
     }
     finish(&mut matrix, plan);
     Ok(matrix)
 }
 
+/// What both sides of a run share.
+struct SideInputs<'a> {
+    client: &'a kube::Client,
+    opts: &'a RunOptions,
+    trouble: &'a TroubleLog,
+    workloads: &'a WorkloadClusters,
+    run_id: &'a str,
+}
+
 /// The scenario runs of the plan: baseline on the in-process mock, then the target.
-#[allow(clippy::too_many_arguments)]
 async fn run_scenarios(
     server: &EmbeddedServer,
-    client: &kube::Client,
     plan: &Plan,
     scenarios: &ScenarioRuns,
-    opts: &RunOptions,
     embedded: &EmbeddedOptions,
     installed: &Installed,
-    trouble: &TroubleLog,
-    run_id: &str,
+    inputs: &SideInputs<'_>,
 ) -> anyhow::Result<RunOutput> {
+    let SideInputs {
+        client,
+        opts,
+        trouble,
+        workloads,
+        run_id,
+    } = *inputs;
     let settings = opts.settings;
     let rules = &plan.rules;
     // The mock is the target without `--crds`, or when the components are its own.
@@ -434,6 +455,7 @@ async fn run_scenarios(
         guard: guard.clone(),
         events: opts.events.clone(),
         trouble: trouble.clone(),
+        workloads: Some(workloads.clone()),
     };
     let baseline = side(&baseline_ns, Some(baseline_filter.clone()));
     // Target objects carry the target filter when the target controller filters on it.

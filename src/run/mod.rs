@@ -83,6 +83,8 @@ pub struct EmbeddedOptions {
     pub provider_cmd: Option<String>,
     /// Provider-wide faults of the in-process target mock (`--mock-faults`).
     pub target_faults: String,
+    /// How the in-process target mock reads core objects (its CAPI-like modes; tests).
+    pub target_core_reads: capi_mock_provider::core::CoreReads,
 }
 
 /// The static cells of the plan.

@@ -109,6 +109,7 @@ pub fn mock_subject(
         base,
         sample: Some(mock_sample(role, contract)),
         schema: None,
+        companions: Default::default(),
     })
 }
 

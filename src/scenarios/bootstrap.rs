@@ -44,7 +44,8 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     );
     r.keep(secrets);
     r.env
-        .create_cluster(
+        .create_cluster_of(
+            r.subject,
             &cluster,
             ClusterSpec {
                 endpoint: Some(("cp.capi-conformance.invalid", 6443)),
@@ -53,23 +54,23 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         )
         .await?;
     r.env.set_control_plane_initialized(&cluster).await?;
-    let placeholder_infra = ApiResource {
-        group: "infrastructure.cluster.x-k8s.io".into(),
-        version: "v1beta2".into(),
-        api_version: "infrastructure.cluster.x-k8s.io/v1beta2".into(),
-        kind: "PlaceholderMachine".into(),
-        plural: "placeholdermachines".into(),
-    };
+    let infra = r
+        .env
+        .create_infra_machine(r.contract(), &machine, &cluster)
+        .await?;
     let m = r
         .env
         .create_machine(
             &machine,
             &cluster,
-            (&placeholder_infra, &machine),
+            (&infra, &machine),
             Some((&res, &bc)),
             None,
             None,
         )
+        .await?;
+    r.env
+        .own_infra_machine(&infra, &machine, &m, &cluster)
         .await?;
     // The main config's flow; concurrently (own objects, own quiet windows) the owner gate on
     // a throwaway config followed by the cluster lookup, and the b1 failure gate.
@@ -78,7 +79,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     let (main, gated, failed) = tokio::join!(
         main_flow(r, &m, &bc, &cluster),
         owner_gate_and_lookup(&mut gate, &p, &res),
-        failure_gate(&mut failure, &p, &res, &cluster, &placeholder_infra),
+        failure_gate(&mut failure, &p, &res, &cluster),
     );
     r.absorb(gate, gated);
     r.absorb(failure, failed);
@@ -105,7 +106,6 @@ async fn failure_gate(
     p: &str,
     res: &ApiResource,
     cluster: &str,
-    placeholder_infra: &ApiResource,
 ) -> Result<(), EnvError> {
     if r.contract() != Contract::V1Beta1 {
         return Ok(());
@@ -116,7 +116,8 @@ async fn failure_gate(
     let cluster4 = format!("{cluster}4");
     let cluster = cluster4.as_str();
     r.env
-        .create_cluster(
+        .create_cluster_of(
+            r.subject,
             cluster,
             ClusterSpec {
                 endpoint: Some(("cp.capi-conformance.invalid", 6443)),
@@ -127,12 +128,16 @@ async fn failure_gate(
     r.env.set_control_plane_initialized(cluster).await?;
     let machine4 = format!("{p}-m4");
     let bc4 = format!("{p}-bc4");
+    let infra = r
+        .env
+        .create_infra_machine(r.contract(), &machine4, cluster)
+        .await?;
     let m4 = r
         .env
         .create_machine(
             &machine4,
             cluster,
-            (placeholder_infra, &machine4),
+            (&infra, &machine4),
             Some((res, &bc4)),
             None,
             None,
@@ -272,19 +277,16 @@ async fn cluster_lookup(r: &mut ScriptRun<'_>, p: &str, res: &ApiResource) -> Re
     let machine = format!("{p}-m3");
     let bc = format!("{p}-bc3");
     let created = created_path(r.contract());
-    let placeholder_infra = ApiResource {
-        group: "infrastructure.cluster.x-k8s.io".into(),
-        version: "v1beta2".into(),
-        api_version: "infrastructure.cluster.x-k8s.io/v1beta2".into(),
-        kind: "PlaceholderMachine".into(),
-        plural: "placeholdermachines".into(),
-    };
+    let infra = r
+        .env
+        .create_infra_machine(r.contract(), &machine, &missing)
+        .await?;
     let m = r
         .env
         .create_machine(
             &machine,
             &missing,
-            (&placeholder_infra, &machine),
+            (&infra, &machine),
             Some((res, &bc)),
             None,
             None,

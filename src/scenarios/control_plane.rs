@@ -79,7 +79,8 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     ));
     let c = r
         .env
-        .create_cluster(
+        .create_cluster_of(
+            r.subject,
             &cluster,
             ClusterSpec {
                 control_plane: Some((&res, &cp)),

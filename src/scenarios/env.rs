@@ -41,6 +41,9 @@ pub struct Env {
     pub round_trips: RoundTrips,
     /// Where the scenario tells the steps it reaches.
     pub events: crate::events::Events,
+    /// The workload clusters `<cluster>-kubeconfig` points at; `None` on a real cluster (no
+    /// kubeconfig Secret is made there, docs/core-simulation.md).
+    pub workloads: Option<crate::capi_core::workload::WorkloadClusters>,
 }
 
 pub fn key(resource: &ApiResource, name: &str) -> String {

@@ -87,7 +87,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
 
     r.step("create Cluster, Machine, bootstrap Secret");
     r.env
-        .create_cluster(&cluster, ClusterSpec::default())
+        .create_cluster_of(r.subject, &cluster, ClusterSpec::default())
         .await?;
     r.env.set_infra_provisioned(&cluster, false).await?;
     r.env.create_bootstrap_secret(&boot, &cluster).await?;
@@ -203,7 +203,7 @@ async fn delete_with_closed_gate(
     let im = format!("{p}-im2");
     let boot = format!("{p}-boot2");
     r.env
-        .create_cluster(&cluster, ClusterSpec::default())
+        .create_cluster_of(r.subject, &cluster, ClusterSpec::default())
         .await?;
     r.env.set_infra_provisioned(&cluster, false).await?;
     r.env.create_bootstrap_secret(&boot, &cluster).await?;
@@ -253,7 +253,7 @@ async fn failure_gate(r: &mut ScriptRun<'_>, p: &str, res: &ApiResource) -> Resu
     let im = format!("{p}-im4");
     let boot = format!("{p}-boot4");
     r.env
-        .create_cluster(&cluster, ClusterSpec::default())
+        .create_cluster_of(r.subject, &cluster, ClusterSpec::default())
         .await?;
     r.env.set_infra_provisioned(&cluster, true).await?;
     r.env.create_bootstrap_secret(&boot, &cluster).await?;

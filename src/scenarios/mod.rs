@@ -21,6 +21,7 @@ pub mod machine_pool;
 pub mod observer;
 pub mod round_trips;
 pub mod runner;
+pub mod samples;
 pub mod script;
 pub mod server_trouble;
 pub mod template;
@@ -72,6 +73,20 @@ pub struct Subject {
     /// The `openAPIV3Schema` of the kind at that version, when known (decides conditional
     /// rules: a provider whose schema declares `status.addresses` surfaces addresses).
     pub schema: Option<capi_contract::inventory::SchemaNode>,
+    /// Other provider kinds the subject's core objects reference, and the `--sample`
+    /// documents its sample's references may name ([`core_sim`]).
+    pub companions: Companions,
+}
+
+/// What the core objects of a subject's scenario reference besides the subject
+/// (docs/core-simulation.md "What each scenario creates").
+#[derive(Debug, Clone, Default)]
+pub struct Companions {
+    /// The InfraCluster a scenario's Cluster references: the provider's own InfraCluster kind
+    /// under the subject's contract with its sample; `None`: the mock's MockCluster.
+    pub infra_cluster: Option<(ApiResource, Value)>,
+    /// Every `--sample` document (the objects a sample's references may name).
+    pub sample_documents: Vec<Value>,
 }
 
 impl Subject {

@@ -31,6 +31,8 @@ pub struct Side {
     pub events: Events,
     /// The requests of the run's clients that failed past their budget.
     pub trouble: TroubleLog,
+    /// The workload clusters `<cluster>-kubeconfig` points at (embedded runs).
+    pub workloads: Option<crate::capi_core::workload::WorkloadClusters>,
 }
 
 impl Side {
@@ -114,7 +116,17 @@ pub async fn run_subject(side: &Side, subject: &Subject) -> SubjectRun {
         settings: side.settings,
         round_trips: Default::default(),
         events: side.events.clone(),
+        workloads: side.workloads.clone(),
     };
+    // The objects the sample refers to exist before the scenario, as on a real cluster.
+    let resolved = match env.resolve_sample_references(subject).await {
+        Ok(r) => r,
+        Err(e) => {
+            out.environment_error = Some(e.to_string());
+            return out;
+        }
+    };
+    let subject = resolved.as_ref().unwrap_or(subject);
     let mut run = ScriptRun::new(&env, subject);
     // Every wait is bounded by the step timeout; this only guards against a hung API server.
     let overall = side.settings.step_timeout * 40 + side.settings.quiet_window * 20;
@@ -420,6 +432,7 @@ mod tests {
                 base: None,
                 sample: Some(serde_json::json!({})),
                 schema: None,
+                companions: Default::default(),
             },
             script: Some("SC-inframachine"),
             verdicts,

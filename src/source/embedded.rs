@@ -8,7 +8,13 @@
 //! a serving certificate whose CA is injected first, as cert-manager would ([`crate::serving`]);
 //! what would route the baseline mock's objects through the target's webhooks is kept for when
 //! the target starts ([`split_shared`]).
+//!
+//! CAPI core's CRDs (the tool's minimal ones, or CAPI's released ones with `--core-crds`) are
+//! those of a started [`EmbeddedCore`] ([`start_core`]): served at v1beta1 and v1beta2, their
+//! conversion pointed at the tool's webhook (docs/core-simulation.md).
 
+use crate::capi_core::EmbeddedCore;
+use crate::capi_core::crds::CoreCrds;
 use crate::plan::subjects::MOCK_GROUP_SUFFIX;
 use anyhow::Context;
 use capi_contract::inventory::Document;
@@ -31,6 +37,9 @@ pub struct EmbeddedInputs {
     /// The run serves the components' webhooks (`--provider-cmd`): issue their serving
     /// certificate, inject its CA, and keep back what would route the baseline through them.
     pub serve_webhooks: bool,
+    /// `--core-crds`: CAPI core's released CRDs (its components file) instead of the tool's
+    /// minimal ones.
+    pub core_crds: Option<PathBuf>,
 }
 
 /// What installing the `--crds` components gave the run.
@@ -46,12 +55,28 @@ pub struct Installed {
     pub mock_components: bool,
 }
 
-/// Fills a fresh `server` (through `client`, one of its clients): its faults, the base documents,
-/// the provider's manifests.
+/// Starts CAPI core's part for `server` (the conversion webhook, the core CRDs of `inputs`
+/// pointed at it, the Services they name routed to it). The caller shuts it down after the run.
+pub async fn start_core(
+    server: &EmbeddedServer,
+    inputs: &EmbeddedInputs,
+) -> anyhow::Result<EmbeddedCore> {
+    let crds = match &inputs.core_crds {
+        Some(file) => CoreCrds::Released(file.clone()),
+        None => CoreCrds::Minimal,
+    };
+    let core = EmbeddedCore::start(server.client(), crds).await?;
+    core.route(server);
+    Ok(core)
+}
+
+/// Fills a fresh `server` (through `client`, one of its clients): its faults, the base documents
+/// with `core`'s CRDs, the provider's manifests.
 pub async fn install(
     server: &EmbeddedServer,
     client: &kube::Client,
     inputs: &EmbeddedInputs,
+    core: &EmbeddedCore,
 ) -> anyhow::Result<Installed> {
     if let Some(spec) = &inputs.server_faults {
         server
@@ -60,7 +85,7 @@ pub async fn install(
             .context("--server-faults")?;
     }
     server
-        .apply_documents(base_documents()?)
+        .apply_documents(base_documents_with(core.documents.clone())?)
         .await
         .context("installing core and mock CRDs on the embedded server")?;
     install_provider_manifests(client, inputs).await
@@ -68,7 +93,13 @@ pub async fn install(
 
 /// The documents every embedded run installs: core CRDs, the mock's CRDs and ClusterRoles.
 pub fn base_documents() -> anyhow::Result<Vec<Value>> {
-    let mut docs = core_crd_documents();
+    base_documents_with(core_crd_documents())
+}
+
+/// [`base_documents`] with the given core CRDs (and the Services their conversion names),
+/// e.g. those of [`EmbeddedCore`].
+pub fn base_documents_with(core: Vec<Value>) -> anyhow::Result<Vec<Value>> {
+    let mut docs = core;
     for crd in mock_crds().context("building the mock provider CRDs")? {
         docs.push(serde_json::to_value(crd)?);
     }

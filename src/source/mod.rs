@@ -34,6 +34,8 @@ pub enum Source<'a> {
         server: &'a embedded_apiserver::EmbeddedServer,
         client: &'a kube::Client,
         inputs: &'a embedded::EmbeddedInputs,
+        /// CAPI core's part, started for `server` ([`embedded::start_core`]).
+        core: &'a crate::capi_core::EmbeddedCore,
     },
 }
 
@@ -62,8 +64,9 @@ impl Source<'_> {
                 server,
                 client,
                 inputs,
+                core,
             } => {
-                let installed = embedded::install(server, client, inputs).await?;
+                let installed = embedded::install(server, client, inputs, core).await?;
                 Ok(Read {
                     loaded: documents(cluster::read_documents(client).await?),
                     installed,

@@ -76,3 +76,37 @@ async fn persistent_failure_makes_affected_results_inconclusive_exit_3() {
     }
     assert_eq!(m.verdict().exit_code(), 3, "{:?}", m.summary());
 }
+
+/// The mock in its CAPI-like modes (reading core objects at v1beta1 through the conversion
+/// webhook, dereferencing the Cluster's infrastructureRef, joining workers through the workload
+/// cluster, finalizer first) gives the clean run's cells under every server fault at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_capi_like_mock_gives_the_clean_verdicts_under_every_server_fault() {
+    use capi_conformance::commands::check::embedded;
+    let opts = |faults: bool| {
+        let mut w = vec!["--embedded", "--progress", "never"];
+        if faults {
+            w.extend(["--server-faults", ALL_FAULTS]);
+        }
+        let mut opts = super::common::check_args(&w).options().unwrap();
+        if let Some(e) = &mut opts.embedded {
+            e.target_core_reads = capi_conformance::mock::core::CoreReads::capi_like(true);
+        }
+        opts
+    };
+    let (clean_server, faulty_server) = (new_server(), new_server());
+    let (clean_opts, faulty_opts) = (opts(false), opts(true));
+    let (clean, faulty) = tokio::join!(
+        embedded(&clean_server, &clean_opts),
+        embedded(&faulty_server, &faulty_opts)
+    );
+    let (clean, faulty) = (clean.unwrap(), faulty.unwrap());
+    assert_eq!(
+        clean.verdict(),
+        capi_conformance::report::Verdict::Pass,
+        "{:?}",
+        clean.summary()
+    );
+    let d = differences(&comparable(&clean), &comparable(&faulty));
+    assert!(d.is_empty(), "verdicts differ under faults: {d:#?}");
+}

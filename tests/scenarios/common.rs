@@ -22,6 +22,21 @@ pub async fn embedded(words: &[&str], faults: &str) -> Matrix {
     embedded_matrix(&args, faults).await.unwrap()
 }
 
+/// `check --embedded <words>` with the target mock reading core objects in `reads` modes
+/// (`capi_conformance::mock::core::CoreReads::parse`).
+pub async fn embedded_reading(words: &[&str], reads: &str) -> Matrix {
+    let mut w = vec!["--embedded", "--progress", "never"];
+    w.extend_from_slice(words);
+    let mut opts = check_args(&w).options().unwrap();
+    if let Some(e) = &mut opts.embedded {
+        e.target_core_reads = capi_conformance::mock::core::CoreReads::parse(reads).unwrap();
+    }
+    let server = capi_conformance::apiserver::EmbeddedServer::new(Default::default());
+    capi_conformance::commands::check::embedded(&server, &opts)
+        .await
+        .unwrap()
+}
+
 pub fn lifecycle(m: &Matrix, baseline: bool) -> impl Iterator<Item = &RuleResult> {
     m.results
         .iter()

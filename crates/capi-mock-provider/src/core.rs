@@ -1,5 +1,7 @@
 //! Reading CAPI core's objects (Cluster, Machine, MachinePool) the way a provider does: by name
-//! at the core version the tool installs, tolerant of both contracts' field spellings.
+//! at `cluster.x-k8s.io/v1beta2` (tolerant of both contracts' field spellings), or, in the
+//! v1beta1-client mode of [`CoreReads`], at `v1beta1` with that version's field paths only, as
+//! a provider built on CAPI v1.9/v1.10 reads them through core's conversion.
 
 use super::core_crds::{CORE_GROUP, CORE_VERSION};
 use super::object::{bool_field, string_field};
@@ -32,20 +34,96 @@ impl CoreKind {
         }
     }
 
+    /// At `cluster.x-k8s.io/v1beta2`.
     pub fn api_resource(self) -> ApiResource {
-        let gvk = GroupVersionKind::gvk(CORE_GROUP, CORE_VERSION, self.kind());
+        self.api_resource_at(CORE_VERSION)
+    }
+
+    /// At `cluster.x-k8s.io/<version>`.
+    pub fn api_resource_at(self, version: &str) -> ApiResource {
+        let gvk = GroupVersionKind::gvk(CORE_GROUP, version, self.kind());
         ApiResource::from_gvk_with_plural(&gvk, self.plural())
     }
 }
 
-/// Gets a core object; `Ok(None)` when it does not exist.
+/// How the mock reads CAPI core's objects, beyond the default (v1beta2, tolerant): modes that
+/// behave as CAPI's own providers do, so the tool's core simulation is tested on what they need
+/// (docs/core-simulation.md "The mock's CAPI-like modes").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CoreReads {
+    /// Read and watch core objects at `cluster.x-k8s.io/v1beta1` with v1beta1's field paths
+    /// only (`status.infrastructureReady`, v1beta1 conditions, `ObjectReference`s), as a
+    /// provider of CAPI v1.9/v1.10 does.
+    pub v1beta1: bool,
+    /// The InfraMachine reconciler reads the InfraCluster named by
+    /// `Cluster.spec.infrastructureRef` (CAPI's in-memory provider does; a Cluster without the
+    /// reference stops it, as the nil pointer stops that provider).
+    pub infrastructure_ref: bool,
+    /// The bootstrap reconciler joins workers as CABPK does: no data without the Cluster's
+    /// `<cluster>-ca` Secret (`tls.crt` and `tls.key`) and a bootstrap token Secret created in
+    /// `kube-system` of the workload cluster `<cluster>-kubeconfig` points at.
+    pub worker_join: bool,
+    /// Every reconciler with a finalizer adds it first, before the owner, cluster and pause
+    /// gates, and returns (CAPI's own controllers: `finalizers.EnsureFinalizer`).
+    pub finalizer_first: bool,
+}
+
+impl CoreReads {
+    /// Every CAPI-like behaviour, reading at v1beta2 (`v1beta1`: at v1beta1).
+    pub fn capi_like(v1beta1: bool) -> Self {
+        CoreReads {
+            v1beta1,
+            infrastructure_ref: true,
+            worker_join: true,
+            finalizer_first: true,
+        }
+    }
+
+    /// Parses `v1beta1,infrastructure-ref,worker-join,finalizer-first` (any subset;
+    /// `capi-like` = all but `v1beta1`); unknown words are errors.
+    pub fn parse(spec: &str) -> Result<Self, String> {
+        let mut out = CoreReads::default();
+        for word in spec.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            match word {
+                "v1beta1" => out.v1beta1 = true,
+                "infrastructure-ref" => out.infrastructure_ref = true,
+                "worker-join" => out.worker_join = true,
+                "finalizer-first" => out.finalizer_first = true,
+                "capi-like" => {
+                    out.infrastructure_ref = true;
+                    out.worker_join = true;
+                    out.finalizer_first = true;
+                }
+                other => {
+                    return Err(format!(
+                        "unknown core read mode {other:?} (v1beta1, infrastructure-ref, worker-join, finalizer-first, capi-like)"
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The core API version read.
+    pub fn version(self) -> &'static str {
+        if self.v1beta1 {
+            "v1beta1"
+        } else {
+            CORE_VERSION
+        }
+    }
+}
+
+/// Gets a core object at the version `reads` reads; `Ok(None)` when it does not exist.
 pub async fn get(
     client: &Client,
+    reads: CoreReads,
     kind: CoreKind,
     ns: &str,
     name: &str,
 ) -> kube::Result<Option<DynamicObject>> {
-    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &kind.api_resource());
+    let api: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), ns, &kind.api_resource_at(reads.version()));
     api.get_opt(name).await
 }
 
@@ -54,11 +132,59 @@ pub fn cluster_paused(cluster: &DynamicObject) -> bool {
     bool_field(cluster, "spec.paused")
 }
 
-/// The cluster infrastructure gate: v1beta2 `status.initialization.infrastructureProvisioned`,
-/// or the v1beta1 spelling `status.infrastructureReady`.
+/// Whether `obj` was read at `cluster.x-k8s.io/v1beta1`.
+fn is_v1beta1(obj: &DynamicObject) -> bool {
+    obj.types
+        .as_ref()
+        .is_some_and(|t| t.api_version.ends_with("/v1beta1"))
+}
+
+/// The cluster infrastructure gate: read at v1beta1, `status.infrastructureReady`; at v1beta2,
+/// `status.initialization.infrastructureProvisioned` (or the v1beta1 spelling, for a core that
+/// writes both).
 pub fn cluster_infrastructure_provisioned(cluster: &DynamicObject) -> bool {
+    if is_v1beta1(cluster) {
+        return bool_field(cluster, "status.infrastructureReady");
+    }
     bool_field(cluster, "status.initialization.infrastructureProvisioned")
         || bool_field(cluster, "status.infrastructureReady")
+}
+
+/// `Cluster.spec.infrastructureRef.name` (the same path at both versions).
+pub fn cluster_infrastructure_ref_name(cluster: &DynamicObject) -> Option<&str> {
+    string_field(cluster, "spec.infrastructureRef.name")
+}
+
+/// `Cluster.spec.infrastructureRef`'s group: v1beta2 `apiGroup`, v1beta1 the group of
+/// `apiVersion`.
+pub fn cluster_infrastructure_ref_group(cluster: &DynamicObject) -> Option<&str> {
+    if is_v1beta1(cluster) {
+        return string_field(cluster, "spec.infrastructureRef.apiVersion")
+            .and_then(|v| v.split_once('/'))
+            .map(|(g, _)| g);
+    }
+    string_field(cluster, "spec.infrastructureRef.apiGroup")
+}
+
+/// Whether the Cluster's condition `ControlPlaneInitialized` is True where a provider reading
+/// at that version finds it: v1beta1 `status.conditions` (v1beta1 conditions), v1beta2
+/// `status.conditions`.
+pub fn cluster_control_plane_initialized(cluster: &DynamicObject) -> bool {
+    super::object::field(cluster, "status.conditions")
+        .and_then(serde_json::Value::as_array)
+        .is_some_and(|cs| {
+            cs.iter().any(|c| {
+                c.get("type").and_then(serde_json::Value::as_str) == Some("ControlPlaneInitialized")
+                    && c.get("status").and_then(serde_json::Value::as_str) == Some("True")
+            })
+        })
+}
+
+/// `Cluster.spec.controlPlaneEndpoint` when valid (host and port set).
+pub fn cluster_endpoint(cluster: &DynamicObject) -> Option<(String, i64)> {
+    let host = string_field(cluster, "spec.controlPlaneEndpoint.host")?;
+    let port = super::object::field(cluster, "spec.controlPlaneEndpoint.port")?.as_i64()?;
+    (port != 0).then(|| (host.to_string(), port))
 }
 
 /// `Machine.spec.bootstrap.dataSecretName` when set.

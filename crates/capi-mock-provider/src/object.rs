@@ -11,6 +11,8 @@ pub const CONTRACT_ANNOTATION: &str = "mock.capi-conformance.io/contract";
 pub const FIELD_MANAGER: &str = "capi-conformance-mock";
 /// CAPI's cluster-name label.
 pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
+/// Label of control-plane Machines (its presence counts, `util.IsControlPlaneMachine`).
+pub const CONTROL_PLANE_LABEL: &str = "cluster.x-k8s.io/control-plane";
 /// CAPI's pause annotation.
 pub const PAUSED_ANNOTATION: &str = "cluster.x-k8s.io/paused";
 /// CAPI's externally-managed marker (an annotation in code).

@@ -17,6 +17,8 @@ pub struct MockOptions {
     pub faults: FaultSet,
     /// Simulated infrastructure provisioning delay.
     pub provision_delay: Duration,
+    /// How core objects are read (CAPI-like modes).
+    pub core: super::core::CoreReads,
 }
 
 impl Default for MockOptions {
@@ -26,6 +28,7 @@ impl Default for MockOptions {
             watch_filter: None,
             faults: FaultSet::default(),
             provision_delay: DEFAULT_PROVISION_DELAY,
+            core: super::core::CoreReads::default(),
         }
     }
 }

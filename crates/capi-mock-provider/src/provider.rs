@@ -142,7 +142,7 @@ async fn run_controller(
     let store = controller.store();
     for trigger in triggers {
         let trigger = *trigger;
-        let core_ar = trigger.api_resource();
+        let core_ar = trigger.api_resource_at(ctx.opts.core.version());
         let store = store.clone();
         let ar = ar.clone();
         controller = controller.watches_with(

@@ -159,6 +159,24 @@ impl EmbeddedServer {
 
     /// Serves on a TCP address with a generated bearer token.
     pub async fn listen(&self, addr: SocketAddr) -> anyhow::Result<Listener> {
+        self.listen_inner(addr, None).await
+    }
+
+    /// [`Self::listen`] with a serving certificate made by the embedder (its chain must cover
+    /// the names clients dial, e.g. `127.0.0.1`); clients verify it with `identity.ca_pem`.
+    pub async fn listen_with_identity(
+        &self,
+        addr: SocketAddr,
+        identity: super::tls::ServingIdentity,
+    ) -> anyhow::Result<Listener> {
+        self.listen_inner(addr, Some(identity)).await
+    }
+
+    async fn listen_inner(
+        &self,
+        addr: SocketAddr,
+        identity: Option<super::tls::ServingIdentity>,
+    ) -> anyhow::Result<Listener> {
         if !addr.ip().is_loopback() && !self.inner.opts.allow_remote {
             anyhow::bail!(
                 "refusing to listen on non-loopback address {addr} (pass --allow-remote to allow it)"
@@ -168,7 +186,10 @@ impl EmbeddedServer {
             .await
             .with_context(|| format!("binding {addr}"))?;
         let local = listener.local_addr()?;
-        let tls = super::tls::generate(local.ip())?;
+        let tls = match identity {
+            Some(id) => super::tls::serving(&id)?,
+            None => super::tls::generate(local.ip())?,
+        };
         let token = uuid::Uuid::new_v4().simple().to_string();
         let app = super::http::authenticated_router(self.clone(), token.clone());
         let (tx, rx) = oneshot::channel::<()>();

@@ -46,24 +46,47 @@ pub fn generate(ip: IpAddr) -> anyhow::Result<ServingTls> {
         .push(DnType::CommonName, "capi-conformance embedded apiserver");
     let leaf_key = KeyPair::generate()?;
     let leaf_cert = leaf.signed_by(&leaf_key, &issuer)?;
+    serving(&ServingIdentity {
+        chain_der: vec![leaf_cert.der().to_vec(), ca_cert.der().to_vec()],
+        key_pkcs8_der: leaf_key.serialize_der(),
+        ca_pem: ca_cert.pem(),
+        ca_der: ca_cert.der().to_vec(),
+    })
+}
 
+/// A serving certificate made by the embedder (e.g. signed by a CA it owns, for the names it
+/// needs), for [`crate::EmbeddedServer::listen_with_identity`].
+#[derive(Clone)]
+pub struct ServingIdentity {
+    /// The leaf certificate first, then its issuers (DER).
+    pub chain_der: Vec<Vec<u8>>,
+    /// The leaf's private key (PKCS#8 DER).
+    pub key_pkcs8_der: Vec<u8>,
+    /// The CA clients verify the chain with (PEM and DER).
+    pub ca_pem: String,
+    pub ca_der: Vec<u8>,
+}
+
+/// The acceptor of an identity (ALPN h2 + http/1.1).
+pub fn serving(identity: &ServingIdentity) -> anyhow::Result<ServingTls> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .context("TLS protocol versions")?
         .with_no_client_auth()
         .with_single_cert(
-            vec![
-                CertificateDer::from(leaf_cert.der().to_vec()),
-                CertificateDer::from(ca_cert.der().to_vec()),
-            ],
-            PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf_key.serialize_der())),
+            identity
+                .chain_der
+                .iter()
+                .map(|c| CertificateDer::from(c.clone()))
+                .collect(),
+            PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(identity.key_pkcs8_der.clone())),
         )
         .context("TLS serving certificate")?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(ServingTls {
-        ca_pem: ca_cert.pem(),
-        ca_der: ca_cert.der().to_vec(),
+        ca_pem: identity.ca_pem.clone(),
+        ca_der: identity.ca_der.clone(),
         acceptor: TlsAcceptor::from(Arc::new(config)),
     })
 }

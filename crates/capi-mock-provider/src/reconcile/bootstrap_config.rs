@@ -30,6 +30,27 @@ pub async fn reconcile(obj: Arc<DynamicObject>, ctx: Arc<Ctx>) -> Result<Action>
     if s.is_b1() && super::has_failure(&s.obj) && !s.fault("failure-gate") {
         return Ok(Action::await_change());
     }
+    if ctx.opts.core.worker_join
+        && object::string_field(&s.obj, "status.dataSecretName").is_none()
+        && let Some(cluster) = &cluster
+    {
+        let machine = match object::core_owner(&s.obj, "Machine", true) {
+            Some(o) => {
+                crate::core::get(
+                    &ctx.client,
+                    ctx.opts.core,
+                    CoreKind::Machine,
+                    &s.namespace,
+                    &o.name,
+                )
+                .await?
+            }
+            None => None,
+        };
+        if super::worker_join::is_worker(machine.as_ref()) {
+            super::worker_join::join(&ctx.client, &s, cluster).await?;
+        }
+    }
     let cluster_name = object::label(&s.obj, CLUSTER_NAME_LABEL)
         .map(str::to_string)
         .or_else(|| cluster.as_ref().map(|c| c.name_any()));

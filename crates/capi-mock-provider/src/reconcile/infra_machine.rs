@@ -43,8 +43,29 @@ pub async fn reconcile(obj: Arc<DynamicObject>, ctx: Arc<Ctx>) -> Result<Action>
 }
 
 async fn apply(s: &Subject, ctx: &Ctx, cluster: Option<&DynamicObject>) -> Result<Action> {
+    if ctx.opts.core.infrastructure_ref
+        && let Some(cluster) = cluster
+        && !infra_cluster_available(s, ctx, cluster).await?
+    {
+        return waiting(
+            s,
+            "WaitingForInfraCluster",
+            "the InfraCluster of the Cluster's spec.infrastructureRef is not available yet",
+        )
+        .await
+        .map(|_| Action::requeue(super::RECHECK));
+    }
     let machine = match object::core_owner(&s.obj, "Machine", true) {
-        Some(owner) => core::get(&ctx.client, CoreKind::Machine, &s.namespace, &owner.name).await?,
+        Some(owner) => {
+            core::get(
+                &ctx.client,
+                ctx.opts.core,
+                CoreKind::Machine,
+                &s.namespace,
+                &owner.name,
+            )
+            .await?
+        }
         None => None,
     };
     let cluster_open = cluster.is_none_or(core::cluster_infrastructure_provisioned);
@@ -150,6 +171,28 @@ fn internal_ip(s: &Subject) -> String {
         (h >> 8) & 0xff,
         (h & 0xfe).max(2)
     )
+}
+
+/// CAPI-like: the InfraCluster named by `Cluster.spec.infrastructureRef` (CAPI's in-memory
+/// InfraMachine controller gets it by that name and needs it reconciled). A Cluster without
+/// the reference is an error, as the nil dereference is in that provider; one naming a group
+/// other than the mock's, or a MockCluster that does not exist, waits.
+async fn infra_cluster_available(s: &Subject, ctx: &Ctx, cluster: &DynamicObject) -> Result<bool> {
+    let Some(name) = core::cluster_infrastructure_ref_name(cluster) else {
+        return Err(super::ReconcileError::Invalid(format!(
+            "Cluster {} has no spec.infrastructureRef",
+            kube::ResourceExt::name_any(cluster)
+        )));
+    };
+    if core::cluster_infrastructure_ref_group(cluster) != Some(crate::kinds::MOCK_CLUSTER.group) {
+        return Ok(false);
+    }
+    let api: kube::Api<DynamicObject> = kube::Api::namespaced_with(
+        ctx.client.clone(),
+        &s.namespace,
+        &crate::kinds::MOCK_CLUSTER.api_resource(Contract::V1Beta2),
+    );
+    Ok(api.get_opt(name).await?.is_some())
 }
 
 async fn waiting(s: &Subject, reason: &str, message: &str) -> Result<Action> {

@@ -37,7 +37,16 @@ pub async fn reconcile(obj: Arc<DynamicObject>, ctx: Arc<Ctx>) -> Result<Action>
 async fn apply(s: &Subject, ctx: &Ctx, cluster: Option<&DynamicObject>) -> Result<Action> {
     let owner = object::core_owner(&s.obj, "MachinePool", true);
     let pool = match owner {
-        Some(o) => core::get(&ctx.client, CoreKind::MachinePool, &s.namespace, &o.name).await?,
+        Some(o) => {
+            core::get(
+                &ctx.client,
+                ctx.opts.core,
+                CoreKind::MachinePool,
+                &s.namespace,
+                &o.name,
+            )
+            .await?
+        }
         None => None,
     };
     let latest = s.latest();

@@ -7,6 +7,7 @@ pub mod infra_cluster;
 pub mod infra_machine;
 pub mod infra_machine_pool;
 pub mod secrets;
+pub mod worker_join;
 
 use super::conditions::{self, Wanted};
 use super::core::{self, CoreKind};
@@ -300,6 +301,17 @@ pub async fn common_gates(
     owners: &[CoreKind],
     controller_only: bool,
 ) -> Result<Gates> {
+    if ctx.opts.core.finalizer_first
+        && s.kind.role != Role::BootstrapConfig
+        && !s.fault("finalizer")
+        && !object::has_finalizer(&s.obj, &s.finalizer())
+    {
+        let mut finalizers: Vec<String> = s.obj.metadata.finalizers.clone().unwrap_or_default();
+        finalizers.push(s.finalizer());
+        s.patch(json!({ "metadata": { "finalizers": finalizers } }))
+            .await?;
+        return Ok(Gates::Stop(Action::await_change()));
+    }
     let owner_ref = owners
         .iter()
         .find_map(|k| object::core_owner(&s.obj, k.kind(), controller_only).map(|o| (*k, o)));
@@ -316,7 +328,16 @@ pub async fn common_gates(
                 .map(|o| o.name.clone())
         });
     let cluster = match &cluster_name {
-        Some(name) => core::get(&ctx.client, CoreKind::Cluster, &s.namespace, name).await?,
+        Some(name) => {
+            core::get(
+                &ctx.client,
+                ctx.opts.core,
+                CoreKind::Cluster,
+                &s.namespace,
+                name,
+            )
+            .await?
+        }
         None => None,
     };
     // The owner-gate fault acts on an object no owner points at: without a cluster-name label
@@ -330,10 +351,32 @@ pub async fn common_gates(
     let paused = cluster.as_ref().is_some_and(core::cluster_paused)
         || object::annotation(&s.obj, PAUSED_ANNOTATION).is_some();
     sync_paused_condition(s, paused).await?;
-    if paused && !s.faults.has(id::all::PAUSE) && !s.fault("pause") {
+    let acts_paused = s.faults.has(id::all::PAUSE) || s.fault("pause");
+    if paused && !acts_paused {
         return Ok(Gates::Stop(Action::await_change()));
     }
+    mark_reconciled_while_paused(s, paused && acts_paused).await?;
     Ok(Gates::Go(cluster.map(Box::new)))
+}
+
+/// Annotation the pause faults stamp on an object they reconcile while paused.
+pub const RECONCILED_WHILE_PAUSED: &str = "mock.capi-conformance.io/reconciled-while-paused";
+
+/// Under a pause fault the mock acts while paused in its first reconcile (the annotation
+/// [`RECONCILED_WHILE_PAUSED`], once per pause), not only through whatever later reconciles
+/// write: a finalizer alone is not acting (CAPI's controllers add theirs before the pause
+/// check), and the fault must fail its rule however slowly the next reconcile comes. The
+/// stamp is removed once the object is no longer paused.
+async fn mark_reconciled_while_paused(s: &Subject, stamp: bool) -> Result<()> {
+    let has = object::annotation(&s.obj, RECONCILED_WHILE_PAUSED).is_some();
+    if stamp && !has {
+        s.patch(json!({ "metadata": { "annotations": { RECONCILED_WHILE_PAUSED: "true" } } }))
+            .await?;
+    } else if !stamp && has {
+        s.patch(json!({ "metadata": { "annotations": { RECONCILED_WHILE_PAUSED: null } } }))
+            .await?;
+    }
+    Ok(())
 }
 
 /// Contract v1beta2: `Paused` True/Paused while paused, False/NotPaused otherwise; written only

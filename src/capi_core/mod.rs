@@ -1,0 +1,74 @@
+//! What the tool runs in place of CAPI core's manager, beside the scenarios' core simulator
+//! ([`crate::scenarios::core_sim`]); docs/core-simulation.md describes all of it:
+//!
+//! - [`conversion`]: `cluster.x-k8s.io` v1beta1 ↔ v1beta2 for Cluster, Machine, MachinePool, as
+//!   core's conversion webhook converts;
+//! - [`webhook`]: that conversion served over HTTPS (`ConversionReview` at `/convert`);
+//! - [`crds`]: the core CRDs installed (minimal ones of our own, or CAPI's released ones with
+//!   `--core-crds`), their conversion pointed at the webhook;
+//! - [`pki`]: the certificates and Secrets an initialized control plane leaves;
+//! - [`workload`]: the workload clusters `<cluster>-kubeconfig` points at.
+
+pub mod conversion;
+pub mod crds;
+pub mod pki;
+pub mod webhook;
+pub mod workload;
+
+use anyhow::Context;
+use crds::{CoreCrds, ServiceRoute};
+use embedded_apiserver::EmbeddedServer;
+use serde_json::Value;
+
+/// CAPI core as an embedded run provides it: the conversion webhook, the core CRDs pointed at
+/// it, the workload clusters.
+pub struct EmbeddedCore {
+    pub webhook: webhook::ConversionWebhook,
+    /// The core CRDs (and Services) to install.
+    pub documents: Vec<Value>,
+    pub routes: Vec<ServiceRoute>,
+    pub workloads: workload::WorkloadClusters,
+    pub crds: CoreCrds,
+}
+
+impl EmbeddedCore {
+    /// Starts the conversion webhook (reading CRD labels through `client`) and prepares the core
+    /// CRDs of `crds`.
+    pub async fn start(client: kube::Client, crds: CoreCrds) -> anyhow::Result<Self> {
+        let released = match &crds {
+            CoreCrds::Minimal => None,
+            CoreCrds::Released(file) => Some(crds::load_released(file)?),
+        };
+        let mut names: Vec<String> = released
+            .iter()
+            .flat_map(|r| r.routes.iter().flat_map(ServiceRoute::dns_names))
+            .collect();
+        names.extend(crds::core_route().dns_names());
+        let webhook = webhook::ConversionWebhook::start(client, &names)
+            .await
+            .context("starting the core conversion webhook")?;
+        let (documents, routes) = match &released {
+            None => (crds::minimal(&webhook.ca_pem), vec![crds::core_route()]),
+            Some(r) => (r.documents(&webhook.ca_pem), r.routes.clone()),
+        };
+        Ok(EmbeddedCore {
+            webhook,
+            documents,
+            routes,
+            workloads: workload::WorkloadClusters::default(),
+            crds,
+        })
+    }
+
+    /// Routes the Services the released CRDs' conversion names to the webhook.
+    pub fn route(&self, server: &EmbeddedServer) {
+        for r in &self.routes {
+            server.route_service(&r.namespace, &r.name, r.port, self.webhook.addr);
+        }
+    }
+
+    pub async fn shutdown(self) {
+        self.workloads.shutdown().await;
+        self.webhook.shutdown().await;
+    }
+}

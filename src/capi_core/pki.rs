@@ -1,0 +1,294 @@
+//! Certificates the tool makes while it plays CAPI core: the cluster certificate Secrets an
+//! initialized control plane leaves (`<cluster>-ca`, `-etcd`, `-proxy`, `-sa`, as CAPI's
+//! `util/secret` names, types and labels them), the `<cluster>-kubeconfig` Secret (as
+//! `util/kubeconfig` builds it), serving certificates for the workload API server and the core
+//! conversion webhook.
+//!
+//! Keys are ECDSA P-256 (CAPI generates RSA-2048; `ring` cannot generate RSA keys, and every
+//! consumer reads them as PEM certificates / PKCS#8 keys, which both algorithms are).
+
+use base64::Engine;
+use rcgen::{
+    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
+    KeyUsagePurpose,
+};
+use serde_json::{Value, json};
+
+/// CAPI's Secret type for the Secrets it generates (`clusterv1.ClusterSecretType`).
+pub const CLUSTER_SECRET_TYPE: &str = "cluster.x-k8s.io/secret";
+/// CAPI's cluster-name label.
+pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
+/// The certificate purposes of a control plane (`util/secret`: ClusterCA, EtcdCA, FrontProxyCA,
+/// ServiceAccount).
+pub const CERTIFICATE_PURPOSES: [&str; 4] = ["ca", "etcd", "proxy", "sa"];
+
+#[derive(Debug, thiserror::Error)]
+#[error("generating {what}: {source}")]
+pub struct PkiError {
+    what: String,
+    #[source]
+    source: rcgen::Error,
+}
+
+fn err(what: &str) -> impl FnOnce(rcgen::Error) -> PkiError + '_ {
+    move |source| PkiError {
+        what: what.to_string(),
+        source,
+    }
+}
+
+/// A certificate authority: its certificate and the key it signs with.
+pub struct Authority {
+    pub cert_pem: String,
+    pub cert_der: Vec<u8>,
+    pub key_pem: String,
+    issuer: Issuer<'static, KeyPair>,
+}
+
+/// Validity like CAPI's: from an hour ago (clock skew) for `years`.
+fn validity(params: &mut CertificateParams, years: i16) {
+    let now = jiff::Zoned::now().date();
+    let from = now.checked_sub(jiff::Span::new().days(1)).unwrap_or(now);
+    let month = |m: i8| u8::try_from(m).unwrap_or(1);
+    let day = |d: i8| u8::try_from(d).unwrap_or(1).min(28);
+    params.not_before =
+        rcgen::date_time_ymd(i32::from(from.year()), month(from.month()), day(from.day()));
+    params.not_after = rcgen::date_time_ymd(
+        i32::from(now.year()) + i32::from(years),
+        month(now.month()),
+        day(now.day()),
+    );
+}
+
+impl Authority {
+    /// A self-signed CA with common name `cn` (CAPI: `kubernetes`), 10 years, CertSign.
+    pub fn new(cn: &str) -> Result<Self, PkiError> {
+        let mut params = CertificateParams::new(Vec::<String>::new()).map_err(err("CA params"))?;
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.distinguished_name.push(DnType::CommonName, cn);
+        params.key_usages = vec![
+            KeyUsagePurpose::KeyCertSign,
+            KeyUsagePurpose::DigitalSignature,
+            KeyUsagePurpose::KeyEncipherment,
+        ];
+        validity(&mut params, 10);
+        let key = KeyPair::generate().map_err(err("CA key"))?;
+        let cert = params.self_signed(&key).map_err(err("CA certificate"))?;
+        Ok(Authority {
+            cert_pem: cert.pem(),
+            cert_der: cert.der().to_vec(),
+            key_pem: key.serialize_pem(),
+            issuer: Issuer::new(params, key),
+        })
+    }
+
+    /// A serving certificate for `names` (IP addresses or DNS names).
+    pub fn serving(&self, cn: &str, names: &[String]) -> Result<Leaf, PkiError> {
+        let mut params = CertificateParams::new(names.to_vec()).map_err(err("serving params"))?;
+        params.distinguished_name.push(DnType::CommonName, cn);
+        params.key_usages = vec![
+            KeyUsagePurpose::DigitalSignature,
+            KeyUsagePurpose::KeyEncipherment,
+        ];
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+        validity(&mut params, 1);
+        self.sign(params, "serving certificate")
+    }
+
+    /// A client certificate (CAPI's kubeconfig: CN `kubernetes-admin`, O `system:masters`).
+    pub fn client(&self, cn: &str, organization: &str) -> Result<Leaf, PkiError> {
+        let mut params = CertificateParams::new(Vec::<String>::new()).map_err(err("client"))?;
+        params.distinguished_name.push(DnType::CommonName, cn);
+        params
+            .distinguished_name
+            .push(DnType::OrganizationName, organization);
+        params.key_usages = vec![
+            KeyUsagePurpose::DigitalSignature,
+            KeyUsagePurpose::KeyEncipherment,
+        ];
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        validity(&mut params, 1);
+        self.sign(params, "client certificate")
+    }
+
+    fn sign(&self, params: CertificateParams, what: &str) -> Result<Leaf, PkiError> {
+        let key = KeyPair::generate().map_err(err(what))?;
+        let cert = params.signed_by(&key, &self.issuer).map_err(err(what))?;
+        Ok(Leaf {
+            cert_pem: cert.pem(),
+            cert_der: cert.der().to_vec(),
+            key_pem: key.serialize_pem(),
+            key_der: key.serialize_der(),
+        })
+    }
+
+    /// The serving identity of an embedded API server signed by this CA.
+    pub fn serving_identity(
+        &self,
+        cn: &str,
+        names: &[String],
+    ) -> Result<embedded_apiserver::tls::ServingIdentity, PkiError> {
+        let leaf = self.serving(cn, names)?;
+        Ok(embedded_apiserver::tls::ServingIdentity {
+            chain_der: vec![leaf.cert_der, self.cert_der.clone()],
+            key_pkcs8_der: leaf.key_der,
+            ca_pem: self.cert_pem.clone(),
+            ca_der: self.cert_der.clone(),
+        })
+    }
+}
+
+/// A certificate signed by an [`Authority`].
+pub struct Leaf {
+    pub cert_pem: String,
+    pub cert_der: Vec<u8>,
+    pub key_pem: String,
+    pub key_der: Vec<u8>,
+}
+
+fn b64(s: &str) -> String {
+    base64::engine::general_purpose::STANDARD.encode(s.as_bytes())
+}
+
+/// The Secret of one certificate purpose (`Certificate.AsSecret`): data `tls.crt` / `tls.key`,
+/// type `cluster.x-k8s.io/secret`, label cluster-name; for `sa` the public key in `tls.crt`.
+pub fn certificate_secret(cluster: &str, purpose: &str, crt_pem: &str, key_pem: &str) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": format!("{cluster}-{purpose}"),
+            "labels": {CLUSTER_NAME_LABEL: cluster},
+        },
+        "type": CLUSTER_SECRET_TYPE,
+        "data": {"tls.crt": b64(crt_pem), "tls.key": b64(key_pem)},
+    })
+}
+
+/// The four certificate Secrets of a cluster (`ca` is `cluster_ca`; the others fresh) without
+/// owner references (the caller adds the owner core would put there).
+pub fn certificate_secrets(cluster: &str, cluster_ca: &Authority) -> Result<Vec<Value>, PkiError> {
+    let mut out = vec![certificate_secret(
+        cluster,
+        "ca",
+        &cluster_ca.cert_pem,
+        &cluster_ca.key_pem,
+    )];
+    for (purpose, cn) in [("etcd", "etcd-ca"), ("proxy", "front-proxy-ca")] {
+        let ca = Authority::new(cn)?;
+        out.push(certificate_secret(
+            cluster,
+            purpose,
+            &ca.cert_pem,
+            &ca.key_pem,
+        ));
+    }
+    let sa = KeyPair::generate().map_err(err("service account key"))?;
+    out.push(certificate_secret(
+        cluster,
+        "sa",
+        &sa.public_key_pem(),
+        &sa.serialize_pem(),
+    ));
+    Ok(out)
+}
+
+/// A kubeconfig as CAPI's `util/kubeconfig` generates it: cluster `<cluster>` at `server` with
+/// the cluster CA, user `<cluster>-admin` with a client certificate from that CA (CN
+/// `kubernetes-admin`, O `system:masters`), context `<cluster>-admin@<cluster>`. `token`: the
+/// bearer token of the embedded workload API server (it authenticates tokens, not client
+/// certificates); clients send both.
+pub fn kubeconfig(
+    cluster: &str,
+    server: &str,
+    ca: &Authority,
+    token: Option<&str>,
+) -> Result<String, PkiError> {
+    let client = ca.client("kubernetes-admin", "system:masters")?;
+    let user = format!("{cluster}-admin");
+    let context = format!("{user}@{cluster}");
+    let mut text = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: {cluster}\n  cluster:\n    server: {server}\n    certificate-authority-data: {ca}\ncontexts:\n- name: {context}\n  context:\n    cluster: {cluster}\n    user: {user}\ncurrent-context: {context}\nusers:\n- name: {user}\n  user:\n    client-certificate-data: {crt}\n    client-key-data: {key}\n",
+        ca = b64(&ca.cert_pem),
+        crt = b64(&client.cert_pem),
+        key = b64(&client.key_pem),
+    );
+    if let Some(t) = token {
+        text.push_str(&format!("    token: {t}\n"));
+    }
+    Ok(text)
+}
+
+/// The `<cluster>-kubeconfig` Secret (`GenerateSecretWithOwner`): data key `value`, CAPI type,
+/// cluster-name label; no owner (the caller adds it).
+pub fn kubeconfig_secret(cluster: &str, kubeconfig: &str) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": format!("{cluster}-kubeconfig"),
+            "labels": {CLUSTER_NAME_LABEL: cluster},
+        },
+        "type": CLUSTER_SECRET_TYPE,
+        "data": {"value": b64(kubeconfig)},
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode(s: &Value, key: &str) -> String {
+        let raw = s["data"][key].as_str().unwrap();
+        String::from_utf8(
+            base64::engine::general_purpose::STANDARD
+                .decode(raw)
+                .unwrap(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn certificate_secrets_are_named_typed_labelled_and_real_pem() {
+        let ca = Authority::new("kubernetes").unwrap();
+        let secrets = certificate_secrets("c1", &ca).unwrap();
+        let names: Vec<&str> = secrets
+            .iter()
+            .map(|s| s["metadata"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["c1-ca", "c1-etcd", "c1-proxy", "c1-sa"]);
+        for s in &secrets {
+            assert_eq!(s["type"], CLUSTER_SECRET_TYPE);
+            assert_eq!(s["metadata"]["labels"][CLUSTER_NAME_LABEL], "c1");
+            assert!(decode(s, "tls.key").starts_with("-----BEGIN PRIVATE KEY-----"));
+        }
+        for s in &secrets[..3] {
+            let crt = decode(s, "tls.crt");
+            let pem = crt
+                .lines()
+                .filter(|l| !l.starts_with("-----"))
+                .collect::<String>();
+            let der = base64::engine::general_purpose::STANDARD
+                .decode(pem)
+                .unwrap();
+            // A DER SEQUENCE: a real certificate, not a placeholder.
+            assert_eq!(der[0], 0x30);
+        }
+        assert!(decode(&secrets[3], "tls.crt").starts_with("-----BEGIN PUBLIC KEY-----"));
+        assert_eq!(decode(&secrets[0], "tls.crt"), ca.cert_pem);
+    }
+
+    #[test]
+    fn kubeconfig_has_capi_names_and_a_client_certificate() {
+        let ca = Authority::new("kubernetes").unwrap();
+        let text = kubeconfig("c1", "https://127.0.0.1:1", &ca, Some("tok")).unwrap();
+        let kc = kube::config::Kubeconfig::from_yaml(&text).unwrap();
+        assert_eq!(kc.current_context.as_deref(), Some("c1-admin@c1"));
+        let user = kc.auth_infos[0].auth_info.as_ref().unwrap();
+        assert!(user.client_certificate_data.is_some());
+        assert_eq!(kc.clusters[0].name, "c1");
+        let secret = kubeconfig_secret("c1", &text);
+        assert_eq!(secret["metadata"]["name"], "c1-kubeconfig");
+        assert_eq!(decode(&secret, "value"), text);
+    }
+}

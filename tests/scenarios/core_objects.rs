@@ -1,0 +1,315 @@
+//! The core objects the tool makes, tried on the mock in its CAPI-like modes (the behaviours of
+//! CAPI's own providers that our scenarios once got wrong; docs/core-simulation.md).
+
+use super::common::{embedded_reading, failed_scenario_rules, lifecycle};
+use capi_conformance::report::Outcome;
+use capi_conformance::rule_ids as id;
+
+fn assert_target_clean(m: &capi_conformance::report::Matrix, what: &str) {
+    let failed = failed_scenario_rules(m, false);
+    assert!(failed.is_empty(), "{what}: {failed:?}");
+    let inconclusive: Vec<_> = lifecycle(m, false)
+        .filter(|r| r.outcome == Outcome::Inconclusive)
+        .map(|r| (r.column.id(), r.rule_id.clone(), r.reason.clone()))
+        .collect();
+    assert!(inconclusive.is_empty(), "{what}: {inconclusive:#?}");
+    assert!(
+        lifecycle(m, false).any(|r| r.outcome == Outcome::Pass),
+        "{what}: no target cell passed"
+    );
+}
+
+/// CAPI's in-memory InfraMachine controller gets the InfraCluster named by
+/// `Cluster.spec.infrastructureRef`; a Cluster without it (as the tool made them before) never
+/// lets it provision.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_infra_machine_that_dereferences_the_clusters_infrastructure_ref_passes() {
+    let m = embedded_reading(&["--scenarios", "SC-inframachine"], "infrastructure-ref").await;
+    assert_target_clean(&m, "infrastructure-ref");
+    assert!(
+        lifecycle(&m, false)
+            .any(|r| r.rule_id == id::infra_machine::PROVISIONED && r.outcome == Outcome::Pass)
+    );
+}
+
+/// A provider of CAPI v1.9/v1.10 reads core objects at `cluster.x-k8s.io/v1beta1`
+/// (`status.infrastructureReady`, refs with `apiVersion`): the embedded core converts what the
+/// tool wrote at v1beta2, as core's conversion webhook does (no spelling written twice).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_reading_core_objects_at_v1beta1_sees_them_converted() {
+    let m = embedded_reading(
+        &["--scenarios", "SC-inframachine,SC-bootstrap,SC-machinepool"],
+        "v1beta1,infrastructure-ref",
+    )
+    .await;
+    assert_target_clean(&m, "v1beta1 reads");
+}
+
+/// `--core-crds` installs CAPI core's released CRDs (strict v1beta2 schemas, v1beta1 served):
+/// the scenarios' core objects are valid there and read the same at both versions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scenarios_work_on_capi_cores_released_crds() {
+    let Some(file) = super::shared_data::shared_or_skip(
+        "corpus/capi-core/components.yaml",
+        "scenarios on CAPI core's released CRDs",
+    ) else {
+        return;
+    };
+    let file = file.display().to_string();
+    let m = embedded_reading(&["--core-crds", &file], "v1beta1,capi-like").await;
+    assert_target_clean(&m, "--core-crds");
+    let b2 = embedded_reading(&["--core-crds", &file], "").await;
+    assert_target_clean(&b2, "--core-crds, v1beta2 reads");
+}
+
+/// A bootstrap provider joining a worker as CABPK does needs what an initialized control
+/// plane leaves: `<cluster>-ca` (a real certificate and key) and `<cluster>-kubeconfig`
+/// reaching a workload cluster where it creates its join token. Their contents never reach
+/// the report.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_join_finds_the_cluster_ca_and_a_workload_cluster_for_its_token() {
+    let m = embedded_reading(&["--scenarios", "SC-bootstrap"], "worker-join").await;
+    assert_target_clean(&m, "worker-join");
+    assert!(
+        lifecycle(&m, false)
+            .any(|r| r.rule_id == id::bootstrap::DATA_SECRET_CREATED && r.outcome == Outcome::Pass)
+    );
+    let json = serde_json::to_string(&m).unwrap();
+    assert!(
+        !json.contains("-----BEGIN"),
+        "certificate material in the report"
+    );
+}
+
+/// A `--sample` the installed CRD rejects is a usage error before any scenario runs (exit 2
+/// through `main`), naming the sample file, the kind and the server's message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sample_the_crd_rejects_is_a_usage_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad-sample.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: controlplane.mock.capi-conformance.io/v1beta2\nkind: MockControlPlane\nmetadata: {name: x}\nspec: {replicas: three, version: v1.33.0}\n",
+    )
+    .unwrap();
+    let path = file.display().to_string();
+    let args = super::common::check_args(&[
+        "--embedded",
+        "--progress",
+        "never",
+        "--scenarios",
+        "SC-controlplane",
+        "--sample",
+        &path,
+    ]);
+    let err = capi_conformance::commands::check::embedded_matrix(&args, "")
+        .await
+        .expect_err("a bad sample must stop the run");
+    let text = format!("{err:#}");
+    assert!(text.contains(&path), "{text}");
+    assert!(text.contains("MockControlPlane"), "{text}");
+    assert!(text.contains("spec.replicas"), "{text}");
+    // A valid sample of the same kind runs.
+    std::fs::write(
+        &file,
+        "apiVersion: controlplane.mock.capi-conformance.io/v1beta2\nkind: MockControlPlane\nmetadata: {name: x}\nspec: {replicas: 1, version: v1.33.0}\n",
+    )
+    .unwrap();
+    let m = capi_conformance::commands::check::embedded_matrix(&args, "")
+        .await
+        .unwrap();
+    assert!(lifecycle(&m, false).any(|r| r.outcome == Outcome::Pass));
+}
+
+/// CAPI's own controllers add their finalizer first, before looking up the owner and pause
+/// (`finalizers.EnsureFinalizer`): the owner-gate and pause rules do not count that as acting
+/// (the mock's faults that really act before the owner or while paused still fail them, see
+/// faults.rs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finalizer_added_before_owner_and_pause_is_not_acting() {
+    let m = embedded_reading(
+        &[
+            "--scenarios",
+            "SC-infracluster,SC-inframachine,SC-controlplane,SC-machinepool",
+        ],
+        "finalizer-first",
+    )
+    .await;
+    assert_target_clean(&m, "finalizer-first");
+    for rule in [
+        id::all::PAUSE,
+        id::infra_machine::OWNER_GATE,
+        id::infra_cluster::OWNER_GATE,
+    ] {
+        assert!(
+            lifecycle(&m, false).any(|r| r.rule_id == rule && r.outcome == Outcome::Pass),
+            "{rule} not judged"
+        );
+    }
+}
+
+/// Everything CAPI-like at once, reading at v1beta1 and at v1beta2: every role and contract.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mock_in_every_capi_like_mode_passes_every_scenario() {
+    for reads in ["capi-like", "v1beta1,capi-like"] {
+        let m = embedded_reading(&[], reads).await;
+        assert_target_clean(&m, reads);
+    }
+}
+
+/// The real kubectl reads a Cluster the tool wrote at v1beta2 at both versions, converted by
+/// the core conversion webhook: `kubectl get clusters.v1beta1.cluster.x-k8s.io` shows a
+/// v1beta1 `ObjectReference` whose `apiVersion` comes from the referenced CRD's contract labels.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_reads_core_objects_at_both_versions() {
+    use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
+    let Some(kubectl) = std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join("kubectl"))
+            .find(|k| k.is_file())
+    }) else {
+        println!("skip: no kubectl on PATH");
+        return;
+    };
+    let server = EmbeddedServer::new(ServerOptions::default());
+    let core = capi_conformance::capi_core::EmbeddedCore::start(
+        server.client(),
+        capi_conformance::capi_core::crds::CoreCrds::Minimal,
+    )
+    .await
+    .unwrap();
+    core.route(&server);
+    server
+        .apply_documents(
+            capi_conformance::source::embedded::base_documents_with(core.documents.clone())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let cluster: kube::api::DynamicObject = serde_json::from_value(serde_json::json!({
+        "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+        "metadata": {"name": "c1", "namespace": "default"},
+        "spec": {"infrastructureRef": {"apiGroup": "infrastructure.mock.capi-conformance.io",
+                                       "kind": "MockCluster", "name": "c1"}},
+    }))
+    .unwrap();
+    let gvk = kube::api::GroupVersionKind::gvk("cluster.x-k8s.io", "v1beta2", "Cluster");
+    let ar = kube::api::ApiResource::from_gvk_with_plural(&gvk, "clusters");
+    let api: kube::Api<kube::api::DynamicObject> =
+        kube::Api::namespaced_with(server.client(), "default", &ar);
+    api.create(&Default::default(), &cluster).await.unwrap();
+    let listener = server.listen("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    std::fs::write(&kc, listener.kubeconfig_yaml()).unwrap();
+    let get = |resource: &str| {
+        let kubectl = kubectl.clone();
+        let kc = kc.clone();
+        let resource = resource.to_string();
+        async move {
+            let out = tokio::process::Command::new(kubectl)
+                .arg("--kubeconfig")
+                .arg(&kc)
+                .args(["get", &resource, "c1", "-n", "default", "-o", "json"])
+                .output()
+                .await
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+        }
+    };
+    let b1 = get("clusters.v1beta1.cluster.x-k8s.io").await;
+    assert_eq!(b1["apiVersion"], "cluster.x-k8s.io/v1beta1");
+    assert_eq!(
+        b1["spec"]["infrastructureRef"],
+        serde_json::json!({"apiVersion": "infrastructure.mock.capi-conformance.io/v1beta2",
+                           "kind": "MockCluster", "name": "c1", "namespace": "default"})
+    );
+    assert!(
+        b1["metadata"]["annotations"]["cluster.x-k8s.io/conversion-data"].is_string(),
+        "{b1}"
+    );
+    let b2 = get("clusters.v1beta2.cluster.x-k8s.io").await;
+    assert_eq!(
+        b2["spec"]["infrastructureRef"]["apiGroup"],
+        "infrastructure.mock.capi-conformance.io"
+    );
+    assert!(core.webhook.reviews() > 0);
+    listener.shutdown().await;
+    core.shutdown().await;
+}
+
+/// A control plane sample naming an InfraMachineTemplate: the tool creates the template given
+/// in the same `--sample` documents in the run's namespace under the run's name, and the
+/// scenario's object refers to that one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_samples_reference_is_created_in_the_run_namespace_and_rewritten() {
+    use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
+    use capi_conformance::contract::{Contract, Role};
+    use capi_conformance::scenarios::{Settings, baseline, env::Env, timeline::Recorder};
+    let server = EmbeddedServer::new(ServerOptions::default());
+    let mut docs = capi_conformance::source::embedded::base_documents().unwrap();
+    docs.push(serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "run-ns"}}));
+    server.apply_documents(docs).await.unwrap();
+    let env = Env {
+        client: server.client(),
+        namespace: "run-ns".into(),
+        run_id: "r1".into(),
+        watch_filter: None,
+        pause_core: false,
+        recorder: Recorder::new(),
+        guard: Default::default(),
+        settings: Settings::EMBEDDED,
+        round_trips: Default::default(),
+        events: Default::default(),
+        workloads: None,
+    };
+    let mut subject =
+        baseline::mock_subject(Role::ControlPlane, Contract::V1Beta2, "p", false).unwrap();
+    subject.sample = Some(
+        serde_json::json!({"spec": {"replicas": 1, "machineTemplate": {"infrastructureRef": {
+        "apiGroup": "infrastructure.mock.capi-conformance.io", "kind": "MockMachineTemplate", "name": "tmpl"}}}}),
+    );
+    subject.companions.sample_documents = vec![serde_json::json!({
+        "apiVersion": "infrastructure.mock.capi-conformance.io/v1beta2", "kind": "MockMachineTemplate",
+        "metadata": {"name": "tmpl", "namespace": "somewhere-else", "labels": {"from": "sample"}},
+        "spec": {"template": {"spec": {}}}})];
+    let resolved = env
+        .resolve_sample_references(&subject)
+        .await
+        .unwrap()
+        .expect("the reference resolves");
+    let name = resolved
+        .sample
+        .as_ref()
+        .and_then(|s| s.pointer("/spec/machineTemplate/infrastructureRef/name"))
+        .and_then(|v| v.as_str())
+        .unwrap()
+        .to_string();
+    assert_eq!(name, "mockcontrolplane-b2-ref-tmpl");
+    let gvk = kube::api::GroupVersionKind::gvk(
+        "infrastructure.mock.capi-conformance.io",
+        "v1beta2",
+        "MockMachineTemplate",
+    );
+    let ar = kube::api::ApiResource::from_gvk_with_plural(&gvk, "mockmachinetemplates");
+    let api: kube::Api<kube::api::DynamicObject> =
+        kube::Api::namespaced_with(server.client(), "run-ns", &ar);
+    let created = api.get(&name).await.unwrap();
+    assert_eq!(created.metadata.labels.unwrap()["from"], "sample");
+    // Tracked for the run's cleanup.
+    let left = env
+        .guard
+        .cleanup(
+            &server.client(),
+            std::time::Duration::from_millis(200),
+            true,
+        )
+        .await;
+    assert!(left.0.is_empty(), "{:?}", left.0);
+    assert!(api.get_opt(&name).await.unwrap().is_none());
+}
