@@ -114,9 +114,11 @@ async fn embedded_with_core(
         &plan,
         &opts.run,
         embedded,
-        &installed,
+        crate::run::embedded::Prepared {
+            installed: &installed,
+            workloads: &core.workloads,
+        },
         &trouble,
-        &core.workloads,
     )
     .await?;
     matrix.notes.extend(notes);

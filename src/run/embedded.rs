@@ -380,10 +380,13 @@ pub async fn run(
     plan: &Plan,
     opts: &RunOptions,
     embedded: &EmbeddedOptions,
-    installed: &Installed,
+    prepared: Prepared<'_>,
     trouble: &TroubleLog,
-    workloads: &WorkloadClusters,
 ) -> anyhow::Result<Matrix> {
+    let Prepared {
+        installed,
+        workloads,
+    } = prepared;
     let mut matrix = static_matrix(plan);
     if plan.rules.iter().any(|r| r.id == effective_rbac::RBAC_RULE) {
         effective_rbac::add_effective_rbac(
@@ -409,6 +412,14 @@ pub async fn run(
     }
     finish(&mut matrix, plan);
     Ok(matrix)
+}
+
+/// What filling the server left for the run: the embedded source's [`Installed`] and CAPI
+/// core's workload clusters.
+#[derive(Clone, Copy)]
+pub struct Prepared<'a> {
+    pub installed: &'a Installed,
+    pub workloads: &'a WorkloadClusters,
 }
 
 /// What both sides of a run share.
