@@ -176,7 +176,7 @@ async fn mock_webhook_mode_passes_and_each_webhook_fault_fails_exactly_its_rule(
             assert!(lifecycle(&report).iter().any(|(r, _, o, reason)| r == fault
                 && o == "fail"
                 && reason.contains(
-                    "admission webhook \"validation.mock.capi-conformance.io\" denied the request"
+                    "admission webhook \"validation.mockmachinetemplate.infrastructure.mock.capi-conformance.io\" denied the request: MockMachineTemplate.infrastructure.mock.capi-conformance.io"
                 )));
         }
     }
