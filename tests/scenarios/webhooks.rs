@@ -193,7 +193,8 @@ fn cert_dirs(run_id: &str) -> Vec<String> {
 }
 
 /// Ctrl-C while the provider serves its webhooks: the run stops and the certificate directory
-/// (with the serving key) is gone.
+/// (with the serving key) and the kubeconfig (with the server's token) are gone; also when a
+/// second Ctrl-C aborts the cleanup.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_removes_the_webhook_certificate_directory() {
     let dir = tempfile::tempdir().unwrap();
@@ -204,54 +205,69 @@ async fn ctrl_c_removes_the_webhook_certificate_directory() {
         serde_saphyr::to_string_multiple(&docs).unwrap(),
     )
     .unwrap();
-    let reports = dir.path().join("reports");
-    let cmd = format!(
-        "{} mock-provider run --kubeconfig {{kubeconfig}} --watch-namespace {{namespace}} \
-         --webhook-cert-dir {{webhook-cert-dir}} --webhook-port {{webhook-port}} --webhook-host 127.0.0.1",
-        bin()
-    );
-    let mut check = std::process::Command::new(bin())
-        .args(["check", "--embedded", "--progress", "never", "-o", "json"])
-        .arg("--crds")
-        .arg(&components)
-        .args(["--provider-cmd", &cmd])
-        .arg("--report-dir")
-        .arg(&reports)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    assert!(
-        crate::signals::wait_until_catching_sigint(check.id(), std::time::Duration::from_secs(60)),
-        "check never installed its Ctrl-C handling"
-    );
-    // The provider started (its log names the run) and its certificate directory exists.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    let run_id = loop {
-        let found = std::fs::read_dir(&reports).ok().and_then(|rd| {
-            rd.filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().to_string())
-                .find_map(|n| {
-                    n.strip_prefix("provider-")
-                        .and_then(|r| r.strip_suffix(".log"))
-                        .map(str::to_string)
-                })
-        });
-        if let Some(id) = found.filter(|id| !cert_dirs(id).is_empty()) {
-            break id;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the provider never started"
+    for interrupts in [1, 2] {
+        let reports = dir.path().join(format!("reports-{interrupts}"));
+        let cmd = format!(
+            "{} mock-provider run --kubeconfig {{kubeconfig}} --watch-namespace {{namespace}} \
+             --webhook-cert-dir {{webhook-cert-dir}} --webhook-port {{webhook-port}} --webhook-host 127.0.0.1",
+            bin()
         );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    };
-    crate::signals::sigint(&check);
-    let status = check.wait().unwrap();
-    assert!(status.code().is_some(), "{status:?}");
-    assert!(
-        cert_dirs(&run_id).is_empty(),
-        "left: {:?}",
-        cert_dirs(&run_id)
-    );
+        let mut check = std::process::Command::new(bin())
+            .args(["check", "--embedded", "--progress", "never", "-o", "json"])
+            .arg("--crds")
+            .arg(&components)
+            .args(["--provider-cmd", &cmd])
+            .arg("--report-dir")
+            .arg(&reports)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        assert!(
+            crate::signals::wait_until_catching_sigint(
+                check.id(),
+                std::time::Duration::from_secs(60)
+            ),
+            "check never installed its Ctrl-C handling"
+        );
+        // The provider started (its log names the run) and its certificate directory exists.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let run_id = loop {
+            let found = std::fs::read_dir(&reports).ok().and_then(|rd| {
+                rd.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().to_string())
+                    .find_map(|n| {
+                        n.strip_prefix("provider-")
+                            .and_then(|r| r.strip_suffix(".log"))
+                            .map(str::to_string)
+                    })
+            });
+            if let Some(id) = found.filter(|id| !cert_dirs(id).is_empty()) {
+                break id;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the provider never started"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        };
+        let kubeconfig = std::env::temp_dir().join(format!("capi-conformance-{run_id}.kubeconfig"));
+        assert!(kubeconfig.exists(), "{}", kubeconfig.display());
+        for _ in 0..interrupts {
+            crate::signals::sigint(&check);
+            tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+        }
+        let status = check.wait().unwrap();
+        assert!(status.code().is_some(), "{status:?}");
+        assert!(
+            cert_dirs(&run_id).is_empty(),
+            "{interrupts} interrupt(s): left {:?}",
+            cert_dirs(&run_id)
+        );
+        assert!(
+            !kubeconfig.exists(),
+            "{interrupts} interrupt(s): left {}",
+            kubeconfig.display()
+        );
+    }
 }
