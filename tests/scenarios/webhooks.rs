@@ -337,12 +337,51 @@ fn corpus_components_get_their_webhooks_served() {
     );
     // A real finding: the Talos control plane's CRD converts through `webhook-service`, but its
     // release names the Service `cacppt-webhook-service` (kustomize's namePrefix never reached the
-    // CRD's conversion patch); every conversion call fails there as on any cluster, and the run
-    // says so in the report's notes.
+    // CRD's conversion patch). Latent while the CRD serves one version; a conversion call would
+    // fail there as on any cluster, and the run says so in the report's notes.
     assert_eq!(
         undefined,
         [
             "talos-controlplane: cacppt-system/webhook-service (CustomResourceDefinition taloscontrolplanes.controlplane.cluster.x-k8s.io)"
         ]
+    );
+}
+
+/// A webhook Service the components do not define is named in the report's notes (and the
+/// cert-manager kinds are noted as played by the run).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_undefined_webhook_service_is_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let components = dir.path().join("mock-webhooks.yaml");
+    let docs: Vec<Value> = webhook_manifests(&ManifestOptions::default())
+        .unwrap()
+        .into_iter()
+        .filter(|d| d["kind"] != "Service")
+        .collect();
+    std::fs::write(
+        &components,
+        serde_saphyr::to_string_multiple(&docs).unwrap(),
+    )
+    .unwrap();
+    let (_server, m) = super::components::embedded_on(&[
+        "--static-only",
+        "--crds",
+        components.to_str().unwrap(),
+        "--provider-cmd",
+        "true {webhook-cert-dir} {webhook-port}",
+    ])
+    .await;
+    let notes: Vec<String> = m.unwrap().notes.into_iter().map(|n| n.message).collect();
+    assert!(
+        notes.iter().any(|n| n.contains(
+            "call(s) Service capi-conformance-mock-system/capi-conformance-mock-webhook-service, which the components do not define"
+        )),
+        "{notes:#?}"
+    );
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("the run issued the webhook serving certificate itself")),
+        "{notes:#?}"
     );
 }
