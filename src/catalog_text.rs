@@ -384,7 +384,7 @@ mod tests {
             assert!(t.contains(r.id.as_str()), "{}", r.id);
         }
         assert!(!t.contains('\u{1b}'));
-        assert!(t.ends_with("169 rules (8 review, 68 scenario, 93 static)\n"));
+        assert!(t.ends_with("171 rules (8 review, 70 scenario, 93 static)\n"));
     }
 
     #[test]
