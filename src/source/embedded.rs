@@ -206,6 +206,20 @@ fn webhook_serving(
             });
         }
     }
+    for svc in plan.services.iter().filter(|s| !s.defined) {
+        let message = format!(
+            "{} call(s) Service {}/{}, which the components do not define: calls to it fail (service \"{}\" not found), here as on any cluster",
+            svc.used_by.join(", "),
+            svc.namespace,
+            svc.name,
+            svc.name
+        );
+        eprintln!("{message}");
+        notes.push(crate::report::Note {
+            source: "--crds".into(),
+            message,
+        });
+    }
     let used = !plan.services.is_empty() || plan.injections.iter().any(|i| i.outcome.is_ok());
     Ok(used.then_some(plan))
 }
