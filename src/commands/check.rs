@@ -107,7 +107,10 @@ async fn embedded_with_core(
     };
     plan.fill_samples_from_cluster(&client).await;
     let notes = std::mem::take(&mut installed.notes);
-    plan.dry_run_samples(&client, "default").await?;
+    if installed.serving.is_none() {
+        // With the provider's webhooks, after the provider serves them (run::embedded).
+        plan.dry_run_samples(&client, "default").await?;
+    }
     let mut matrix = crate::run::embedded::run(
         server,
         &client,

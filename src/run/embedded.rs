@@ -522,17 +522,24 @@ async fn run_scenarios(
             deferred: &installed.deferred,
         };
         match target.start(&start).await {
-            Ok(()) => run_targets(&run_plan, baseline_runs).await,
-            Err(reason) => RunOutput {
+            Ok(()) => {
+                if installed.serving.is_some() {
+                    // The samples pass the provider's webhooks only now that it serves them
+                    // (without webhooks they were dry-run before any scenario).
+                    plan.dry_run_samples(client, &target_ns).await?;
+                }
+                Ok(run_targets(&run_plan, baseline_runs).await)
+            }
+            Err(reason) => Ok(RunOutput {
                 results: environment_inconclusive(rules, &run_plan.targets, &reason),
                 columns: run_plan.targets.iter().map(|s| s.column.clone()).collect(),
                 ..Default::default()
-            },
+            }),
         }
     };
     // Until the target processes are stopped, Ctrl-C stops the work and cleans up.
     let section = super::interrupt::section();
-    let finished = section.run(phases).await;
+    let finished: Option<anyhow::Result<RunOutput>> = section.run(phases).await;
     let leftovers = guard
         .cleanup(client, Duration::from_millis(500), true)
         .await;
@@ -542,6 +549,7 @@ async fn run_scenarios(
     let Some(out) = finished else {
         anyhow::bail!("interrupted (run {run_id})");
     };
+    let out = out?;
     report_leftovers(run_id, &leftovers);
     if let Some(dir) = &opts.report_dir {
         report_dir::write(dir, &out)?;
