@@ -30,6 +30,18 @@ pub fn comparable(m: &Matrix) -> Matrix {
     m
 }
 
+/// [`comparable`] for a run on a faulty server: the timelines keep only the tool's writes. A
+/// forced 410 or a dropped watch makes the observer list again, which shows each object's
+/// state, not every event it went through (a deletion can be a missing object, two updates one
+/// MODIFIED); the steps, the verdicts and what the tool wrote must still agree.
+pub fn comparable_under_faults(m: &Matrix) -> Matrix {
+    let mut m = comparable(m);
+    for s in &mut m.scenarios {
+        s.timeline.retain(|e| e.is_tool());
+    }
+    m
+}
+
 /// A readable list of what differs between two comparable matrices.
 pub fn differences(a: &Matrix, b: &Matrix) -> Vec<String> {
     let mut out = Vec::new();
@@ -51,8 +63,37 @@ pub fn differences(a: &Matrix, b: &Matrix) -> Vec<String> {
             r.reason
         ));
     }
-    if a.scenarios != b.scenarios {
-        out.push("scenario records differ".into());
+    if a.scenarios.len() != b.scenarios.len() {
+        out.push(format!(
+            "scenario records differ: {} vs {} records",
+            a.scenarios.len(),
+            b.scenarios.len()
+        ));
+    } else {
+        for (x, y) in a.scenarios.iter().zip(&b.scenarios).filter(|(x, y)| x != y) {
+            let what = if x.steps != y.steps {
+                format!("steps {:?} vs {:?}", x.steps, y.steps)
+            } else {
+                let only =
+                    |p: &[capi_conformance::report::TimelineEntry],
+                     q: &[capi_conformance::report::TimelineEntry]| {
+                        p.iter()
+                            .filter(|e| !q.contains(e))
+                            .map(|e| format!("{} {} {:?}", e.object, e.event, e.changed))
+                            .collect::<Vec<_>>()
+                    };
+                format!(
+                    "timeline: first only {:?}, second only {:?}",
+                    only(&x.timeline, &y.timeline),
+                    only(&y.timeline, &x.timeline)
+                )
+            };
+            out.push(format!(
+                "scenario record {} {} differs: {what}",
+                x.scenario,
+                x.column.id()
+            ));
+        }
     }
     if out.is_empty() && a != b {
         out.push("matrices differ outside results and scenarios".into());
