@@ -63,40 +63,45 @@ pub fn differences(a: &Matrix, b: &Matrix) -> Vec<String> {
             r.reason
         ));
     }
-    if a.scenarios.len() != b.scenarios.len() {
-        out.push(format!(
-            "scenario records differ: {} vs {} records",
-            a.scenarios.len(),
-            b.scenarios.len()
-        ));
-    } else {
-        for (x, y) in a.scenarios.iter().zip(&b.scenarios).filter(|(x, y)| x != y) {
-            let what = if x.steps != y.steps {
-                format!("steps {:?} vs {:?}", x.steps, y.steps)
-            } else {
-                let only =
-                    |p: &[capi_conformance::report::TimelineEntry],
-                     q: &[capi_conformance::report::TimelineEntry]| {
-                        p.iter()
-                            .filter(|e| !q.contains(e))
-                            .map(|e| format!("{} {} {:?}", e.object, e.event, e.changed))
-                            .collect::<Vec<_>>()
-                    };
-                format!(
-                    "timeline: first only {:?}, second only {:?}",
-                    only(&x.timeline, &y.timeline),
-                    only(&y.timeline, &x.timeline)
-                )
-            };
-            out.push(format!(
-                "scenario record {} {} differs: {what}",
-                x.scenario,
-                x.column.id()
-            ));
-        }
+    if a.scenarios != b.scenarios {
+        out.push("scenario records differ".into());
+        out.extend(record_differences(a, b));
     }
     if out.is_empty() && a != b {
         out.push("matrices differ outside results and scenarios".into());
+    }
+    out
+}
+
+/// Which scenario records differ, and how (steps, timeline entries only in one of them).
+fn record_differences(a: &Matrix, b: &Matrix) -> Vec<String> {
+    let mut out = Vec::new();
+    let key = |r: &capi_conformance::report::ScenarioRecord| (r.scenario.clone(), r.column.id());
+    for ra in &a.scenarios {
+        let Some(rb) = b.scenarios.iter().find(|rb| key(rb) == key(ra)) else {
+            out.push(format!("first only: record {:?}", key(ra)));
+            continue;
+        };
+        if ra == rb {
+            continue;
+        }
+        if ra.steps != rb.steps {
+            out.push(format!("{:?}: steps differ", key(ra)));
+        }
+        let show = |e: &capi_conformance::report::TimelineEntry| {
+            format!("{} {} {:?}", e.object, e.event, e.changed)
+        };
+        for e in ra.timeline.iter().filter(|e| !rb.timeline.contains(e)) {
+            out.push(format!("{:?}: first only: {}", key(ra), show(e)));
+        }
+        for e in rb.timeline.iter().filter(|e| !ra.timeline.contains(e)) {
+            out.push(format!("{:?}: second only: {}", key(ra), show(e)));
+        }
+    }
+    for rb in &b.scenarios {
+        if !a.scenarios.iter().any(|ra| key(ra) == key(rb)) {
+            out.push(format!("second only: record {:?}", key(rb)));
+        }
     }
     out
 }

@@ -43,6 +43,20 @@ pub fn lifecycle(m: &Matrix, baseline: bool) -> impl Iterator<Item = &RuleResult
         .filter(move |r| r.phase == Phase::Lifecycle && r.column.baseline == baseline)
 }
 
+/// Whether a scenario judged `rule` in some column of the side (`baseline` or the target) and
+/// it passed: a lifecycle cell, or a static rule's cell with its scenario part folded in (one
+/// verdict per rule × column: the part is named `lifecycle: …` in the evidence).
+pub fn scenario_passed(m: &Matrix, baseline: bool, rule: &str) -> bool {
+    let part = format!("{}: ", capi_conformance::report::combine::LIFECYCLE_PART);
+    m.results.iter().any(|r| {
+        r.column.baseline == baseline
+            && r.rule_id == rule
+            && r.outcome == Outcome::Pass
+            && (r.phase == Phase::Lifecycle
+                || r.evidence.iter().any(|e| e.message.starts_with(&part)))
+    })
+}
+
 /// Rule ids failed by target lifecycle cells (the effective-RBAC cells excluded).
 pub fn failed_scenario_rules(m: &Matrix, baseline: bool) -> std::collections::BTreeSet<String> {
     lifecycle(m, baseline)

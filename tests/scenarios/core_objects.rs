@@ -1,7 +1,7 @@
 //! The core objects the tool makes, tried on the mock in its CAPI-like modes (the behaviours of
 //! CAPI's own providers that our scenarios once got wrong; docs/core-simulation.md).
 
-use super::common::{embedded_reading, failed_scenario_rules, lifecycle};
+use super::common::{embedded_reading, failed_scenario_rules, lifecycle, scenario_passed};
 use capi_conformance::report::Outcome;
 use capi_conformance::rule_ids as id;
 
@@ -26,10 +26,7 @@ fn assert_target_clean(m: &capi_conformance::report::Matrix, what: &str) {
 async fn an_infra_machine_that_dereferences_the_clusters_infrastructure_ref_passes() {
     let m = embedded_reading(&["--scenarios", "SC-inframachine"], "infrastructure-ref").await;
     assert_target_clean(&m, "infrastructure-ref");
-    assert!(
-        lifecycle(&m, false)
-            .any(|r| r.rule_id == id::infra_machine::PROVISIONED && r.outcome == Outcome::Pass)
-    );
+    assert!(scenario_passed(&m, false, id::infra_machine::PROVISIONED));
 }
 
 /// A provider of CAPI v1.9/v1.10 reads core objects at `cluster.x-k8s.io/v1beta1`
@@ -70,10 +67,11 @@ async fn scenarios_work_on_capi_cores_released_crds() {
 async fn a_worker_join_finds_the_cluster_ca_and_a_workload_cluster_for_its_token() {
     let m = embedded_reading(&["--scenarios", "SC-bootstrap"], "worker-join").await;
     assert_target_clean(&m, "worker-join");
-    assert!(
-        lifecycle(&m, false)
-            .any(|r| r.rule_id == id::bootstrap::DATA_SECRET_CREATED && r.outcome == Outcome::Pass)
-    );
+    assert!(scenario_passed(
+        &m,
+        false,
+        id::bootstrap::DATA_SECRET_CREATED
+    ));
     let json = serde_json::to_string(&m).unwrap();
     assert!(
         !json.contains("-----BEGIN"),
@@ -141,10 +139,7 @@ async fn a_finalizer_added_before_owner_and_pause_is_not_acting() {
         id::infra_machine::OWNER_GATE,
         id::infra_cluster::OWNER_GATE,
     ] {
-        assert!(
-            lifecycle(&m, false).any(|r| r.rule_id == rule && r.outcome == Outcome::Pass),
-            "{rule} not judged"
-        );
+        assert!(scenario_passed(&m, false, rule), "{rule} not judged");
     }
 }
 
