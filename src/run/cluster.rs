@@ -3,8 +3,8 @@
 //! run namespaces the run creates, binds its role in and cleans up.
 
 use super::{
-    RunOptions, cluster_baseline, effective_rbac, environment_inconclusive, interrupt, merge_into,
-    new_run_id, report_leftovers, static_matrix,
+    RunOptions, cluster_baseline, environment_inconclusive, interrupt, merge_into, new_run_id,
+    report_leftovers,
 };
 use crate::client_retry::TroubleLog;
 use crate::plan::Plan;
@@ -23,16 +23,7 @@ pub async fn run(
     opts: &RunOptions,
     trouble: &TroubleLog,
 ) -> anyhow::Result<Matrix> {
-    let mut matrix = static_matrix(plan);
-    if plan.rules.iter().any(|r| r.id == effective_rbac::RBAC_RULE) {
-        effective_rbac::add_effective_rbac(
-            client,
-            &mut matrix,
-            &opts.capi_manager,
-            &plan.statics.inventory,
-        )
-        .await?;
-    }
+    let mut matrix = super::live_static_matrix(client, plan, opts).await?;
     if let Some(scenarios) = &plan.scenarios {
         let run_id = new_run_id();
         matrix.context.run_id = Some(run_id.clone());

@@ -7,8 +7,8 @@
 //! components' webhook Services are routed to it and the run waits until it serves.
 
 use super::{
-    EmbeddedOptions, RunOptions, effective_rbac, environment_inconclusive, finish, merge_into,
-    new_run_id, report_leftovers, static_matrix,
+    EmbeddedOptions, RunOptions, environment_inconclusive, finish, merge_into, new_run_id,
+    report_leftovers,
 };
 use crate::capi_core::workload::WorkloadClusters;
 use crate::client_retry::TroubleLog;
@@ -391,16 +391,7 @@ pub async fn run(
         installed,
         workloads,
     } = prepared;
-    let mut matrix = static_matrix(plan);
-    if plan.rules.iter().any(|r| r.id == effective_rbac::RBAC_RULE) {
-        effective_rbac::add_effective_rbac(
-            client,
-            &mut matrix,
-            &opts.capi_manager,
-            &plan.statics.inventory,
-        )
-        .await?;
-    }
+    let mut matrix = super::live_static_matrix(client, plan, opts).await?;
     if let Some(scenarios) = &plan.scenarios {
         let run_id = new_run_id();
         matrix.context.run_id = Some(run_id.clone());

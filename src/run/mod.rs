@@ -92,6 +92,26 @@ pub fn static_matrix(plan: &Plan) -> Matrix {
     capi_contract::checks::evaluate_plan(&plan.statics, &plan.options, &plan.rules)
 }
 
+/// [`static_matrix`] with the live part of `all/rbac-aggregation` asked of the server `client`
+/// reaches (when the plan has that rule): how every `check` on a server starts.
+pub async fn live_static_matrix(
+    client: &kube::Client,
+    plan: &Plan,
+    opts: &RunOptions,
+) -> anyhow::Result<Matrix> {
+    let mut matrix = static_matrix(plan);
+    if plan.rules.iter().any(|r| r.id == effective_rbac::RBAC_RULE) {
+        effective_rbac::add_effective_rbac(
+            client,
+            &mut matrix,
+            &opts.capi_manager,
+            &plan.statics.inventory,
+        )
+        .await?;
+    }
+    Ok(matrix)
+}
+
 /// Random, short, DNS-label-safe run id.
 pub fn new_run_id() -> String {
     let id = uuid::Uuid::new_v4().simple().to_string();
