@@ -81,6 +81,8 @@ struct TargetProcesses {
     private_kubeconfig: Option<super::private_file::PrivateFile>,
     /// `{webhook-cert-dir}`, removed at stop (and on abort).
     cert_dir: Option<(crate::serving::CertDir, super::interrupt::AbortRemove)>,
+    /// Removes the private kubeconfig on abort (it holds the server's token).
+    kubeconfig_on_abort: Option<super::interrupt::AbortRemove>,
     /// Service ports routed to the provider (`namespace`, `name`, `port`), unrouted at stop.
     routes: Vec<(String, String, u16)>,
 }
@@ -112,6 +114,7 @@ impl TargetProcesses {
                 watch_filter: t.target_filter.to_string(),
                 ..Default::default()
             };
+            self.kubeconfig_on_abort = Some(super::interrupt::remove_dir_on_abort(kc.path()));
             self.private_kubeconfig = Some(kc);
             self.listener = Some(l);
             let probes = self.serve_webhooks(t, cmd, &mut placeholders)?;
@@ -258,6 +261,7 @@ impl TargetProcesses {
             l.shutdown().await;
         }
         self.private_kubeconfig = None;
+        self.kubeconfig_on_abort = None;
         if let Some(m) = self.mock.take() {
             m.shutdown().await;
         }

@@ -46,13 +46,16 @@ impl Interrupts {
             for group in ABORT_KILL.lock().unwrap_or_else(|e| e.into_inner()).iter() {
                 signal_group("KILL", *group);
             }
-            // Nor the private files of the run (the provider's webhook serving key).
-            for dir in ABORT_REMOVE
+            // Nor the private files of the run (the provider's kubeconfig, its webhook serving
+            // key).
+            for path in ABORT_REMOVE
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .iter()
             {
-                let _ = std::fs::remove_dir_all(dir);
+                if std::fs::remove_dir_all(path).is_err() {
+                    let _ = std::fs::remove_file(path);
+                }
             }
             std::process::exit(INTERRUPTED_EXIT);
         }
@@ -86,11 +89,11 @@ impl Drop for AbortKill {
     }
 }
 
-/// Directories removed when the run is aborted (a second interrupt).
+/// Directories and files removed when the run is aborted (a second interrupt).
 static ABORT_REMOVE: Mutex<Vec<std::path::PathBuf>> = Mutex::new(Vec::new());
 
-/// Removes directory `dir` if the run is aborted, until the returned guard is dropped (the owner
-/// removes it itself then).
+/// Removes directory (or file) `dir` if the run is aborted, until the returned guard is dropped
+/// (the owner removes it itself then).
 pub fn remove_dir_on_abort(dir: &std::path::Path) -> AbortRemove {
     ABORT_REMOVE
         .lock()

@@ -20,6 +20,9 @@ pub struct WebhookService {
     /// Where the provider's Pods listen for it: the resolved `targetPort` (`None`: the Service is
     /// not among the components, the port is not listed, or a named port no Deployment has).
     pub target_port: Option<u16>,
+    /// Whether the components define the Service (a reference to one they do not define fails
+    /// on any cluster: `service "x" not found`).
+    pub defined: bool,
     /// The objects that reference it (`Kind name`), for messages.
     pub used_by: Vec<String>,
 }
@@ -116,6 +119,11 @@ pub fn webhook_services(docs: &[Value]) -> Vec<WebhookService> {
                 }
                 None => out.push(WebhookService {
                     target_port: target_port(docs, &namespace, &name, port),
+                    defined: docs.iter().any(|d| {
+                        is_core(d, "Service")
+                            && in_namespace(d, &namespace)
+                            && str_at(d, "/metadata/name") == name
+                    }),
                     namespace,
                     name,
                     port,
@@ -267,6 +275,7 @@ mod tests {
             (s[1].name.as_str(), s[1].port, s[1].target_port),
             ("other", 8443, None)
         );
+        assert!(s[0].defined && !s[1].defined);
         assert_eq!(
             s[0].dns_names(),
             [

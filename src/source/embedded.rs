@@ -153,7 +153,8 @@ fn split_shared(docs: &mut Vec<Document>) -> Vec<Document> {
 }
 
 /// Issues the serving certificate of the components' webhooks and injects its CA into `docs`
-/// (as cert-manager would); a CA injection that cannot be done is a report note. `None` when
+/// (as cert-manager would); a CA injection that cannot be done and a webhook Service the
+/// components do not define are report notes. `None` when
 /// the components have neither webhook Services nor CA injections.
 fn webhook_serving(
     docs: &mut [Document],
@@ -174,6 +175,20 @@ fn webhook_serving(
                 message,
             });
         }
+    }
+    for svc in plan.services.iter().filter(|s| !s.defined) {
+        let message = format!(
+            "{} call(s) Service {}/{}, which the components do not define: calls to it fail (service \"{}\" not found), here as on any cluster",
+            svc.used_by.join(", "),
+            svc.namespace,
+            svc.name,
+            svc.name
+        );
+        eprintln!("{message}");
+        notes.push(crate::report::Note {
+            source: "--crds".into(),
+            message,
+        });
     }
     let used = !plan.services.is_empty() || plan.injections.iter().any(|i| i.outcome.is_ok());
     Ok(used.then_some(plan))

@@ -176,7 +176,7 @@ async fn mock_webhook_mode_passes_and_each_webhook_fault_fails_exactly_its_rule(
             assert!(lifecycle(&report).iter().any(|(r, _, o, reason)| r == fault
                 && o == "fail"
                 && reason.contains(
-                    "admission webhook \"validation.mock.capi-conformance.io\" denied the request"
+                    "admission webhook \"validation.mockmachinetemplate.infrastructure.mock.capi-conformance.io\" denied the request: MockMachineTemplate.infrastructure.mock.capi-conformance.io"
                 )));
         }
     }
@@ -193,7 +193,8 @@ fn cert_dirs(run_id: &str) -> Vec<String> {
 }
 
 /// Ctrl-C while the provider serves its webhooks: the run stops and the certificate directory
-/// (with the serving key) is gone.
+/// (with the serving key) and the kubeconfig (with the server's token) are gone; also when a
+/// second Ctrl-C aborts the cleanup.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_removes_the_webhook_certificate_directory() {
     let dir = tempfile::tempdir().unwrap();
@@ -204,54 +205,183 @@ async fn ctrl_c_removes_the_webhook_certificate_directory() {
         serde_saphyr::to_string_multiple(&docs).unwrap(),
     )
     .unwrap();
-    let reports = dir.path().join("reports");
-    let cmd = format!(
-        "{} mock-provider run --kubeconfig {{kubeconfig}} --watch-namespace {{namespace}} \
-         --webhook-cert-dir {{webhook-cert-dir}} --webhook-port {{webhook-port}} --webhook-host 127.0.0.1",
-        bin()
-    );
-    let mut check = std::process::Command::new(bin())
-        .args(["check", "--embedded", "--progress", "never", "-o", "json"])
-        .arg("--crds")
-        .arg(&components)
-        .args(["--provider-cmd", &cmd])
-        .arg("--report-dir")
-        .arg(&reports)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    assert!(
-        crate::signals::wait_until_catching_sigint(check.id(), std::time::Duration::from_secs(60)),
-        "check never installed its Ctrl-C handling"
-    );
-    // The provider started (its log names the run) and its certificate directory exists.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    let run_id = loop {
-        let found = std::fs::read_dir(&reports).ok().and_then(|rd| {
-            rd.filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().to_string())
-                .find_map(|n| {
-                    n.strip_prefix("provider-")
-                        .and_then(|r| r.strip_suffix(".log"))
-                        .map(str::to_string)
-                })
-        });
-        if let Some(id) = found.filter(|id| !cert_dirs(id).is_empty()) {
-            break id;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the provider never started"
+    for interrupts in [1, 2] {
+        let reports = dir.path().join(format!("reports-{interrupts}"));
+        let cmd = format!(
+            "{} mock-provider run --kubeconfig {{kubeconfig}} --watch-namespace {{namespace}} \
+             --webhook-cert-dir {{webhook-cert-dir}} --webhook-port {{webhook-port}} --webhook-host 127.0.0.1",
+            bin()
         );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    };
-    crate::signals::sigint(&check);
-    let status = check.wait().unwrap();
-    assert!(status.code().is_some(), "{status:?}");
+        let mut check = std::process::Command::new(bin())
+            .args(["check", "--embedded", "--progress", "never", "-o", "json"])
+            .arg("--crds")
+            .arg(&components)
+            .args(["--provider-cmd", &cmd])
+            .arg("--report-dir")
+            .arg(&reports)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        assert!(
+            crate::signals::wait_until_catching_sigint(
+                check.id(),
+                std::time::Duration::from_secs(60)
+            ),
+            "check never installed its Ctrl-C handling"
+        );
+        // The provider started (its log names the run) and its certificate directory exists.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let run_id = loop {
+            let found = std::fs::read_dir(&reports).ok().and_then(|rd| {
+                rd.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().to_string())
+                    .find_map(|n| {
+                        n.strip_prefix("provider-")
+                            .and_then(|r| r.strip_suffix(".log"))
+                            .map(str::to_string)
+                    })
+            });
+            if let Some(id) = found.filter(|id| !cert_dirs(id).is_empty()) {
+                break id;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the provider never started"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        };
+        let kubeconfig = std::env::temp_dir().join(format!("capi-conformance-{run_id}.kubeconfig"));
+        assert!(kubeconfig.exists(), "{}", kubeconfig.display());
+        for _ in 0..interrupts {
+            crate::signals::sigint(&check);
+            tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+        }
+        let status = check.wait().unwrap();
+        assert!(status.code().is_some(), "{status:?}");
+        assert!(
+            cert_dirs(&run_id).is_empty(),
+            "{interrupts} interrupt(s): left {:?}",
+            cert_dirs(&run_id)
+        );
+        assert!(
+            !kubeconfig.exists(),
+            "{interrupts} interrupt(s): left {}",
+            kubeconfig.display()
+        );
+    }
+}
+
+/// The twelve corpus providers' release manifests as `--provider-cmd` serves their webhooks:
+/// every Service their webhook configurations and webhook-converted CRDs call is found with the
+/// port its Pods listen on (named ports resolved through the manager Deployment), except one a
+/// release really gets wrong; the certificate names each Service, and cert-manager's CA
+/// injection resolves for every configuration and webhook CRD (each names a Certificate of the
+/// same components).
+#[test]
+fn corpus_components_get_their_webhooks_served() {
+    use capi_conformance::manifests::{Variables, load};
+    use capi_conformance::serving::Plan;
+    let mut with_webhooks = 0;
+    let mut undefined = Vec::new();
+    for (p, vars) in super::components_file::CORPUS {
+        let Some(path) = super::shared_data::shared_or_skip(
+            &format!("corpus/{p}/components.yaml"),
+            "corpus_components_get_their_webhooks_served",
+        ) else {
+            return;
+        };
+        let vars =
+            Variables::from_flags(&vars.iter().map(|v| v.to_string()).collect::<Vec<_>>()).unwrap();
+        let mut docs: Vec<Value> = load(&[path], &vars)
+            .unwrap_or_else(|e| panic!("{p}: {e}"))
+            .into_iter()
+            .map(|d| d.value)
+            .collect();
+        let plan = Plan::for_components(&mut docs).unwrap();
+        if plan.services.is_empty() {
+            continue;
+        }
+        with_webhooks += 1;
+        for s in &plan.services {
+            let [svc, _] = s.dns_names();
+            assert!(plan.certs.names.contains(&svc), "{p}: {svc}");
+            if !s.defined {
+                undefined.push(format!(
+                    "{p}: {}/{} ({})",
+                    s.namespace,
+                    s.name,
+                    s.used_by.join(", ")
+                ));
+                continue;
+            }
+            assert!(s.target_port.is_some(), "{p}: {s:?}");
+        }
+        let failed: Vec<_> = plan
+            .injections
+            .iter()
+            .filter(|i| i.outcome.is_err())
+            .collect();
+        assert!(failed.is_empty(), "{p}: {failed:#?}");
+        // Every webhook configuration and webhook CRD now trusts the run's CA.
+        let bundle = plan.certs.ca_bundle();
+        for d in &docs {
+            for cc in capi_conformance::serving::components::client_configs(d) {
+                assert_eq!(cc["caBundle"], bundle, "{p}: {}", d["metadata"]["name"]);
+            }
+        }
+    }
     assert!(
-        cert_dirs(&run_id).is_empty(),
-        "left: {:?}",
-        cert_dirs(&run_id)
+        with_webhooks >= 8,
+        "only {with_webhooks} corpus providers have webhooks"
+    );
+    // A real finding: the Talos control plane's CRD converts through `webhook-service`, but its
+    // release names the Service `cacppt-webhook-service` (kustomize's namePrefix never reached the
+    // CRD's conversion patch). Latent while the CRD serves one version; a conversion call would
+    // fail there as on any cluster, and the run says so in the report's notes.
+    assert_eq!(
+        undefined,
+        [
+            "talos-controlplane: cacppt-system/webhook-service (CustomResourceDefinition taloscontrolplanes.controlplane.cluster.x-k8s.io)"
+        ]
+    );
+}
+
+/// A webhook Service the components do not define is named in the report's notes (and the
+/// cert-manager kinds are noted as played by the run).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_undefined_webhook_service_is_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let components = dir.path().join("mock-webhooks.yaml");
+    let docs: Vec<Value> = webhook_manifests(&ManifestOptions::default())
+        .unwrap()
+        .into_iter()
+        .filter(|d| d["kind"] != "Service")
+        .collect();
+    std::fs::write(
+        &components,
+        serde_saphyr::to_string_multiple(&docs).unwrap(),
+    )
+    .unwrap();
+    let (_server, m) = super::components::embedded_on(&[
+        "--static-only",
+        "--crds",
+        components.to_str().unwrap(),
+        "--provider-cmd",
+        "true {webhook-cert-dir} {webhook-port}",
+    ])
+    .await;
+    let notes: Vec<String> = m.unwrap().notes.into_iter().map(|n| n.message).collect();
+    assert!(
+        notes.iter().any(|n| n.contains(
+            "call(s) Service capi-conformance-mock-system/capi-conformance-mock-webhook-service, which the components do not define"
+        )),
+        "{notes:#?}"
+    );
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("the run issued the webhook serving certificate itself")),
+        "{notes:#?}"
     );
 }

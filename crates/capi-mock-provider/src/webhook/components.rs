@@ -8,8 +8,7 @@
 //! (v1beta2 `status.deprecated.v1beta1`, v1beta1 `status.v1beta2`; see [`super::convert`]).
 
 use super::super::manifests::{DEPLOYMENT_NAME, ManifestError, ManifestOptions, manifests};
-use super::{CONVERT_PATH, MUTATE_PATH, VALIDATE_PATH};
-use crate::api::{BOOTSTRAP_GROUP, CONTROLPLANE_GROUP, INFRASTRUCTURE_GROUP};
+use super::{CONVERT_PATH, DEFAULTED_KINDS, mutate_path, validate_path};
 use crate::kinds::ALL;
 use serde_json::{Value, json};
 
@@ -69,45 +68,42 @@ pub fn webhook_manifests(opts: &ManifestOptions) -> Result<Vec<Value>, ManifestE
         "metadata": {"name": SERVICE_NAME, "namespace": ns},
         "spec": {"selector": selector, "ports": [{"port": 443, "targetPort": "webhook-server"}]},
     }));
-    docs.push(json!({
-        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
-        "metadata": {"name": MUTATING_NAME, "annotations": inject_annotation(ns)},
-        "webhooks": [{
-            "name": "default.mockcontrolplane.controlplane.mock.capi-conformance.io",
+    // One webhook per kind, named and pathed as controller-runtime's builder and kubebuilder's
+    // markers make them (`default.<kind>.<group>` at `/mutate-<group-with-dashes>-<version>-<kind>`).
+    let hook = |prefix: &str, k: &crate::kinds::MockKind, path: String| {
+        json!({
+            "name": format!("{prefix}.{}.{}", k.kind.to_lowercase(), k.group),
             "admissionReviewVersions": ["v1"],
-            "clientConfig": service_ref(ns, MUTATE_PATH),
+            "clientConfig": service_ref(ns, &path),
             "failurePolicy": "Fail",
             "matchPolicy": "Equivalent",
             "sideEffects": "None",
-            "timeoutSeconds": MUTATING_TIMEOUT_SECONDS,
-            "rules": [{"apiGroups": [CONTROLPLANE_GROUP], "apiVersions": ["v1beta2"],
-                       "operations": ["CREATE", "UPDATE"], "resources": ["mockcontrolplanes"]}],
-        }],
-    }));
-    let rules: Vec<Value> = [INFRASTRUCTURE_GROUP, BOOTSTRAP_GROUP, CONTROLPLANE_GROUP]
-        .iter()
-        .map(|g| {
-            let plurals: Vec<&str> = ALL
-                .iter()
-                .filter(|k| k.group == *g)
-                .map(|k| k.plural)
-                .collect();
-            json!({"apiGroups": [g], "apiVersions": ["v1beta2"],
-                   "operations": ["CREATE", "UPDATE"], "resources": plurals})
+            "rules": [{"apiGroups": [k.group], "apiVersions": ["v1beta2"],
+                       "operations": ["CREATE", "UPDATE"], "resources": [k.plural]}],
         })
+    };
+    let mutating: Vec<Value> = ALL
+        .iter()
+        .filter(|k| DEFAULTED_KINDS.contains(&k.kind))
+        .map(|k| {
+            let mut h = hook("default", k, mutate_path(k.group, "v1beta2", k.kind));
+            h["timeoutSeconds"] = json!(MUTATING_TIMEOUT_SECONDS);
+            h
+        })
+        .collect();
+    docs.push(json!({
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+        "metadata": {"name": MUTATING_NAME, "annotations": inject_annotation(ns)},
+        "webhooks": mutating,
+    }));
+    let validating: Vec<Value> = ALL
+        .iter()
+        .map(|k| hook("validation", k, validate_path(k.group, "v1beta2", k.kind)))
         .collect();
     docs.push(json!({
         "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
         "metadata": {"name": VALIDATING_NAME, "annotations": inject_annotation(ns)},
-        "webhooks": [{
-            "name": "validation.mock.capi-conformance.io",
-            "admissionReviewVersions": ["v1"],
-            "clientConfig": service_ref(ns, VALIDATE_PATH),
-            "failurePolicy": "Fail",
-            "matchPolicy": "Equivalent",
-            "sideEffects": "None",
-            "rules": rules,
-        }],
+        "webhooks": validating,
     }));
     Ok(docs)
 }
@@ -192,6 +188,20 @@ mod tests {
         ] {
             assert!(docs.iter().any(|d| d["kind"] == kind), "{kind}");
         }
+        let validating = docs
+            .iter()
+            .find(|d| d["kind"] == "ValidatingWebhookConfiguration")
+            .unwrap();
+        let machine = validating["webhooks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["name"] == "validation.mockmachine.infrastructure.mock.capi-conformance.io")
+            .unwrap();
+        assert_eq!(
+            machine["clientConfig"]["service"]["path"],
+            "/validate-infrastructure-mock-capi-conformance-io-v1beta2-mockmachine"
+        );
         webhook_manifests_yaml(&ManifestOptions::default()).unwrap();
     }
 }

@@ -3,7 +3,8 @@
 //! controller-runtime reads them), as a Cluster API provider's manager serves one:
 //!
 //! - `/convert`: ConversionReview v1, [`convert`] between genuinely different shapes;
-//! - `/mutate-mock`: defaulting, `/validate-mock`: validation ([`admit`]), AdmissionReview v1;
+//! - `/mutate-<group>-v1beta2-<kind>`: defaulting, `/validate-<group>-v1beta2-<kind>`: validation
+//!   ([`admit`]), AdmissionReview v1, one path per kind as controller-runtime registers them;
 //! - [`components`]: the mock's components for this mode (CRDs with `conversion: Webhook`,
 //!   webhook configurations, Service, Certificate, Deployment), with cert-manager's
 //!   `inject-ca-from` annotations as a provider's release manifest has them.
@@ -65,10 +66,29 @@ pub fn without_webhook_faults(faults: &FaultSet) -> FaultSet {
     )
 }
 
-/// Paths the webhook configurations name.
+/// The conversion webhook's path (controller-runtime's).
 pub const CONVERT_PATH: &str = "/convert";
-pub const MUTATE_PATH: &str = "/mutate-mock";
-pub const VALIDATE_PATH: &str = "/validate-mock";
+
+/// Kinds with a defaulting webhook.
+pub const DEFAULTED_KINDS: &[&str] = &["MockControlPlane"];
+
+fn path_suffix(group: &str, version: &str, kind: &str) -> String {
+    format!(
+        "{}-{version}-{}",
+        group.replace('.', "-"),
+        kind.to_lowercase()
+    )
+}
+
+/// controller-runtime's defaulting webhook path for a kind: `/mutate-<group with dashes>-<version>-<kind>`.
+pub fn mutate_path(group: &str, version: &str, kind: &str) -> String {
+    format!("/mutate-{}", path_suffix(group, version, kind))
+}
+
+/// controller-runtime's validating webhook path for a kind.
+pub fn validate_path(group: &str, version: &str, kind: &str) -> String {
+    format!("/validate-{}", path_suffix(group, version, kind))
+}
 
 /// Why the webhook server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -148,11 +168,21 @@ pub async fn serve(opts: WebhookOptions) -> Result<WebhookServer, WebhookError> 
             addr: opts.addr,
             source,
         })?;
-    let app = axum::Router::new()
-        .route(CONVERT_PATH, post(convert_review))
-        .route(MUTATE_PATH, post(mutate_review))
-        .route(VALIDATE_PATH, post(validate_review))
-        .with_state(Arc::new(opts.faults));
+    // One handler per kind and webhook, as controller-runtime registers them.
+    let mut app = axum::Router::new().route(CONVERT_PATH, post(convert_review));
+    for k in crate::kinds::ALL {
+        if DEFAULTED_KINDS.contains(&k.kind) {
+            app = app.route(
+                &mutate_path(k.group, "v1beta2", k.kind),
+                post(mutate_review),
+            );
+        }
+        app = app.route(
+            &validate_path(k.group, "v1beta2", k.kind),
+            post(validate_review),
+        );
+    }
+    let app = app.with_state(Arc::new(opts.faults));
     let task = tokio::spawn(async move {
         loop {
             let Ok((tcp, _)) = listener.accept().await else {
