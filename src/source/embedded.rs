@@ -184,7 +184,8 @@ fn split_shared(docs: &mut Vec<Document>) -> Vec<Document> {
 }
 
 /// Issues the serving certificate of the components' webhooks and injects its CA into `docs`
-/// (as cert-manager would); a CA injection that cannot be done is a report note. `None` when
+/// (as cert-manager would); a CA injection that cannot be done and a webhook Service the
+/// components do not define are report notes. `None` when
 /// the components have neither webhook Services nor CA injections.
 fn webhook_serving(
     docs: &mut [Document],
