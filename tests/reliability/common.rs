@@ -30,14 +30,16 @@ pub fn comparable(m: &Matrix) -> Matrix {
     m
 }
 
-/// [`comparable`] for a run on a faulty server: the timelines keep only the tool's writes. A
-/// forced 410 or a dropped watch makes the observer list again, which shows each object's
-/// state, not every event it went through (a deletion can be a missing object, two updates one
-/// MODIFIED); the steps, the verdicts and what the tool wrote must still agree.
-pub fn comparable_under_faults(m: &Matrix) -> Matrix {
+/// [`comparable`] without the scenarios' timelines: for runs under server faults, where the
+/// verdicts and steps must match the clean run's but the timelines need not. Injected latency
+/// and throttling delay the controllers, so an object the tool deletes right after a
+/// must-not-act check may be gone before the provider first reconciled it (no finalizer or
+/// condition in that run's timeline), and a dropped or expired watch resumes past events of an
+/// object already gone.
+pub fn comparable_verdicts(m: &Matrix) -> Matrix {
     let mut m = comparable(m);
     for s in &mut m.scenarios {
-        s.timeline.retain(|e| e.is_tool());
+        s.timeline.clear();
     }
     m
 }

@@ -2,7 +2,7 @@
 //! verdicts (client retries + watch resumption); a fault that outlasts the deadline makes the
 //! affected results inconclusive with the cause, never fail or pass, exit 3.
 
-use super::common::{comparable_under_faults, differences, embedded, embedded_on, new_server};
+use super::common::{comparable_verdicts, differences, embedded, embedded_on, new_server};
 use capi_conformance::report::{Outcome, Phase};
 
 /// Every fault the server has, at once.
@@ -17,10 +17,7 @@ async fn every_server_fault_at_once_gives_the_clean_verdicts() {
         embedded_on(&faulty_server, &["--server-faults", ALL_FAULTS], "")
     );
     let (clean, faulty) = (clean.unwrap(), faulty.unwrap());
-    let d = differences(
-        &comparable_under_faults(&clean),
-        &comparable_under_faults(&faulty),
-    );
+    let d = differences(&comparable_verdicts(&clean), &comparable_verdicts(&faulty));
     assert!(d.is_empty(), "verdicts differ under faults: {d:#?}");
     // The faults really happened.
     let (expired, dropped) = faulty_server.faults().stats();
@@ -110,9 +107,6 @@ async fn the_capi_like_mock_gives_the_clean_verdicts_under_every_server_fault() 
         "{:?}",
         clean.summary()
     );
-    let d = differences(
-        &comparable_under_faults(&clean),
-        &comparable_under_faults(&faulty),
-    );
+    let d = differences(&comparable_verdicts(&clean), &comparable_verdicts(&faulty));
     assert!(d.is_empty(), "verdicts differ under faults: {d:#?}");
 }
