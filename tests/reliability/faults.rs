@@ -84,7 +84,9 @@ async fn persistent_failure_makes_affected_results_inconclusive_exit_3() {
 async fn the_capi_like_mock_gives_the_clean_verdicts_under_every_server_fault() {
     use capi_conformance::commands::check::embedded;
     let opts = |faults: bool| {
-        let mut w = vec!["--embedded", "--progress", "never"];
+        // A step deadline generous enough for two runs at once on a loaded 2-core CI machine
+        // (a healthy step ends at its condition, so this costs nothing when things are quick).
+        let mut w = vec!["--embedded", "--progress", "never", "--timeout", "90s"];
         if faults {
             w.extend(["--server-faults", ALL_FAULTS]);
         }
