@@ -98,7 +98,7 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        let nodes = parse(input).unwrap_or_else(|e| panic!("{input:?}: {e}"));
+        let nodes = parse(input).map_err(|e| format!("{input:?}: {e}")).unwrap();
         eval(&nodes, &|n| map.get(n).cloned().unwrap_or_default())
     }
 
@@ -203,7 +203,7 @@ mod tests {
         assert_eq!(vars, [("X", ":=", 1), ("Y", "#", 0), ("Z", "", 0)]);
         // An empty default has no argument (clusterctl then counts the variable as required).
         let Node::Var(v) = &parse("${X:=}").unwrap()[0] else {
-            panic!()
+            unreachable!("an empty default parses to a variable")
         };
         assert!(v.args.is_empty());
     }
