@@ -3,7 +3,9 @@
 //!
 //! Each Cluster that gets one has its own embedded API server, listening on 127.0.0.1 over
 //! HTTPS with a serving certificate signed by that cluster's CA (`<cluster>-ca`, as a real
-//! control plane's is), seeded with what `kubeadm init` leaves that providers look for
+//! control plane's is), authenticating client certificates signed by that CA as kube-apiserver's
+//! `--client-ca-file` does (KCP's `<cluster>-kubeconfig`: CN `kubernetes-admin`, O
+//! `system:masters`) as well as its own bearer token, seeded with what `kubeadm init` leaves that providers look for
 //! (`kube-system/kubeadm-config`). A separate server per Cluster, not the management server:
 //! what a provider writes there (CABPK's `kube-system/bootstrap-token-*` Secrets, KCP's reads of
 //! `kubeadm-config`, Nodes) stays out of the management cluster, as on a real cluster, and two
@@ -47,7 +49,8 @@ impl WorkloadCluster {
         self.listener.addr.port()
     }
 
-    /// The bearer token the server accepts as cluster admin.
+    /// The bearer token the server accepts as cluster admin (besides client certificates
+    /// signed by [`Self::ca`]).
     pub fn token(&self) -> &str {
         &self.listener.token
     }
@@ -112,7 +115,10 @@ async fn start(cluster: &str) -> Result<WorkloadCluster, WorkloadError> {
         message,
     };
     let ca = Authority::new("kubernetes")?;
-    let server = EmbeddedServer::new(ServerOptions::default());
+    let server = EmbeddedServer::new(ServerOptions {
+        client_ca_pem: Some(ca.cert_pem.clone()),
+        ..ServerOptions::default()
+    });
     server
         .apply_documents(vec![kubeadm_config(cluster)])
         .await

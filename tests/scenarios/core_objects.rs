@@ -308,3 +308,90 @@ async fn a_samples_reference_is_created_in_the_run_namespace_and_rewritten() {
     assert!(left.0.is_empty(), "{:?}", left.0);
     assert!(api.get_opt(&name).await.unwrap().is_none());
 }
+
+/// KCP's `<cluster>-kubeconfig` (a client certificate CN `kubernetes-admin`, O `system:masters`,
+/// signed by the cluster CA that `<cluster>-ca` holds, no token) reaches the workload cluster,
+/// with kube-rs and with the real kubectl; a certificate of another CA does not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kcp_kubeconfig_with_a_client_certificate_reaches_the_workload_cluster() {
+    use capi_conformance::capi_core::{pki, workload::WorkloadClusters};
+    use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+    let clusters = WorkloadClusters::default();
+    let w = clusters.get_or_start("default", "c1").await.unwrap();
+    let text = pki::kubeconfig("c1", w.url(), &w.ca, None).unwrap();
+    assert!(!text.contains("token:"), "the kubeconfig carries no token");
+    let kc = kube::config::Kubeconfig::from_yaml(&text).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .unwrap();
+    let client = kube::Client::try_from(config).unwrap();
+    let cms: kube::Api<ConfigMap> = kube::Api::namespaced(client.clone(), "kube-system");
+    assert!(cms.get("kubeadm-config").await.is_ok());
+    let nss: kube::Api<Namespace> = kube::Api::all(client);
+    assert!(
+        !nss.list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+
+    let other = pki::Authority::new("kubernetes").unwrap();
+    let foreign = pki::kubeconfig("c1", w.url(), &other, None)
+        .unwrap()
+        // The server's CA stays the cluster's: only the client certificate is foreign.
+        .replace(&base64_of(&other.cert_pem), &base64_of(&w.ca.cert_pem));
+    let kc = kube::config::Kubeconfig::from_yaml(&foreign).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .unwrap();
+    let nss: kube::Api<Namespace> = kube::Api::all(kube::Client::try_from(config).unwrap());
+    match nss.list(&Default::default()).await {
+        Err(kube::Error::Api(s)) => assert_eq!(s.code, 401),
+        other => panic!("a foreign client certificate: {other:?}"),
+    }
+
+    let Some(kubectl) = std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join("kubectl"))
+            .find(|k| k.is_file())
+    }) else {
+        println!("skip: the kubectl half (no kubectl on PATH)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kubeconfig");
+    std::fs::write(&path, &text).unwrap();
+    let out = tokio::process::Command::new(&kubectl)
+        .arg("--kubeconfig")
+        .arg(&path)
+        .args(["get", "ns", "-o", "name"])
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("namespace/kube-system"));
+    let out = tokio::process::Command::new(&kubectl)
+        .arg("--kubeconfig")
+        .arg(&path)
+        .args(["auth", "whoami", "-o", "json"])
+        .output()
+        .await
+        .unwrap();
+    let who: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    assert_eq!(
+        who["status"]["userInfo"]["username"], "kubernetes-admin",
+        "{who}"
+    );
+    drop(w);
+    clusters.shutdown().await;
+}
+
+fn base64_of(s: &str) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(s)
+}

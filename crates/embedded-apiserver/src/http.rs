@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 
 use super::access::{self, Identity};
 use super::admission::FieldValidation;
+use super::client_cert::{ClientCertAuthenticator, PeerCertificates};
 use super::discovery;
 use super::error::ApiError;
 use super::filter::Filter;
@@ -32,27 +33,22 @@ pub fn router(server: EmbeddedServer) -> Router {
     Router::new().fallback(handle).with_state(server)
 }
 
-/// The router behind bearer-token authentication (TCP listener): `token` is the admin (member
-/// of `system:masters`); a token from the TokenRequest subresource authenticates as its
-/// ServiceAccount, whose every request RBAC then authorizes; anything else is 401.
-pub fn authenticated_router(server: EmbeddedServer, token: String) -> Router {
+/// The router behind authentication (TCP listener), kube-apiserver's union of authenticators
+/// in its order: a client certificate verified by `client_auth` (user = CommonName, groups =
+/// Organizations); then the bearer token: `token` is the admin (member of `system:masters`), a
+/// token from the TokenRequest subresource authenticates as its ServiceAccount, whose every
+/// request RBAC then authorizes. A certificate that does not verify does not stop a valid token;
+/// a request nothing authenticates is 401.
+pub fn authenticated_router(
+    server: EmbeddedServer,
+    token: String,
+    client_auth: Option<ClientCertAuthenticator>,
+) -> Router {
     let expected = format!("Bearer {token}");
     let authn = server.clone();
     router(server).layer(axum::middleware::from_fn(
         move |mut req: Request, next: axum::middleware::Next| {
-            let header = req
-                .headers()
-                .get(header::AUTHORIZATION)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or_default()
-                .to_string();
-            let user = if header == expected {
-                Some(access::admin())
-            } else {
-                header
-                    .strip_prefix("Bearer ")
-                    .and_then(|t| authn.authenticate_token(t))
-            };
+            let user = authenticate(&req, &authn, &expected, client_auth.as_ref());
             if let Some(user) = user {
                 req.extensions_mut().insert(Identity(user));
             }
@@ -65,6 +61,32 @@ pub fn authenticated_router(server: EmbeddedServer, token: String) -> Router {
             }
         },
     ))
+}
+
+fn authenticate(
+    req: &Request,
+    server: &EmbeddedServer,
+    expected: &str,
+    client_auth: Option<&ClientCertAuthenticator>,
+) -> Option<access::UserInfo> {
+    if let (Some(auth), Some(PeerCertificates(chain))) =
+        (client_auth, req.extensions().get::<PeerCertificates>())
+        && let Ok(Some(user)) = auth.authenticate(chain)
+    {
+        return Some(user);
+    }
+    let header = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    if header == expected {
+        Some(access::admin())
+    } else {
+        header
+            .strip_prefix("Bearer ")
+            .and_then(|t| server.authenticate_token(t))
+    }
 }
 
 pub fn json_response(code: u16, body: &Value) -> Response {

@@ -12,6 +12,7 @@
 
 pub mod access;
 pub mod admission;
+pub mod client_cert;
 pub mod controllers;
 pub mod crd;
 pub mod discovery;

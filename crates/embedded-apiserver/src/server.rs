@@ -9,6 +9,7 @@ use anyhow::Context as _;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
+use super::client_cert::{ClientCertAuthenticator, PeerCertificates};
 use super::controllers;
 use super::faults::Faults;
 use super::meta;
@@ -30,6 +31,9 @@ pub struct ServerOptions {
     pub aggregation_controller: bool,
     /// Allow `listen` on non-loopback addresses.
     pub allow_remote: bool,
+    /// PEM of the CA whose client certificates the TCP listener authenticates (kube-apiserver's
+    /// `--client-ca-file`): user = Subject CommonName, groups = Subject Organizations.
+    pub client_ca_pem: Option<String>,
 }
 
 impl Default for ServerOptions {
@@ -41,6 +45,7 @@ impl Default for ServerOptions {
             namespace_controller: true,
             aggregation_controller: true,
             allow_remote: false,
+            client_ca_pem: None,
         }
     }
 }
@@ -186,12 +191,17 @@ impl EmbeddedServer {
             .await
             .with_context(|| format!("binding {addr}"))?;
         let local = listener.local_addr()?;
-        let tls = match identity {
-            Some(id) => super::tls::serving(&id)?,
-            None => super::tls::generate(local.ip())?,
+        let client_auth = match &self.inner.opts.client_ca_pem {
+            Some(pem) => Some(ClientCertAuthenticator::from_ca_pem(pem)?),
+            None => None,
         };
+        let identity = match identity {
+            Some(id) => id,
+            None => super::tls::generate_identity(local.ip())?,
+        };
+        let tls = super::tls::serving_with_client_auth(&identity, client_auth.as_ref())?;
         let token = uuid::Uuid::new_v4().simple().to_string();
-        let app = super::http::authenticated_router(self.clone(), token.clone());
+        let app = super::http::authenticated_router(self.clone(), token.clone(), client_auth);
         let (tx, rx) = oneshot::channel::<()>();
         let acceptor = tls.acceptor.clone();
         let handle = tokio::spawn(serve_tls(listener, acceptor, app, rx));
@@ -339,6 +349,20 @@ async fn serve_tls(
                 let app = app.clone();
                 connections.spawn(async move {
                     let Ok(tls) = acceptor.accept(stream).await else { return };
+                    let peer = tls.get_ref().1.peer_certificates().map(|chain| {
+                        PeerCertificates(Arc::new(
+                            chain.iter().map(|c| c.clone().into_owned()).collect(),
+                        ))
+                    });
+                    let app = tower::ServiceExt::map_request(
+                        app,
+                        move |mut req: hyper::Request<hyper::body::Incoming>| {
+                            if let Some(peer) = &peer {
+                                req.extensions_mut().insert(peer.clone());
+                            }
+                            req
+                        },
+                    );
                     let service = TowerToHyperService::new(app);
                     let _ = auto::Builder::new(TokioExecutor::new())
                         .serve_connection_with_upgrades(TokioIo::new(tls), service)
@@ -351,7 +375,8 @@ async fn serve_tls(
     connections.abort_all();
 }
 
-/// A running TCP listener (https, bearer token).
+/// A running TCP listener (https; a bearer token, or a client certificate signed by
+/// [`ServerOptions::client_ca_pem`]).
 pub struct Listener {
     pub url: String,
     pub token: String,

@@ -1,5 +1,5 @@
 //! TLS for the TCP listener: a throw-away CA and a serving certificate for the bound address
-//! (client-go only sends bearer tokens over https), ALPN h2 + http/1.1.
+//! (client-go only sends bearer tokens and client certificates over https), ALPN h2 + http/1.1.
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -10,6 +10,8 @@ use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
+use super::client_cert::ClientCertAuthenticator;
+
 /// A CA, a serving certificate signed by it, and the acceptor using them.
 pub struct ServingTls {
     pub ca_pem: String,
@@ -19,6 +21,11 @@ pub struct ServingTls {
 
 /// Generates a fresh CA and a certificate for `127.0.0.1`, `::1`, `localhost` and `ip`.
 pub fn generate(ip: IpAddr) -> anyhow::Result<ServingTls> {
+    serving(&generate_identity(ip)?)
+}
+
+/// The identity [`generate`] serves with.
+pub fn generate_identity(ip: IpAddr) -> anyhow::Result<ServingIdentity> {
     let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     ca_params
@@ -46,7 +53,7 @@ pub fn generate(ip: IpAddr) -> anyhow::Result<ServingTls> {
         .push(DnType::CommonName, "capi-conformance embedded apiserver");
     let leaf_key = KeyPair::generate()?;
     let leaf_cert = leaf.signed_by(&leaf_key, &issuer)?;
-    serving(&ServingIdentity {
+    Ok(ServingIdentity {
         chain_der: vec![leaf_cert.der().to_vec(), ca_cert.der().to_vec()],
         key_pkcs8_der: leaf_key.serialize_der(),
         ca_pem: ca_cert.pem(),
@@ -67,13 +74,26 @@ pub struct ServingIdentity {
     pub ca_der: Vec<u8>,
 }
 
-/// The acceptor of an identity (ALPN h2 + http/1.1).
+/// The acceptor of an identity (ALPN h2 + http/1.1), no client certificates.
 pub fn serving(identity: &ServingIdentity) -> anyhow::Result<ServingTls> {
+    serving_with_client_auth(identity, None)
+}
+
+/// [`serving`] that requests (does not require) client certificates naming `client_auth`'s CA;
+/// what is presented is judged per request by [`ClientCertAuthenticator::authenticate`].
+pub fn serving_with_client_auth(
+    identity: &ServingIdentity,
+    client_auth: Option<&ClientCertAuthenticator>,
+) -> anyhow::Result<ServingTls> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+    let builder = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .context("TLS protocol versions")?
-        .with_no_client_auth()
+        .context("TLS protocol versions")?;
+    let builder = match client_auth {
+        Some(auth) => builder.with_client_cert_verifier(auth.requesting_verifier()),
+        None => builder.with_no_client_auth(),
+    };
+    let mut config = builder
         .with_single_cert(
             identity
                 .chain_der

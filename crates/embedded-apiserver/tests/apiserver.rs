@@ -2,6 +2,8 @@
 
 #[path = "apiserver/basics.rs"]
 mod basics;
+#[path = "apiserver/client_certs.rs"]
+mod client_certs;
 #[path = "apiserver/common.rs"]
 mod common;
 #[path = "apiserver/crd.rs"]
