@@ -16,11 +16,14 @@ pub use super::rbac::UserInfo;
 use super::rbac::{self, Attributes, RbacSnapshot};
 use super::store::Store;
 
+/// The identity of requests without a ServiceAccount token (in-process and the admin token).
+pub const ADMIN_USER: &str = "kubernetes-admin";
+
 /// The user every request without a token-bound identity runs as (the in-process client and
 /// the admin bearer token): a member of `system:masters`, so RBAC is never consulted.
 pub fn admin() -> UserInfo {
     UserInfo::new(
-        super::reviews::ADMIN_USER,
+        ADMIN_USER,
         &[rbac::PRIVILEGED_GROUP, "system:authenticated"],
     )
 }

@@ -10,7 +10,7 @@ use tokio::sync::broadcast::error::RecvError;
 use super::crd;
 use super::meta;
 use super::ops::{self, DeleteOpts, Target, UpdateKind, WriteOpts};
-use super::server::{EmbeddedServer, Inner};
+use super::state::{EmbeddedServer, Inner};
 use super::store::{EventType, Store, StoreEvent};
 
 const CRD_GROUP: &str = "apiextensions.k8s.io";

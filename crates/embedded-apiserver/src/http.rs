@@ -1,7 +1,5 @@
 //! HTTP front: path routing, body decoding, content negotiation and response encoding.
 
-use std::collections::BTreeMap;
-
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -19,9 +17,11 @@ use super::meta;
 use super::openapi;
 use super::ops::{self, DeleteOpts, Deleted, Target, UpdateKind, WriteOpts};
 use super::patch::{self, PatchType};
+use super::query::{Query, parse_query, truthy};
+use super::response::{error_response, json_response, with_warnings};
 use super::reviews;
-use super::server::EmbeddedServer;
 use super::ssa;
+use super::state::EmbeddedServer;
 use super::table;
 use super::watch;
 use super::webhook::{self, oracle};
@@ -87,64 +87,6 @@ fn authenticate(
             .strip_prefix("Bearer ")
             .and_then(|t| server.authenticate_token(t))
     }
-}
-
-pub fn json_response(code: u16, body: &Value) -> Response {
-    // One buffer sized for a typical object: no regrowth while serializing.
-    let mut bytes = Vec::with_capacity(1024);
-    if serde_json::to_writer(&mut bytes, body).is_err() {
-        bytes.clear();
-    }
-    let mut resp = Response::new(Body::from(bytes));
-    *resp.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
-    resp.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    resp
-}
-
-pub fn error_response(e: &ApiError) -> Response {
-    let mut resp = json_response(e.code, &e.status());
-    for (k, v) in &e.headers {
-        if let Ok(v) = HeaderValue::from_str(v) {
-            resp.headers_mut().append(*k, v);
-        }
-    }
-    resp
-}
-
-fn with_warnings(mut resp: Response, warnings: &[String]) -> Response {
-    let mut seen: Vec<&String> = Vec::new();
-    for w in warnings {
-        if seen.contains(&w) {
-            continue;
-        }
-        seen.push(w);
-        if let Ok(v) = HeaderValue::from_str(&oracle::warning_header(w)) {
-            resp.headers_mut().append(header::WARNING, v);
-        }
-    }
-    resp
-}
-
-/// Parsed query parameters (last value wins).
-pub type Query = BTreeMap<String, String>;
-
-fn parse_query(uri: &axum::http::Uri) -> Query {
-    let Some(q) = uri.query() else {
-        return Query::new();
-    };
-    axum::extract::Query::<Vec<(String, String)>>::try_from_uri(uri)
-        .map(|axum::extract::Query(v)| v.into_iter().collect())
-        .unwrap_or_else(|_| {
-            let _ = q;
-            Query::new()
-        })
-}
-
-fn truthy(q: &Query, k: &str) -> bool {
-    matches!(q.get(k).map(String::as_str), Some("true" | "1"))
 }
 
 /// A resource path.
@@ -406,7 +348,7 @@ fn decode_body(
     let ct = header_str(headers, header::CONTENT_TYPE);
     let base = ct.split(';').next().unwrap_or_default().trim();
     match base {
-        "application/vnd.kubernetes.protobuf" => super::protobuf_body(body, api_version, kind_hint),
+        "application/vnd.kubernetes.protobuf" => protobuf_body(body, api_version, kind_hint),
         "application/yaml" | "application/apply-patch+yaml" => decode_yaml_or_json(body),
         "" | "application/json" | "*/*" => serde_json::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("couldn't decode request body: {e}"))),
@@ -923,7 +865,7 @@ fn apply_patch(t: &Target, ptype: PatchType, base: Value, body: &Value) -> Resul
     match ptype {
         PatchType::Merge => patch::merge_into(base, body),
         PatchType::Json => patch::json_patch(&base, body),
-        PatchType::Strategic => super::smp_patch(&base, body, &t.rt.kind),
+        PatchType::Strategic => smp_patch(&base, body, &t.rt.kind),
         PatchType::Apply => Err(ApiError::internal("unreachable apply")),
     }
 }
@@ -962,4 +904,20 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         error_response(&self)
     }
+}
+
+/// Protobuf request bodies (kubectl ≥1.32), decoded by [`protobuf`].
+fn protobuf_body(body: &[u8], api_version: &str, kind: &str) -> Result<Value, ApiError> {
+    super::protobuf::decode_with_default(body, Some((api_version, kind))).map_err(|e| match e {
+        super::protobuf::ProtoError::UnsupportedKind { .. } => ApiError::unsupported_media_type(
+            "application/vnd.kubernetes.protobuf",
+            &["application/json", "application/yaml"],
+        ),
+        other => ApiError::bad_request(format!("couldn't decode protobuf body: {other}")),
+    })
+}
+
+/// Strategic merge patch for built-ins, by [`smp`].
+fn smp_patch(original: &Value, patch: &Value, kind: &str) -> Result<Value, ApiError> {
+    super::smp::apply(original, patch, kind).map_err(|e| ApiError::bad_request(e.to_string()))
 }

@@ -13,9 +13,9 @@ use serde_json::{Value, json};
 
 use super::error::{ApiError, StatusCause};
 use super::filter::Filter;
-use super::http::Query;
 use super::meta;
 use super::ops::{self, Target};
+use super::query::Query;
 use super::store::{EventType, Store};
 
 /// The `v` of kube-apiserver's continue token.

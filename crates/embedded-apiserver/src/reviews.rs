@@ -9,8 +9,7 @@ use super::ops::Target;
 use super::rbac::{self, UserInfo};
 use super::store::Store;
 
-/// The identity of requests without a ServiceAccount token (in-process and the admin token).
-pub const ADMIN_USER: &str = "kubernetes-admin";
+pub use super::access::ADMIN_USER;
 
 /// Answers a review as `user` (the self-reviews are about the requester).
 pub fn review(
@@ -90,9 +89,30 @@ pub fn review(
                     )],
                 ));
             }
-            obj["status"] = super::authorize_review(store, &spec);
+            obj["status"] = authorize_review(store, &spec);
         }
         _ => return Err(ApiError::method_not_allowed()),
     }
     Ok(obj)
+}
+
+/// SubjectAccessReview status: the seam for [`rbac`].
+fn authorize_review(store: &Store, spec: &Value) -> Value {
+    let snapshot = access::snapshot(store);
+    let user = spec.get("user").and_then(Value::as_str).unwrap_or_default();
+    let groups: Vec<&str> = spec
+        .get("groups")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let decision = rbac::authorize(
+        &snapshot,
+        &rbac::UserInfo::from_name(user, &groups),
+        &rbac::Attributes::from_review_spec(spec),
+    );
+    let mut status = json!({"allowed": decision.allowed});
+    if !decision.reason.is_empty() {
+        status["reason"] = json!(decision.reason);
+    }
+    status
 }

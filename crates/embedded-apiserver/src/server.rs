@@ -1,8 +1,9 @@
-//! `EmbeddedServer`: the shared state, the router, the in-process client and the TCP listener.
+//! `EmbeddedServer`'s construction (seed namespaces, controllers), router, in-process client and
+//! TCP listener: the top of the crate (the shared state is `state.rs`).
 
 use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -14,55 +15,9 @@ use super::controllers;
 use super::faults::Faults;
 use super::meta;
 use super::ops::{self, Target, UpdateKind, WriteOpts};
+use super::state::Inner;
+pub use super::state::{EmbeddedServer, ServerOptions};
 use super::store::Store;
-
-/// Options of an embedded server.
-#[derive(Debug, Clone)]
-pub struct ServerOptions {
-    /// Events retained for watch replay.
-    pub history: usize,
-    /// Interval of periodic watch bookmarks (when a client allows them).
-    pub bookmark_interval: Duration,
-    /// Run the garbage collector.
-    pub garbage_collector: bool,
-    /// Run the namespace deletion controller.
-    pub namespace_controller: bool,
-    /// Run the ClusterRole aggregation controller.
-    pub aggregation_controller: bool,
-    /// Allow `listen` on non-loopback addresses.
-    pub allow_remote: bool,
-    /// PEM of the CA whose client certificates the TCP listener authenticates (kube-apiserver's
-    /// `--client-ca-file`): user = Subject CommonName, groups = Subject Organizations.
-    pub client_ca_pem: Option<String>,
-}
-
-impl Default for ServerOptions {
-    fn default() -> Self {
-        Self {
-            history: 10_000,
-            bookmark_interval: Duration::from_secs(60),
-            garbage_collector: true,
-            namespace_controller: true,
-            aggregation_controller: true,
-            allow_remote: false,
-            client_ca_pem: None,
-        }
-    }
-}
-
-pub(crate) struct Inner {
-    pub store: Mutex<Store>,
-    pub tokens: super::access::TokenRegistry,
-    pub faults: Faults,
-    pub opts: ServerOptions,
-    pub webhooks: super::webhook::Webhooks,
-}
-
-/// The embedded Kubernetes API server. Cheap to clone.
-#[derive(Clone)]
-pub struct EmbeddedServer {
-    pub(crate) inner: Arc<Inner>,
-}
 
 /// Namespaces every cluster starts with.
 pub const SEED_NAMESPACES: &[&str] = &["default", "kube-system", "kube-public", "kube-node-lease"];
@@ -102,52 +57,6 @@ impl EmbeddedServer {
             controllers::spawn_all(&server);
         }
         server
-    }
-
-    pub(crate) fn lock(&self) -> MutexGuard<'_, Store> {
-        match self.inner.store.lock() {
-            Ok(g) => g,
-            Err(poisoned) => poisoned.into_inner(),
-        }
-    }
-
-    pub fn options(&self) -> &ServerOptions {
-        &self.inner.opts
-    }
-
-    /// ServiceAccount tokens issued by the TokenRequest subresource.
-    pub fn tokens(&self) -> &super::access::TokenRegistry {
-        &self.inner.tokens
-    }
-
-    /// The ServiceAccount a token from the TokenRequest subresource authenticates as.
-    pub fn authenticate_token(&self, token: &str) -> Option<super::rbac::UserInfo> {
-        let store = self.lock();
-        self.inner.tokens.authenticate(&store, token)
-    }
-
-    pub fn faults(&self) -> &Faults {
-        &self.inner.faults
-    }
-
-    /// Forgets the watch history (the next resume from an older RV gets 410 Expired).
-    pub fn compact_history(&self) {
-        self.lock().compact();
-    }
-
-    /// The current global resourceVersion.
-    pub fn resource_version(&self) -> u64 {
-        self.lock().rv
-    }
-
-    /// Live event subscribers (open watch streams plus the controllers).
-    pub fn subscribers(&self) -> usize {
-        self.lock().subscribers()
-    }
-
-    /// Number of stored objects.
-    pub fn object_count(&self) -> usize {
-        self.lock().objects.len()
     }
 
     /// The HTTP router (no authentication).

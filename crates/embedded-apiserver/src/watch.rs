@@ -13,10 +13,10 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::error::ApiError;
 use super::filter::Filter;
-use super::http::Query;
 use super::meta;
 use super::ops::{self, Target};
-use super::server::EmbeddedServer;
+use super::query::Query;
+use super::state::EmbeddedServer;
 use super::store::{EventType, StoreEvent};
 use super::table;
 
@@ -148,7 +148,7 @@ pub fn start(
     };
     let rv = match parse_rv(q.get("resourceVersion")) {
         Ok(rv) => rv,
-        Err(e) => return super::http::error_response(&e),
+        Err(e) => return super::response::error_response(&e),
     };
     let send_initial = matches!(
         q.get("sendInitialEvents").map(String::as_str),

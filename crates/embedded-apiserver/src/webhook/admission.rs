@@ -18,7 +18,7 @@ use super::{CallKind, CallOutcome, WebhookCall};
 use crate::error::{ApiError, qualified};
 use crate::rbac::UserInfo;
 use crate::registry::ResourceType;
-use crate::server::EmbeddedServer;
+use crate::state::EmbeddedServer;
 
 /// The admission attributes of one write, as the write pipeline states them.
 #[derive(Debug, Clone, PartialEq)]
@@ -363,7 +363,7 @@ async fn call_hook(
     let timeout = Duration::from_secs(w.timeout_seconds);
     let reply = async {
         let dial = webhooks
-            .resolve(ctx.server, &w.client)
+            .resolve(&ctx.server.inner.store, &w.client)
             .map_err(|e| super::client::post_error(&w.client, timeout, &e))?;
         webhooks
             .client

@@ -15,7 +15,7 @@ use super::client::{ClientConfig, status_error};
 use super::{CallKind, CallOutcome, WebhookCall};
 use crate::error::StatusCause;
 use crate::registry::ResourceType;
-use crate::server::EmbeddedServer;
+use crate::state::EmbeddedServer;
 
 /// kube-apiserver's fixed timeout for conversion calls (the REST client default).
 pub const TIMEOUT: Duration = Duration::from_secs(30);
@@ -421,7 +421,7 @@ async fn call(
     let body = Bytes::from(serde_json::to_vec(&review).unwrap_or_default());
     let result = async {
         let dial = webhooks
-            .resolve(server, cfg)
+            .resolve(&server.inner.store, cfg)
             .map_err(|e| super::client::post_error(cfg, TIMEOUT, &e))?;
         let reply = webhooks
             .client

@@ -46,7 +46,6 @@ use tokio::sync::broadcast;
 
 use self::client::{ClientConfig, Dial, Endpoint, WebhookClient};
 use self::config::Configs;
-use super::server::EmbeddedServer;
 use super::store::Store;
 
 /// What kind of webhook was called.
@@ -106,9 +105,9 @@ type ServiceKey = (String, String, u16);
 
 /// The server's webhook state: routes, client, observers and the parsed configurations.
 pub struct Webhooks {
-    routes: RwLock<HashMap<ServiceKey, SocketAddr>>,
+    pub(crate) routes: RwLock<HashMap<ServiceKey, SocketAddr>>,
     pub(crate) client: WebhookClient,
-    events: broadcast::Sender<Arc<WebhookCall>>,
+    pub(crate) events: broadcast::Sender<Arc<WebhookCall>>,
     admission_calls: AtomicU64,
     conversion_calls: AtomicU64,
     failed_calls: AtomicU64,
@@ -146,7 +145,7 @@ impl Webhooks {
         }
     }
 
-    fn counters(&self) -> WebhookCounters {
+    pub(crate) fn counters(&self) -> WebhookCounters {
         WebhookCounters {
             admission_calls: self.admission_calls.load(Ordering::Relaxed),
             conversion_calls: self.conversion_calls.load(Ordering::Relaxed),
@@ -198,7 +197,7 @@ impl Webhooks {
 
     /// Where a webhook's endpoint is dialed: a URL's host, or the route of the Service port
     /// (the stored Service must exist and list the port).
-    pub fn resolve(&self, server: &EmbeddedServer, cfg: &ClientConfig) -> Result<Dial, String> {
+    pub fn resolve(&self, store: &Mutex<Store>, cfg: &ClientConfig) -> Result<Dial, String> {
         match &cfg.endpoint {
             Endpoint::Url { host, port, .. } => Ok(match host.trim_matches(['[', ']']).parse() {
                 Ok(ip) => Dial::Addr(SocketAddr::new(ip, *port)),
@@ -211,7 +210,7 @@ impl Webhooks {
                 ..
             } => {
                 {
-                    let store = server.lock();
+                    let store = store.lock().unwrap_or_else(|p| p.into_inner());
                     let key = (
                         String::new(),
                         "services".to_string(),
@@ -245,48 +244,5 @@ impl Webhooks {
                     .ok_or_else(|| format!("no endpoints available for service \"{name}\""))
             }
         }
-    }
-}
-
-impl EmbeddedServer {
-    pub(crate) fn webhooks(&self) -> &Webhooks {
-        &self.inner.webhooks
-    }
-
-    /// Tells the server where port `port` of Service `namespace/name` is really served (there
-    /// are no Pods or Endpoints here). Webhooks whose `clientConfig.service` names that Service
-    /// port are dialed at `target`, with TLS verified for `<name>.<namespace>.svc`. Replaces a
-    /// previous route.
-    pub fn route_service(&self, namespace: &str, name: &str, port: u16, target: SocketAddr) {
-        let mut routes = self
-            .inner
-            .webhooks
-            .routes
-            .write()
-            .unwrap_or_else(|p| p.into_inner());
-        routes.insert((namespace.to_string(), name.to_string(), port), target);
-        drop(routes);
-        self.inner.webhooks.client.clear_pool();
-    }
-
-    /// Removes a route (calls then fail with `no endpoints available for service "x"`).
-    pub fn unroute_service(&self, namespace: &str, name: &str, port: u16) {
-        let mut routes = self
-            .inner
-            .webhooks
-            .routes
-            .write()
-            .unwrap_or_else(|p| p.into_inner());
-        routes.remove(&(namespace.to_string(), name.to_string(), port));
-    }
-
-    /// A stream of every webhook call from now on (admission and conversion).
-    pub fn webhook_calls(&self) -> broadcast::Receiver<Arc<WebhookCall>> {
-        self.inner.webhooks.events.subscribe()
-    }
-
-    /// Totals of webhook calls so far.
-    pub fn webhook_counters(&self) -> WebhookCounters {
-        self.inner.webhooks.counters()
     }
 }

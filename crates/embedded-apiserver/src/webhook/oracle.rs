@@ -26,7 +26,8 @@ use crate::meta::{self, ReplaySeed};
 use crate::ops::{Target, WriteOpts};
 use crate::rbac::UserInfo;
 use crate::registry::ResourceType;
-use crate::server::EmbeddedServer;
+use crate::response::warning_header;
+use crate::state::EmbeddedServer;
 use crate::store::Store;
 
 /// A question the pipeline could not get answered from memory.
@@ -331,12 +332,6 @@ pub fn with_warnings(mut e: ApiError, warnings: &[String]) -> ApiError {
         e.headers.push(("warning", warning_header(w)));
     }
     e
-}
-
-/// `299 - "<text>"`, as kube-apiserver's warning recorder writes it.
-pub fn warning_header(w: &str) -> String {
-    let escaped = w.replace('\\', "\\\\").replace('"', "\\\"");
-    format!("299 - \"{escaped}\"")
 }
 
 /// The admission options object of a write.
