@@ -2,9 +2,9 @@
 //! - only `cli.rs` (and `entry.rs` and the commands above it) knows the command line: nothing
 //!   else names `clap` or `crate::cli`;
 //! - no command imports another command (`commands/<a>` never names `crate::commands::<b>`);
-//! - no import circle between the files of the CLI crate, the contract crate and the mock
-//!   (a file naming another through a `crate::` or `super::` path depends on it; a module's
-//!   unit tests are not counted). The embedded API server is not covered here yet.
+//! - no import circle between the files of the CLI crate, the contract crate, the mock and the
+//!   embedded API server (a file naming another through a `crate::`, `super::` or `self::` path,
+//!   in a `use` or inline, depends on it; a module's unit tests are not counted).
 
 use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};
@@ -115,6 +115,8 @@ fn graph(src: &Path) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
     let crate_group = Regex::new(r"\bcrate::\{([^}]*)\}").unwrap();
     let sup = Regex::new(&format!(r"\b((?:super::)+)((?:{ident}::)*{ident})")).unwrap();
     let sup_group = Regex::new(r"\b((?:super::)+)\{([^}]*)\}").unwrap();
+    let own = Regex::new(&format!(r"\bself::((?:{ident}::)*{ident})")).unwrap();
+    let own_group = Regex::new(r"\bself::\{([^}]*)\}").unwrap();
     let split = |s: &str| -> Vec<String> {
         s.trim()
             .split("::")
@@ -153,6 +155,19 @@ fn graph(src: &Path) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
         for c in sup_group.captures_iter(&text) {
             for item in c[2].split(',') {
                 let mut p = up(&c[1]);
+                p.extend(split(item));
+                add(p);
+            }
+        }
+        // `self::x` names a module below this one (`a/mod.rs` → `a/x.rs`, `a.rs` → `a/x.rs`).
+        for c in own.captures_iter(&text) {
+            let mut p = module.clone();
+            p.extend(split(&c[1]));
+            add(p);
+        }
+        for c in own_group.captures_iter(&text) {
+            for item in c[1].split(',') {
+                let mut p = module.clone();
                 p.extend(split(item));
                 add(p);
             }
@@ -232,6 +247,7 @@ fn no_import_circles() {
         "src",
         "crates/capi-contract/src",
         "crates/capi-mock-provider/src",
+        "crates/embedded-apiserver/src",
     ] {
         let g = graph(&root().join(dir));
         let edges: usize = g.values().map(BTreeSet::len).sum();
@@ -262,4 +278,20 @@ fn a_circle_is_found() {
     )
     .unwrap();
     assert_eq!(circles(&graph(dir.path())), vec![vec!["a", "b"]]);
+    // Inline paths and `self::` count: `c/mod.rs` uses its child `c/d.rs`, which names
+    // `crate::c::E` inline.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("lib.rs"), "mod c;\n").unwrap();
+    std::fs::create_dir(dir.path().join("c")).unwrap();
+    std::fs::write(
+        dir.path().join("c/mod.rs"),
+        "mod d;\nuse self::d::F;\npub struct E;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("c/d.rs"),
+        "pub struct F;\nfn g() -> crate::c::E {\n    crate::c::E\n}\n",
+    )
+    .unwrap();
+    assert_eq!(circles(&graph(dir.path())), vec![vec!["c", "c::d"]]);
 }

@@ -84,7 +84,7 @@ pub fn validate(crd: &Value) -> Vec<StatusCause> {
             ),
         ));
     }
-    causes.extend(super::webhook::conversion::validate_crd(
+    causes.extend(super::webhook::crd_conversion::validate_crd(
         crd,
         meta::uid(crd).is_empty(),
     ));

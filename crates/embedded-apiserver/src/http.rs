@@ -390,7 +390,7 @@ fn write_opts(q: &Query, headers: &HeaderMap) -> Result<WriteOpts, ApiError> {
         validation: FieldValidation::parse(q.get("fieldValidation").map(String::as_str))?,
         field_manager: q.get("fieldManager").cloned().filter(|s| !s.is_empty()),
         force: truthy(q, "force"),
-        update_manager: Some(ssa::update_manager(
+        update_manager: Some(super::field_manager::update_manager(
             q.get("fieldManager").map(String::as_str),
             header_str(headers, header::USER_AGENT),
         )),
@@ -535,7 +535,7 @@ async fn resource(
                     ..opts.clone()
                 };
                 if is_scale {
-                    super::scale::write_scale(store, &t, obj, UpdateKind::Put, &opts)
+                    super::scale_write::write_scale(store, &t, obj, UpdateKind::Put, &opts)
                 } else {
                     ops::update(store, &t, obj, UpdateKind::Put, &opts)
                 }
@@ -704,7 +704,7 @@ async fn read_at_version<'a>(
     obj: &'a Value,
 ) -> Result<std::borrow::Cow<'a, Value>, ApiError> {
     if t.rt.conversion.is_none()
-        || !webhook::conversion::needs_conversion(obj, &t.rt.api_version(&t.version))
+        || !webhook::crd_conversion::needs_conversion(obj, &t.rt.api_version(&t.version))
     {
         return Ok(ops::presented(&t.rt, &t.version, obj));
     }
@@ -722,7 +722,7 @@ async fn written_at_version(
     obj: &Value,
 ) -> Result<Value, ApiError> {
     if t.rt.conversion.is_none()
-        || !webhook::conversion::needs_conversion(obj, &t.rt.api_version(&t.version))
+        || !webhook::crd_conversion::needs_conversion(obj, &t.rt.api_version(&t.version))
     {
         return Ok(ops::presented(&t.rt, &t.version, obj).into_owned());
     }
@@ -853,7 +853,7 @@ fn patch_object(
     };
     let patched = apply_patch(t, ptype, base, &body)?;
     let w = if is_scale {
-        super::scale::write_scale(store, t, patched, UpdateKind::Patch, opts)?
+        super::scale_write::write_scale(store, t, patched, UpdateKind::Patch, opts)?
     } else {
         ops::update(store, t, patched, UpdateKind::Patch, opts)?
     };

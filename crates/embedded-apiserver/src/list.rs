@@ -335,7 +335,7 @@ pub fn list(store: &Store, t: &Target, filter: &Filter, q: &Query) -> Result<Val
     } else {
         items
             .into_iter()
-            .map(|o| ops::present(&t.rt, &t.version, o))
+            .map(|o| super::target::present(&t.rt, &t.version, o))
             .collect()
     };
     Ok(json!({

@@ -3,13 +3,16 @@
 //! writing the same fields again). The stored `managedFields` are then kept as they are, only the
 //! writer's entry gets the new `time`, and the entries are re-sorted as kube-apiserver sorts them.
 //!
-//! [`super::ssa::track_update`] stays the definition: [`touch_owner`] answers only when its result
+//! [`super::field_manager::track_update`] stays the definition: [`touch_owner`] answers only when its result
 //! is exactly what the full computation would store (every entry already in the canonical form
 //! the full computation renders, no entry to merge or cap), and `None` otherwise.
 
 use serde_json::{Map, Value};
 
 use super::fieldpath::{Path, PathElement, Set};
+
+/// kube-apiserver keeps at most this many Update entries.
+pub(crate) const MAX_UPDATE_MANAGERS: usize = 10;
 
 /// The identity of the writer's `Update` entry.
 pub struct Writer<'a> {
@@ -124,7 +127,7 @@ pub fn touch_owner(
             return None;
         }
     }
-    if updaters > super::ssa::MAX_UPDATE_MANAGERS {
+    if updaters > MAX_UPDATE_MANAGERS {
         return None;
     }
     let mut out = items.clone();

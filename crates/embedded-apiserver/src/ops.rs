@@ -11,41 +11,9 @@ use super::error::{ApiError, StatusCause};
 use super::meta;
 use super::registry::{self, ResourceType};
 use super::store::{EventType, Key, Store, StoreEvent};
+pub use super::target::{Target, present, presented};
 use super::webhook::admission::Attributes;
-use super::webhook::oracle::{self, Oracle};
-
-/// What a request addresses.
-#[derive(Debug, Clone)]
-pub struct Target {
-    pub rt: Arc<ResourceType>,
-    pub version: String,
-    pub namespace: String,
-    pub name: String,
-    pub subresource: Option<String>,
-}
-
-impl Target {
-    pub fn key(&self) -> Key {
-        (
-            self.rt.group.clone(),
-            self.rt.resource.clone(),
-            if self.rt.namespaced {
-                self.namespace.clone()
-            } else {
-                String::new()
-            },
-            self.name.clone(),
-        )
-    }
-
-    fn not_found(&self) -> ApiError {
-        ApiError::not_found(&self.rt.group, &self.rt.resource, &self.name)
-    }
-
-    fn status_sub(&self) -> bool {
-        self.subresource.as_deref() == Some("status")
-    }
-}
+use super::webhook::oracle::Oracle;
 
 /// Options shared by writes.
 #[derive(Debug, Clone, Default)]
@@ -92,35 +60,21 @@ pub enum Deleted {
     Pending(Arc<Value>),
 }
 
-/// Rewrites `apiVersion` to the version the client asked for (conversion strategy None).
-pub fn present(rt: &ResourceType, version: &str, mut obj: Value) -> Value {
-    if let Value::Object(m) = &mut obj {
-        m.insert("apiVersion".into(), json!(rt.api_version(version)));
-        m.insert("kind".into(), json!(rt.kind));
+/// The admission options object of a write.
+pub fn write_options(kind: &str, o: &WriteOpts) -> Value {
+    let mut v = json!({"kind": kind, "apiVersion": "meta.k8s.io/v1"});
+    if o.dry_run {
+        v["dryRun"] = json!(["All"]);
     }
-    obj
-}
-
-/// [`present`] of a borrowed object: the object itself when it already carries the asked
-/// `apiVersion` and `kind` (the common case: the storage version was asked), else a copy.
-pub fn presented<'a>(
-    rt: &ResourceType,
-    version: &str,
-    obj: &'a Value,
-) -> std::borrow::Cow<'a, Value> {
-    let same = match obj {
-        Value::Object(m) => {
-            m.get("kind").and_then(Value::as_str) == Some(rt.kind.as_str())
-                && m.get("apiVersion").and_then(Value::as_str)
-                    == Some(rt.api_version(version).as_str())
-        }
-        _ => true,
-    };
-    if same {
-        std::borrow::Cow::Borrowed(obj)
-    } else {
-        std::borrow::Cow::Owned(present(rt, version, obj.clone()))
+    if let Some(m) = &o.field_manager {
+        v["fieldManager"] = json!(m);
     }
+    match o.validation {
+        super::admission::FieldValidation::Strict => v["fieldValidation"] = json!("Strict"),
+        super::admission::FieldValidation::Ignore => v["fieldValidation"] = json!("Ignore"),
+        super::admission::FieldValidation::Warn => {}
+    }
+    v
 }
 
 /// A stored object at the target's version: a conversion webhook answer when the CRD converts
@@ -160,7 +114,7 @@ fn to_storage(t: &Target, obj: Value, oracle: Option<&Oracle>) -> Result<Value, 
 }
 
 fn needs_conversion_to(t: &Target, obj: &Value, version: &str) -> bool {
-    super::webhook::conversion::needs_conversion(obj, &t.rt.api_version(version))
+    super::webhook::crd_conversion::needs_conversion(obj, &t.rt.api_version(version))
 }
 
 /// The admission attributes of a write of `t`.
@@ -487,7 +441,7 @@ pub fn create(
             "CREATE",
             meta::name(&obj),
             o.dry_run,
-            oracle::write_options("CreateOptions", o),
+            write_options("CreateOptions", o),
         );
         obj = oracle.mutate(attrs, obj, &Value::Null)?;
         kind_check(t, &obj)?;
@@ -576,7 +530,14 @@ pub fn create(
     decode_warnings.append(&mut warnings);
     let warnings = decode_warnings;
     if let Some(manager) = &o.update_manager {
-        super::ssa::track_update(t, None, &mut obj, manager, requested_managed.as_ref(), None);
+        super::field_manager::track_update(
+            t,
+            None,
+            &mut obj,
+            manager,
+            requested_managed.as_ref(),
+            None,
+        );
     }
     let key = t.key_for(&name);
     if store.objects.contains_key(&key) {
@@ -600,7 +561,7 @@ pub fn create(
             "CREATE",
             &name,
             o.dry_run,
-            oracle::write_options("CreateOptions", o),
+            write_options("CreateOptions", o),
         );
         oracle.validate(attrs, &obj, &Value::Null)?;
     }
@@ -636,14 +597,6 @@ fn crd_key_for(t: &Target) -> Option<Key> {
             format!("{}.{}", t.rt.resource, t.rt.group),
         )
     })
-}
-
-impl Target {
-    pub fn key_for(&self, name: &str) -> Key {
-        let mut k = self.key();
-        k.3 = name.to_string();
-        k
-    }
 }
 
 /// How an update was requested.
@@ -756,7 +709,7 @@ pub fn prepare_update(
             "UPDATE",
             &t.name,
             o.dry_run,
-            oracle::write_options("UpdateOptions", o),
+            write_options("UpdateOptions", o),
         );
         new = oracle.mutate(attrs, new, &old_v)?;
         kind_check(t, &new)?;
@@ -876,7 +829,7 @@ pub fn prepare_update(
         json!(meta::resource_version(&old)),
     );
     if let Some(manager) = &o.update_manager {
-        super::ssa::track_update(
+        super::field_manager::track_update(
             t,
             Some(&*old_v),
             &mut new,
@@ -891,7 +844,7 @@ pub fn prepare_update(
             "UPDATE",
             &t.name,
             o.dry_run,
-            oracle::write_options("UpdateOptions", o),
+            write_options("UpdateOptions", o),
         );
         if scale_write {
             attrs.subresource = "scale".into();

@@ -83,7 +83,7 @@ pub struct ResourceType {
     /// Defined by a CRD (schema pipeline, RV required on update, SMP refused).
     pub custom: bool,
     /// `spec.conversion` with `strategy: Webhook` (None: strategy None, apiVersion rewrite).
-    pub conversion: Option<Arc<super::webhook::conversion::ConversionWebhook>>,
+    pub conversion: Option<Arc<super::webhook::crd_conversion::ConversionWebhook>>,
 }
 
 impl ResourceType {
@@ -377,7 +377,7 @@ pub fn from_crd(crd: &Value) -> Option<ResourceType> {
         verbs: CRUD_VERBS.to_vec(),
         versions,
         custom: true,
-        conversion: super::webhook::conversion::ConversionWebhook::from_crd(crd).map(Arc::new),
+        conversion: super::webhook::crd_conversion::ConversionWebhook::from_crd(crd).map(Arc::new),
     })
 }
 

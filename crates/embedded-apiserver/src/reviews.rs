@@ -5,9 +5,9 @@ use serde_json::{Value, json};
 
 use super::access;
 use super::error::ApiError;
-use super::ops::Target;
 use super::rbac::{self, UserInfo};
 use super::store::Store;
+use super::target::Target;
 
 pub use super::access::ADMIN_USER;
 

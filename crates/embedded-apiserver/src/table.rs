@@ -5,9 +5,9 @@ use jsonpath_rust::JsonPath;
 use serde_json::{Value, json};
 
 use super::meta;
-use super::ops::Target;
 use super::printers::{self, Printer};
 use super::registry::PrinterColumn;
+use super::target::Target;
 
 pub fn wants_table(accept: &str) -> bool {
     accept

@@ -36,7 +36,7 @@ impl Render {
         let obj = if type_ == "ERROR" || type_ == "BOOKMARK" {
             obj
         } else {
-            let presented = ops::present(&self.target.rt, &self.target.version, obj);
+            let presented = super::target::present(&self.target.rt, &self.target.version, obj);
             if self.table {
                 table::object_table(&self.target, &presented)
             } else if self.metadata {

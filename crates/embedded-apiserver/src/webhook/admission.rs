@@ -224,7 +224,7 @@ fn parse_response(
         if av != review_av || kind != "AdmissionReview" {
             return Err(invalid(format!(
                 "expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got {}",
-                super::conversion::gvk_string(av, kind)
+                super::crd_conversion::gvk_string(av, kind)
             )));
         }
     }

@@ -32,6 +32,7 @@ pub mod admission;
 pub mod client;
 pub mod config;
 pub mod conversion;
+pub mod crd_conversion;
 pub mod matching;
 pub mod oracle;
 

@@ -16,19 +16,19 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::admission::{self, Attributes, Ctx};
 use super::config::{Configs, Webhook};
 use super::matching::{self, RequestInfo};
 use crate::error::ApiError;
 use crate::meta::{self, ReplaySeed};
-use crate::ops::{Target, WriteOpts};
 use crate::rbac::UserInfo;
 use crate::registry::ResourceType;
 use crate::response::warning_header;
 use crate::state::EmbeddedServer;
 use crate::store::Store;
+use crate::target::Target;
 
 /// A question the pipeline could not get answered from memory.
 #[derive(Debug, Clone)]
@@ -189,8 +189,9 @@ impl Oracle {
     /// the CRD converts by webhook and the object is at another version).
     pub fn convert(&self, obj: Value, version: &str) -> Result<Value, ApiError> {
         let desired = self.rt.api_version(version);
-        if self.rt.conversion.is_none() || !super::conversion::needs_conversion(&obj, &desired) {
-            return Ok(crate::ops::present(&self.rt, version, obj));
+        if self.rt.conversion.is_none() || !super::crd_conversion::needs_conversion(&obj, &desired)
+        {
+            return Ok(crate::target::present(&self.rt, version, obj));
         }
         let memo = self.memo();
         if let Some((_, _, r)) = memo
@@ -332,21 +333,4 @@ pub fn with_warnings(mut e: ApiError, warnings: &[String]) -> ApiError {
         e.headers.push(("warning", warning_header(w)));
     }
     e
-}
-
-/// The admission options object of a write.
-pub fn write_options(kind: &str, o: &WriteOpts) -> Value {
-    let mut v = json!({"kind": kind, "apiVersion": "meta.k8s.io/v1"});
-    if o.dry_run {
-        v["dryRun"] = json!(["All"]);
-    }
-    if let Some(m) = &o.field_manager {
-        v["fieldManager"] = json!(m);
-    }
-    match o.validation {
-        crate::admission::FieldValidation::Strict => v["fieldValidation"] = json!("Strict"),
-        crate::admission::FieldValidation::Ignore => v["fieldValidation"] = json!("Ignore"),
-        crate::admission::FieldValidation::Warn => {}
-    }
-    v
 }
