@@ -1,0 +1,333 @@
+//! The steps every write shares: decoding and checks, admission, built-in preparation, CRD registry sync, persisting and removing.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::admission::{self, AdmitError, FieldValidation};
+use crate::crd;
+use crate::error::{ApiError, StatusCause};
+use crate::meta;
+use crate::registry::{self, ResourceType};
+use crate::store::{EventType, Key, Store, StoreEvent};
+use crate::target::Target;
+use crate::webhook::admission::Attributes;
+
+/// The admission attributes of a write of `t`.
+pub(super) fn attributes(
+    t: &Target,
+    operation: &'static str,
+    name: &str,
+    dry_run: bool,
+    options: Value,
+) -> Attributes {
+    Attributes {
+        operation,
+        version: t.version.clone(),
+        subresource: t.subresource.clone().unwrap_or_default(),
+        name: name.to_string(),
+        namespace: if t.rt.namespaced {
+            t.namespace.clone()
+        } else {
+            String::new()
+        },
+        dry_run,
+        options,
+    }
+}
+
+/// Decoding of a custom resource before mutating admission: pruned and defaulted at the
+/// request version (webhooks see defaults), unknown fields refused (Strict) or warned about.
+pub(super) fn decode_custom(
+    t: &Target,
+    obj: Value,
+    validation: FieldValidation,
+) -> Result<(Value, Vec<String>), ApiError> {
+    let Some(schema) = t.rt.version(&t.version).and_then(|v| v.schema.as_ref()) else {
+        return Ok((obj, Vec::new()));
+    };
+    let result = crate::schema::process(
+        obj,
+        schema,
+        &crate::schema::PipelineOptions {
+            validate: false,
+            ..Default::default()
+        },
+    );
+    if validation == FieldValidation::Strict && !result.unknown_fields.is_empty() {
+        return Err(ApiError::bad_request(
+            crate::schema::strict_error_message(&result.unknown_fields).unwrap_or_default(),
+        ));
+    }
+    let warnings = if validation == FieldValidation::Warn {
+        result.warnings()
+    } else {
+        Vec::new()
+    };
+    Ok((result.object, warnings))
+}
+
+pub(super) fn kind_check(t: &Target, obj: &Value) -> Result<(), ApiError> {
+    let kind = meta::str_at(obj, "/kind");
+    if !kind.is_empty() && kind != t.rt.kind {
+        return Err(ApiError::bad_request(format!(
+            "the API version in the data ({}) does not match the expected API version ({})",
+            meta::str_at(obj, "/apiVersion"),
+            t.rt.api_version(&t.version)
+        )));
+    }
+    Ok(())
+}
+
+pub(super) fn namespace_check(t: &Target, obj: &mut Value) -> Result<(), ApiError> {
+    if t.rt.namespaced {
+        let body_ns = meta::namespace(obj).to_string();
+        if body_ns.is_empty() {
+            meta::set_meta(obj, "namespace", json!(t.namespace));
+        } else if body_ns != t.namespace {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+    } else {
+        meta::remove_meta(obj, "namespace");
+    }
+    Ok(())
+}
+
+/// Namespace admission: missing → 404, terminating → 403 (creates only).
+pub(super) fn namespace_admission(store: &Store, t: &Target, name: &str) -> Result<(), ApiError> {
+    if !t.rt.namespaced {
+        return Ok(());
+    }
+    let key = (
+        String::new(),
+        "namespaces".to_string(),
+        String::new(),
+        t.namespace.clone(),
+    );
+    match store.objects.get(&key) {
+        None => Err(ApiError::not_found("", "namespaces", &t.namespace)),
+        Some(ns) if meta::is_deleting(ns) => Err(ApiError::namespace_terminating(
+            &t.rt.group,
+            &t.rt.resource,
+            name,
+            &t.namespace,
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
+pub(super) fn invalid(t: &Target, name: &str, causes: Vec<StatusCause>) -> ApiError {
+    ApiError::invalid(&t.rt.group, &t.rt.kind, name, causes)
+}
+
+/// Secret `stringData` folded into base64 `data`.
+pub(super) fn fold_string_data(obj: &mut Value) {
+    use base64::Engine as _;
+    let Some(sd) = obj.as_object_mut().and_then(|m| m.remove("stringData")) else {
+        return;
+    };
+    if let Some(sd) = sd.as_object() {
+        if !obj.get("data").is_some_and(Value::is_object) {
+            obj["data"] = json!({});
+        }
+        for (k, v) in sd {
+            let raw = v.as_str().unwrap_or_default();
+            obj["data"][k] = json!(base64::engine::general_purpose::STANDARD.encode(raw));
+        }
+    }
+}
+
+/// Type-specific preparation shared by create and update (`old`: the stored object).
+pub(super) fn prepare_builtin(t: &Target, obj: &mut Value, old: Option<&Value>) {
+    if t.rt.custom {
+        return;
+    }
+    if is_job(&t.rt) {
+        crate::schema::job::default(obj);
+    }
+    if t.rt.group.is_empty() && t.rt.resource == "secrets" {
+        fold_string_data(obj);
+        if obj.get("type").is_none() {
+            obj["type"] = json!("Opaque");
+        }
+    }
+    crate::schema::workloads::apply_defaults(&t.rt.kind, obj, old);
+}
+
+/// The first free address of the service range (`10.96.0.10` on), as kube's allocator gives
+/// every new Service of type ClusterIP/NodePort/LoadBalancer one.
+pub(super) fn allocate_cluster_ip(store: &Store) -> Option<String> {
+    let used: std::collections::HashSet<&str> = store
+        .objects
+        .iter()
+        .filter(|(k, _)| k.0.is_empty() && k.1 == "services")
+        .filter_map(|(_, o)| o.pointer("/spec/clusterIP").and_then(Value::as_str))
+        .collect();
+    let [a, b] = crate::schema::workloads::SERVICE_CIDR_BASE;
+    (10u32..(1 << 20))
+        .map(|n| {
+            format!(
+                "{a}.{}.{}.{}",
+                b as u32 + (n >> 16),
+                (n >> 8) & 0xff,
+                n & 0xff
+            )
+        })
+        .find(|ip| !used.contains(ip.as_str()))
+}
+
+pub(super) fn admit(
+    t: &Target,
+    mut obj: Value,
+    old: Option<&Value>,
+    name: &str,
+    validation: FieldValidation,
+) -> Result<(Value, Vec<String>), ApiError> {
+    if !t.rt.custom {
+        let causes = admission::validate_builtin(&mut obj, old, &t.rt.kind, t.rt.namespaced);
+        if !causes.is_empty() {
+            return Err(invalid(t, name, causes));
+        }
+        return Ok((obj, Vec::new()));
+    }
+    let schema = t.rt.version(&t.version).and_then(|v| v.schema.as_ref());
+    match admission::admit_custom(obj, old, schema, t.rt.namespaced, validation) {
+        Ok(a) => Ok((a.object, a.warnings)),
+        Err(AdmitError::Invalid(causes)) => Err(invalid(t, name, causes)),
+        Err(AdmitError::Strict(fields)) => Err(ApiError::bad_request(
+            crate::schema::strict_error_message(&fields).unwrap_or_default(),
+        )),
+    }
+}
+
+pub(super) fn tracks_generation(rt: &ResourceType) -> bool {
+    rt.custom
+        || rt.resource == "customresourcedefinitions"
+        || (rt.group == "apps" && rt.resource == "deployments")
+        || is_job(rt)
+}
+
+/// `batch/v1 Job`: stored with kube's defaults, generated selector and validation; no
+/// controller runs it.
+pub(super) fn is_job(rt: &ResourceType) -> bool {
+    !rt.custom && rt.group == "batch" && rt.resource == "jobs"
+}
+
+/// Registry bookkeeping when a CRD object is persisted or removed.
+pub(super) fn sync_crd_registry(store: &mut Store, crd_obj: &Value, removed: bool) {
+    let (group, plural) = (
+        meta::str_at(crd_obj, "/spec/group").to_string(),
+        meta::str_at(crd_obj, "/spec/names/plural").to_string(),
+    );
+    if removed {
+        if store.registry.remove(&group, &plural).is_some() {
+            store.schema_generation += 1;
+        }
+        return;
+    }
+    if !crd::condition_true(crd_obj, "Established") {
+        return;
+    }
+    if let Some(rt) = registry::from_crd(crd_obj)
+        && store.registry.get(&group, &plural).as_deref() != Some(&rt)
+    {
+        store.registry.insert(rt);
+        store.schema_generation += 1;
+    }
+}
+
+pub(super) fn is_crd(rt: &ResourceType) -> bool {
+    rt.group == "apiextensions.k8s.io" && rt.resource == "customresourcedefinitions"
+}
+
+pub(super) fn persist(
+    store: &mut Store,
+    t: &Target,
+    key: Key,
+    mut obj: Value,
+    old: Option<Arc<Value>>,
+) -> Arc<Value> {
+    let rv = store.next_rv();
+    meta::set_meta(&mut obj, "resourceVersion", json!(rv.to_string()));
+    let type_ = if old.is_some() {
+        EventType::Modified
+    } else {
+        EventType::Added
+    };
+    let obj = Arc::new(obj);
+    store.objects.insert(key.clone(), obj.clone());
+    if is_crd(&t.rt) {
+        sync_crd_registry(store, &obj, false);
+    }
+    store.publish(StoreEvent {
+        type_,
+        group: key.0,
+        resource: key.1,
+        namespace: key.2,
+        object: obj.clone(),
+        old,
+        rv,
+    });
+    obj
+}
+
+pub(super) fn remove(store: &mut Store, t: &Target, key: &Key) -> Option<Arc<Value>> {
+    let old = store.objects.remove(key)?;
+    let rv = store.next_rv();
+    let mut obj = (*old).clone();
+    meta::set_meta(&mut obj, "resourceVersion", json!(rv.to_string()));
+    let obj = Arc::new(obj);
+    if is_crd(&t.rt) {
+        sync_crd_registry(store, &obj, true);
+    }
+    store.publish(StoreEvent {
+        type_: EventType::Deleted,
+        group: key.0.clone(),
+        resource: key.1.clone(),
+        namespace: key.2.clone(),
+        object: obj.clone(),
+        old: Some(old),
+        rv,
+    });
+    Some(obj)
+}
+
+pub(super) fn storage_name<'a>(rt: &'a ResourceType, asked: &'a str) -> &'a str {
+    rt.storage_version()
+        .map(|v| v.name.as_str())
+        .unwrap_or(asked)
+}
+
+/// The key of the CRD that defines a custom resource target.
+pub(super) fn crd_key_for(t: &Target) -> Option<Key> {
+    t.rt.custom.then(|| {
+        (
+            "apiextensions.k8s.io".to_string(),
+            "customresourcedefinitions".to_string(),
+            String::new(),
+            format!("{}.{}", t.rt.resource, t.rt.group),
+        )
+    })
+}
+
+pub(super) fn blocked_by_spec_finalizers(t: &Target, obj: &Value) -> bool {
+    t.rt.group.is_empty()
+        && t.rt.resource == "namespaces"
+        && obj
+            .pointer("/spec/finalizers")
+            .and_then(Value::as_array)
+            .is_some_and(|a| !a.is_empty())
+}
+
+pub(super) fn remove_after_update(
+    store: &mut Store,
+    t: &Target,
+    key: &Key,
+    last: Value,
+) -> Arc<Value> {
+    let last = Arc::new(last);
+    store.objects.insert(key.clone(), last.clone());
+    remove(store, t, key).unwrap_or(last)
+}
