@@ -169,7 +169,12 @@ impl ConversionWebhook {
             .route(PATH, post(review))
             .with_state(shared.clone());
         let (stop, stopped) = oneshot::channel();
-        let task = tokio::spawn(serve(listener, tls.acceptor, app, stopped));
+        let task = tokio::spawn(embedded_apiserver::serve::serve_tls(
+            listener,
+            tls.acceptor,
+            app,
+            stopped,
+        ));
         Ok(ConversionWebhook {
             addr,
             ca_pem: ca.cert_pem.clone(),
@@ -246,36 +251,6 @@ async fn review(State(shared): State<Arc<Shared>>, body: axum::body::Bytes) -> a
         "kind": "ConversionReview",
         "response": response,
     }))
-}
-
-async fn serve(
-    listener: tokio::net::TcpListener,
-    acceptor: tokio_rustls::TlsAcceptor,
-    app: Router,
-    mut stop: oneshot::Receiver<()>,
-) {
-    use hyper_util::rt::{TokioExecutor, TokioIo};
-    use hyper_util::server::conn::auto;
-    use hyper_util::service::TowerToHyperService;
-    let mut connections = tokio::task::JoinSet::new();
-    loop {
-        tokio::select! {
-            _ = &mut stop => break,
-            accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
-                let acceptor = acceptor.clone();
-                let app = app.clone();
-                connections.spawn(async move {
-                    let Ok(tls) = acceptor.accept(stream).await else { return };
-                    let _ = auto::Builder::new(TokioExecutor::new())
-                        .serve_connection(TokioIo::new(tls), TowerToHyperService::new(app))
-                        .await;
-                });
-            }
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
-        }
-    }
-    connections.abort_all();
 }
 
 #[cfg(test)]

@@ -1,20 +1,18 @@
 //! A throw-away CA and a serving certificate signed by it (what cert-manager's self-signed
-//! Issuer + Certificate give a provider on a real cluster).
+//! Issuer + Certificate give a provider on a real cluster), issued and served by the embedded
+//! API server's TLS code (`embedded_apiserver::tls`).
 
-use rcgen::{
-    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
-    KeyUsagePurpose,
-};
+use embedded_apiserver::tls;
 use std::sync::Arc;
 use thiserror::Error;
 use tokio_rustls::rustls;
-use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use tokio_rustls::rustls::pki_types::CertificateDer;
 
 /// Why certificates could not be made or used.
 #[derive(Debug, Error)]
 pub enum CertError {
     #[error("generating the webhook serving certificate: {0}")]
-    Generate(#[from] rcgen::Error),
+    Generate(#[from] tls::TlsError),
     #[error("building the TLS configuration: {0}")]
     Tls(#[from] rustls::Error),
 }
@@ -31,9 +29,8 @@ pub struct ServingCerts {
     pub key_pem: String,
     /// Subject alternative names of the serving certificate.
     pub names: Vec<String>,
-    cert_der: Vec<u8>,
     ca_der: Vec<u8>,
-    key_der: Vec<u8>,
+    identity: tls::ServingIdentity,
 }
 
 impl std::fmt::Debug for ServingCerts {
@@ -48,20 +45,6 @@ impl ServingCerts {
     /// A fresh CA and a certificate for `dns_names` plus [`LOCAL_NAMES`] (duplicates dropped),
     /// valid for server authentication.
     pub fn generate(dns_names: &[String]) -> Result<Self, CertError> {
-        let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
-        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        ca_params
-            .distinguished_name
-            .push(DnType::CommonName, "capi-conformance webhook CA");
-        ca_params.key_usages = vec![
-            KeyUsagePurpose::KeyCertSign,
-            KeyUsagePurpose::CrlSign,
-            KeyUsagePurpose::DigitalSignature,
-        ];
-        let ca_key = KeyPair::generate()?;
-        let ca_cert = ca_params.self_signed(&ca_key)?;
-        let issuer = Issuer::new(ca_params, ca_key);
-
         let mut names: Vec<String> = Vec::new();
         for n in dns_names
             .iter()
@@ -72,42 +55,22 @@ impl ServingCerts {
                 names.push(n.to_string());
             }
         }
-        let mut leaf = CertificateParams::new(names.clone())?;
-        leaf.distinguished_name.push(
-            DnType::CommonName,
-            names.first().cloned().unwrap_or_default(),
-        );
-        leaf.key_usages = vec![
-            KeyUsagePurpose::DigitalSignature,
-            KeyUsagePurpose::KeyEncipherment,
-        ];
-        leaf.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-        let leaf_key = KeyPair::generate()?;
-        let leaf_cert = leaf.signed_by(&leaf_key, &issuer)?;
+        let cn = names.first().cloned().unwrap_or_default();
+        let issued = tls::self_signed_serving("capi-conformance webhook CA", &cn, &names)?;
         Ok(ServingCerts {
-            ca_pem: ca_cert.pem(),
-            cert_pem: leaf_cert.pem(),
-            key_pem: leaf_key.serialize_pem(),
+            ca_pem: issued.ca_pem.clone(),
+            cert_pem: issued.cert_pem.clone(),
+            key_pem: issued.key_pem.clone(),
             names,
-            cert_der: leaf_cert.der().to_vec(),
-            ca_der: ca_cert.der().to_vec(),
-            key_der: leaf_key.serialize_der(),
+            ca_der: issued.ca_der.clone(),
+            identity: issued.identity(),
         })
     }
 
     /// A rustls server configuration serving this certificate (ALPN `h2`, `http/1.1`), for an
     /// in-process webhook server.
     pub fn server_config(&self) -> Result<Arc<rustls::ServerConfig>, CertError> {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut config = rustls::ServerConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()?
-            .with_no_client_auth()
-            .with_single_cert(
-                vec![CertificateDer::from(self.cert_der.clone())],
-                PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(self.key_der.clone())),
-            )?;
-        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-        Ok(Arc::new(config))
+        Ok(tls::server_config(&self.identity, None)?)
     }
 
     /// A rustls client configuration trusting only this CA (the readiness probe).

@@ -36,6 +36,7 @@ pub mod response;
 pub mod reviews;
 pub mod scale;
 pub mod scale_write;
+pub mod serve;
 pub mod server;
 pub mod ssa;
 pub mod state;

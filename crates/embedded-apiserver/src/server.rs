@@ -10,7 +10,7 @@ use anyhow::Context as _;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
-use super::client_cert::{ClientCertAuthenticator, PeerCertificates};
+use super::client_cert::ClientCertAuthenticator;
 use super::controllers;
 use super::faults::Faults;
 use super::meta;
@@ -113,7 +113,7 @@ impl EmbeddedServer {
         let app = super::http::authenticated_router(self.clone(), token.clone(), client_auth);
         let (tx, rx) = oneshot::channel::<()>();
         let acceptor = tls.acceptor.clone();
-        let handle = tokio::spawn(serve_tls(listener, acceptor, app, rx));
+        let handle = tokio::spawn(super::serve::serve_tls(listener, acceptor, app, rx));
         let host = if local.ip().is_unspecified() {
             "127.0.0.1".to_string()
         } else if local.is_ipv6() {
@@ -235,53 +235,6 @@ impl EmbeddedServer {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
-}
-
-/// Accepts TLS connections until `stop` fires, then drops every open connection.
-async fn serve_tls(
-    listener: tokio::net::TcpListener,
-    acceptor: tokio_rustls::TlsAcceptor,
-    app: axum::Router,
-    mut stop: oneshot::Receiver<()>,
-) {
-    use hyper_util::rt::{TokioExecutor, TokioIo};
-    use hyper_util::server::conn::auto;
-    use hyper_util::service::TowerToHyperService;
-
-    let mut connections = tokio::task::JoinSet::new();
-    loop {
-        tokio::select! {
-            _ = &mut stop => break,
-            accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
-                let acceptor = acceptor.clone();
-                let app = app.clone();
-                connections.spawn(async move {
-                    let Ok(tls) = acceptor.accept(stream).await else { return };
-                    let peer = tls.get_ref().1.peer_certificates().map(|chain| {
-                        PeerCertificates(Arc::new(
-                            chain.iter().map(|c| c.clone().into_owned()).collect(),
-                        ))
-                    });
-                    let app = tower::ServiceExt::map_request(
-                        app,
-                        move |mut req: hyper::Request<hyper::body::Incoming>| {
-                            if let Some(peer) = &peer {
-                                req.extensions_mut().insert(peer.clone());
-                            }
-                            req
-                        },
-                    );
-                    let service = TowerToHyperService::new(app);
-                    let _ = auto::Builder::new(TokioExecutor::new())
-                        .serve_connection_with_upgrades(TokioIo::new(tls), service)
-                        .await;
-                });
-            }
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
-        }
-    }
-    connections.abort_all();
 }
 
 /// A running TCP listener (https; a bearer token, or a client certificate signed by

@@ -118,26 +118,14 @@ impl EmbeddedServer {
     /// port are dialed at `target`, with TLS verified for `<name>.<namespace>.svc`. Replaces a
     /// previous route.
     pub fn route_service(&self, namespace: &str, name: &str, port: u16, target: SocketAddr) {
-        let mut routes = self
-            .inner
+        self.inner
             .webhooks
-            .routes
-            .write()
-            .unwrap_or_else(|p| p.into_inner());
-        routes.insert((namespace.to_string(), name.to_string(), port), target);
-        drop(routes);
-        self.inner.webhooks.client.clear_pool();
+            .route(namespace, name, port, Some(target));
     }
 
     /// Removes a route (calls then fail with `no endpoints available for service "x"`).
     pub fn unroute_service(&self, namespace: &str, name: &str, port: u16) {
-        let mut routes = self
-            .inner
-            .webhooks
-            .routes
-            .write()
-            .unwrap_or_else(|p| p.into_inner());
-        routes.remove(&(namespace.to_string(), name.to_string(), port));
+        self.inner.webhooks.route(namespace, name, port, None);
     }
 
     /// A stream of every webhook call from now on (admission and conversion).

@@ -166,14 +166,7 @@ pub(super) async fn resource(
             .await?;
             warnings.extend(w.warnings.iter().cloned());
             warnings.extend(hooked);
-            let out = if is_scale {
-                std::borrow::Cow::Owned(crate::scale::to_scale(
-                    &t,
-                    &written_at_version(server, &t, &w.object).await?,
-                ))
-            } else {
-                std::borrow::Cow::Owned(written_at_version(server, &t, &w.object).await?)
-            };
+            let out = written_body(server, &t, is_scale, &w.object).await?;
             json_response(200, &out)
         }
         (Method::PATCH, true) => {
@@ -239,14 +232,7 @@ pub(super) async fn resource(
             };
             warnings.extend(w.warnings.iter().cloned());
             warnings.extend(hooked);
-            let out = if is_scale {
-                std::borrow::Cow::Owned(crate::scale::to_scale(
-                    &t,
-                    &written_at_version(server, &t, &w.object).await?,
-                ))
-            } else {
-                std::borrow::Cow::Owned(written_at_version(server, &t, &w.object).await?)
-            };
+            let out = written_body(server, &t, is_scale, &w.object).await?;
             json_response(code, &out)
         }
         (Method::DELETE, true) => {
@@ -335,6 +321,21 @@ pub(super) async fn read_at_version<'a>(
         .await
         .map(|mut v| std::borrow::Cow::Owned(v.pop().unwrap_or(Value::Null)))
         .map_err(|e| ApiError::new(500, "", e))
+}
+
+/// The body answering a write: the written object at the requested version, or its Scale.
+async fn written_body(
+    server: &EmbeddedServer,
+    t: &Target,
+    is_scale: bool,
+    written: &Value,
+) -> Result<Value, ApiError> {
+    let obj = written_at_version(server, t, written).await?;
+    Ok(if is_scale {
+        crate::scale::to_scale(t, &obj)
+    } else {
+        obj
+    })
 }
 
 /// The response object of a write at `t`'s version (conversion errors are InternalError, as

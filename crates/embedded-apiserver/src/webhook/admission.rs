@@ -42,6 +42,23 @@ impl Attributes {
     }
 
     /// The request namespace as admission sees it (a Namespace object's own name).
+    /// What webhook rules and selectors match this request against.
+    pub fn request_info<'b>(
+        &'b self,
+        rt: &'b ResourceType,
+        versions: &'b [String],
+    ) -> RequestInfo<'b> {
+        RequestInfo {
+            group: &rt.group,
+            version: &self.version,
+            resource: &rt.resource,
+            subresource: &self.subresource,
+            operation: self.operation,
+            namespace: self.admission_namespace(rt),
+            versions,
+        }
+    }
+
     pub fn admission_namespace<'a>(&'a self, rt: &ResourceType) -> &'a str {
         if rt.group.is_empty() && rt.resource == "namespaces" {
             &self.name
@@ -72,15 +89,7 @@ impl Ctx<'_> {
         attrs: &'b Attributes,
         versions: &'b [String],
     ) -> RequestInfo<'b> {
-        RequestInfo {
-            group: &self.rt.group,
-            version: &attrs.version,
-            resource: &self.rt.resource,
-            subresource: &attrs.subresource,
-            operation: attrs.operation,
-            namespace: attrs.admission_namespace(&self.rt),
-            versions,
-        }
+        attrs.request_info(&self.rt, versions)
     }
 
     fn namespace_labels(&self, ns: &str) -> Option<BTreeMap<String, String>> {

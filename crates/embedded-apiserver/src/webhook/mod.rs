@@ -106,7 +106,7 @@ type ServiceKey = (String, String, u16);
 
 /// The server's webhook state: routes, client, observers and the parsed configurations.
 pub struct Webhooks {
-    pub(crate) routes: RwLock<HashMap<ServiceKey, SocketAddr>>,
+    routes: RwLock<HashMap<ServiceKey, SocketAddr>>,
     pub(crate) client: WebhookClient,
     pub(crate) events: broadcast::Sender<Arc<WebhookCall>>,
     admission_calls: AtomicU64,
@@ -194,6 +194,23 @@ impl Webhooks {
         };
         *cache = Some((fingerprint, parsed.clone()));
         parsed
+    }
+
+    /// Routes Service port `namespace/name:port` to `target` (a new route drops pooled
+    /// connections), or removes the route (`None`).
+    pub(crate) fn route(&self, namespace: &str, name: &str, port: u16, target: Option<SocketAddr>) {
+        let mut routes = self.routes.write().unwrap_or_else(|p| p.into_inner());
+        let key = (namespace.to_string(), name.to_string(), port);
+        match target {
+            Some(addr) => {
+                routes.insert(key, addr);
+                drop(routes);
+                self.client.clear_pool();
+            }
+            None => {
+                routes.remove(&key);
+            }
+        }
     }
 
     /// Where a webhook's endpoint is dialed: a URL's host, or the route of the Service port

@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use super::admission::{self, Attributes, Ctx};
 use super::config::{Configs, Webhook};
-use super::matching::{self, RequestInfo};
+use super::matching;
 use crate::error::ApiError;
 use crate::meta::{self, ReplaySeed};
 use crate::rbac::UserInfo;
@@ -138,15 +138,7 @@ impl Oracle {
 
     fn applies(&self, hooks: &[Arc<Webhook>], attrs: &Attributes) -> bool {
         let versions: Vec<String> = self.rt.versions.iter().map(|v| v.name.clone()).collect();
-        let req = RequestInfo {
-            group: &self.rt.group,
-            version: &attrs.version,
-            resource: &self.rt.resource,
-            subresource: &attrs.subresource,
-            operation: attrs.operation,
-            namespace: attrs.admission_namespace(&self.rt),
-            versions: &versions,
-        };
+        let req = attrs.request_info(&self.rt, &versions);
         hooks.iter().any(|w| matching::may_apply(w, &req))
     }
 
