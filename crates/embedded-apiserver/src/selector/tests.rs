@@ -1,7 +1,9 @@
 //! Unit tests of `selector`.
 
 use super::*;
+use serde_json::Value;
 use serde_json::json;
+use std::collections::BTreeMap;
 
 fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs
