@@ -1,6 +1,7 @@
 //! Unit tests of `admission`.
 
 use super::*;
+use serde_json::{Value, json};
 
 #[test]
 fn rejection_texts_and_codes() {
