@@ -32,6 +32,10 @@ mod schema;
 mod status;
 #[path = "apiserver/watch.rs"]
 mod watch;
+#[path = "apiserver/webhook_admission.rs"]
+mod webhook_admission;
+#[path = "apiserver/webhook_conversion.rs"]
+mod webhook_conversion;
 #[path = "support/webhooks.rs"]
 mod webhook_support;
 #[path = "apiserver/webhooks.rs"]
