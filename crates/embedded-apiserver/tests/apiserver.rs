@@ -1,5 +1,7 @@
 //! The embedded API server against docs/embedded-apiserver.md §7 checks 1–53 and real kube-rs clients.
 
+#[path = "apiserver/apply_lists.rs"]
+mod apply_lists;
 #[path = "apiserver/basics.rs"]
 mod basics;
 #[path = "apiserver/client_certs.rs"]
@@ -18,6 +20,8 @@ mod extras;
 mod fidelity;
 #[path = "apiserver/kube_clients.rs"]
 mod kube_clients;
+#[path = "apiserver/managed_fields.rs"]
+mod managed_fields;
 #[path = "apiserver/more.rs"]
 mod more;
 #[path = "apiserver/patches.rs"]
