@@ -1,7 +1,8 @@
 //! Unit tests of `cel`.
 
+use super::syntax::R;
 use super::*;
-use serde_json::json;
+use serde_json::{Value, json};
 
 fn run(rule: &str, this: Value) -> R<Value> {
     let env = Env::from([("self".to_string(), this)]);
