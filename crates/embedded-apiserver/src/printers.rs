@@ -130,18 +130,6 @@ fn count(o: &Value, ptr: &str) -> usize {
     }
 }
 
-fn strings_at(o: &Value, ptr: &str) -> Vec<String> {
-    o.pointer(ptr)
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// `labels.FormatLabels`: `k=v,…` sorted, `<none>` when empty.
 fn format_labels(v: Option<&Value>) -> String {
     let mut pairs: Vec<String> = v
@@ -161,11 +149,11 @@ fn format_labels(v: Option<&Value>) -> String {
 
 fn service_cells(o: &Value, age: &dyn Fn(&Value) -> Value) -> Vec<Value> {
     let type_ = meta::str_at(o, "/spec/type");
-    let cluster_ip = strings_at(o, "/spec/clusterIPs")
+    let cluster_ip = crate::meta::strings_at(o, "/spec/clusterIPs")
         .into_iter()
         .next()
         .unwrap_or_else(|| "<none>".into());
-    let external_ips = strings_at(o, "/spec/externalIPs");
+    let external_ips = crate::meta::strings_at(o, "/spec/externalIPs");
     let external = match type_ {
         "ClusterIP" | "NodePort" if !external_ips.is_empty() => external_ips.join(","),
         "ClusterIP" | "NodePort" => "<none>".into(),

@@ -465,6 +465,23 @@ pub fn status_error(status: u16, body: &Bytes) -> String {
     }
 }
 
+/// kube's cause for review versions without one it speaks (`v1`, `v1beta1`) at `field`.
+pub(crate) fn unsupported_review_versions(
+    field: &str,
+    versions: &[impl AsRef<str>],
+) -> crate::error::StatusCause {
+    let listed = versions
+        .iter()
+        .map(|v| format!("\"{}\"", v.as_ref()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    crate::error::StatusCause::new(
+        "FieldValueInvalid",
+        field,
+        format!("Invalid value: []string{{{listed}}}: must include at least one of v1, v1beta1"),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -96,16 +96,9 @@ impl Configs {
     }
 }
 
+/// The strings of the array at key `k` of `v`.
 fn strings(v: &Value, k: &str) -> Vec<String> {
-    v.get(k)
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
+    crate::meta::strings_at(v, &format!("/{k}"))
 }
 
 fn selector(v: Option<&Value>) -> Option<LabelSelector> {
@@ -362,17 +355,9 @@ pub fn validate(obj: &Value, mutating: bool) -> Vec<StatusCause> {
                 "must specify one of v1, v1beta1",
             ));
         } else if !versions.iter().any(|v| v == "v1" || v == "v1beta1") {
-            causes.push(StatusCause::new(
-                "FieldValueInvalid",
+            causes.push(super::client::unsupported_review_versions(
                 &format!("{p}.admissionReviewVersions"),
-                format!(
-                    "Invalid value: []string{{{}}}: must include at least one of v1, v1beta1",
-                    versions
-                        .iter()
-                        .map(|v| format!("\"{v}\""))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
+                &versions,
             ));
         }
         match w.get("sideEffects").and_then(Value::as_str) {

@@ -34,16 +34,7 @@ impl ConversionWebhook {
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string(),
-            review_versions: hook
-                .get("conversionReviewVersions")
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_string)
-                        .collect()
-                })
-                .unwrap_or_default(),
+            review_versions: crate::meta::strings_at(&hook, "/conversionReviewVersions"),
             client,
         })
     }
@@ -126,18 +117,7 @@ pub fn validate_crd(crd: &Value, creating: bool) -> Vec<StatusCause> {
                     }
                 }
                 if creating && !versions.iter().any(|v| *v == "v1" || *v == "v1beta1") {
-                    causes.push(StatusCause::new(
-                        "FieldValueInvalid",
-                        field,
-                        format!(
-                            "Invalid value: []string{{{}}}: must include at least one of v1, v1beta1",
-                            versions
-                                .iter()
-                                .map(|v| format!("\"{v}\""))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    ));
+                    causes.push(super::client::unsupported_review_versions(field, &versions));
                 }
             }
         }
