@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 
 use super::crd;
+use super::error::ApiError;
 use super::meta;
 use super::ops::{self, DeleteOpts, Target, UpdateKind, WriteOpts};
 use super::state::{EmbeddedServer, Inner};
@@ -170,13 +171,7 @@ fn establish(server: &EmbeddedServer, name: &str) {
     t.subresource = Some("status".into());
     let mut new = obj;
     new["status"] = status;
-    let _ = ops::update(
-        &mut store,
-        &t,
-        new,
-        UpdateKind::Patch,
-        &WriteOpts::default(),
-    );
+    let _ = patch_as_controller(&mut store, &t, new);
 }
 
 fn cleanup_crd(server: &EmbeddedServer, name: &str) {
@@ -229,13 +224,7 @@ fn cleanup_crd(server: &EmbeddedServer, name: &str) {
     let mut new = current.clone();
     new["status"] = crd::terminating_status(&current, remaining);
     t.subresource = Some("status".into());
-    let _ = ops::update(
-        &mut store,
-        &t,
-        new,
-        UpdateKind::Patch,
-        &WriteOpts::default(),
-    );
+    let _ = patch_as_controller(&mut store, &t, new);
     if remaining == 0 {
         t.subresource = None;
         if let Some(current) = store
@@ -249,13 +238,7 @@ fn cleanup_crd(server: &EmbeddedServer, name: &str) {
                 .filter(|f| f != crd::CLEANUP_FINALIZER)
                 .collect();
             meta::set_finalizers(&mut new, &left);
-            let _ = ops::update(
-                &mut store,
-                &t,
-                new,
-                UpdateKind::Patch,
-                &WriteOpts::default(),
-            );
+            let _ = patch_as_controller(&mut store, &t, new);
         }
     }
 }
@@ -295,13 +278,7 @@ fn namespace_sweep(server: &EmbeddedServer, ns: &str) {
     {
         let mut new = ns_obj;
         new["spec"] = json!({});
-        let _ = ops::update(
-            &mut store,
-            &t,
-            new,
-            UpdateKind::Patch,
-            &WriteOpts::default(),
-        );
+        let _ = patch_as_controller(&mut store, &t, new);
     }
 }
 
@@ -434,13 +411,7 @@ fn garbage_collect(server: &EmbeddedServer) {
                             meta::remove_meta(&mut new, "ownerReferences");
                         }
                     }
-                    let _ = ops::update(
-                        &mut store,
-                        &t,
-                        new,
-                        UpdateKind::Patch,
-                        &WriteOpts::default(),
-                    );
+                    let _ = patch_as_controller(&mut store, &t, new);
                 }
                 Action::DropFinalizer(f) => {
                     let mut new = current;
@@ -449,13 +420,7 @@ fn garbage_collect(server: &EmbeddedServer) {
                         .filter(|x| x != f)
                         .collect();
                     meta::set_finalizers(&mut new, &left);
-                    let _ = ops::update(
-                        &mut store,
-                        &t,
-                        new,
-                        UpdateKind::Patch,
-                        &WriteOpts::default(),
-                    );
+                    let _ = patch_as_controller(&mut store, &t, new);
                 }
             }
         }
@@ -488,12 +453,15 @@ fn aggregate(server: &EmbeddedServer) {
         };
         let mut new = role.clone();
         new["rules"] = new_rules;
-        let _ = ops::update(
-            &mut store,
-            &t,
-            new,
-            UpdateKind::Patch,
-            &WriteOpts::default(),
-        );
+        let _ = patch_as_controller(&mut store, &t, new);
     }
+}
+
+/// A controller's write of `new` (the whole object) over the stored one.
+fn patch_as_controller(
+    store: &mut Store,
+    t: &Target,
+    new: Value,
+) -> Result<ops::Written, ApiError> {
+    ops::update(store, t, new, UpdateKind::Patch, &WriteOpts::default())
 }

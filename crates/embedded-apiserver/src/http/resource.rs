@@ -8,13 +8,14 @@ use serde_json::{Value, json};
 use super::body::*;
 use super::patching::*;
 use super::paths::*;
-use crate::access::{self};
+use crate::access;
 use crate::error::ApiError;
 use crate::filter::Filter;
 use crate::meta;
 use crate::ops::{self, DeleteOpts, Deleted, Target, UpdateKind, WriteOpts};
 use crate::patch::{self, PatchType};
 use crate::query::{Query, truthy};
+use crate::registry::ResourceType;
 use crate::response::{json_response, with_warnings};
 use crate::reviews;
 use crate::state::EmbeddedServer;
@@ -82,23 +83,11 @@ pub(super) async fn resource(
     let resp = match (method.clone(), p.name.is_some()) {
         (Method::GET, false) if truthy(q, "watch") => {
             crate::list::validate_watch(q)?;
-            let filter = Filter::parse(
-                &rt,
-                &p.version,
-                p.namespace.as_deref(),
-                q.get("labelSelector").map(String::as_str),
-                q.get("fieldSelector").map(String::as_str),
-            )?;
+            let filter = query_filter(&rt, &p, q)?;
             return Ok(watch::start(server, t, filter, q, accept));
         }
         (Method::GET, false) => {
-            let filter = Filter::parse(
-                &rt,
-                &p.version,
-                p.namespace.as_deref(),
-                q.get("labelSelector").map(String::as_str),
-                q.get("fieldSelector").map(String::as_str),
-            )?;
+            let filter = query_filter(&rt, &p, q)?;
             let mut list = {
                 let store = server.lock();
                 crate::list::list(&store, &t, &filter, q)?
@@ -254,13 +243,7 @@ pub(super) async fn resource(
             }
         }
         (Method::DELETE, false) => {
-            let filter = Filter::parse(
-                &rt,
-                &p.version,
-                p.namespace.as_deref(),
-                q.get("labelSelector").map(String::as_str),
-                q.get("fieldSelector").map(String::as_str),
-            )?;
+            let filter = query_filter(&rt, &p, q)?;
             let opts = delete_opts(&body, q)?;
             let names: Vec<(String, String)> = {
                 let store = server.lock();
@@ -398,4 +381,15 @@ pub(super) fn guarded_rbac_write(user: &access::UserInfo, t: &Target) -> bool {
     t.rt.group == "rbac.authorization.k8s.io"
         && t.subresource.is_none()
         && !access::is_privileged(user)
+}
+
+/// The label and field selectors of a collection request.
+fn query_filter(rt: &ResourceType, p: &ResPath, q: &Query) -> Result<Filter, ApiError> {
+    Filter::parse(
+        rt,
+        &p.version,
+        p.namespace.as_deref(),
+        q.get("labelSelector").map(String::as_str),
+        q.get("fieldSelector").map(String::as_str),
+    )
 }
