@@ -9,6 +9,12 @@
 //! [`store`] (global resourceVersion, history, broadcast) → [`watch`] fans events out;
 //! [`controllers`] consume the same events. Pure helpers: [`schema`], [`selector`], [`smp`],
 //! [`protobuf`], [`rbac`].
+//!
+//! Layers (imports point down only; `tests/layers.rs` checks there is no import circle): pure
+//! helpers and [`registry`] → [`store`], [`target`], [`access`], the webhook registry
+//! ([`webhook`]) → [`state`] (the shared state behind [`EmbeddedServer`]) → webhook calls,
+//! [`field_manager`], [`ops`] → [`ssa`], [`scale_write`], [`list`], [`watch`], [`controllers`] →
+//! [`http`] → [`server`] (construction, router, listener) at the top.
 
 pub mod access;
 pub mod admission;
