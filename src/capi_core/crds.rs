@@ -89,7 +89,7 @@ fn kind_of(d: &Value) -> &str {
 /// file or any YAML stream of CRDs.
 pub fn load_released(file: &Path) -> Result<Released, CoreCrdError> {
     let shown = file.display().to_string();
-    let loaded = crate::source::load_paths_as(
+    let loaded = crate::documents::load_paths_as(
         &[file.to_path_buf()],
         false,
         capi_contract::inventory::SchemaForm::Whole,

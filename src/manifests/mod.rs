@@ -1,5 +1,5 @@
 //! A provider's release manifests as `clusterctl init` takes them: read through the shared
-//! input loader ([`crate::source::load_paths_filtered`], so directories and kustomize trees
+//! input loader ([`crate::documents::load_paths_filtered`], so directories and kustomize trees
 //! are read as `lint` reads them), clusterctl variables substituted ([`variables`], with the
 //! `${…}` grammar in [`envsubst`]), then installed into a cluster in dependency order
 //! ([`install`]).
@@ -76,7 +76,7 @@ pub fn load(paths: &[PathBuf], vars: &Variables) -> Result<Vec<Document>, Manife
             }
         }
     };
-    let loaded = crate::source::load_paths_filtered(paths, false, SchemaForm::Whole, &filter);
+    let loaded = crate::documents::load_paths_filtered(paths, false, SchemaForm::Whole, &filter);
     let bad = bad.into_inner().unwrap_or_default();
     if !bad.is_empty() {
         return Err(ManifestError::BadSubstitution(bad));
