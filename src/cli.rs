@@ -4,6 +4,7 @@
 //! flags live in [`KubeArgs`] so that the binary works the same when kubectl runs it as the
 //! `kubectl capi-conformance` plugin.
 
+use crate::documents::Kustomize;
 use crate::kubeconn::{KubeOptions, parse_duration};
 use crate::plan::{RuleFilter, ScenarioOptions};
 use crate::report::Outputs;
@@ -401,6 +402,12 @@ pub struct CheckArgs {
 }
 
 impl CheckArgs {
+    /// `--kustomize`: what renders the kustomize roots among `--crds`, `--core-crds` and
+    /// `--sample`.
+    fn kustomize(&self) -> Kustomize {
+        Kustomize::from_flag(self.kustomize.as_deref())
+    }
+
     /// Everything `check` was asked, as the plain options of the plan and run stages (reads
     /// `--manager-help`, `--config` and the `--sample` files).
     pub fn options(&self) -> anyhow::Result<CheckOptions> {
@@ -426,7 +433,7 @@ impl CheckArgs {
             Some(ScenarioOptions {
                 provider: self.provider.clone(),
                 contract: self.report.contract,
-                samples: crate::source::load_samples(&self.sample)?,
+                samples: crate::source::load_samples(&self.sample, &self.kustomize())?,
                 sample_files: self.sample.clone(),
                 selection,
                 mock_targets: self.embedded.then_some(self.crds.is_empty()),
@@ -454,6 +461,7 @@ impl CheckArgs {
                     server_faults: self.server_faults.clone(),
                     serve_webhooks: self.provider_cmd.is_some(),
                     core_crds: self.core_crds.clone(),
+                    kustomize: self.kustomize(),
                 },
                 provider_cmd: self.provider_cmd.clone(),
                 target_faults: self.mock_faults.clone().unwrap_or_default(),

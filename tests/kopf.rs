@@ -527,6 +527,7 @@ async fn kubectl_sees_the_kopf_webhooks_as_kube_apiserver_shows_them() {
     let loaded = capi_conformance::manifests::load(
         &[PathBuf::from(example("infrastructure-components.yaml"))],
         &Default::default(),
+        &Default::default(),
     )
     .unwrap();
     let mut docs: Vec<Value> = loaded.into_iter().map(|d| d.value).collect();

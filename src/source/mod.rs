@@ -81,11 +81,18 @@ fn documents(documents: Vec<capi_contract::inventory::Document>) -> Loaded {
     }
 }
 
-/// Reads `--sample` files into documents.
-pub fn load_samples(paths: &[PathBuf]) -> anyhow::Result<Vec<serde_json::Value>> {
+/// Reads `--sample` files into documents (kustomize roots among them rendered by `kustomize`).
+pub fn load_samples(
+    paths: &[PathBuf],
+    kustomize: &Kustomize,
+) -> anyhow::Result<Vec<serde_json::Value>> {
     if paths.is_empty() {
         return Ok(Vec::new());
     }
-    let loaded = load_paths(paths, false)?;
+    let options = LoadOptions {
+        kustomize: kustomize.clone(),
+        ..LoadOptions::new(false)
+    };
+    let loaded = load_paths_with(paths, &options)?;
     Ok(loaded.documents.into_iter().map(|d| d.value).collect())
 }
