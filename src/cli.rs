@@ -8,6 +8,7 @@ use crate::documents::Kustomize;
 use crate::kubeconn::{KubeOptions, parse_duration};
 use crate::plan::{RuleFilter, ScenarioOptions};
 use crate::report::Outputs;
+use crate::run::progress::Progress;
 use crate::run::{CheckOptions, EmbeddedOptions, RunOptions};
 use crate::scenarios::Settings;
 use crate::source::embedded::EmbeddedInputs;
@@ -378,9 +379,9 @@ pub struct CheckArgs {
     /// itself when SONOBUOY_RESULTS_DIR is set.
     #[arg(long, conflicts_with = "junit")]
     pub sonobuoy: bool,
-    /// Progress display: auto (TTY only), always, never.
-    #[arg(long, default_value = "auto", value_parser = ["auto", "always", "never"])]
-    pub progress: String,
+    /// Progress display.
+    #[arg(long, value_enum, default_value_t = ProgressArg::Auto)]
+    pub progress: ProgressArg,
     /// The identity CAPI core runs as, for the effective-RBAC rule.
     #[arg(
         long = "capi-manager",
@@ -487,6 +488,27 @@ fn settings(args: &CheckArgs, defaults: Settings) -> anyhow::Result<Settings> {
 pub struct RulesArgs {
     #[arg(short = 'o', long = "output", value_enum, default_value_t = RulesFormat::Table)]
     pub output: RulesFormat,
+}
+
+/// `--progress`, turned into the run's [`Progress`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProgressArg {
+    /// A live status line when stderr is a terminal, else nothing.
+    Auto,
+    /// The live line on a terminal, else one line per finished scenario (CI logs).
+    Always,
+    /// No progress display.
+    Never,
+}
+
+impl From<ProgressArg> for Progress {
+    fn from(arg: ProgressArg) -> Progress {
+        match arg {
+            ProgressArg::Auto => Progress::Auto,
+            ProgressArg::Always => Progress::Always,
+            ProgressArg::Never => Progress::Never,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]

@@ -45,7 +45,7 @@ pub async fn run(mut args: CheckArgs) -> anyhow::Result<i32> {
 
 async fn run_check(args: CheckArgs) -> anyhow::Result<i32> {
     interrupt::install();
-    let (events, _live) = progress::events(&args.progress);
+    let (events, _live) = progress::events(args.progress.into());
     let mut opts = args.options()?;
     opts.run.events = events;
     let matrix = if opts.embedded.is_some() {
