@@ -46,7 +46,8 @@ pub fn lifecycle(m: &Matrix, baseline: bool) -> impl Iterator<Item = &RuleResult
 /// Whether a scenario judged `rule` in some column of the side (`baseline` or the target) and
 /// it passed: a lifecycle cell, or a static rule's cell with its scenario part folded in (one
 /// verdict per rule × column: the part is named `lifecycle: …` in the evidence).
-pub fn scenario_passed(m: &Matrix, baseline: bool, rule: &str) -> bool {
+pub fn scenario_passed(m: &Matrix, baseline: bool, rule: impl AsRef<str>) -> bool {
+    let rule = rule.as_ref();
     let part = format!("{}: ", capi_conformance::report::combine::LIFECYCLE_PART);
     m.results.iter().any(|r| {
         r.column.baseline == baseline

@@ -249,7 +249,7 @@ pub fn doc_ev(doc: &Document, message: impl Into<String>) -> Evidence {
 }
 
 /// Rules whose outcome is about the labels themselves: evaluated even without a contract.
-const LABEL_RULES: [&str; 4] = [
+const LABEL_RULES: [crate::rule_ids::RuleId; 4] = [
     id::all::CONTRACT_LABEL,
     id::all::CONTRACT_LABEL_VERSIONS,
     id::all::CONTRACT_LABEL_UNAMBIGUOUS,
@@ -262,7 +262,7 @@ fn evaluate_cell(rule: &Rule, ctx: &CheckCtx) -> Finding {
         RuleKind::Review => return Finding::skip("review only"),
         RuleKind::Static => {}
     }
-    if ctx.crd.is_some() && ctx.contract.is_none() && !LABEL_RULES.contains(&rule.id.as_str()) {
+    if ctx.crd.is_some() && ctx.contract.is_none() && !LABEL_RULES.iter().any(|r| *r == *rule.id) {
         return Finding::skip(
             "no contract label on the CRD: cannot tell which contract and version apply (pass --contract to check against one)",
         );
