@@ -14,6 +14,22 @@ include!(concat!(env!("OUT_DIR"), "/rule_ids.rs"));
 /// The id of a rule of the catalog (`infra-machine/provider-id`); the constants of this module
 /// are all there are. Reads as the `&str` it holds (`Deref`, `AsRef<str>`, `Display`, compared
 /// with strings, serialised as a string).
+///
+/// A string is not a rule id, and no code outside this module can make one:
+///
+/// ```compile_fail
+/// fn judge(_: capi_contract::rule_ids::RuleId) {}
+/// judge("infra-machine/provider-id");
+/// ```
+///
+/// ```compile_fail
+/// let _ = capi_contract::rule_ids::RuleId("made/up");
+/// ```
+///
+/// ```
+/// fn judge(_: capi_contract::rule_ids::RuleId) {}
+/// judge(capi_contract::rule_ids::infra_machine::PROVIDER_ID);
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RuleId(&'static str);
 
