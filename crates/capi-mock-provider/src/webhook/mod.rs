@@ -58,7 +58,7 @@ const TEMPLATE_FAULTS: &[RuleId] = &[
 /// `faults` without those the webhooks implement (what the CRDs still implement).
 pub fn without_webhook_faults(faults: &FaultSet) -> FaultSet {
     FaultSet::parse(
-        &faults
+        faults
             .names()
             .filter(|f| !TEMPLATE_FAULTS.iter().any(|t| t == f))
             .collect::<Vec<_>>()
