@@ -8,9 +8,9 @@
 //! sections (used by `scripts/screenshot.sh`).
 
 use super::RenderOptions;
-use super::layout;
+use super::layout::{self, NoGate};
 use super::migration::Migration;
-use super::model::{Column, Matrix, Outcome, RuleResult};
+use super::model::{Column, Matrix, Outcome};
 use super::text;
 use super::timeline::{self, xml_escape as esc};
 use capi_contract::contract::{Level, Role};
@@ -341,11 +341,7 @@ fn matrix(m: &Matrix, failure_ids: &BTreeMap<(&str, &Column), String>, out: &mut
 }
 
 fn failures(m: &Matrix, failure_ids: &BTreeMap<(&str, &Column), String>, out: &mut String) {
-    let fails: Vec<&RuleResult> = m
-        .results
-        .iter()
-        .filter(|r| r.outcome == Outcome::Fail)
-        .collect();
+    let fails = layout::failures(m);
     if fails.is_empty() {
         return;
     }
@@ -363,12 +359,12 @@ fn failures(m: &Matrix, failure_ids: &BTreeMap<(&str, &Column), String>, out: &m
             _ => format!("failure-{}", n + 1),
         };
         let rule = m.rule(&r.rule_id);
-        let note = if r.column.baseline {
-            " <span class=\"note\">(baseline; does not gate)</span>"
-        } else if r.level.gates(m.context.fail_on) {
-            ""
-        } else {
-            " <span class=\"note\">(below fail-on; does not gate)</span>"
+        let note = match layout::no_gate(m, r) {
+            Some(NoGate::Baseline) => " <span class=\"note\">(baseline; does not gate)</span>",
+            Some(NoGate::BelowFailOn) => {
+                " <span class=\"note\">(below fail-on; does not gate)</span>"
+            }
+            None => "",
         };
         let _ = write!(
             out,

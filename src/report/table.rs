@@ -3,7 +3,7 @@
 //! scenario step timings (provider vs baseline) and the summary line.
 
 use super::RenderOptions;
-use super::layout::{self, Chunk};
+use super::layout::{self, Chunk, NoGate};
 use super::migration::Migration;
 use super::model::{Column, Matrix, Outcome};
 use super::text;
@@ -165,23 +165,17 @@ fn outcome_cell(o: Option<Outcome>, color: bool) -> Cell {
 }
 
 fn failures(m: &Matrix, width: usize, out: &mut String) {
-    let fails: Vec<_> = m
-        .results
-        .iter()
-        .filter(|r| r.outcome == Outcome::Fail)
-        .collect();
+    let fails = layout::failures(m);
     if fails.is_empty() {
         return;
     }
     let _ = writeln!(out, "\nFailures ({})", fails.len());
     for r in fails {
         let rule = m.rule(&r.rule_id);
-        let gating = if r.column.baseline {
-            " — baseline, does not gate"
-        } else if r.level.gates(m.context.fail_on) {
-            ""
-        } else {
-            " — below --fail-on, does not gate"
+        let gating = match layout::no_gate(m, r) {
+            Some(NoGate::Baseline) => " — baseline, does not gate",
+            Some(NoGate::BelowFailOn) => " — below --fail-on, does not gate",
+            None => "",
         };
         let _ = writeln!(
             out,
