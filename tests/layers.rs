@@ -1,5 +1,5 @@
 //! The layers inside the crates (issue 16 items 2, 5 and 7), read from the sources:
-//! - only `cli.rs` (and `entry.rs` and the commands above it) knows the command line: nothing
+//! - only `cli/` (and `entry.rs` and the commands above it) knows the command line: nothing
 //!   else names `clap` or `crate::cli`;
 //! - no command imports another command (`commands/<a>` never names `crate::commands::<b>`);
 //! - no import circle between the files of the CLI crate, the contract crate and the mock
