@@ -82,6 +82,21 @@ pub struct LintOptions {
 /// [`LintOptions::scenario_skip`] of `lint`.
 pub const NEEDS_LIVE_PROVIDER: &str = "needs a live provider (run `check`)";
 
+impl LintOptions {
+    /// The run context of an evaluation with these options (no server, no run id).
+    pub fn run_context(&self) -> RunContext {
+        RunContext {
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            command: self.command.clone(),
+            source: self.source.clone(),
+            started_at: self.started_at,
+            server_version: None,
+            fail_on: self.fail_on,
+            run_id: None,
+        }
+    }
+}
+
 impl Default for LintOptions {
     fn default() -> Self {
         LintOptions {
@@ -365,15 +380,7 @@ pub fn evaluate_plan(plan: &StaticPlan, opts: &LintOptions, rules: &[Rule]) -> M
     drop(contexts);
     locate::locate_failures(&mut results, inv);
     let mut matrix = Matrix {
-        context: RunContext {
-            tool_version: env!("CARGO_PKG_VERSION").to_string(),
-            command: opts.command.clone(),
-            source: opts.source.clone(),
-            started_at: opts.started_at,
-            server_version: None,
-            fail_on: opts.fail_on,
-            run_id: None,
-        },
+        context: opts.run_context(),
         rules: rules
             .iter()
             .filter(|r| used.contains(r.id.as_str()))
