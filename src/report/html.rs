@@ -414,7 +414,6 @@ fn migration(mig: &Migration, out: &mut String) {
     }
     for k in &mig.kinds {
         let id = format!("{}/{}", k.provider, k.kind);
-        let from: Vec<&str> = k.from.iter().map(|c| c.as_str()).collect();
         let status = if !k.checked {
             format!("not checked under {} (run with --contract all)", mig.to)
         } else if k.items.is_empty() {
@@ -426,7 +425,7 @@ fn migration(mig: &Migration, out: &mut String) {
             out,
             "<details class=\"migration-kind\" data-kind=\"{0}\"><summary><code>{0}</code> (from {1}): {2}</summary>",
             esc(&id),
-            esc(&from.join(", ")),
+            esc(&k.from_list()),
             esc(&status)
         );
         if !k.items.is_empty() {

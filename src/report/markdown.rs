@@ -345,11 +345,10 @@ fn migration(mig: &Migration, brief: bool, out: &mut String) {
         let _ = writeln!(out, "No kind is on an older contract.");
     }
     for k in &mig.kinds {
-        let from: Vec<&str> = k.from.iter().map(|c| c.as_str()).collect();
         let head = format!(
             "- **{}** (from {})",
             code(&format!("{}/{}", k.provider, k.kind)),
-            esc(&from.join(", "))
+            esc(&k.from_list())
         );
         if !k.checked {
             let _ = writeln!(

@@ -294,8 +294,7 @@ fn migration(mig: &Migration, width: usize, out: &mut String) {
         let _ = writeln!(out, "  no kind is on an older contract");
     }
     for k in &mig.kinds {
-        let from: Vec<&str> = k.from.iter().map(|c| c.as_str()).collect();
-        let head = format!("  {}/{} (from {})", k.provider, k.kind, from.join(", "));
+        let head = format!("  {}/{} (from {})", k.provider, k.kind, k.from_list());
         if !k.checked {
             let _ = writeln!(
                 out,
