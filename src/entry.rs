@@ -156,4 +156,26 @@ mod tests {
             ));
         }
     }
+
+    #[test]
+    fn progress_is_one_of_three_modes_and_a_bad_one_is_a_clap_error() {
+        use crate::run::progress::Progress;
+        let mode = |cli: crate::cli::Cli| match cli.command {
+            crate::cli::Command::Check(args) => Progress::from(args.progress),
+            _ => unreachable!("parsed a check"),
+        };
+        let cli = parse_from(["x", "check", "--embedded"], false).unwrap();
+        assert_eq!(mode(cli), Progress::Auto);
+        for (flag, want) in [("always", Progress::Always), ("never", Progress::Never)] {
+            let cli = parse_from(["x", "check", "--progress", flag], false).unwrap();
+            assert_eq!(mode(cli), want);
+        }
+        let err = parse_from(["x", "check", "--progress", "sometimes"], false).unwrap_err();
+        let text = err.render().to_string();
+        assert!(
+            text.contains("invalid value 'sometimes' for '--progress <PROGRESS>'")
+                && text.contains("[possible values: auto, always, never]"),
+            "{text}"
+        );
+    }
 }

@@ -19,6 +19,7 @@ pub mod catalog_text;
 pub mod cli;
 pub mod client_retry;
 pub mod commands;
+pub mod documents;
 pub mod entry;
 pub mod events;
 pub mod kubeconn;

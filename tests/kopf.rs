@@ -8,16 +8,17 @@
 //! without kopf a test prints one skip line, and fails under
 //! `CAPI_CONFORMANCE_REQUIRE_PYTHON_TOOLS=1`.
 
+#[path = "shared/cells.rs"]
+mod cells;
 #[path = "plugin/python_tools.rs"]
 mod python_tools;
 
 use capi_conformance::apiserver::webhook::{CallKind, CallOutcome, WebhookCall};
 use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
-use capi_conformance::cli::{Cli, Command as CliCommand};
 use capi_conformance::commands::check::embedded_matrix_on;
-use capi_conformance::report::{Matrix, Outcome, Phase};
+use capi_conformance::report::{Matrix, Outcome};
 use capi_conformance::scenarios::RUN_LABEL;
-use clap::Parser;
+use cells::{check_args, lifecycle_judged};
 use kube::api::{Api, DynamicObject, ListParams};
 use kube::discovery::ApiResource;
 use serde_json::Value;
@@ -88,25 +89,13 @@ fn words<'a>(cmd: &'a str, report_dir: &'a str, scenarios: Option<&'a str>) -> V
 
 /// `check <words>` in-process on `server`.
 async fn check_on(server: &EmbeddedServer, words: &[String]) -> Matrix {
-    let mut argv = vec!["capi-conformance".to_string(), "check".to_string()];
-    argv.extend_from_slice(words);
-    let CliCommand::Check(args) = Cli::try_parse_from(argv).unwrap().command else {
-        unreachable!()
-    };
-    embedded_matrix_on(server, &args, "").await.unwrap()
+    embedded_matrix_on(server, &check_args(words), "")
+        .await
+        .unwrap()
 }
 
 fn is_kopf(r: &capi_conformance::report::RuleResult) -> bool {
     r.column.provider == PROVIDER && !r.column.baseline
-}
-
-/// Whether a scenario judged the cell: a lifecycle cell, or a static rule's cell with its
-/// lifecycle part folded in (one verdict per rule and column).
-fn lifecycle_judged(r: &capi_conformance::report::RuleResult) -> bool {
-    r.phase == Phase::Lifecycle
-        || r.evidence
-            .iter()
-            .any(|e| e.message.starts_with("lifecycle: "))
 }
 
 /// Rule ids of the kopf provider's failed lifecycle cells.
@@ -526,6 +515,7 @@ async fn kubectl_sees_the_kopf_webhooks_as_kube_apiserver_shows_them() {
     // Loaded as `check --crds` loads them; the cert-manager kinds are what the run plays.
     let loaded = capi_conformance::manifests::load(
         &[PathBuf::from(example("infrastructure-components.yaml"))],
+        &Default::default(),
         &Default::default(),
     )
     .unwrap();

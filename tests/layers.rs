@@ -1,10 +1,11 @@
 //! The layers inside the crates (issue 16 items 2, 5 and 7), read from the sources:
-//! - only `cli.rs` (and `entry.rs` and the commands above it) knows the command line: nothing
+//! - only `cli/` (and `entry.rs` and the commands above it) knows the command line: nothing
 //!   else names `clap` or `crate::cli`;
 //! - no command imports another command (`commands/<a>` never names `crate::commands::<b>`);
-//! - no import circle between the files of the CLI crate, the contract crate, the mock and the
-//!   embedded API server (a file naming another through a `crate::`, `super::` or `self::` path,
-//!   in a `use` or inline, depends on it; a module's unit tests are not counted).
+//! - no import circle between the files of the CLI crate, the contract crate and the mock
+//!   (a file naming another through a `crate::`, `super::`, `self::` or child-module path, in a
+//!   `use` group, a `pub use` re-export or inline, depends on it, as `farm-studio look` reads
+//!   it; a module's unit tests are not counted). The embedded API server is covered too.
 
 use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};
@@ -98,7 +99,53 @@ fn no_command_imports_another_command() {
     assert!(offenders.is_empty(), "{offenders:#?}");
 }
 
-/// File-level dependencies of one crate's `src/`: module → the modules it names.
+/// The paths one `use` tree names, flattened (`a::{b, c::{d, self}}` → `a::b`, `a::c::d`,
+/// `a::c`); `as` renames and globs keep their path (`a::*` → `a::*`).
+fn flatten_use(tree: &str) -> Vec<String> {
+    let tree: String = tree.split_whitespace().collect::<Vec<_>>().join(" ");
+    let Some(open) = tree.find('{') else {
+        let path = tree.split(" as ").next().unwrap_or("").trim();
+        return vec![path.trim_end_matches("::self").to_string()];
+    };
+    let prefix = tree[..open].trim_end_matches("::").trim().to_string();
+    let close = tree.rfind('}').unwrap_or(tree.len());
+    let inner = &tree[open + 1..close];
+    // Split the group at its top-level commas.
+    let mut items = Vec::new();
+    let (mut depth, mut from) = (0usize, 0usize);
+    for (i, ch) in inner.char_indices() {
+        match ch {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                items.push(&inner[from..i]);
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&inner[from..]);
+    let mut out = Vec::new();
+    for item in items.into_iter().map(str::trim).filter(|i| !i.is_empty()) {
+        for tail in flatten_use(item) {
+            out.push(match (prefix.is_empty(), tail.as_str()) {
+                (true, _) => tail,
+                (false, "self") => prefix.clone(),
+                (false, _) => format!("{prefix}::{tail}"),
+            });
+        }
+    }
+    out
+}
+
+/// File-level dependencies of one crate's `src/`: module → the modules it names, read as
+/// `farm-studio look` reads them: every `use` (and `pub use` re-export) with its `{…}` groups,
+/// and every path written inline in the code, whether it starts at `crate::`, `super::`,
+/// `self::` or at a child module of the file (`crds::minimal()` in `capi_core/mod.rs`). A name
+/// is charged to the file its path reaches (a re-export counts for the file that re-exports).
+/// `mod x;` declarations are not dependencies, and neither is a file naming a module it stands
+/// in (`super::Matrix` in `report/html.rs`): a folder's `mod.rs` is the face of its files, as
+/// farm-studio draws it, so only the face's arrows to its files count.
 fn graph(src: &Path) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
     let files: BTreeMap<Vec<String>, PathBuf> = rust_files(src)
         .into_iter()
@@ -110,67 +157,67 @@ fn graph(src: &Path) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
             .map(|n| parts[..n].to_vec())
             .find(|p| files.contains_key(p))
     };
-    let ident = r"[a-z_][a-z0-9_]*";
-    let path = Regex::new(&format!(r"\bcrate::((?:{ident}::)*{ident})")).unwrap();
-    let crate_group = Regex::new(r"\bcrate::\{([^}]*)\}").unwrap();
-    let sup = Regex::new(&format!(r"\b((?:super::)+)((?:{ident}::)*{ident})")).unwrap();
-    let sup_group = Regex::new(r"\b((?:super::)+)\{([^}]*)\}").unwrap();
-    let own = Regex::new(&format!(r"\bself::((?:{ident}::)*{ident})")).unwrap();
-    let own_group = Regex::new(r"\bself::\{([^}]*)\}").unwrap();
-    let split = |s: &str| -> Vec<String> {
-        s.trim()
-            .split("::")
-            .map(str::to_string)
-            .filter(|x| !x.is_empty())
-            .collect()
-    };
+    let use_stmt = Regex::new(r"(?s)\buse\s+([^;]*);").unwrap();
+    let inline = Regex::new(r"[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_*][A-Za-z0-9_]*)+").unwrap();
     let mut out = BTreeMap::new();
     for (module, file) in &files {
         let text = code(file);
+        // The module a path starts from, and the rest of it; `None` for paths that leave the
+        // crate (std, dependencies) or start at a name that is not a module of this file.
+        let absolute = |path: &str| -> Option<Vec<String>> {
+            let parts: Vec<String> = path
+                .trim()
+                .trim_start_matches("::")
+                .split("::")
+                .map(|p| p.trim().to_string())
+                .filter(|p| !p.is_empty())
+                .collect();
+            let first = parts.first()?;
+            let mut base = match first.as_str() {
+                "crate" => Vec::new(),
+                "self" => module.clone(),
+                "super" => {
+                    let n = parts.iter().take_while(|p| *p == "super").count();
+                    let mut base = module.clone();
+                    base.truncate(module.len().saturating_sub(n));
+                    base.extend(parts[n..].iter().cloned());
+                    return Some(base);
+                }
+                child => {
+                    let mut c = module.clone();
+                    c.push(child.to_string());
+                    if !files.contains_key(&c) {
+                        return None;
+                    }
+                    module.clone()
+                }
+            };
+            let skip = usize::from(matches!(first.as_str(), "crate" | "self"));
+            base.extend(parts[skip..].iter().cloned());
+            Some(base)
+        };
         let mut deps = BTreeSet::new();
-        let mut add = |parts: Vec<String>| {
-            if let Some(t) = resolve(&parts)
-                && &t != module
+        let mut add = |path: &str| {
+            if let Some(parts) = absolute(path)
+                && let Some(t) = resolve(&parts)
+                && !module.starts_with(&t)
             {
                 deps.insert(t);
             }
         };
-        for c in path.captures_iter(&text) {
-            add(split(&c[1]));
-        }
-        for c in crate_group.captures_iter(&text) {
-            for item in c[1].split(',') {
-                add(split(item));
+        for c in use_stmt.captures_iter(&text) {
+            for path in flatten_use(&c[1]) {
+                add(&path);
             }
         }
-        let up = |supers: &str| -> Vec<String> {
-            let n = supers.matches("super::").count();
-            module[..module.len().saturating_sub(n)].to_vec()
-        };
-        for c in sup.captures_iter(&text) {
-            let mut p = up(&c[1]);
-            p.extend(split(&c[2]));
-            add(p);
-        }
-        for c in sup_group.captures_iter(&text) {
-            for item in c[2].split(',') {
-                let mut p = up(&c[1]);
-                p.extend(split(item));
-                add(p);
+        let rest = use_stmt.replace_all(&text, "");
+        for m in inline.find_iter(&rest) {
+            // A path's tail (`b::c` of `a::b::c`) is not a path of its own.
+            let before = rest[..m.start()].chars().next_back();
+            if before.is_some_and(|c| c == ':' || c.is_alphanumeric() || c == '_') {
+                continue;
             }
-        }
-        // `self::x` names a module below this one (`a/mod.rs` → `a/x.rs`, `a.rs` → `a/x.rs`).
-        for c in own.captures_iter(&text) {
-            let mut p = module.clone();
-            p.extend(split(&c[1]));
-            add(p);
-        }
-        for c in own_group.captures_iter(&text) {
-            for item in c[1].split(',') {
-                let mut p = module.clone();
-                p.extend(split(item));
-                add(p);
-            }
+            add(m.as_str());
         }
         out.insert(module.clone(), deps);
     }
@@ -278,20 +325,52 @@ fn a_circle_is_found() {
     )
     .unwrap();
     assert_eq!(circles(&graph(dir.path())), vec![vec!["a", "b"]]);
-    // Inline paths and `self::` count: `c/mod.rs` uses its child `c/d.rs`, which names
-    // `crate::c::E` inline.
+}
+
+/// The reader sees each way a file names another, as farm-studio does: a circle tied only by an
+/// inline child-module path, a `pub use` re-export, a `use crate::a::{b, c::{d}}` group and an
+/// inline `crate::` path (the shape of the `capi_core` ↔ `source` circle it once missed).
+#[test]
+fn the_reader_sees_groups_re_exports_and_child_paths() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("lib.rs"), "mod c;\n").unwrap();
-    std::fs::create_dir(dir.path().join("c")).unwrap();
-    std::fs::write(
-        dir.path().join("c/mod.rs"),
-        "mod d;\nuse self::d::F;\npub struct E;\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.path().join("c/d.rs"),
-        "pub struct F;\nfn g() -> crate::c::E {\n    crate::c::E\n}\n",
-    )
-    .unwrap();
-    assert_eq!(circles(&graph(dir.path())), vec![vec!["c", "c::d"]]);
+    let write = |path: &str, text: &str| {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("lib.rs", "pub mod core;\npub mod source;\npub mod low;\n");
+    // core/mod.rs → core/crds.rs only through `crds::minimal()` written inline.
+    write(
+        "core/mod.rs",
+        "pub mod crds;\nuse super::Thing;\npub struct Core;\npub fn f() { crds::minimal() }\n",
+    );
+    // core/crds.rs → source/mod.rs through an inline `crate::` path to a re-exported name.
+    write(
+        "core/crds.rs",
+        "pub fn minimal() { crate::source::load() }\n",
+    );
+    // source/mod.rs → source/files.rs by a `pub use`, → core/mod.rs by a nested group.
+    write(
+        "source/mod.rs",
+        "mod files;\npub use files::load;\nuse crate::{low, core::{self as c, Core}};\n",
+    );
+    write(
+        "source/files.rs",
+        "use super::super::low::X;\npub fn load() {}\n",
+    );
+    write("low.rs", "pub struct X;\n");
+    let g = graph(dir.path());
+    let m = |s: &str| s.split("::").map(str::to_string).collect::<Vec<_>>();
+    let edges = |from: &str| g[&m(from)].clone();
+    assert_eq!(edges("core"), BTreeSet::from([m("core::crds")]));
+    assert_eq!(edges("core::crds"), BTreeSet::from([m("source")]));
+    assert_eq!(
+        edges("source"),
+        BTreeSet::from([m("core"), m("low"), m("source::files")])
+    );
+    assert_eq!(edges("source::files"), BTreeSet::from([m("low")]));
+    assert_eq!(circles(&g), vec![vec!["core", "core::crds", "source"]]);
+    // Each tie is needed: without the inline child path there is no circle.
+    write("core/mod.rs", "pub mod crds;\npub struct Core;\n");
+    assert!(circles(&graph(dir.path())).is_empty());
 }

@@ -1,5 +1,7 @@
 //! `check` and the lifecycle scenarios against the embedded API server.
 
+#[path = "shared/cells.rs"]
+mod cells;
 #[path = "scenarios/common.rs"]
 mod common;
 #[path = "scenarios/components.rs"]

@@ -48,7 +48,10 @@ fn main() {
         let _ = writeln!(out, "pub mod {module} {{");
         for (constant, id) in constants {
             let _ = writeln!(out, "    /// `{id}`");
-            let _ = writeln!(out, "    pub const {constant}: &str = {id:?};");
+            let _ = writeln!(
+                out,
+                "    pub const {constant}: super::RuleId = super::RuleId({id:?});"
+            );
             all.push(format!("{module}::{constant}"));
         }
         let _ = writeln!(out, "}}");
@@ -57,7 +60,11 @@ fn main() {
         out,
         "/// Every rule id of the catalog, by prefix then name."
     );
-    let _ = writeln!(out, "pub const ALL: &[&str] = &[{}];", all.join(", "));
+    let _ = writeln!(out, "pub const ALL: &[RuleId] = &[{}];", all.join(", "));
     let dest = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join("rule_ids.rs");
-    std::fs::write(dest, out).expect("writing rule_ids.rs");
+    // Written beside and renamed over: a target directory seeded with hard links (several
+    // checkouts sharing one inode) never has another checkout's ids written through it.
+    let fresh = dest.with_extension("rs.new");
+    std::fs::write(&fresh, out).expect("writing rule_ids.rs");
+    std::fs::rename(&fresh, &dest).expect("renaming rule_ids.rs");
 }

@@ -30,7 +30,8 @@ pub const REQUIRED: [&str; 3] = [
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CoreCrds {
     Minimal,
-    Released(PathBuf),
+    /// A released components file (`--core-crds`), kustomize roots rendered by the second.
+    Released(PathBuf, crate::documents::Kustomize),
 }
 
 /// A Service port the conversion webhook must be reachable as.
@@ -86,18 +87,24 @@ fn kind_of(d: &Value) -> &str {
 }
 
 /// Reads CAPI core's CRDs (and the Services their conversion names) from `file`, a components
-/// file or any YAML stream of CRDs.
-pub fn load_released(file: &Path) -> Result<Released, CoreCrdError> {
+/// file or any YAML stream of CRDs (a kustomize root rendered by `kustomize`).
+pub fn load_released(
+    file: &Path,
+    kustomize: &crate::documents::Kustomize,
+) -> Result<Released, CoreCrdError> {
     let shown = file.display().to_string();
-    let loaded = crate::source::load_paths_as(
-        &[file.to_path_buf()],
-        false,
-        capi_contract::inventory::SchemaForm::Whole,
-    )
-    .map_err(|e| CoreCrdError::Load {
-        file: shown.clone(),
-        message: e.to_string(),
-    })?;
+    let options = crate::documents::LoadOptions {
+        keep_going: false,
+        form: capi_contract::inventory::SchemaForm::Whole,
+        kustomize: kustomize.clone(),
+    };
+    let loaded =
+        crate::documents::load_paths_with(&[file.to_path_buf()], &options).map_err(|e| {
+            CoreCrdError::Load {
+                file: shown.clone(),
+                message: e.to_string(),
+            }
+        })?;
     let docs: Vec<Value> = loaded.documents.into_iter().map(|d| d.value).collect();
     released_from(&shown, file, docs)
 }

@@ -37,7 +37,7 @@ impl EmbeddedCore {
     pub async fn start(client: kube::Client, crds: CoreCrds) -> anyhow::Result<Self> {
         let released = match &crds {
             CoreCrds::Minimal => None,
-            CoreCrds::Released(file) => Some(crds::load_released(file)?),
+            CoreCrds::Released(file, kustomize) => Some(crds::load_released(file, kustomize)?),
         };
         let mut names: Vec<String> = released
             .iter()

@@ -38,6 +38,17 @@ where
     fake_layered(f, RetryLayer::new(policy))
 }
 
+/// [`fake`] with a retry budget of `within`, reporting server trouble to `log`.
+fn fake_logged<F>(f: F, within: Duration, log: &TroubleLog) -> (kube::Client, Arc<AtomicU32>)
+where
+    F: Fn(u32, &Method, &str, Bytes) -> Reply + Send + Sync + 'static,
+{
+    fake_layered(
+        f,
+        RetryLayer::new(RetryPolicy::within(within)).reporting_to(log),
+    )
+}
+
 fn fake_layered<F>(f: F, layer: RetryLayer) -> (kube::Client, Arc<AtomicU32>)
 where
     F: Fn(u32, &Method, &str, Bytes) -> Reply + Send + Sync + 'static,
@@ -108,9 +119,10 @@ async fn honours_retry_after_on_429() {
 async fn gives_up_at_the_budget_and_records_the_cause() {
     let since = Instant::now();
     let log = TroubleLog::default();
-    let (client, calls) = fake_layered(
+    let (client, calls) = fake_logged(
         |_, _, _, _| Ok(status(500, "InternalError")),
-        RetryLayer::new(RetryPolicy::within(Duration::from_millis(400))).reporting_to(&log),
+        Duration::from_millis(400),
+        &log,
     );
     let api: Api<ConfigMap> = Api::namespaced(client, "ns-budget-test");
     let start = std::time::Instant::now();
@@ -206,14 +218,15 @@ async fn first_create_conflict_is_not_reinterpreted() {
 async fn a_failed_webhook_call_is_not_retried_nor_server_trouble() {
     let since = Instant::now();
     let log = TroubleLog::default();
-    let (client, calls) = fake_layered(
+    let (client, calls) = fake_logged(
         |_, _, _, _| {
             Ok(status(
                 500,
                 "Internal error occurred: failed calling webhook \"d.example.com\": failed to call webhook: context deadline exceeded",
             ))
         },
-        RetryLayer::new(RetryPolicy::within(Duration::from_secs(3))).reporting_to(&log),
+        Duration::from_secs(3),
+        &log,
     );
     let api: Api<ConfigMap> = Api::namespaced(client, "ns-webhook-test");
     let err = api.get("a").await.unwrap_err();

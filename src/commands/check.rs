@@ -45,11 +45,7 @@ pub async fn run(mut args: CheckArgs) -> anyhow::Result<i32> {
 
 async fn run_check(args: CheckArgs) -> anyhow::Result<i32> {
     interrupt::install();
-    // Every loader of the run (`--crds`, `--sample`) renders kustomize roots with it.
-    if let Some(k) = &args.kustomize {
-        crate::source::Kustomize::set_process_default(k);
-    }
-    let (events, _live) = progress::events(&args.progress);
+    let (events, _live) = progress::events(args.progress.into());
     let mut opts = args.options()?;
     opts.run.events = events;
     let matrix = if opts.embedded.is_some() {

@@ -222,15 +222,7 @@ fn merge(matrices: Vec<Matrix>, opts: &LintOptions, rules: &[Rule]) -> Matrix {
     let mut iter = matrices.into_iter();
     let Some(mut out) = iter.next() else {
         return crate::report::Matrix {
-            context: crate::report::RunContext {
-                tool_version: env!("CARGO_PKG_VERSION").to_string(),
-                command: opts.command.clone(),
-                source: opts.source.clone(),
-                started_at: opts.started_at,
-                server_version: None,
-                fail_on: opts.fail_on,
-                run_id: None,
-            },
+            context: opts.run_context(),
             rules: Vec::new(),
             columns: Vec::new(),
             results: Vec::new(),

@@ -30,6 +30,27 @@ fn kubeconfig(dir: &Path, file: &str, current: Option<&str>, entries: &[(&str, &
     path
 }
 
+/// A kubeconfig file with one context, `name`, current.
+fn single(dir: &Path, file: &str, name: &str, server: &str) -> PathBuf {
+    kubeconfig(dir, file, Some(name), &[(name, server)])
+}
+
+/// `--kubeconfig path`.
+fn from_file(path: PathBuf) -> KubeOptions {
+    KubeOptions {
+        kubeconfig: Some(path),
+        ..KubeOptions::default()
+    }
+}
+
+/// `--context name`.
+fn in_context(name: &str) -> KubeOptions {
+    KubeOptions {
+        context: Some(name.into()),
+        ..KubeOptions::default()
+    }
+}
+
 fn env_with(list: &[&Path]) -> Environment {
     Environment {
         kubeconfig: Some(std::env::join_paths(list).unwrap()),
@@ -50,12 +71,7 @@ fn token_of(c: &Connection) -> Option<String> {
 #[tokio::test]
 async fn two_files_merge_first_wins_and_current_context_from_first() {
     let dir = tempfile::tempdir().unwrap();
-    let a = kubeconfig(
-        dir.path(),
-        "a",
-        Some("alpha"),
-        &[("alpha", "https://a.example:6443")],
-    );
+    let a = single(dir.path(), "a", "alpha", "https://a.example:6443");
     let b = kubeconfig(
         dir.path(),
         "b",
@@ -72,10 +88,7 @@ async fn two_files_merge_first_wins_and_current_context_from_first() {
     assert_eq!(conn.config.default_namespace, "ns-alpha");
     assert!(conn.source.contains("context alpha"));
 
-    let args = KubeOptions {
-        context: Some("beta".into()),
-        ..KubeOptions::default()
-    };
+    let args = in_context("beta");
     let conn = connect_with(&args, &env_with(&[&a, &b])).await.unwrap();
     assert_eq!(conn.config.cluster_url.host(), Some("b.example"));
     assert_eq!(token_of(&conn).as_deref(), Some("tok-beta"));
@@ -84,12 +97,7 @@ async fn two_files_merge_first_wins_and_current_context_from_first() {
 #[tokio::test]
 async fn missing_files_in_kubeconfig_list_are_skipped() {
     let dir = tempfile::tempdir().unwrap();
-    let a = kubeconfig(
-        dir.path(),
-        "a",
-        Some("alpha"),
-        &[("alpha", "https://a.example")],
-    );
+    let a = single(dir.path(), "a", "alpha", "https://a.example");
     let missing = dir.path().join("nope");
     let conn = connect_with(&KubeOptions::default(), &env_with(&[&missing, &a]))
         .await
@@ -100,29 +108,13 @@ async fn missing_files_in_kubeconfig_list_are_skipped() {
 #[tokio::test]
 async fn explicit_kubeconfig_wins_over_env_and_missing_file_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
-    let a = kubeconfig(
-        dir.path(),
-        "a",
-        Some("alpha"),
-        &[("alpha", "https://a.example")],
-    );
-    let b = kubeconfig(
-        dir.path(),
-        "b",
-        Some("beta"),
-        &[("beta", "https://b.example")],
-    );
-    let args = KubeOptions {
-        kubeconfig: Some(b.clone()),
-        ..KubeOptions::default()
-    };
+    let a = single(dir.path(), "a", "alpha", "https://a.example");
+    let b = single(dir.path(), "b", "beta", "https://b.example");
+    let args = from_file(b.clone());
     let conn = connect_with(&args, &env_with(&[&a])).await.unwrap();
     assert_eq!(conn.config.cluster_url.host(), Some("b.example"));
 
-    let args = KubeOptions {
-        kubeconfig: Some(dir.path().join("absent")),
-        ..KubeOptions::default()
-    };
+    let args = from_file(dir.path().join("absent"));
     let err = connect_with(&args, &env_with(&[&a])).await.unwrap_err();
     assert!(err.to_string().contains("absent"), "{err}");
 }
@@ -130,16 +122,8 @@ async fn explicit_kubeconfig_wins_over_env_and_missing_file_is_an_error() {
 #[tokio::test]
 async fn missing_context_names_context_and_file() {
     let dir = tempfile::tempdir().unwrap();
-    let a = kubeconfig(
-        dir.path(),
-        "a",
-        Some("alpha"),
-        &[("alpha", "https://a.example")],
-    );
-    let args = KubeOptions {
-        context: Some("gamma".into()),
-        ..KubeOptions::default()
-    };
+    let a = single(dir.path(), "a", "alpha", "https://a.example");
+    let args = in_context("gamma");
     let err = connect_with(&args, &env_with(&[&a])).await.unwrap_err();
     let msg = err.to_string();
     assert!(msg.contains("\"gamma\""), "{msg}");

@@ -1,5 +1,5 @@
 //! A provider's release manifests as `clusterctl init` takes them: read through the shared
-//! input loader ([`crate::source::load_paths_filtered`], so directories and kustomize trees
+//! input loader ([`crate::documents::load_paths_with_filter`], so directories and kustomize trees
 //! are read as `lint` reads them), clusterctl variables substituted ([`variables`], with the
 //! `${…}` grammar in [`envsubst`]), then installed into a cluster in dependency order
 //! ([`install`]).
@@ -8,6 +8,7 @@ pub mod envsubst;
 pub mod install;
 pub mod variables;
 
+use crate::documents::{Kustomize, LoadOptions};
 use capi_contract::inventory::{self, Document, SchemaForm};
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -53,7 +54,12 @@ impl ManifestError {
 
 /// Reads manifests (files, directories, `-`) with clusterctl's variable substitution applied to
 /// each input's text; CRD schemas are kept whole (the documents are installed as they are).
-pub fn load(paths: &[PathBuf], vars: &Variables) -> Result<Vec<Document>, ManifestError> {
+/// Kustomize roots among `paths` are rendered by `kustomize`.
+pub fn load(
+    paths: &[PathBuf],
+    vars: &Variables,
+    kustomize: &Kustomize,
+) -> Result<Vec<Document>, ManifestError> {
     let missing: Mutex<Vec<(String, Vec<String>)>> = Mutex::new(Vec::new());
     let bad: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let filter = |file: &str, text: String| -> String {
@@ -76,7 +82,12 @@ pub fn load(paths: &[PathBuf], vars: &Variables) -> Result<Vec<Document>, Manife
             }
         }
     };
-    let loaded = crate::source::load_paths_filtered(paths, false, SchemaForm::Whole, &filter);
+    let options = LoadOptions {
+        keep_going: false,
+        form: SchemaForm::Whole,
+        kustomize: kustomize.clone(),
+    };
+    let loaded = crate::documents::load_paths_with_filter(paths, &options, &filter);
     let bad = bad.into_inner().unwrap_or_default();
     if !bad.is_empty() {
         return Err(ManifestError::BadSubstitution(bad));
@@ -91,13 +102,14 @@ pub fn load(paths: &[PathBuf], vars: &Variables) -> Result<Vec<Document>, Manife
 /// How long installing waits for the manifests' CRDs to be Established.
 pub const CRD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// Reads manifests ([`load`]) and installs them through `client` ([`install::install`]).
+/// Reads manifests ([`load`], kustomize roots rendered by [`Kustomize::Auto`]: `serve --load`
+/// has no `--kustomize`) and installs them through `client` ([`install::install`]).
 pub async fn load_and_install(
     client: &kube::Client,
     paths: &[PathBuf],
     vars: &Variables,
 ) -> anyhow::Result<install::InstallReport> {
-    let docs = load(paths, vars)?;
+    let docs = load(paths, vars, &Kustomize::Auto)?;
     Ok(install::install(client, docs, CRD_TIMEOUT).await?)
 }
 
@@ -138,7 +150,7 @@ mod tests {
             "b.yaml",
             "kind: Secret\ndata: {x: '${B_ONE}'}\n",
         );
-        let err = load(&[a.clone(), b], &Variables::only(&[])).unwrap_err();
+        let err = load(&[a.clone(), b], &Variables::only(&[]), &Kustomize::Auto).unwrap_err();
         let msg = err.to_string();
         assert!(
             msg.contains("A_ONE (in ") && msg.contains("B_ONE (in "),
@@ -147,7 +159,7 @@ mod tests {
         assert!(!msg.contains("A_TWO"), "{msg}");
         assert!(msg.contains("--var NAME=VALUE"), "{msg}");
         assert_eq!(err.missing_variables(), ["A_ONE", "B_ONE"]);
-        let docs = load(&[a], &Variables::only(&[("A_ONE", "v")])).unwrap();
+        let docs = load(&[a], &Variables::only(&[("A_ONE", "v")]), &Kustomize::Auto).unwrap();
         assert_eq!(docs[0].value["data"]["x"], "v");
         assert_eq!(docs[0].value["data"]["y"], "ok");
     }
@@ -157,7 +169,7 @@ mod tests {
         // clusterctl substitutes the text, so an unquoted number becomes a number.
         let dir = tempfile::tempdir().unwrap();
         let f = write(dir.path(), "c.yaml", "kind: X\nspec: {replicas: ${N:=3}}\n");
-        let docs = load(&[f], &Variables::only(&[])).unwrap();
+        let docs = load(&[f], &Variables::only(&[]), &Kustomize::Auto).unwrap();
         assert_eq!(docs[0].value["spec"]["replicas"], 3);
     }
 
@@ -165,7 +177,9 @@ mod tests {
     fn bad_substitution_names_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let f = write(dir.path(), "bad.yaml", "kind: X\nx: ${A.B}\n");
-        let msg = load(&[f], &Variables::only(&[])).unwrap_err().to_string();
+        let msg = load(&[f], &Variables::only(&[]), &Kustomize::Auto)
+            .unwrap_err()
+            .to_string();
         assert!(msg.contains("bad.yaml: bad substitution (line 2)"), "{msg}");
     }
 }

@@ -8,9 +8,9 @@
 //! sections (used by `scripts/screenshot.sh`).
 
 use super::RenderOptions;
-use super::layout;
+use super::layout::{self, NoGate};
 use super::migration::Migration;
-use super::model::{Column, Matrix, Outcome, RuleResult};
+use super::model::{Column, Matrix, Outcome};
 use super::text;
 use super::timeline::{self, xml_escape as esc};
 use capi_contract::contract::{Level, Role};
@@ -341,11 +341,7 @@ fn matrix(m: &Matrix, failure_ids: &BTreeMap<(&str, &Column), String>, out: &mut
 }
 
 fn failures(m: &Matrix, failure_ids: &BTreeMap<(&str, &Column), String>, out: &mut String) {
-    let fails: Vec<&RuleResult> = m
-        .results
-        .iter()
-        .filter(|r| r.outcome == Outcome::Fail)
-        .collect();
+    let fails = layout::failures(m);
     if fails.is_empty() {
         return;
     }
@@ -363,12 +359,12 @@ fn failures(m: &Matrix, failure_ids: &BTreeMap<(&str, &Column), String>, out: &m
             _ => format!("failure-{}", n + 1),
         };
         let rule = m.rule(&r.rule_id);
-        let note = if r.column.baseline {
-            " <span class=\"note\">(baseline; does not gate)</span>"
-        } else if r.level.gates(m.context.fail_on) {
-            ""
-        } else {
-            " <span class=\"note\">(below fail-on; does not gate)</span>"
+        let note = match layout::no_gate(m, r) {
+            Some(NoGate::Baseline) => " <span class=\"note\">(baseline; does not gate)</span>",
+            Some(NoGate::BelowFailOn) => {
+                " <span class=\"note\">(below fail-on; does not gate)</span>"
+            }
+            None => "",
         };
         let _ = write!(
             out,
@@ -418,7 +414,6 @@ fn migration(mig: &Migration, out: &mut String) {
     }
     for k in &mig.kinds {
         let id = format!("{}/{}", k.provider, k.kind);
-        let from: Vec<&str> = k.from.iter().map(|c| c.as_str()).collect();
         let status = if !k.checked {
             format!("not checked under {} (run with --contract all)", mig.to)
         } else if k.items.is_empty() {
@@ -430,7 +425,7 @@ fn migration(mig: &Migration, out: &mut String) {
             out,
             "<details class=\"migration-kind\" data-kind=\"{0}\"><summary><code>{0}</code> (from {1}): {2}</summary>",
             esc(&id),
-            esc(&from.join(", ")),
+            esc(&k.from_list()),
             esc(&status)
         );
         if !k.items.is_empty() {

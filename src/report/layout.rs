@@ -284,6 +284,34 @@ pub(crate) fn level_label(m: &Matrix, rule_id: &str, contracts: &[Option<Contrac
     }
 }
 
+/// The failed results, in matrix order (sorted by rule: a rule's failures are adjacent).
+pub(crate) fn failures(m: &Matrix) -> Vec<&RuleResult> {
+    m.results
+        .iter()
+        .filter(|r| r.outcome == Outcome::Fail)
+        .collect()
+}
+
+/// Why a failure does not gate the exit code, if it does not: every writer says so beside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NoGate {
+    /// A baseline (mock) column.
+    Baseline,
+    /// Its level is below `--fail-on`.
+    BelowFailOn,
+}
+
+/// [`NoGate`] for one result; `None` when a failure of it gates.
+pub(crate) fn no_gate(m: &Matrix, r: &RuleResult) -> Option<NoGate> {
+    if r.column.baseline {
+        Some(NoGate::Baseline)
+    } else if r.level.gates(m.context.fail_on) {
+        None
+    } else {
+        Some(NoGate::BelowFailOn)
+    }
+}
+
 /// Level label for one result (its own contract).
 pub(crate) fn result_level_label(m: &Matrix, r: &RuleResult) -> String {
     m.rule(&r.rule_id).map_or_else(

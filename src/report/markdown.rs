@@ -9,9 +9,9 @@
 //! note.
 
 use super::RenderOptions;
-use super::layout;
+use super::layout::{self, NoGate};
 use super::migration::Migration;
-use super::model::{Matrix, Outcome, RuleResult, Verdict};
+use super::model::{Matrix, Outcome, Verdict};
 use super::text;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -277,11 +277,7 @@ const BRIEF_COLUMNS: usize = 5;
 /// Failures grouped by rule: the failing columns with their reason (and evidence unless
 /// `brief`), then the rule's fix and contract link once.
 fn failures(m: &Matrix, brief: bool, out: &mut String) {
-    let fails: Vec<&RuleResult> = m
-        .results
-        .iter()
-        .filter(|r| r.outcome == Outcome::Fail)
-        .collect();
+    let fails = layout::failures(m);
     if fails.is_empty() {
         return;
     }
@@ -305,12 +301,10 @@ fn failures(m: &Matrix, brief: bool, out: &mut String) {
             group.len()
         };
         for r in &group[..shown] {
-            let note = if r.column.baseline {
-                " _(baseline; does not gate)_"
-            } else if r.level.gates(m.context.fail_on) {
-                ""
-            } else {
-                " _(below fail-on; does not gate)_"
+            let note = match layout::no_gate(m, r) {
+                Some(NoGate::Baseline) => " _(baseline; does not gate)_",
+                Some(NoGate::BelowFailOn) => " _(below fail-on; does not gate)_",
+                None => "",
             };
             let _ = writeln!(
                 out,
@@ -351,11 +345,10 @@ fn migration(mig: &Migration, brief: bool, out: &mut String) {
         let _ = writeln!(out, "No kind is on an older contract.");
     }
     for k in &mig.kinds {
-        let from: Vec<&str> = k.from.iter().map(|c| c.as_str()).collect();
         let head = format!(
             "- **{}** (from {})",
             code(&format!("{}/{}", k.provider, k.kind)),
-            esc(&from.join(", "))
+            esc(&k.from_list())
         );
         if !k.checked {
             let _ = writeln!(

@@ -46,6 +46,14 @@ pub struct KindMigration {
     pub items: Vec<MigrationItem>,
 }
 
+impl KindMigration {
+    /// The older contract(s) it was checked under, as the writers list them (`v1beta1, …`).
+    pub fn from_list(&self) -> String {
+        let from: Vec<&str> = self.from.iter().map(|c| c.as_str()).collect();
+        from.join(", ")
+    }
+}
+
 /// The migration section of a report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Migration {

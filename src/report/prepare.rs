@@ -145,8 +145,8 @@ fn redact_evidence(e: &mut Evidence) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::{Outcome, Phase, RunContext};
-    use capi_contract::contract::{Contract, FailOn, Level, Role};
+    use crate::report::model::{Outcome, Phase};
+    use capi_contract::contract::{Contract, Level, Role};
 
     fn result(rule: &str, kind: &str, message: &str) -> RuleResult {
         RuleResult {
@@ -173,15 +173,7 @@ mod tests {
 
     fn matrix(results: Vec<RuleResult>) -> Matrix {
         Matrix {
-            context: RunContext {
-                tool_version: "0".into(),
-                command: "lint".into(),
-                source: String::new(),
-                started_at: jiff::Timestamp::UNIX_EPOCH,
-                server_version: None,
-                fail_on: FailOn::default(),
-                run_id: None,
-            },
+            context: capi_contract::checks::LintOptions::default().run_context(),
             rules: Vec::new(),
             columns: vec![column("A"), column("B")],
             results,

@@ -3,7 +3,7 @@
 //! scenario step timings (provider vs baseline) and the summary line.
 
 use super::RenderOptions;
-use super::layout::{self, Chunk};
+use super::layout::{self, Chunk, NoGate};
 use super::migration::Migration;
 use super::model::{Column, Matrix, Outcome};
 use super::text;
@@ -165,23 +165,17 @@ fn outcome_cell(o: Option<Outcome>, color: bool) -> Cell {
 }
 
 fn failures(m: &Matrix, width: usize, out: &mut String) {
-    let fails: Vec<_> = m
-        .results
-        .iter()
-        .filter(|r| r.outcome == Outcome::Fail)
-        .collect();
+    let fails = layout::failures(m);
     if fails.is_empty() {
         return;
     }
     let _ = writeln!(out, "\nFailures ({})", fails.len());
     for r in fails {
         let rule = m.rule(&r.rule_id);
-        let gating = if r.column.baseline {
-            " — baseline, does not gate"
-        } else if r.level.gates(m.context.fail_on) {
-            ""
-        } else {
-            " — below --fail-on, does not gate"
+        let gating = match layout::no_gate(m, r) {
+            Some(NoGate::Baseline) => " — baseline, does not gate",
+            Some(NoGate::BelowFailOn) => " — below --fail-on, does not gate",
+            None => "",
         };
         let _ = writeln!(
             out,
@@ -300,8 +294,7 @@ fn migration(mig: &Migration, width: usize, out: &mut String) {
         let _ = writeln!(out, "  no kind is on an older contract");
     }
     for k in &mig.kinds {
-        let from: Vec<&str> = k.from.iter().map(|c| c.as_str()).collect();
-        let head = format!("  {}/{} (from {})", k.provider, k.kind, from.join(", "));
+        let head = format!("  {}/{} (from {})", k.provider, k.kind, k.from_list());
         if !k.checked {
             let _ = writeln!(
                 out,

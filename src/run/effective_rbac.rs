@@ -13,7 +13,8 @@ use k8s_openapi::api::authorization::v1::{
 use kube::api::{Api, PostParams};
 
 /// The rule this module adds a part to.
-pub const RBAC_RULE: &str = capi_contract::rule_ids::all::RBAC_AGGREGATION;
+pub const RBAC_RULE: capi_contract::rule_ids::RuleId =
+    capi_contract::rule_ids::all::RBAC_AGGREGATION;
 
 /// The groups of a user name: ServiceAccounts get the groups the API server would give them.
 fn groups_of(user: &str) -> Vec<String> {

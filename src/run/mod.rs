@@ -25,7 +25,7 @@ use capi_contract::checks::LintOptions;
 use capi_contract::suite::Rule;
 use std::path::PathBuf;
 
-/// Everything `check` was asked, as plain options (`cli.rs` builds them from the arguments).
+/// Everything `check` was asked, as plain options (`cli/` builds them from the arguments).
 #[derive(Debug, Clone, Default)]
 pub struct CheckOptions {
     /// The static engine's options (same meaning as for `lint`).

@@ -22,13 +22,25 @@ struct Live {
     drawn: Option<Instant>,
 }
 
-/// How `--progress` shows a run: `auto` (a live line on a terminal), `always` (on a terminal
-/// the live line, else one line per finished scenario, e.g. in CI logs), `never`.
-pub fn events(mode: &str) -> (Events, Option<LiveGuard>) {
+/// How a run shows its progress (`--progress`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Progress {
+    /// A live line when stderr is a terminal, else nothing.
+    #[default]
+    Auto,
+    /// On a terminal the live line, else one line per finished scenario (e.g. in CI logs).
+    Always,
+    /// Nothing.
+    Never,
+}
+
+/// The events of a run shown as `mode` says ([`Progress`]), with the guard that clears the
+/// live line.
+pub fn events(mode: Progress) -> (Events, Option<LiveGuard>) {
     let enabled = match mode {
-        "always" => true,
-        "never" => false,
-        _ => std::io::stderr().is_terminal(),
+        Progress::Always => true,
+        Progress::Never => false,
+        Progress::Auto => std::io::stderr().is_terminal(),
     };
     if !enabled {
         return (Events::default(), None);

@@ -266,7 +266,7 @@ async fn main_flow(
         r.evidence(&bc, "bootstrap data Secret not reused", Some("status.dataSecretName")),
     );
     r.pause_by_annotation(&bc, None).await?;
-    r.delete_and_expect_gone(&bc, "bootstrap/delete").await?;
+    r.delete_and_expect_gone(&bc, None).await?;
     Ok(())
 }
 

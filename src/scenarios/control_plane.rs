@@ -254,8 +254,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
 
     r.pause_by_annotation(&cp, Some(id::control_plane::PAUSE))
         .await?;
-    r.delete_and_expect_gone(&cp, "control-plane/delete")
-        .await?;
+    r.delete_and_expect_gone(&cp, None).await?;
     Ok(())
 }
 

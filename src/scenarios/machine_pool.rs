@@ -150,8 +150,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
             judge_mpm(r, &imp, &kind, &cluster, &pool, 3).await;
         }
     }
-    r.delete_and_expect_gone(&imp, "infra-machinepool/delete")
-        .await?;
+    r.delete_and_expect_gone(&imp, None).await?;
     Ok(())
 }
 

@@ -446,20 +446,21 @@ mod tests {
 
     #[test]
     fn baseline_failure_makes_target_inconclusive_and_unjudged_rules_skip() {
-        let rules = vec![rule("a"), rule("b"), rule("c")];
+        use crate::rule_ids::infra_machine::{DELETE as A, FINALIZER as B, PROVIDER_ID as C};
+        let rules = vec![rule(&A), rule(&B), rule(&C)];
         let mut bv = Verdicts::default();
-        bv.fail("a", "mock broke", Evidence::msg("x"));
-        bv.pass("b");
+        bv.fail(A, "mock broke", Evidence::msg("x"));
+        bv.pass(B);
         let mut tv = Verdicts::default();
-        tv.fail("a", "target broke", Evidence::msg("y"));
-        tv.fail("b", "target broke", Evidence::msg("y"));
+        tv.fail(A, "target broke", Evidence::msg("y"));
+        tv.fail(B, "target broke", Evidence::msg("y"));
         let base = run(true, bv);
         let target = run(false, tv);
         let cells = cells(&rules, &target, Some(&base));
         let by = |id: &str| cells.iter().find(|c| c.rule_id == id).unwrap().outcome;
-        assert_eq!(by("a"), Outcome::Inconclusive);
-        assert_eq!(by("b"), Outcome::Fail);
-        assert_eq!(by("c"), Outcome::Skip);
+        assert_eq!(by(&A), Outcome::Inconclusive);
+        assert_eq!(by(&B), Outcome::Fail);
+        assert_eq!(by(&C), Outcome::Skip);
         assert!(cells.iter().all(|c| c.phase == Phase::Lifecycle));
     }
 

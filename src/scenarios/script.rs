@@ -9,7 +9,7 @@ use super::observer::{Observer, watch_object};
 use super::timeline::{Mark, without_bookkeeping};
 use super::verdicts::Verdicts;
 use crate::report::{Evidence, Outcome, StepRecord};
-use crate::rule_ids as id;
+use crate::rule_ids::{self as id, RuleId};
 use capi_contract::contract::Contract;
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
@@ -226,7 +226,7 @@ impl<'a> ScriptRun<'a> {
         name: &str,
         cluster: &str,
         owner_ref: Value,
-        role_pause_rule: Option<&str>,
+        role_pause_rule: Option<RuleId>,
     ) -> Result<(), EnvError> {
         self.owned_while_paused(name, cluster, owner_ref, role_pause_rule, false)
             .await
@@ -239,7 +239,7 @@ impl<'a> ScriptRun<'a> {
         name: &str,
         cluster: &str,
         owner_ref: Value,
-        role_pause_rule: Option<&str>,
+        role_pause_rule: Option<RuleId>,
         create: bool,
     ) -> Result<(), EnvError> {
         let resource = self.subject.resource.clone();
@@ -323,7 +323,7 @@ impl<'a> ScriptRun<'a> {
     pub async fn pause_by_annotation(
         &mut self,
         name: &str,
-        role_pause_rule: Option<&str>,
+        role_pause_rule: Option<RuleId>,
     ) -> Result<(), EnvError> {
         let resource = self.subject.resource.clone();
         self.step("pause: paused annotation");
@@ -520,8 +520,13 @@ impl<'a> ScriptRun<'a> {
         );
     }
 
-    /// Deletes the object and expects it gone before the deadline.
-    pub async fn delete_and_expect_gone(&mut self, name: &str, rule: &str) -> Result<(), EnvError> {
+    /// Deletes the object and expects it gone before the deadline, judged as `rule` (`None`: the
+    /// catalog has no deletion rule for the role; the deletion is still waited for).
+    pub async fn delete_and_expect_gone(
+        &mut self,
+        name: &str,
+        rule: impl Into<Option<RuleId>>,
+    ) -> Result<(), EnvError> {
         let resource = self.subject.resource.clone();
         self.step("delete");
         self.env.delete(&resource, name).await?;
@@ -536,20 +541,22 @@ impl<'a> ScriptRun<'a> {
             .latest(&self.key(name))
             .map(|v| json::finalizers(&v))
             .unwrap_or_default();
-        self.verdicts.check(
-            rule,
-            gone,
-            format!(
-                "still present {}s after deletion (finalizers: {})",
-                self.env.settings.step_timeout.as_secs(),
-                fins.join(", ")
-            ),
-            self.evidence(
-                name,
-                "object not removed after deletion",
-                Some("metadata.finalizers"),
-            ),
-        );
+        if let Some(rule) = rule.into() {
+            self.verdicts.check(
+                rule,
+                gone,
+                format!(
+                    "still present {}s after deletion (finalizers: {})",
+                    self.env.settings.step_timeout.as_secs(),
+                    fins.join(", ")
+                ),
+                self.evidence(
+                    name,
+                    "object not removed after deletion",
+                    Some("metadata.finalizers"),
+                ),
+            );
+        }
         self.judge_ready_lifecycle(name);
         Ok(())
     }
@@ -558,7 +565,7 @@ impl<'a> ScriptRun<'a> {
     pub async fn create_unowned_and_expect_quiet(
         &mut self,
         name: &str,
-        rule: &str,
+        rule: RuleId,
     ) -> Result<(), EnvError> {
         let resource = self.subject.resource.clone();
         self.step("create without owner");

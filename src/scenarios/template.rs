@@ -24,7 +24,8 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     let name = format!("{p}-t");
     let res = r.subject.resource.clone();
     let role = r.subject.role();
-    let ssa_rule = format!("{}/ssa-dry-run", role.as_str());
+    // The role's own rule, where the catalog has one.
+    let ssa_rule = crate::rule_ids::RuleId::of(&format!("{}/ssa-dry-run", role.as_str()));
 
     r.step("create template");
     let created = r.env.create(&res, r.provider_object(&name, &[])).await?;
@@ -52,7 +53,9 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     {
         Ok(_) => {
             r.verdicts.pass(id::template::SSA_DRY_RUN);
-            r.verdicts.pass(&ssa_rule);
+            if let Some(rule) = ssa_rule {
+                r.verdicts.pass(rule);
+            }
         }
         Err(e) => {
             let reason =
@@ -60,7 +63,9 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
             let ev = r.evidence(&name, reason.clone(), None);
             r.verdicts
                 .fail(id::template::SSA_DRY_RUN, reason.clone(), ev.clone());
-            r.verdicts.fail(&ssa_rule, reason, ev);
+            if let Some(rule) = ssa_rule {
+                r.verdicts.fail(rule, reason, ev);
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 //! What a script concluded per rule id, before it becomes matrix cells.
 
 use crate::report::{Evidence, Outcome};
+use capi_contract::rule_ids::RuleId;
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -33,9 +34,9 @@ impl Verdicts {
         }
     }
 
-    pub fn pass(&mut self, rule: &str) {
+    pub fn pass(&mut self, rule: RuleId) {
         self.put(
-            rule,
+            &rule,
             Verdict {
                 outcome: Outcome::Pass,
                 reason: None,
@@ -44,9 +45,9 @@ impl Verdicts {
         );
     }
 
-    pub fn fail(&mut self, rule: &str, reason: impl Into<String>, evidence: Evidence) {
+    pub fn fail(&mut self, rule: RuleId, reason: impl Into<String>, evidence: Evidence) {
         self.put(
-            rule,
+            &rule,
             Verdict {
                 outcome: Outcome::Fail,
                 reason: Some(reason.into()),
@@ -55,9 +56,9 @@ impl Verdicts {
         );
     }
 
-    pub fn skip(&mut self, rule: &str, reason: impl Into<String>) {
+    pub fn skip(&mut self, rule: RuleId, reason: impl Into<String>) {
         self.put(
-            rule,
+            &rule,
             Verdict {
                 outcome: Outcome::Skip,
                 reason: Some(reason.into()),
@@ -67,9 +68,9 @@ impl Verdicts {
     }
 
     /// The environment kept the rule from being judged.
-    pub fn inconclusive(&mut self, rule: &str, reason: impl Into<String>) {
+    pub fn inconclusive(&mut self, rule: RuleId, reason: impl Into<String>) {
         self.put(
-            rule,
+            &rule,
             Verdict {
                 outcome: Outcome::Inconclusive,
                 reason: Some(reason.into()),
@@ -79,7 +80,7 @@ impl Verdicts {
     }
 
     /// Pass when `ok`, else fail with `reason`.
-    pub fn check(&mut self, rule: &str, ok: bool, reason: impl Into<String>, evidence: Evidence) {
+    pub fn check(&mut self, rule: RuleId, ok: bool, reason: impl Into<String>, evidence: Evidence) {
         if ok {
             self.pass(rule);
         } else {
@@ -87,8 +88,8 @@ impl Verdicts {
         }
     }
 
-    pub fn get(&self, rule: &str) -> Option<&Verdict> {
-        self.0.get(rule)
+    pub fn get(&self, rule: impl AsRef<str>) -> Option<&Verdict> {
+        self.0.get(rule.as_ref())
     }
 
     pub fn failed(&self) -> bool {
@@ -102,14 +103,15 @@ mod tests {
 
     #[test]
     fn failure_sticks_and_pass_beats_skip() {
+        use capi_contract::rule_ids::all::{PAUSE, PAUSED_CONDITION, READY_CONDITION_LIFECYCLE};
         let mut v = Verdicts::default();
-        v.fail("a", "no", Evidence::msg("x"));
-        v.pass("a");
-        assert_eq!(v.get("a").unwrap().outcome, Outcome::Fail);
-        v.pass("b");
-        v.skip("b", "later");
-        assert_eq!(v.get("b").unwrap().outcome, Outcome::Pass);
-        v.check("c", false, "bad", Evidence::msg("y"));
+        v.fail(PAUSE, "no", Evidence::msg("x"));
+        v.pass(PAUSE);
+        assert_eq!(v.get(PAUSE).unwrap().outcome, Outcome::Fail);
+        v.pass(PAUSED_CONDITION);
+        v.skip(PAUSED_CONDITION, "later");
+        assert_eq!(v.get(PAUSED_CONDITION).unwrap().outcome, Outcome::Pass);
+        v.check(READY_CONDITION_LIFECYCLE, false, "bad", Evidence::msg("y"));
         assert!(v.failed());
     }
 }

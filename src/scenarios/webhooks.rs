@@ -25,8 +25,8 @@ use kube::api::{Api, DynamicObject, PostParams};
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 
-pub const CONVERSION_RULE: &str = id::all::CONVERSION_LOSSLESS;
-pub const DEFAULTING_RULE: &str = id::all::DEFAULTING_ADMITTED;
+pub const CONVERSION_RULE: crate::rule_ids::RuleId = id::all::CONVERSION_LOSSLESS;
+pub const DEFAULTING_RULE: crate::rule_ids::RuleId = id::all::DEFAULTING_ADMITTED;
 
 const PAUSED: &str = "cluster.x-k8s.io/paused";
 

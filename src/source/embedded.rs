@@ -40,6 +40,8 @@ pub struct EmbeddedInputs {
     /// `--core-crds`: CAPI core's released CRDs (its components file) instead of the tool's
     /// minimal ones.
     pub core_crds: Option<PathBuf>,
+    /// `--kustomize`: renders the kustomize roots among `crds` and `core_crds`.
+    pub kustomize: crate::documents::Kustomize,
 }
 
 /// What installing the `--crds` components gave the run.
@@ -62,7 +64,7 @@ pub async fn start_core(
     inputs: &EmbeddedInputs,
 ) -> anyhow::Result<EmbeddedCore> {
     let crds = match &inputs.core_crds {
-        Some(file) => CoreCrds::Released(file.clone()),
+        Some(file) => CoreCrds::Released(file.clone(), inputs.kustomize.clone()),
         None => CoreCrds::Minimal,
     };
     let core = EmbeddedCore::start(server.client(), crds).await?;
@@ -242,7 +244,7 @@ async fn install_provider_manifests(
         return Ok(Installed::default());
     }
     let vars = crate::manifests::Variables::from_flags(&inputs.vars)?;
-    let mut docs = crate::manifests::load(&inputs.crds, &vars)
+    let mut docs = crate::manifests::load(&inputs.crds, &vars, &inputs.kustomize)
         .context("installing --crds on the embedded server")?;
     let mut notes = Vec::new();
     let serving = if inputs.serve_webhooks {

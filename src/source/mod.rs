@@ -1,21 +1,16 @@
 //! The source stage: where documents come from, one [`Source`] per kind of input. Files,
-//! directories and stdin ([`files`]), kustomize roots rendered by the kustomize users already
-//! have ([`kustomize`], found by [`discover`]), a cluster's CRDs and RBAC ([`cluster`]), the
-//! embedded server filled with the base documents and the provider's manifests ([`embedded`]).
-//! What the documents mean is the contract crate's `inventory`.
+//! directories, stdin and kustomize roots (loaded by [`crate::documents`]), a cluster's CRDs and
+//! RBAC ([`cluster`]), the embedded server filled with the base documents and the provider's
+//! manifests ([`embedded`]). What the documents mean is the contract crate's `inventory`.
 
 pub mod cluster;
-pub mod discover;
 pub mod embedded;
-pub mod files;
-pub mod kustomize;
 pub mod manager_help;
 
-pub use files::{
-    LoadOptions, Loaded, RenderedRoot, TextFilter, load_paths, load_paths_as, load_paths_filtered,
-    load_paths_with, load_paths_with_filter,
+pub use crate::documents::{
+    Kustomize, LoadOptions, Loaded, RenderedRoot, TextFilter, load_paths, load_paths_as,
+    load_paths_filtered, load_paths_with, load_paths_with_filter,
 };
-pub use kustomize::Kustomize;
 
 use std::path::PathBuf;
 
@@ -86,11 +81,18 @@ fn documents(documents: Vec<capi_contract::inventory::Document>) -> Loaded {
     }
 }
 
-/// Reads `--sample` files into documents.
-pub fn load_samples(paths: &[PathBuf]) -> anyhow::Result<Vec<serde_json::Value>> {
+/// Reads `--sample` files into documents (kustomize roots among them rendered by `kustomize`).
+pub fn load_samples(
+    paths: &[PathBuf],
+    kustomize: &Kustomize,
+) -> anyhow::Result<Vec<serde_json::Value>> {
     if paths.is_empty() {
         return Ok(Vec::new());
     }
-    let loaded = load_paths(paths, false)?;
+    let options = LoadOptions {
+        kustomize: kustomize.clone(),
+        ..LoadOptions::new(false)
+    };
+    let loaded = load_paths_with(paths, &options)?;
     Ok(loaded.documents.into_iter().map(|d| d.value).collect())
 }

@@ -242,6 +242,33 @@ fn a_lone_kustomize_patch_is_skipped_with_a_note() {
     );
 }
 
+/// `check --kustomize` reaches every loader of the run (`--crds`, `--core-crds`, `--sample`):
+/// the named tool, not the one on PATH, is asked to render the root.
+#[test]
+fn check_renders_its_inputs_with_the_named_kustomize() {
+    let config = tree().join("config");
+    for flag in ["--crds", "--core-crds", "--sample"] {
+        let (code, stdout, stderr) = run_bin(
+            &[
+                "check",
+                "--embedded",
+                flag,
+                s(&config),
+                "--kustomize",
+                "/nonexistent/kustomize",
+            ],
+            None,
+        );
+        assert_eq!(code, 2, "{flag}: {stderr}");
+        assert!(stdout.is_empty(), "{flag}: no half report: {stdout}");
+        assert!(
+            stderr
+                .contains("--kustomize /nonexistent/kustomize: `/nonexistent/kustomize` not found"),
+            "{flag}: {stderr}"
+        );
+    }
+}
+
 #[test]
 fn a_missing_kustomize_is_a_clear_error() {
     let config = tree().join("config");

@@ -55,7 +55,7 @@ fn every_scenario_rule_of_the_mock_roles_has_a_fault_or_a_reason() {
 
 #[test]
 fn fault_names_are_unique() {
-    let mut ids: Vec<&str> = FAULTS.iter().map(|(id, _)| *id).collect();
+    let mut ids: Vec<_> = FAULTS.iter().map(|(id, _)| *id).collect();
     ids.sort_unstable();
     let before = ids.len();
     ids.dedup();
@@ -74,7 +74,7 @@ fn every_fault_is_exercised_by_a_fault_test() {
         include_str!("../scenarios/webhooks.rs"),
     ]
     .concat();
-    let untested: Vec<&str> = FAULTS
+    let untested: Vec<_> = FAULTS
         .iter()
         .map(|(id, _)| *id)
         .filter(|id| !sources.contains(&format!("\"{id}\"")))

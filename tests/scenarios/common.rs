@@ -1,18 +1,9 @@
 //! Helpers: run `check` in-process from command-line words.
 
-use capi_conformance::cli::{CheckArgs, Cli, Command};
 use capi_conformance::commands::check::embedded_matrix;
 use capi_conformance::report::{Matrix, Outcome, Phase, RuleResult};
-use clap::Parser;
 
-pub fn check_args(words: &[&str]) -> CheckArgs {
-    let mut argv = vec!["capi-conformance", "check"];
-    argv.extend_from_slice(words);
-    match Cli::try_parse_from(argv).unwrap().command {
-        Command::Check(a) => *a,
-        _ => unreachable!(),
-    }
-}
+pub use crate::cells::check_args;
 
 /// `check --embedded <words>` with the target mock's provider-wide faults.
 pub async fn embedded(words: &[&str], faults: &str) -> Matrix {
@@ -46,14 +37,13 @@ pub fn lifecycle(m: &Matrix, baseline: bool) -> impl Iterator<Item = &RuleResult
 /// Whether a scenario judged `rule` in some column of the side (`baseline` or the target) and
 /// it passed: a lifecycle cell, or a static rule's cell with its scenario part folded in (one
 /// verdict per rule × column: the part is named `lifecycle: …` in the evidence).
-pub fn scenario_passed(m: &Matrix, baseline: bool, rule: &str) -> bool {
-    let part = format!("{}: ", capi_conformance::report::combine::LIFECYCLE_PART);
+pub fn scenario_passed(m: &Matrix, baseline: bool, rule: impl AsRef<str>) -> bool {
+    let rule = rule.as_ref();
     m.results.iter().any(|r| {
         r.column.baseline == baseline
             && r.rule_id == rule
             && r.outcome == Outcome::Pass
-            && (r.phase == Phase::Lifecycle
-                || r.evidence.iter().any(|e| e.message.starts_with(&part)))
+            && crate::cells::lifecycle_judged(r)
     })
 }
 

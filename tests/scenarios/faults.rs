@@ -70,12 +70,12 @@ fn catalog_faults(catalog: &Catalog) -> Vec<(Rule, &'static str)> {
     FAULTS
         .iter()
         // The webhook mode's faults: tests/scenarios/webhooks.rs.
-        .filter(|(id, _)| !capi_conformance::mock::webhook::WEBHOOK_FAULTS.contains(id))
+        .filter(|(id, _)| !capi_conformance::mock::webhook::WEBHOOK_FAULTS.contains(&id.as_str()))
         .filter_map(|(id, _)| {
             catalog
                 .get(id)
                 .filter(|r| is_scenario_rule(r) && !scripts_of(r).is_empty())
-                .map(|r| (r.clone(), *id))
+                .map(|r| (r.clone(), id.as_str()))
         })
         .collect()
 }

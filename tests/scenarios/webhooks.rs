@@ -293,7 +293,7 @@ fn corpus_components_get_their_webhooks_served() {
         };
         let vars =
             Variables::from_flags(&vars.iter().map(|v| v.to_string()).collect::<Vec<_>>()).unwrap();
-        let mut docs: Vec<Value> = load(&[path], &vars)
+        let mut docs: Vec<Value> = load(&[path], &vars, &Default::default())
             .unwrap_or_else(|e| panic!("{p}: {e}"))
             .into_iter()
             .map(|d| d.value)

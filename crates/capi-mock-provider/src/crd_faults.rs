@@ -15,13 +15,13 @@
 //! baseline ran (`check --embedded` does so).
 
 use super::FaultSet;
-use capi_contract::rule_ids as id;
+use capi_contract::rule_ids::{self as id, RuleId};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
 
 /// The template kinds of the mock and the role-specific ssa-dry-run rule id of each, if any.
-const TEMPLATES: &[(&str, Option<&str>)] = &[
+const TEMPLATES: &[(&str, Option<RuleId>)] = &[
     (
         "mockclustertemplates.infrastructure.mock.capi-conformance.io",
         None,
@@ -45,7 +45,7 @@ const TEMPLATES: &[(&str, Option<&str>)] = &[
 ];
 
 /// The faults this module implements.
-pub const CRD_FAULTS: &[&str] = &[
+pub const CRD_FAULTS: &[RuleId] = &[
     id::template::SSA_DRY_RUN,
     id::infra_machine_template::SSA_DRY_RUN,
     id::infra_machinepool_template::SSA_DRY_RUN,
@@ -72,7 +72,7 @@ pub enum CrdFaultError {
 
 /// Whether any fault of `faults` lives in the CRDs.
 pub fn has_crd_faults(faults: &FaultSet) -> bool {
-    CRD_FAULTS.iter().any(|f| faults.has(f))
+    CRD_FAULTS.iter().any(|f| faults.has(*f))
 }
 
 fn base_crd_name(template_crd: &str) -> Option<String> {

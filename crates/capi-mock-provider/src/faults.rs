@@ -2,7 +2,7 @@
 //! named by the id of the rule it breaks and is switched on per object with the annotation
 //! [`FAULT_ANNOTATION`] (comma-separated) or provider-wide with `--faults`.
 
-use capi_contract::rule_ids as id;
+use capi_contract::rule_ids::{self as id, RuleId};
 use kube::core::DynamicObject;
 use std::collections::BTreeSet;
 
@@ -11,7 +11,7 @@ pub const FAULT_ANNOTATION: &str = "mock.capi-conformance.io/fault";
 
 /// Every fault: (rule id, what the mock does wrong). The template admission faults live in the
 /// CRDs ([`super::crd_faults`]): provider-wide only.
-pub const FAULTS: &[(&str, &str)] = &[
+pub const FAULTS: &[(RuleId, &str)] = &[
     (
         id::all::CONVERSION_LOSSLESS,
         "webhook mode: conversion keeps nothing of what the other version cannot say, so a round trip loses it",
@@ -270,7 +270,7 @@ pub const FAULTS: &[(&str, &str)] = &[
 
 /// Scenario rules of the mock's roles that have no fault, and why (the mock does not implement
 /// the behaviour the rule is about, so there is nothing to break).
-pub const NOT_APPLICABLE: &[(&str, &str)] = &[
+pub const NOT_APPLICABLE: &[(RuleId, &str)] = &[
     (
         id::infra_cluster::ENDPOINT_WAIT,
         "the mock creates its own control plane endpoint",
@@ -320,7 +320,7 @@ pub const NOT_APPLICABLE: &[(&str, &str)] = &[
 
 /// Second faults of a rule: (name, the rule it breaks, what the mock does wrong). Named
 /// `<rule id>:<variant>`; the rule's own fault is in [`FAULTS`].
-pub const FAULT_VARIANTS: &[(&str, &str, &str)] = &[(
+pub const FAULT_VARIANTS: &[(&str, RuleId, &str)] = &[(
     "all/defaulting-admitted:timeout",
     id::all::DEFAULTING_ADMITTED,
     "webhook mode: the defaulting webhook, when it has a default to fill in on a dry run, answers only after its timeoutSeconds (as one that looks its defaults up somewhere slow when it may not write)",
@@ -331,7 +331,7 @@ pub fn fault_for(rule_id: &str) -> Option<&'static str> {
     FAULTS
         .iter()
         .find(|(id, _)| *id == rule_id)
-        .map(|(id, _)| *id)
+        .map(|(id, _)| id.as_str())
 }
 
 /// Whether `name` is a known fault.
@@ -345,9 +345,10 @@ pub struct FaultSet(BTreeSet<String>);
 
 impl FaultSet {
     /// Parses a comma-separated list (unknown names are kept: they simply match nothing).
-    pub fn parse(list: &str) -> FaultSet {
+    pub fn parse(list: impl AsRef<str>) -> FaultSet {
         FaultSet(
-            list.split(',')
+            list.as_ref()
+                .split(',')
                 .map(str::trim)
                 .filter(|s| !s.is_empty())
                 .map(String::from)
@@ -369,9 +370,15 @@ impl FaultSet {
         FaultSet(set)
     }
 
-    /// Whether the fault named by `rule_id` is on.
-    pub fn has(&self, rule_id: &str) -> bool {
-        self.0.contains(rule_id)
+    /// Whether the fault of the rule `rule` is on.
+    pub fn has(&self, rule: RuleId) -> bool {
+        self.0.contains(rule.as_str())
+    }
+
+    /// Whether the fault named `name` is on: a variant (`<rule id>:<variant>`,
+    /// [`FAULT_VARIANTS`]) or a rule id spelt out of its parts.
+    pub fn has_named(&self, name: &str) -> bool {
+        self.0.contains(name)
     }
 
     /// Names that are not in [`FAULTS`].

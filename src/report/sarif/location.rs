@@ -330,7 +330,7 @@ mod tests {
 
     #[test]
     fn discover_reads_document_starts_of_evidence() {
-        use crate::report::model::{Column, Outcome, Phase, RuleResult, RunContext};
+        use crate::report::model::{Column, Outcome, Phase, RuleResult};
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("m.yaml");
         std::fs::write(&file, "a: 1\n---\n# c\nb: 2\n---\nc: 3\n").unwrap();
@@ -355,15 +355,7 @@ mod tests {
             duration_ms: None,
         };
         let m = Matrix {
-            context: RunContext {
-                tool_version: "0".into(),
-                command: "lint".into(),
-                source: String::new(),
-                started_at: jiff::Timestamp::UNIX_EPOCH,
-                server_version: None,
-                fail_on: capi_contract::contract::FailOn::default(),
-                run_id: None,
-            },
+            context: capi_contract::checks::LintOptions::default().run_context(),
             rules: Vec::new(),
             columns: Vec::new(),
             results: vec![

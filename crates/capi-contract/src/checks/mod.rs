@@ -82,6 +82,21 @@ pub struct LintOptions {
 /// [`LintOptions::scenario_skip`] of `lint`.
 pub const NEEDS_LIVE_PROVIDER: &str = "needs a live provider (run `check`)";
 
+impl LintOptions {
+    /// The run context of an evaluation with these options (no server, no run id).
+    pub fn run_context(&self) -> RunContext {
+        RunContext {
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            command: self.command.clone(),
+            source: self.source.clone(),
+            started_at: self.started_at,
+            server_version: None,
+            fail_on: self.fail_on,
+            run_id: None,
+        }
+    }
+}
+
 impl Default for LintOptions {
     fn default() -> Self {
         LintOptions {
@@ -249,7 +264,7 @@ pub fn doc_ev(doc: &Document, message: impl Into<String>) -> Evidence {
 }
 
 /// Rules whose outcome is about the labels themselves: evaluated even without a contract.
-const LABEL_RULES: [&str; 4] = [
+const LABEL_RULES: [crate::rule_ids::RuleId; 4] = [
     id::all::CONTRACT_LABEL,
     id::all::CONTRACT_LABEL_VERSIONS,
     id::all::CONTRACT_LABEL_UNAMBIGUOUS,
@@ -262,7 +277,7 @@ fn evaluate_cell(rule: &Rule, ctx: &CheckCtx) -> Finding {
         RuleKind::Review => return Finding::skip("review only"),
         RuleKind::Static => {}
     }
-    if ctx.crd.is_some() && ctx.contract.is_none() && !LABEL_RULES.contains(&rule.id.as_str()) {
+    if ctx.crd.is_some() && ctx.contract.is_none() && !LABEL_RULES.iter().any(|r| *r == *rule.id) {
         return Finding::skip(
             "no contract label on the CRD: cannot tell which contract and version apply (pass --contract to check against one)",
         );
@@ -365,15 +380,7 @@ pub fn evaluate_plan(plan: &StaticPlan, opts: &LintOptions, rules: &[Rule]) -> M
     drop(contexts);
     locate::locate_failures(&mut results, inv);
     let mut matrix = Matrix {
-        context: RunContext {
-            tool_version: env!("CARGO_PKG_VERSION").to_string(),
-            command: opts.command.clone(),
-            source: opts.source.clone(),
-            started_at: opts.started_at,
-            server_version: None,
-            fail_on: opts.fail_on,
-            run_id: None,
-        },
+        context: opts.run_context(),
         rules: rules
             .iter()
             .filter(|r| used.contains(r.id.as_str()))

@@ -2,10 +2,11 @@
 
 use super::*;
 use crate::inventory::parse_text;
-use crate::rule_ids as id;
+use crate::rule_ids::{self as id, RuleId};
 use serde_json::json;
 
-fn rule(id: &str, kind: &str, roles: &[&str], check: Option<Value>) -> Rule {
+fn rule(id: impl AsRef<str>, kind: &str, roles: &[&str], check: Option<Value>) -> Rule {
+    let id = id.as_ref();
     let mut v = json!({
         "id": id, "title": id, "level": "MUST", "contracts": ["v1beta1", "v1beta2"],
         "roles": roles, "kind": kind, "doc": "https://example.io", "description": "d",
@@ -110,7 +111,8 @@ fn eval(text: &str, opts: &LintOptions) -> Matrix {
     evaluate_rules(docs, opts, &catalog()).unwrap()
 }
 
-fn outcome(m: &Matrix, rule: &str, contract: Option<Contract>) -> (Outcome, String) {
+fn outcome(m: &Matrix, rule: RuleId, contract: Option<Contract>) -> (Outcome, String) {
+    let rule = rule.as_str();
     let r = m
         .results
         .iter()

@@ -6,7 +6,7 @@
 pub mod combine;
 pub mod labels;
 pub mod options;
-mod shared_str;
+pub(crate) mod shared_str;
 mod timeline;
 
 use crate::contract::{Contract, FailOn, Level, Role};

@@ -1,5 +1,5 @@
 //! Plain run options every layer may read: what the command line chose, without the
-//! command-line parser. The CLI (`cli.rs`) parses its arguments into these values, listing each
+//! command-line parser. The CLI (`cli/`) parses its arguments into these values, listing each
 //! enum's [`Choice::CHOICES`] as its possible values, so the spelling and help live here once.
 
 use crate::contract::Contract;

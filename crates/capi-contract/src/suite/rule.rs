@@ -29,7 +29,7 @@ impl RuleKind {
 #[serde(deny_unknown_fields)]
 pub struct Rule {
     /// Stable id, e.g. `infra-machine/provider-id`.
-    pub id: crate::model::SharedStr,
+    pub id: crate::model::shared_str::SharedStr,
     pub title: String,
     /// Level when no per-contract override applies.
     pub level: Level,

@@ -1,5 +1,8 @@
 //! `controlplane.mock.capi-conformance.io`: MockControlPlane and MockControlPlaneTemplate at both
 //! served versions.
+//!
+//! Its `v1beta1` and `v1beta2` modules mirror each other (and the other kinds' modules) on
+//! purpose: each contract's shapes are spelt out whole, as a provider's Go types are.
 
 /// Contract v1beta1 shapes.
 pub mod v1beta1 {

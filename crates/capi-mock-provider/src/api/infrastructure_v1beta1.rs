@@ -1,4 +1,7 @@
 //! `infrastructure.mock.capi-conformance.io/v1beta1`: contract v1beta1 shapes.
+//!
+//! Mirrors `infrastructure_v1beta2.rs` on purpose: each contract's shapes are spelt out whole, as
+//! a provider's Go types are, so the two read side by side (the duplication is the point).
 
 use super::common::{
     ApiEndpointV1Beta1, ConditionV1Beta1, FailureDomainSpecV1Beta1, MachineAddress, TemplateMeta,

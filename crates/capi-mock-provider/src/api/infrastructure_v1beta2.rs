@@ -1,4 +1,7 @@
 //! `infrastructure.mock.capi-conformance.io/v1beta2`: contract v1beta2 shapes.
+//!
+//! Mirrors `infrastructure_v1beta1.rs` on purpose: each contract's shapes are spelt out whole, as
+//! a provider's Go types are, so the two read side by side (the duplication is the point).
 
 use super::common::{
     ApiEndpointV1Beta2, ConditionV1Beta2, FailureDomainV1Beta2, InfrastructureInitialization,

@@ -87,7 +87,7 @@ impl Subject {
     /// Whether the fault breaking `<role prefix>/<rule>` is on.
     pub fn fault(&self, rule: &str) -> bool {
         self.faults
-            .has(&format!("{}/{rule}", rule_prefix(self.kind.role)))
+            .has_named(&format!("{}/{rule}", rule_prefix(self.kind.role)))
     }
 
     pub fn is_b1(&self) -> bool {

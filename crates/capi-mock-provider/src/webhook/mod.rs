@@ -23,7 +23,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::routing::post;
 use base64::Engine as _;
-use capi_contract::rule_ids as id;
+use capi_contract::rule_ids::{self as id, RuleId};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -34,8 +34,8 @@ use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
 /// The faults webhook mode implements (none of them does anything without it).
 pub const WEBHOOK_FAULTS: &[&str] = &[
-    id::all::CONVERSION_LOSSLESS,
-    id::all::DEFAULTING_ADMITTED,
+    id::all::CONVERSION_LOSSLESS.as_str(),
+    id::all::DEFAULTING_ADMITTED.as_str(),
     TIMEOUT_FAULT,
 ];
 
@@ -48,7 +48,7 @@ pub const TIMEOUT_DELAY: std::time::Duration =
     std::time::Duration::from_secs(components::MUTATING_TIMEOUT_SECONDS as u64 + 1);
 
 /// Faults the validating webhook implements instead of the CRDs in webhook mode.
-const TEMPLATE_FAULTS: &[&str] = &[
+const TEMPLATE_FAULTS: &[RuleId] = &[
     id::template::SSA_DRY_RUN,
     id::infra_machine_template::SSA_DRY_RUN,
     id::infra_machinepool_template::SSA_DRY_RUN,
@@ -58,9 +58,9 @@ const TEMPLATE_FAULTS: &[&str] = &[
 /// `faults` without those the webhooks implement (what the CRDs still implement).
 pub fn without_webhook_faults(faults: &FaultSet) -> FaultSet {
     FaultSet::parse(
-        &faults
+        faults
             .names()
-            .filter(|f| !TEMPLATE_FAULTS.contains(f))
+            .filter(|f| !TEMPLATE_FAULTS.iter().any(|t| t == f))
             .collect::<Vec<_>>()
             .join(","),
     )
@@ -264,7 +264,7 @@ async fn mutate_review(State(faults): Faults, Json(review): Json<Value>) -> Json
     let request = review.get("request").cloned().unwrap_or(Value::Null);
     let verdict = admit::default(&request, faults.has(id::all::DEFAULTING_ADMITTED));
     let dry_run = request.get("dryRun").and_then(Value::as_bool) == Some(true);
-    if faults.has(TIMEOUT_FAULT)
+    if faults.has_named(TIMEOUT_FAULT)
         && dry_run
         && matches!(&verdict, admit::Verdict::Allowed(p) if !p.is_empty())
     {
@@ -286,7 +286,7 @@ async fn validate_review(State(faults): Faults, Json(review): Json<Value>) -> Js
 }
 
 /// The role-specific ssa-dry-run fault of a template kind.
-fn role_template_fault(kind: &str) -> Option<&'static str> {
+fn role_template_fault(kind: &str) -> Option<RuleId> {
     match kind {
         "MockMachineTemplate" => Some(id::infra_machine_template::SSA_DRY_RUN),
         "MockMachinePoolTemplate" => Some(id::infra_machinepool_template::SSA_DRY_RUN),

@@ -55,22 +55,8 @@ pub enum Kustomize {
     Command(String),
 }
 
-static PROCESS_DEFAULT: OnceLock<String> = OnceLock::new();
-
 impl Kustomize {
-    /// Sets what [`Kustomize::process_default`] returns (`--kustomize` of the running command),
-    /// so every loader of the process renders with it. The first call wins.
-    pub fn set_process_default(cmd: &str) {
-        let _ = PROCESS_DEFAULT.set(cmd.to_string());
-    }
-
-    /// `--kustomize` of the running command, else [`Kustomize::Auto`].
-    pub fn process_default() -> Kustomize {
-        PROCESS_DEFAULT
-            .get()
-            .map_or(Kustomize::Auto, |c| Kustomize::Command(c.clone()))
-    }
-
+    /// `--kustomize CMD` as given (`None` or blank: [`Kustomize::Auto`]).
     pub fn from_flag(flag: Option<&str>) -> Kustomize {
         match flag {
             Some(c) if !c.trim().is_empty() => Kustomize::Command(c.to_string()),

@@ -54,12 +54,13 @@ pub struct LoadOptions {
 }
 
 impl LoadOptions {
-    /// Compact CRDs, the process's kustomize ([`Kustomize::process_default`]).
+    /// Compact CRDs, kustomize roots rendered by [`Kustomize::Auto`] (what a command without
+    /// `--kustomize` uses; set [`LoadOptions::kustomize`] for another).
     pub fn new(keep_going: bool) -> LoadOptions {
         LoadOptions {
             keep_going,
             form: SchemaForm::Compact,
-            kustomize: Kustomize::process_default(),
+            kustomize: Kustomize::Auto,
         }
     }
 }

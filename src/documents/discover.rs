@@ -160,6 +160,14 @@ impl Walk {
 mod tests {
     use super::*;
 
+    /// Roots, with nothing beside them left unread.
+    fn roots_only(roots: Vec<PathBuf>) -> DirPlan {
+        DirPlan::Roots {
+            roots,
+            not_read: vec![],
+        }
+    }
+
     fn touch(root: &Path, rel: &str, text: &str) {
         let p = root.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -183,17 +191,11 @@ mod tests {
         touch(r, "config/crd/bases/a.yaml", "kind: A\n");
         assert_eq!(
             plan_dir(&r.join("config/crd")),
-            DirPlan::Roots {
-                roots: vec![r.join("config/crd")],
-                not_read: vec![]
-            }
+            roots_only(vec![r.join("config/crd")])
         );
         assert_eq!(
             plan_dir(&r.join("config")),
-            DirPlan::Roots {
-                roots: vec![r.join("config/default")],
-                not_read: vec![]
-            }
+            roots_only(vec![r.join("config/default")])
         );
         assert_eq!(plan_dir(&r.join("config/crd/bases")), DirPlan::Plain);
     }
@@ -237,10 +239,7 @@ mod tests {
         touch(r, "deploy/other/kustomization.yaml", "resources: []\n");
         assert_eq!(
             plan_dir(r),
-            DirPlan::Roots {
-                roots: vec![r.join("deploy/other"), r.join("deploy/overlay")],
-                not_read: vec![]
-            }
+            roots_only(vec![r.join("deploy/other"), r.join("deploy/overlay")])
         );
     }
 }

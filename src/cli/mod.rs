@@ -4,21 +4,19 @@
 //! flags live in [`KubeArgs`] so that the binary works the same when kubectl runs it as the
 //! `kubectl capi-conformance` plugin.
 
-use crate::kubeconn::{KubeOptions, parse_duration};
-use crate::plan::{RuleFilter, ScenarioOptions};
+mod check;
+
+use crate::kubeconn::KubeOptions;
 use crate::report::Outputs;
-use crate::run::{CheckOptions, EmbeddedOptions, RunOptions};
-use crate::scenarios::Settings;
-use crate::source::embedded::EmbeddedInputs;
 use anyhow::Context;
 use capi_contract::checks::{ConfigFile, LintOptions};
 use capi_contract::contract::{Contract, FailOn};
 use capi_contract::model::Choice;
 pub use capi_contract::model::{ContractSelection, OutputFormat};
+pub use check::{CheckArgs, ProgressArg};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// Parses a plain option enum of the layers below (`--contract`, `-o`), listing its
 /// [`Choice::CHOICES`] as the possible values, with their help.
@@ -307,172 +305,6 @@ impl KubeArgs {
             insecure_skip_tls_verify: self.insecure_skip_tls_verify,
         }
     }
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct CheckArgs {
-    /// Start the embedded API server with core CRDs and the mock provider; no cluster needed.
-    #[arg(long)]
-    pub embedded: bool,
-    /// Only the static rules (no lifecycle scenarios).
-    #[arg(long = "static-only")]
-    pub static_only: bool,
-    /// Scenarios to run (comma-separated ids, or `none`).
-    #[arg(long, value_name = "LIST")]
-    pub scenarios: Option<String>,
-    /// Only these rules (comma-separated ids or `*` globs, e.g. `infra-machine/*,*/pause`): the
-    /// matrix keeps only them and only the scenarios judging one of them run.
-    #[arg(long = "rules", value_name = "GLOBS")]
-    pub rules: Option<String>,
-    /// Only check this provider (as grouped by the inventory).
-    #[arg(long)]
-    pub provider: Option<String>,
-    /// Scenarios run concurrently (the default runs every embedded scenario of one provider at
-    /// once: the run is bounded by quiet windows, not CPU).
-    #[arg(long, default_value_t = 8)]
-    pub parallel: usize,
-    /// With --embedded: the provider's manifests to install, as `clusterctl init` would: its
-    /// release `components.yaml`, its `config/` tree, or any files or directories of CRDs, RBAC,
-    /// Namespaces, Services, webhook configurations, Deployments (stored, not run).
-    #[arg(long, value_name = "PATH")]
-    pub crds: Vec<PathBuf>,
-    /// The kustomize that renders kustomize roots among the inputs (`--crds config/`): a
-    /// program (`kustomize`, `kubectl`, a path) or a program with its arguments. Default:
-    /// `kustomize` on PATH, else `kubectl`.
-    #[arg(long, value_name = "CMD")]
-    pub kustomize: Option<String>,
-    /// A clusterctl variable of the --crds manifests (`${NAME}`), over the environment and the
-    /// manifests' defaults (repeatable).
-    #[arg(long = "var", value_name = "NAME=VALUE")]
-    pub vars: Vec<String>,
-    /// With --embedded: the provider's controller command; `{kubeconfig}` is replaced by the
-    /// embedded server's kubeconfig path.
-    #[arg(long = "provider-cmd", value_name = "CMD")]
-    pub provider_cmd: Option<String>,
-    /// Sample provider objects (YAML of the provider's kinds with provider-specific spec).
-    #[arg(long, value_name = "FILE")]
-    pub sample: Vec<PathBuf>,
-    /// With --embedded: install CAPI core's released CRDs from FILE (its components file, e.g.
-    /// cluster-api-components.yaml of v1.11 or newer) instead of the tool's minimal ones; both
-    /// serve cluster.x-k8s.io v1beta1 and v1beta2, converted as CAPI core converts.
-    #[arg(long = "core-crds", value_name = "FILE")]
-    pub core_crds: Option<PathBuf>,
-    /// On a real cluster without CAPI core: install minimal core CRDs of our own.
-    #[arg(long = "install-core-crds")]
-    pub install_core_crds: bool,
-    /// Strip finalizers a broken provider never removes during cleanup.
-    #[arg(long = "force-cleanup")]
-    pub force_cleanup: bool,
-    /// Quiet window for "must not act" assertions (e.g. `300ms`, `30s`).
-    #[arg(long = "quiet-window", value_name = "DURATION")]
-    pub quiet_window: Option<String>,
-    /// Deadline per scenario step (e.g. `10s`).
-    #[arg(long, value_name = "DURATION")]
-    pub timeout: Option<String>,
-    /// Directory keeping the timeline and final objects of every scenario run, passing or not.
-    #[arg(long = "report-dir", value_name = "DIR")]
-    pub report_dir: Option<PathBuf>,
-    /// Run as a Sonobuoy plugin: write the JUnit report into Sonobuoy's results directory
-    /// ($SONOBUOY_RESULTS_DIR, else /tmp/sonobuoy/results), then the `done` file naming it. On by
-    /// itself when SONOBUOY_RESULTS_DIR is set.
-    #[arg(long, conflicts_with = "junit")]
-    pub sonobuoy: bool,
-    /// Progress display: auto (TTY only), always, never.
-    #[arg(long, default_value = "auto", value_parser = ["auto", "always", "never"])]
-    pub progress: String,
-    /// The identity CAPI core runs as, for the effective-RBAC rule.
-    #[arg(
-        long = "capi-manager",
-        default_value = "system:serviceaccount:capi-system:capi-manager"
-    )]
-    pub capi_manager: String,
-    /// With --embedded and the mock as target: provider-wide faults of the target mock
-    /// (comma-separated rule ids; for demonstrating and testing failures).
-    #[arg(long = "mock-faults", value_name = "LIST", hide = true)]
-    pub mock_faults: Option<String>,
-    /// With --embedded: fault injection in the embedded API server, same spec as `serve
-    /// --faults`, e.g. `drop-watch=2s,force-410=20,429=5%,500=5%,latency=200ms,slow-establish=1s`.
-    #[arg(long = "server-faults", value_name = "SPEC")]
-    pub server_faults: Option<String>,
-    #[command(flatten)]
-    pub kube: KubeArgs,
-    #[command(flatten)]
-    pub report: ReportArgs,
-}
-
-impl CheckArgs {
-    /// Everything `check` was asked, as the plain options of the plan and run stages (reads
-    /// `--manager-help`, `--config` and the `--sample` files).
-    pub fn options(&self) -> anyhow::Result<CheckOptions> {
-        let defaults = if self.embedded {
-            Settings::EMBEDDED
-        } else {
-            Settings::REAL
-        };
-        let mut statics = self.report.lint_options(
-            "check",
-            if self.embedded {
-                "embedded".into()
-            } else {
-                String::new()
-            },
-        )?;
-        let selection = crate::plan::selected_scenarios(self.scenarios.as_deref());
-        let filter = RuleFilter::parse(self.rules.as_deref());
-        let scenarios = if self.static_only || selection.as_ref().is_some_and(Vec::is_empty) {
-            statics.scenario_skip = crate::plan::STATIC_ONLY.into();
-            None
-        } else {
-            Some(ScenarioOptions {
-                provider: self.provider.clone(),
-                contract: self.report.contract,
-                samples: crate::source::load_samples(&self.sample)?,
-                sample_files: self.sample.clone(),
-                selection,
-                mock_targets: self.embedded.then_some(self.crds.is_empty()),
-                baseline_from_inventory: self.embedded,
-                only_judged: filter.is_some(),
-            })
-        };
-        Ok(CheckOptions {
-            statics,
-            scenarios,
-            filter,
-            run: RunOptions {
-                settings: settings(self, defaults)?,
-                parallel: self.parallel,
-                report_dir: self.report_dir.clone(),
-                force_cleanup: self.force_cleanup,
-                install_core_crds: self.install_core_crds,
-                capi_manager: self.capi_manager.clone(),
-                events: Default::default(),
-            },
-            embedded: self.embedded.then(|| EmbeddedOptions {
-                inputs: EmbeddedInputs {
-                    crds: self.crds.clone(),
-                    vars: self.vars.clone(),
-                    server_faults: self.server_faults.clone(),
-                    serve_webhooks: self.provider_cmd.is_some(),
-                    core_crds: self.core_crds.clone(),
-                },
-                provider_cmd: self.provider_cmd.clone(),
-                target_faults: self.mock_faults.clone().unwrap_or_default(),
-                target_core_reads: Default::default(),
-            }),
-        })
-    }
-}
-
-/// Timing settings from `--quiet-window` and `--timeout` over the defaults for the mode.
-fn settings(args: &CheckArgs, defaults: Settings) -> anyhow::Result<Settings> {
-    let mut s = defaults;
-    if let Some(q) = &args.quiet_window {
-        s.quiet_window = parse_duration(q)?.unwrap_or(Duration::ZERO);
-    }
-    if let Some(t) = &args.timeout {
-        s.step_timeout = parse_duration(t)?.unwrap_or(Duration::from_secs(3600));
-    }
-    Ok(s)
 }
 
 #[derive(Debug, Clone, Args)]
