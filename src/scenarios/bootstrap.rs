@@ -76,14 +76,77 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     // a throwaway config followed by the cluster lookup, and the b1 failure gate.
     let mut gate = r.part();
     let mut failure = r.part();
-    let (main, gated, failed) = tokio::join!(
+    let mut init = r.part();
+    let (main, gated, failed, initialized) = tokio::join!(
         main_flow(r, &m, &bc, &cluster),
         owner_gate_and_lookup(&mut gate, &p, &res),
         failure_gate(&mut failure, &p, &res, &cluster),
+        init_config(&mut init, &p, &res, &cluster),
     );
     r.absorb(gate, gated);
     r.absorb(failure, failed);
+    r.absorb(init, initialized);
     main
+}
+
+/// The init config: the first control-plane Machine of a Cluster whose infrastructure is
+/// provisioned but whose control plane is not initialized yet (labelled as its owner labels
+/// it, [`super::core_sim::CONTROL_PLANE_LABEL`]). CABPK tells it from a worker by that label
+/// and generates its data without waiting for `ControlPlaneInitialized`
+/// (`handleClusterNotInitialized`); without bootstrap data for it no cluster ever comes up.
+async fn init_config(
+    r: &mut ScriptRun<'_>,
+    p: &str,
+    res: &ApiResource,
+    cluster: &str,
+) -> Result<(), EnvError> {
+    r.step("init config of the first control-plane Machine");
+    let cluster5 = format!("{cluster}5");
+    let cluster = cluster5.as_str();
+    r.env
+        .create_cluster_of(
+            r.subject,
+            cluster,
+            ClusterSpec {
+                endpoint: Some(("cp.capi-conformance.invalid", 6443)),
+                ..ClusterSpec::default()
+            },
+        )
+        .await?;
+    r.env.set_infra_provisioned(cluster, true).await?;
+    let machine5 = format!("{p}-m5");
+    let bc5 = format!("{p}-bc5");
+    let infra = r
+        .env
+        .create_infra_machine(r.contract(), &machine5, cluster)
+        .await?;
+    let m5 = r
+        .env
+        .create_control_plane_machine(&machine5, cluster, (&infra, &machine5), (res, &bc5))
+        .await?;
+    r.env
+        .own_infra_machine(&infra, &machine5, &m5, cluster)
+        .await?;
+    r.watch(res, &bc5).await;
+    let mut obj = r.provider_object(&bc5, &[]);
+    obj["metadata"]["ownerReferences"] = json!([controller_owner_ref(&m5)]);
+    obj["metadata"]["labels"][CLUSTER_NAME_LABEL] = json!(cluster);
+    r.env.create(res, obj).await?;
+    let created = created_path(r.contract());
+    let done = r.wait(&bc5, |v| get_bool(v, created) == Some(true)).await;
+    r.verdicts.check(
+        id::bootstrap::DATA_SECRET_CREATED,
+        done.is_ok(),
+        format!(
+            "{created} not true before the deadline for the init config of a control-plane Machine (Cluster infrastructure provisioned, control plane not yet initialized)"
+        ),
+        r.evidence(
+            &bc5,
+            "no bootstrap data for the first control-plane Machine",
+            Some(created),
+        ),
+    );
+    Ok(())
 }
 
 /// Owner gate on a throwaway config (a provider acting early cannot spoil the main one),

@@ -382,7 +382,8 @@ impl Env {
         .await
     }
 
-    /// Creates a Machine of `cluster` referencing `infra` (and a bootstrap config or data secret).
+    /// Creates a worker Machine of `cluster` referencing `infra` (and a bootstrap config or data
+    /// secret).
     pub async fn create_machine(
         &self,
         name: &str,
@@ -391,6 +392,42 @@ impl Env {
         bootstrap_config: Option<(&ApiResource, &str)>,
         data_secret: Option<&str>,
         failure_domain: Option<&str>,
+    ) -> Result<Value, EnvError> {
+        self.create_machine_of_kind(
+            name,
+            cluster,
+            infra,
+            bootstrap_config,
+            data_secret,
+            failure_domain,
+            false,
+        )
+        .await
+    }
+
+    /// Creates a control-plane Machine (label [`CONTROL_PLANE_LABEL`]) of `cluster`
+    /// referencing `infra` and the bootstrap config `config`.
+    pub async fn create_control_plane_machine(
+        &self,
+        name: &str,
+        cluster: &str,
+        infra: (&ApiResource, &str),
+        config: (&ApiResource, &str),
+    ) -> Result<Value, EnvError> {
+        self.create_machine_of_kind(name, cluster, infra, Some(config), None, None, true)
+            .await
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn create_machine_of_kind(
+        &self,
+        name: &str,
+        cluster: &str,
+        infra: (&ApiResource, &str),
+        bootstrap_config: Option<(&ApiResource, &str)>,
+        data_secret: Option<&str>,
+        failure_domain: Option<&str>,
+        control_plane: bool,
     ) -> Result<Value, EnvError> {
         let mut bootstrap = json!({});
         if let Some((r, n)) = bootstrap_config {
@@ -408,7 +445,14 @@ impl Env {
             spec["failureDomain"] = json!(fd);
         }
         spec["version"] = json!(MACHINE_VERSION);
-        let obj = json!({"metadata": self.core_meta(name, Some(cluster)), "spec": spec});
+        let mut meta = self.core_meta(name, Some(cluster));
+        if control_plane {
+            // A control-plane Machine as its owner labels it (KCP adds `control-plane-name` too;
+            // a stand-alone one has the key alone): CABPK tells init / join-control-plane from a
+            // worker join by the key's presence (`util.IsControlPlaneMachine`).
+            meta["labels"][CONTROL_PLANE_LABEL] = json!("");
+        }
+        let obj = json!({"metadata": meta, "spec": spec});
         self.create(&machine_resource(), obj).await
     }
 

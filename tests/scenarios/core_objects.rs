@@ -308,3 +308,126 @@ async fn a_samples_reference_is_created_in_the_run_namespace_and_rewritten() {
     assert!(left.0.is_empty(), "{:?}", left.0);
     assert!(api.get_opt(&name).await.unwrap().is_none());
 }
+
+/// CABPK tells the init config from a worker join by the owner Machine's
+/// `cluster.x-k8s.io/control-plane` label (`util.IsControlPlaneMachine`): on a Cluster whose
+/// infrastructure is provisioned and whose control plane is not yet initialized, the mock in
+/// its `worker-join` mode generates data for the labelled control-plane Machine the tool
+/// creates and none for the same Machine unlabelled (a worker waits for
+/// `ControlPlaneInitialized`). SC-bootstrap judges the labelled one (`init config of the first
+/// control-plane Machine`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_init_config_needs_its_machine_labelled_control_plane() {
+    use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
+    use capi_conformance::contract::{Contract, Role};
+    use capi_conformance::mock::{MockOptions, MockProvider, core::CoreReads};
+    use capi_conformance::scenarios::{
+        Settings, baseline, core_sim::ClusterSpec, core_sim::controller_owner_ref, env::Env,
+        timeline::Recorder,
+    };
+    let server = EmbeddedServer::new(ServerOptions::default());
+    let core = capi_conformance::capi_core::EmbeddedCore::start(
+        server.client(),
+        capi_conformance::capi_core::crds::CoreCrds::Minimal,
+    )
+    .await
+    .unwrap();
+    core.route(&server);
+    let mut docs =
+        capi_conformance::source::embedded::base_documents_with(core.documents.clone()).unwrap();
+    docs.push(serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "run-ns"}}));
+    server.apply_documents(docs).await.unwrap();
+    let mock = MockProvider::start(
+        server.client(),
+        MockOptions {
+            core: CoreReads::parse("worker-join").unwrap(),
+            ..MockOptions::default()
+        },
+    );
+    let env = Env {
+        client: server.client(),
+        namespace: "run-ns".into(),
+        run_id: "r1".into(),
+        watch_filter: None,
+        pause_core: false,
+        recorder: Recorder::new(),
+        guard: Default::default(),
+        settings: Settings::EMBEDDED,
+        round_trips: Default::default(),
+        events: Default::default(),
+        workloads: None,
+    };
+    let subject =
+        baseline::mock_subject(Role::BootstrapConfig, Contract::V1Beta2, "p", false).unwrap();
+    let config = subject.resource.clone();
+    env.create_cluster_of(
+        &subject,
+        "c1",
+        ClusterSpec {
+            endpoint: Some(("cp.capi-conformance.invalid", 6443)),
+            ..ClusterSpec::default()
+        },
+    )
+    .await
+    .unwrap();
+    env.set_infra_provisioned("c1", true).await.unwrap();
+    let configs: kube::Api<kube::api::DynamicObject> =
+        kube::Api::namespaced_with(server.client(), "run-ns", &config);
+    for (machine, control_plane) in [("m-cp", true), ("m-unlabelled", false)] {
+        let bc = format!("{machine}-bc");
+        let infra = env
+            .create_infra_machine(Contract::V1Beta2, machine, "c1")
+            .await
+            .unwrap();
+        let m = if control_plane {
+            env.create_control_plane_machine(machine, "c1", (&infra, machine), (&config, &bc))
+                .await
+                .unwrap()
+        } else {
+            env.create_machine(
+                machine,
+                "c1",
+                (&infra, machine),
+                Some((&config, &bc)),
+                None,
+                None,
+            )
+            .await
+            .unwrap()
+        };
+        let obj: kube::api::DynamicObject = serde_json::from_value(serde_json::json!({
+            "apiVersion": config.api_version, "kind": config.kind,
+            "metadata": {"name": bc, "labels": {"cluster.x-k8s.io/cluster-name": "c1"},
+                         "ownerReferences": [controller_owner_ref(&m)]},
+            "spec": {},
+        }))
+        .unwrap();
+        configs.create(&Default::default(), &obj).await.unwrap();
+    }
+    let created = |name: &'static str, tries: u32| {
+        let configs = configs.clone();
+        async move {
+            for _ in 0..tries {
+                let c = configs.get(name).await.unwrap();
+                let v = serde_json::to_value(&c).unwrap();
+                if v.pointer("/status/initialization/dataSecretCreated")
+                    == Some(&serde_json::json!(true))
+                {
+                    return true;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            false
+        }
+    };
+    assert!(
+        created("m-cp-bc", 100).await,
+        "the init config of the labelled control-plane Machine got no data"
+    );
+    assert!(
+        !created("m-unlabelled-bc", 15).await,
+        "an unlabelled Machine is a worker: no data before ControlPlaneInitialized"
+    );
+    mock.shutdown().await;
+    core.shutdown().await;
+}

@@ -32,8 +32,44 @@ pub fn is_worker(owner: Option<&DynamicObject>) -> bool {
     owner.is_none_or(|o| !o.labels().contains_key(CONTROL_PLANE_LABEL))
 }
 
+/// CABPK's branch for the config's owner: init, control-plane join or worker join (the module
+/// doc); `Err` while the owner's path cannot produce data yet (the reconcile is retried).
+pub async fn init_or_join(
+    client: &Client,
+    s: &Subject,
+    cluster: &DynamicObject,
+    owner: Option<&DynamicObject>,
+) -> Result<()> {
+    let name = cluster.name_any();
+    if !core::cluster_infrastructure_provisioned(cluster) {
+        return Err(not_yet(format!(
+            "Cluster {name}: waiting for the infrastructure to be provisioned"
+        )));
+    }
+    if is_worker(owner) {
+        return join(client, s, cluster).await;
+    }
+    if !core::cluster_control_plane_initialized(cluster) {
+        // The init config of the first control-plane Machine.
+        return Ok(());
+    }
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), &s.namespace);
+    for purpose in ["ca", "sa", "proxy", "etcd"] {
+        let secret = secrets
+            .get_opt(&format!("{name}-{purpose}"))
+            .await?
+            .ok_or_else(|| not_yet(format!("{name}-{purpose}: missing certificate")))?;
+        if data(&secret, "tls.crt").is_none() || data(&secret, "tls.key").is_none() {
+            return Err(not_yet(format!(
+                "{name}-{purpose}: missing crt or key data"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Checks the join prerequisites and creates the join token on the workload cluster.
-pub async fn join(client: &Client, s: &Subject, cluster: &DynamicObject) -> Result<()> {
+async fn join(client: &Client, s: &Subject, cluster: &DynamicObject) -> Result<()> {
     let name = cluster.name_any();
     if !core::cluster_control_plane_initialized(cluster) {
         return Err(not_yet(format!(
