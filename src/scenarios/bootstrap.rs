@@ -43,12 +43,13 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         r.env.recorder.clone(),
     );
     r.keep(secrets);
+    let (host, port) = r.env.control_plane_endpoint(&cluster)?;
     r.env
         .create_cluster_of(
             r.subject,
             &cluster,
             ClusterSpec {
-                endpoint: Some(("cp.capi-conformance.invalid", 6443)),
+                endpoint: Some((&host, port)),
                 ..ClusterSpec::default()
             },
         )
@@ -103,12 +104,13 @@ async fn init_config(
     r.step("init config of the first control-plane Machine");
     let cluster5 = format!("{cluster}5");
     let cluster = cluster5.as_str();
+    let (host, port) = r.env.control_plane_endpoint(cluster)?;
     r.env
         .create_cluster_of(
             r.subject,
             cluster,
             ClusterSpec {
-                endpoint: Some(("cp.capi-conformance.invalid", 6443)),
+                endpoint: Some((&host, port)),
                 ..ClusterSpec::default()
             },
         )
@@ -178,12 +180,13 @@ async fn failure_gate(
     // Its own Cluster: the main flow pauses the main Cluster meanwhile.
     let cluster4 = format!("{cluster}4");
     let cluster = cluster4.as_str();
+    let (host, port) = r.env.control_plane_endpoint(cluster)?;
     r.env
         .create_cluster_of(
             r.subject,
             cluster,
             ClusterSpec {
-                endpoint: Some(("cp.capi-conformance.invalid", 6443)),
+                endpoint: Some((&host, port)),
                 ..ClusterSpec::default()
             },
         )

@@ -36,6 +36,8 @@ pub const CORE_VERSION: &str = "v1beta2";
 pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
 pub const CONTROL_PLANE_LABEL: &str = "cluster.x-k8s.io/control-plane";
 pub const PAUSED_ANNOTATION: &str = "cluster.x-k8s.io/paused";
+/// The control plane endpoint host of Clusters on a real cluster (RFC 2606 `.invalid`).
+pub const UNREACHABLE_ENDPOINT_HOST: &str = "cp.capi-conformance.invalid";
 
 fn core(kind: &str, plural: &str) -> ApiResource {
     ApiResource {
@@ -279,8 +281,12 @@ impl Env {
         let mut secrets = Vec::new();
         match &self.workloads {
             Some(w) => {
+                let ca = match self.existing_cluster_ca(cluster).await? {
+                    Some(ca) => ca,
+                    None => pki::Authority::new("kubernetes").map_err(pki_err)?,
+                };
                 let wc = w
-                    .get_or_start(&self.namespace, cluster)
+                    .start(&self.namespace, cluster, ca)
                     .await
                     .map_err(|e| EnvError::Invalid(e.to_string()))?;
                 secrets.extend(pki::certificate_secrets(cluster, &wc.ca).map_err(pki_err)?);
@@ -324,6 +330,68 @@ impl Env {
             }
         }
         Ok(())
+    }
+
+    /// The CA of `<cluster>-ca` when that Secret exists with a certificate and key the tool can
+    /// sign with (a provider's own: KCP and CABPK generate it when absent,
+    /// `LookupOrGenerateCached`); `None` otherwise.
+    async fn existing_cluster_ca(
+        &self,
+        cluster: &str,
+    ) -> Result<Option<crate::capi_core::pki::Authority>, EnvError> {
+        let api: kube::Api<k8s_openapi::api::core::v1::Secret> =
+            kube::Api::namespaced(self.client.clone(), &self.namespace);
+        let name = format!("{cluster}-ca");
+        let secret = api.get_opt(&name).await.map_err(|source| EnvError::Api {
+            action: "get",
+            object: format!("Secret/{name}"),
+            source,
+        })?;
+        let data = |key: &str| {
+            secret
+                .as_ref()
+                .and_then(|s| s.data.as_ref())
+                .and_then(|d| d.get(key))
+                .map(|b| String::from_utf8_lossy(&b.0).to_string())
+        };
+        Ok(match (data("tls.crt"), data("tls.key")) {
+            (Some(crt), Some(key)) => crate::capi_core::pki::Authority::from_pem(&crt, &key).ok(),
+            _ => None,
+        })
+    }
+
+    /// The Cluster's `spec.controlPlaneEndpoint`: on an embedded run the address its workload
+    /// cluster will serve on (reserved now, served once the control plane is initialized, so
+    /// a kubeconfig a provider builds from endpoint and `<cluster>-ca` reaches it); on a real
+    /// cluster a name that resolves nowhere (nothing of the tool's is reachable from there).
+    pub fn control_plane_endpoint(&self, cluster: &str) -> Result<(String, i64), EnvError> {
+        match &self.workloads {
+            Some(w) => {
+                let addr = w
+                    .reserve(&self.namespace, cluster)
+                    .map_err(|e| EnvError::Invalid(e.to_string()))?;
+                Ok((addr.ip().to_string(), i64::from(addr.port())))
+            }
+            None => Ok((UNREACHABLE_ENDPOINT_HOST.to_string(), 6443)),
+        }
+    }
+
+    /// Starts the workload cluster of `cluster` on its reserved endpoint once the provider's
+    /// `<cluster>-ca` exists (a control plane provider generates it, then writes
+    /// `<cluster>-kubeconfig` from the endpoint and that CA and connects to find
+    /// `kube-system/kubeadm-config`, as KCP does); `Ok(false)` when there is no such CA the
+    /// tool can sign with, or no workload clusters (a real cluster).
+    pub async fn start_workload_on_provider_ca(&self, cluster: &str) -> Result<bool, EnvError> {
+        let Some(w) = &self.workloads else {
+            return Ok(false);
+        };
+        let Some(ca) = self.existing_cluster_ca(cluster).await? else {
+            return Ok(false);
+        };
+        w.start(&self.namespace, cluster, ca)
+            .await
+            .map_err(|e| EnvError::Invalid(e.to_string()))?;
+        Ok(true)
     }
 
     /// Marks the control plane initialized on the Cluster (status flag + conditions), after

@@ -431,3 +431,109 @@ async fn an_init_config_needs_its_machine_labelled_control_plane() {
     mock.shutdown().await;
     core.shutdown().await;
 }
+
+/// The Cluster's `controlPlaneEndpoint` is its workload cluster: reserved before the Cluster
+/// exists, served once the control plane is initialized with a certificate of the CA in
+/// `<cluster>-ca` at that moment (here a provider's own, made before the gate opened, as KCP
+/// and CABPK's init make it), so a kubeconfig a provider builds from endpoint and CA (as KCP's
+/// `reconcileKubeconfig` does) reaches it. A `<cluster>-kubeconfig` the provider wrote is kept;
+/// the tool writes its own only where there is none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_endpoint_is_the_workload_cluster_served_with_the_providers_ca() {
+    use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
+    use capi_conformance::capi_core::{pki, workload::WorkloadClusters};
+    use capi_conformance::scenarios::{
+        Settings, core_sim::ClusterSpec, env::Env, timeline::Recorder,
+    };
+    use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+    let server = EmbeddedServer::new(ServerOptions::default());
+    let core = capi_conformance::capi_core::EmbeddedCore::start(
+        server.client(),
+        capi_conformance::capi_core::crds::CoreCrds::Minimal,
+    )
+    .await
+    .unwrap();
+    core.route(&server);
+    let mut docs =
+        capi_conformance::source::embedded::base_documents_with(core.documents.clone()).unwrap();
+    docs.push(serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "run-ns"}}));
+    server.apply_documents(docs).await.unwrap();
+    let workloads = WorkloadClusters::default();
+    let env = Env {
+        client: server.client(),
+        namespace: "run-ns".into(),
+        run_id: "r1".into(),
+        watch_filter: None,
+        pause_core: false,
+        recorder: Recorder::new(),
+        guard: Default::default(),
+        settings: Settings::EMBEDDED,
+        round_trips: Default::default(),
+        events: Default::default(),
+        workloads: Some(workloads.clone()),
+    };
+    let secrets: kube::Api<Secret> = kube::Api::namespaced(server.client(), "run-ns");
+    let create_secret = |v: serde_json::Value| {
+        let secrets = secrets.clone();
+        async move {
+            let s: Secret = serde_json::from_value(v).unwrap();
+            secrets.create(&Default::default(), &s).await.unwrap();
+        }
+    };
+    for (cluster, provider_kubeconfig) in [("c1", false), ("c2", true)] {
+        let (host, port) = env.control_plane_endpoint(cluster).unwrap();
+        assert_eq!(host, "127.0.0.1");
+        env.create_cluster(
+            cluster,
+            ClusterSpec {
+                endpoint: Some((&host, port)),
+                ..ClusterSpec::default()
+            },
+        )
+        .await
+        .unwrap();
+        // The provider's own CA, before the control plane is initialized.
+        let provider_ca = pki::Authority::new("kubernetes").unwrap();
+        create_secret(pki::certificate_secret(
+            cluster,
+            "ca",
+            &provider_ca.cert_pem,
+            &provider_ca.key_pem,
+        ))
+        .await;
+        if provider_kubeconfig {
+            create_secret(pki::kubeconfig_secret(cluster, "provider's own")).await;
+        }
+        env.set_control_plane_initialized(cluster).await.unwrap();
+        let wc = workloads.get("run-ns", cluster).expect("started");
+        // A kubeconfig built from the Cluster's endpoint and the provider's CA reaches it
+        // (credentials: the workload server's token; client certificates are another matter).
+        let url = format!("https://{host}:{port}");
+        let text = pki::kubeconfig(cluster, &url, &provider_ca, Some(wc.token())).unwrap();
+        let kc = kube::config::Kubeconfig::from_yaml(&text).unwrap();
+        let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+            .await
+            .unwrap();
+        let client = kube::Client::try_from(config).unwrap();
+        let cms: kube::Api<ConfigMap> = kube::Api::namespaced(client, "kube-system");
+        assert!(cms.get("kubeadm-config").await.is_ok(), "{cluster}");
+        // The tool did not replace the provider's CA.
+        let ca = secrets.get(&format!("{cluster}-ca")).await.unwrap();
+        assert_eq!(
+            ca.data.unwrap()["tls.crt"].0,
+            provider_ca.cert_pem.as_bytes()
+        );
+        let kubeconfig = secrets.get(&format!("{cluster}-kubeconfig")).await.unwrap();
+        let value = String::from_utf8(kubeconfig.data.unwrap()["value"].0.clone()).unwrap();
+        if provider_kubeconfig {
+            assert_eq!(value, "provider's own");
+        } else {
+            assert!(
+                value.contains(&url),
+                "the tool's kubeconfig points at the endpoint"
+            );
+        }
+    }
+    workloads.shutdown().await;
+    core.shutdown().await;
+}
