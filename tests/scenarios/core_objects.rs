@@ -537,3 +537,64 @@ async fn the_endpoint_is_the_workload_cluster_served_with_the_providers_ca() {
     workloads.shutdown().await;
     core.shutdown().await;
 }
+
+/// Python's `kubernetes` client (an independent reader) creates a Cluster at v1beta2 and reads
+/// it at v1beta1, and the reverse, through the core conversion webhook: references
+/// (`apiGroup` ↔ `apiVersion` from the MockCluster CRD's contract labels, `namespace`),
+/// `status.initialization.*` ↔ `status.infrastructureReady` / `controlPlaneReady`. On the
+/// tool's minimal core CRDs and on CAPI core's released ones (`../shared`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_reads_core_objects_converted_at_both_versions() {
+    use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
+    use capi_conformance::capi_core::crds::CoreCrds;
+    let test = "python_reads_core_objects_converted_at_both_versions";
+    let Some(python) = super::python_tools::python_with("kubernetes", test) else {
+        return;
+    };
+    let mut crds = vec![("minimal", CoreCrds::Minimal)];
+    if let Some(file) = super::shared_data::shared_or_skip(
+        "corpus/capi-core/components.yaml",
+        "Python reads on CAPI core's released CRDs",
+    ) {
+        crds.push(("released", CoreCrds::Released(file)));
+    }
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios/core_python.py");
+    for (what, crds) in crds {
+        let server = EmbeddedServer::new(ServerOptions::default());
+        let core = capi_conformance::capi_core::EmbeddedCore::start(server.client(), crds)
+            .await
+            .unwrap();
+        core.route(&server);
+        server
+            .apply_documents(
+                capi_conformance::source::embedded::base_documents_with(core.documents.clone())
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        let listener = server.listen("127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let kc = dir.path().join("kubeconfig");
+        std::fs::write(&kc, listener.kubeconfig_yaml()).unwrap();
+        let out = tokio::process::Command::new(&python)
+            .arg(&script)
+            .arg(&kc)
+            .arg("default")
+            .output()
+            .await
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.trim_end().ends_with("ok"),
+            "{what} core CRDs: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            core.webhook.reviews() > 0,
+            "{what}: no ConversionReview served"
+        );
+        listener.shutdown().await;
+        core.shutdown().await;
+    }
+}
