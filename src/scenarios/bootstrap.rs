@@ -1,7 +1,9 @@
 //! SC-bootstrap (docs/contract.md §4.1): owner gate, pause, the data Secret (name, label, owner,
 //! key, type), status order (Secret → dataSecretName → created), deterministic name, Ready.
 
-use super::core_sim::{CLUSTER_NAME_LABEL, ClusterSpec, controller_owner_ref, secret_resource};
+use super::core_sim::{
+    CLUSTER_NAME_LABEL, ClusterSpec, MachineSpec, controller_owner_ref, secret_resource,
+};
 use super::env::EnvError;
 use super::json::{self, get_bool};
 use super::observer::watch_all;
@@ -68,9 +70,10 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
             &machine,
             &cluster,
             (&infra, &machine),
-            Some((&res, &bc)),
-            None,
-            None,
+            MachineSpec {
+                bootstrap_config: Some((&res, &bc)),
+                ..MachineSpec::default()
+            },
         )
         .await?;
     r.env
@@ -127,7 +130,16 @@ async fn init_config(
         .await?;
     let m5 = r
         .env
-        .create_control_plane_machine(&machine5, cluster, (&infra, &machine5), (res, &bc5))
+        .create_machine(
+            &machine5,
+            cluster,
+            (&infra, &machine5),
+            MachineSpec {
+                bootstrap_config: Some((res, &bc5)),
+                control_plane: true,
+                ..MachineSpec::default()
+            },
+        )
         .await?;
     r.env
         .own_infra_machine(&infra, &machine5, &m5, cluster)
@@ -207,9 +219,10 @@ async fn failure_gate(
             &machine4,
             cluster,
             (&infra, &machine4),
-            Some((res, &bc4)),
-            None,
-            None,
+            MachineSpec {
+                bootstrap_config: Some((res, &bc4)),
+                ..MachineSpec::default()
+            },
         )
         .await?;
     let acted = r
@@ -367,9 +380,10 @@ async fn cluster_lookup(r: &mut ScriptRun<'_>, p: &str, res: &ApiResource) -> Re
             &machine,
             &missing,
             (&infra, &machine),
-            Some((res, &bc)),
-            None,
-            None,
+            MachineSpec {
+                bootstrap_config: Some((res, &bc)),
+                ..MachineSpec::default()
+            },
         )
         .await?;
     r.watch(res, &bc).await;

@@ -103,6 +103,18 @@ pub fn controller_owner_ref(owner: &Value) -> Value {
     })
 }
 
+/// What a Machine the tool creates carries besides its InfraMachine reference.
+#[derive(Default, Clone, Copy)]
+pub struct MachineSpec<'a> {
+    /// `spec.bootstrap.configRef`.
+    pub bootstrap_config: Option<(&'a ApiResource, &'a str)>,
+    /// `spec.bootstrap.dataSecretName`.
+    pub data_secret: Option<&'a str>,
+    pub failure_domain: Option<&'a str>,
+    /// A control-plane Machine (label [`CONTROL_PLANE_LABEL`]); else a worker.
+    pub control_plane: bool,
+}
+
 /// What the simulated Cluster references.
 #[derive(Default)]
 pub struct ClusterSpec<'a> {
@@ -450,53 +462,20 @@ impl Env {
         .await
     }
 
-    /// Creates a worker Machine of `cluster` referencing `infra` (and a bootstrap config or data
-    /// secret).
+    /// Creates a Machine of `cluster` referencing `infra` and what `m` names.
     pub async fn create_machine(
         &self,
         name: &str,
         cluster: &str,
         infra: (&ApiResource, &str),
-        bootstrap_config: Option<(&ApiResource, &str)>,
-        data_secret: Option<&str>,
-        failure_domain: Option<&str>,
+        m: MachineSpec<'_>,
     ) -> Result<Value, EnvError> {
-        self.create_machine_of_kind(
-            name,
-            cluster,
-            infra,
+        let MachineSpec {
             bootstrap_config,
             data_secret,
             failure_domain,
-            false,
-        )
-        .await
-    }
-
-    /// Creates a control-plane Machine (label [`CONTROL_PLANE_LABEL`]) of `cluster`
-    /// referencing `infra` and the bootstrap config `config`.
-    pub async fn create_control_plane_machine(
-        &self,
-        name: &str,
-        cluster: &str,
-        infra: (&ApiResource, &str),
-        config: (&ApiResource, &str),
-    ) -> Result<Value, EnvError> {
-        self.create_machine_of_kind(name, cluster, infra, Some(config), None, None, true)
-            .await
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    async fn create_machine_of_kind(
-        &self,
-        name: &str,
-        cluster: &str,
-        infra: (&ApiResource, &str),
-        bootstrap_config: Option<(&ApiResource, &str)>,
-        data_secret: Option<&str>,
-        failure_domain: Option<&str>,
-        control_plane: bool,
-    ) -> Result<Value, EnvError> {
+            control_plane,
+        } = m;
         let mut bootstrap = json!({});
         if let Some((r, n)) = bootstrap_config {
             bootstrap["configRef"] = contract_ref(r, n);

@@ -322,7 +322,9 @@ async fn an_init_config_needs_its_machine_labelled_control_plane() {
     use capi_conformance::contract::{Contract, Role};
     use capi_conformance::mock::{MockOptions, MockProvider, core::CoreReads};
     use capi_conformance::scenarios::{
-        Settings, baseline, core_sim::ClusterSpec, core_sim::controller_owner_ref, env::Env,
+        Settings, baseline,
+        core_sim::{ClusterSpec, MachineSpec, controller_owner_ref},
+        env::Env,
         timeline::Recorder,
     };
     let server = EmbeddedServer::new(ServerOptions::default());
@@ -379,22 +381,19 @@ async fn an_init_config_needs_its_machine_labelled_control_plane() {
             .create_infra_machine(Contract::V1Beta2, machine, "c1")
             .await
             .unwrap();
-        let m = if control_plane {
-            env.create_control_plane_machine(machine, "c1", (&infra, machine), (&config, &bc))
-                .await
-                .unwrap()
-        } else {
-            env.create_machine(
+        let m = env
+            .create_machine(
                 machine,
                 "c1",
                 (&infra, machine),
-                Some((&config, &bc)),
-                None,
-                None,
+                MachineSpec {
+                    bootstrap_config: Some((&config, &bc)),
+                    control_plane,
+                    ..MachineSpec::default()
+                },
             )
             .await
-            .unwrap()
-        };
+            .unwrap();
         let obj: kube::api::DynamicObject = serde_json::from_value(serde_json::json!({
             "apiVersion": config.api_version, "kind": config.kind,
             "metadata": {"name": bc, "labels": {"cluster.x-k8s.io/cluster-name": "c1"},
