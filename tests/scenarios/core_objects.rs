@@ -597,3 +597,90 @@ async fn python_reads_core_objects_converted_at_both_versions() {
         core.shutdown().await;
     }
 }
+
+/// On a run against a live cluster the tool has no workload cluster to offer (the provider runs
+/// in the cluster; the tool's servers do not): the worker join of a CABPK-like provider (the
+/// mock's `worker-join` mode) cannot create its join token, and the cells that need it are
+/// inconclusive with the reason, never failed; the init config, which needs no workload
+/// cluster, is judged as usual. The same subject on an embedded side (workload clusters) passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_run_leaves_worker_join_cells_inconclusive_not_failed() {
+    use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
+    use capi_conformance::capi_core::workload::WorkloadClusters;
+    use capi_conformance::contract::{Contract, Role};
+    use capi_conformance::mock::{MockOptions, MockProvider, core::CoreReads};
+    use capi_conformance::scenarios::{Settings, baseline, runner};
+    let server = EmbeddedServer::new(ServerOptions::default());
+    let core = capi_conformance::capi_core::EmbeddedCore::start(
+        server.client(),
+        capi_conformance::capi_core::crds::CoreCrds::Minimal,
+    )
+    .await
+    .unwrap();
+    core.route(&server);
+    server
+        .apply_documents(
+            capi_conformance::source::embedded::base_documents_with(core.documents.clone())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let mock = MockProvider::start(
+        server.client(),
+        MockOptions {
+            core: CoreReads::parse("worker-join").unwrap(),
+            ..MockOptions::default()
+        },
+    );
+    let subject =
+        baseline::mock_subject(Role::BootstrapConfig, Contract::V1Beta2, "p", false).unwrap();
+    for (ns, workloads) in [
+        ("live", None),
+        ("embedded", Some(WorkloadClusters::default())),
+    ] {
+        let side = runner::Side {
+            client: server.client(),
+            namespace: ns.into(),
+            run_id: ns.into(),
+            watch_filter: None,
+            pause_core: false,
+            settings: Settings {
+                step_timeout: std::time::Duration::from_secs(3),
+                ..Settings::EMBEDDED
+            },
+            guard: Default::default(),
+            events: Default::default(),
+            trouble: Default::default(),
+            workloads: workloads.clone(),
+        };
+        side.create_namespace().await.unwrap();
+        let run = runner::run_subject(&side, &subject).await;
+        assert!(
+            run.environment_error.is_none(),
+            "{ns}: {:?}",
+            run.environment_error
+        );
+        let outcome = |rule: &str| {
+            run.verdicts
+                .get(rule)
+                .map(|v| (v.outcome, v.reason.clone()))
+        };
+        let name = outcome(id::bootstrap::DATA_SECRET_NAME);
+        let created = outcome(id::bootstrap::DATA_SECRET_CREATED);
+        if workloads.is_none() {
+            let (o, reason) = name.expect("data-secret-name judged");
+            assert_eq!(o, Outcome::Inconclusive, "{ns}: {reason:?}");
+            assert!(reason.unwrap().contains("--embedded"));
+            assert_ne!(created.map(|c| c.0), Some(Outcome::Fail), "{ns}");
+        } else {
+            assert_eq!(name.map(|n| n.0), Some(Outcome::Pass), "{ns}");
+            assert_eq!(created.map(|c| c.0), Some(Outcome::Pass), "{ns}");
+        }
+        assert!(!run.verdicts.failed(), "{ns}: {:?}", run.verdicts);
+        if let Some(w) = workloads {
+            w.shutdown().await;
+        }
+    }
+    mock.shutdown().await;
+    core.shutdown().await;
+}
