@@ -20,6 +20,8 @@ mod manifests;
 mod one_verdict;
 #[path = "scenarios/process.rs"]
 mod process;
+#[path = "plugin/python_tools.rs"]
+mod python_tools;
 #[path = "shared/shared_data.rs"]
 mod shared_data;
 #[path = "shared/signals.rs"]

@@ -82,6 +82,41 @@ impl Authority {
         })
     }
 
+    /// An existing CA (a provider's `<cluster>-ca`: `tls.crt`, `tls.key`), to sign with. Keys
+    /// in PKCS#8 (`PRIVATE KEY`) or PKCS#1 RSA (`RSA PRIVATE KEY`, what CAPI's
+    /// `certs.EncodePrivateKeyPEM` writes for its RSA-2048 keys) PEM.
+    pub fn from_pem(cert_pem: &str, key_pem: &str) -> Result<Self, PkiError> {
+        use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
+        let bad = |what: &str, message: String| PkiError {
+            what: what.to_string(),
+            source: rcgen::Error::X509(message),
+        };
+        let pkcs8 = match PrivateKeyDer::from_pem_slice(key_pem.as_bytes())
+            .map_err(|e| bad("the CA key", e.to_string()))?
+        {
+            PrivateKeyDer::Pkcs8(k) => k.secret_pkcs8_der().to_vec(),
+            PrivateKeyDer::Pkcs1(k) => pkcs1_rsa_to_pkcs8(k.secret_pkcs1_der()),
+            _ => {
+                return Err(bad(
+                    "the CA key",
+                    "unsupported key form (PKCS#8 PRIVATE KEY or PKCS#1 RSA PRIVATE KEY)".into(),
+                ));
+            }
+        };
+        let key = KeyPair::try_from(pkcs8.as_slice()).map_err(err("the CA key"))?;
+        let cert_der = CertificateDer::from_pem_slice(cert_pem.as_bytes())
+            .map_err(|e| bad("the CA certificate", e.to_string()))?
+            .to_vec();
+        let issuer = Issuer::from_ca_cert_der(&cert_der.as_slice().into(), key)
+            .map_err(err("the CA certificate"))?;
+        Ok(Authority {
+            cert_pem: cert_pem.to_string(),
+            cert_der,
+            key_pem: key_pem.to_string(),
+            issuer,
+        })
+    }
+
     /// A serving certificate for `names` (IP addresses or DNS names).
     pub fn serving(&self, cn: &str, names: &[String]) -> Result<Leaf, PkiError> {
         let mut params = CertificateParams::new(names.to_vec()).map_err(err("serving params"))?;
@@ -136,6 +171,40 @@ impl Authority {
             ca_der: self.cert_der.clone(),
         })
     }
+}
+
+/// DER length octets.
+fn der_len(len: usize) -> Vec<u8> {
+    if len < 0x80 {
+        return vec![u8::try_from(len).unwrap_or(0)];
+    }
+    let bytes: Vec<u8> = len
+        .to_be_bytes()
+        .into_iter()
+        .skip_while(|b| *b == 0)
+        .collect();
+    let mut out = vec![0x80 | u8::try_from(bytes.len()).unwrap_or(0)];
+    out.extend(bytes);
+    out
+}
+
+/// PKCS#8 `PrivateKeyInfo` around a PKCS#1 `RSAPrivateKey` (version 0, algorithm
+/// rsaEncryption with NULL parameters), the only key form `ring` loads.
+fn pkcs1_rsa_to_pkcs8(pkcs1: &[u8]) -> Vec<u8> {
+    const VERSION: [u8; 3] = [0x02, 0x01, 0x00];
+    const RSA_ALGORITHM: [u8; 15] = [
+        0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00,
+    ];
+    let mut octets = vec![0x04];
+    octets.extend(der_len(pkcs1.len()));
+    octets.extend_from_slice(pkcs1);
+    let mut body = VERSION.to_vec();
+    body.extend_from_slice(&RSA_ALGORITHM);
+    body.extend(octets);
+    let mut out = vec![0x30];
+    out.extend(der_len(body.len()));
+    out.extend(body);
+    out
 }
 
 /// A certificate signed by an [`Authority`].
@@ -196,8 +265,8 @@ pub fn certificate_secrets(cluster: &str, cluster_ca: &Authority) -> Result<Vec<
 /// A kubeconfig as CAPI's `util/kubeconfig` generates it: cluster `<cluster>` at `server` with
 /// the cluster CA, user `<cluster>-admin` with a client certificate from that CA (CN
 /// `kubernetes-admin`, O `system:masters`), context `<cluster>-admin@<cluster>`. `token`: the
-/// bearer token of the embedded workload API server (it authenticates tokens, not client
-/// certificates); clients send both.
+/// bearer token of the embedded workload API server, which authenticates both (the client
+/// certificate alone suffices, as KCP's kubeconfig has no token).
 pub fn kubeconfig(
     cluster: &str,
     server: &str,
@@ -237,6 +306,58 @@ pub fn kubeconfig_secret(cluster: &str, kubeconfig: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_existing_ca_signs_after_a_round_trip_through_its_secret() {
+        let ca = Authority::new("kubernetes").unwrap();
+        let loaded = Authority::from_pem(&ca.cert_pem, &ca.key_pem).unwrap();
+        assert_eq!(loaded.cert_der, ca.cert_der);
+        let id = loaded
+            .serving_identity("kube-apiserver", &["127.0.0.1".into()])
+            .unwrap();
+        assert_eq!(id.chain_der[1], ca.cert_der);
+        assert!(Authority::from_pem(&ca.cert_pem, "not a key").is_err());
+        assert!(Authority::from_pem("not a cert", &ca.key_pem).is_err());
+    }
+
+    /// CAPI writes its RSA-2048 CA keys as PKCS#1 `RSA PRIVATE KEY` (made here with openssl,
+    /// which `ring` cannot do; skipped without it).
+    #[test]
+    fn a_capi_style_rsa_pkcs1_ca_key_signs() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = dir.path().join("ca.key");
+        let crt = dir.path().join("ca.crt");
+        let run = |args: &[&str]| {
+            std::process::Command::new("openssl")
+                .args(args)
+                .output()
+                .is_ok_and(|o| o.status.success())
+        };
+        let (k, c) = (key.to_str().unwrap(), crt.to_str().unwrap());
+        if !run(&["genrsa", "-traditional", "-out", k, "2048"])
+            || !run(&[
+                "req",
+                "-x509",
+                "-new",
+                "-key",
+                k,
+                "-subj",
+                "/CN=kubernetes",
+                "-days",
+                "1",
+                "-out",
+                c,
+            ])
+        {
+            println!("skip: no openssl to make an RSA PKCS#1 CA key");
+            return;
+        }
+        let key_pem = std::fs::read_to_string(&key).unwrap();
+        assert!(key_pem.contains("BEGIN RSA PRIVATE KEY"), "{key_pem:.40}");
+        let ca = Authority::from_pem(&std::fs::read_to_string(&crt).unwrap(), &key_pem).unwrap();
+        let leaf = ca.serving("kube-apiserver", &["127.0.0.1".into()]).unwrap();
+        assert!(leaf.cert_pem.starts_with("-----BEGIN CERTIFICATE-----"));
+    }
 
     fn decode(s: &Value, key: &str) -> String {
         let raw = s["data"][key].as_str().unwrap();

@@ -15,6 +15,7 @@ use super::pki::{Authority, PkiError};
 use embedded_apiserver::{EmbeddedServer, Listener, ServerOptions};
 use serde_json::json;
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 /// Kubernetes version the workload clusters claim in `kubeadm-config`.
@@ -60,6 +61,9 @@ impl WorkloadCluster {
 #[derive(Clone, Default)]
 pub struct WorkloadClusters {
     clusters: Arc<Mutex<BTreeMap<String, Arc<WorkloadCluster>>>>,
+    /// Addresses given to Clusters (`spec.controlPlaneEndpoint`) before their server starts,
+    /// held bound until then.
+    reserved: Arc<Mutex<BTreeMap<String, std::net::TcpListener>>>,
 }
 
 impl WorkloadClusters {
@@ -67,20 +71,66 @@ impl WorkloadClusters {
         self.clusters.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The workload cluster of `namespace/cluster`, started on first use.
-    pub async fn get_or_start(
+    fn reservations(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, std::net::TcpListener>> {
+        self.reserved.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The address the workload cluster of `namespace/cluster` will listen on, for the
+    /// Cluster's `spec.controlPlaneEndpoint` (set before the control plane exists, as an
+    /// InfraCluster's load balancer is): a loopback port held bound until [`Self::start`]
+    /// serves on it.
+    pub fn reserve(&self, namespace: &str, cluster: &str) -> Result<SocketAddr, WorkloadError> {
+        let key = format!("{namespace}/{cluster}");
+        if let Some(w) = self.lock().get(&key) {
+            return Ok(w.listener.addr);
+        }
+        let mut reserved = self.reservations();
+        if let Some(l) = reserved.get(&key) {
+            return l.local_addr().map_err(|e| reserve_failed(cluster, &e));
+        }
+        let l =
+            std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| reserve_failed(cluster, &e))?;
+        let addr = l.local_addr().map_err(|e| reserve_failed(cluster, &e))?;
+        reserved.insert(key, l);
+        Ok(addr)
+    }
+
+    /// The workload cluster of `namespace/cluster`, started on first use with its serving
+    /// certificate signed by `ca` (the CA of `<cluster>-ca` when the control plane is
+    /// initialized), on the address [`Self::reserve`] gave the Cluster if it gave one.
+    pub async fn start(
         &self,
         namespace: &str,
         cluster: &str,
+        ca: Authority,
     ) -> Result<Arc<WorkloadCluster>, WorkloadError> {
         let key = format!("{namespace}/{cluster}");
         if let Some(w) = self.lock().get(&key) {
             return Ok(w.clone());
         }
-        let started = Arc::new(start(cluster).await?);
+        let reservation = self.reservations().remove(&key);
+        let addr = match reservation {
+            Some(l) => l.local_addr().map_err(|e| reserve_failed(cluster, &e))?,
+            None => SocketAddr::from(([127, 0, 0, 1], 0)),
+        };
+        // The port is released just before the server binds it again (loopback, this process).
+        let started = Arc::new(start(cluster, ca, addr).await?);
         let mut map = self.lock();
         // Two starts racing for one cluster: the first one stored wins.
         Ok(map.entry(key).or_insert(started).clone())
+    }
+
+    /// [`Self::start`] with a CA of its own (tests, and callers with no `<cluster>-ca`).
+    pub async fn get_or_start(
+        &self,
+        namespace: &str,
+        cluster: &str,
+    ) -> Result<Arc<WorkloadCluster>, WorkloadError> {
+        if let Some(w) = self.get(namespace, cluster) {
+            return Ok(w);
+        }
+        self.start(namespace, cluster, Authority::new("kubernetes")?)
+            .await
     }
 
     /// The workload cluster of `namespace/cluster` if it was started.
@@ -99,6 +149,7 @@ impl WorkloadClusters {
 
     /// Stops every listener (the servers go with their last reference).
     pub async fn shutdown(&self) {
+        self.reservations().clear();
         let all: Vec<Arc<WorkloadCluster>> =
             std::mem::take(&mut *self.lock()).into_values().collect();
         for w in all {
@@ -109,12 +160,24 @@ impl WorkloadClusters {
     }
 }
 
-async fn start(cluster: &str) -> Result<WorkloadCluster, WorkloadError> {
+fn reserve_failed(cluster: &str, e: &std::io::Error) -> WorkloadError {
+    WorkloadError::Start {
+        cluster: cluster.to_string(),
+        message: format!("reserving a loopback port: {e}"),
+    }
+}
+
+async fn start(
+    cluster: &str,
+    ca: Authority,
+    addr: SocketAddr,
+) -> Result<WorkloadCluster, WorkloadError> {
     let fail = |message: String| WorkloadError::Start {
         cluster: cluster.to_string(),
         message,
     };
-    let ca = Authority::new("kubernetes")?;
+    // Client certificates the cluster CA signed authenticate (kube-apiserver's
+    // `--client-ca-file`): KCP's own `<cluster>-kubeconfig` carries one and no token.
     let server = EmbeddedServer::new(ServerOptions {
         client_ca_pem: Some(ca.cert_pem.clone()),
         ..ServerOptions::default()
@@ -127,9 +190,6 @@ async fn start(cluster: &str) -> Result<WorkloadCluster, WorkloadError> {
         "kube-apiserver",
         &["127.0.0.1".to_string(), "localhost".to_string()],
     )?;
-    let addr = "127.0.0.1:0"
-        .parse()
-        .map_err(|e: std::net::AddrParseError| fail(e.to_string()))?;
     let listener = server
         .listen_with_identity(addr, identity)
         .await
@@ -192,5 +252,27 @@ mod tests {
         drop(w);
         clusters.shutdown().await;
         assert!(clusters.is_empty());
+    }
+
+    /// The Cluster's endpoint is reserved before the control plane exists; the server started
+    /// later listens there with a serving certificate of the CA it is given.
+    #[tokio::test]
+    async fn a_reserved_endpoint_is_where_the_workload_cluster_listens() {
+        let clusters = WorkloadClusters::default();
+        let addr = clusters.reserve("ns", "c1").unwrap();
+        assert_eq!(clusters.reserve("ns", "c1").unwrap(), addr);
+        assert!(
+            std::net::TcpListener::bind(addr).is_err(),
+            "the port is held"
+        );
+        let ca = Authority::new("kubernetes").unwrap();
+        let ca_pem = ca.cert_pem.clone();
+        let w = clusters.start("ns", "c1", ca).await.unwrap();
+        assert_eq!(w.port(), addr.port());
+        assert_eq!(w.url(), format!("https://127.0.0.1:{}", addr.port()));
+        assert_eq!(w.ca.cert_pem, ca_pem);
+        assert_eq!(clusters.reserve("ns", "c1").unwrap(), addr);
+        drop(w);
+        clusters.shutdown().await;
     }
 }

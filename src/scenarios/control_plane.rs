@@ -77,6 +77,9 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         &r.env.namespace,
         r.env.recorder.clone(),
     ));
+    // KCP does nothing past its certificates without a valid endpoint; the endpoint is where
+    // the workload cluster serves once the provider's `<cluster>-ca` exists.
+    let (host, port) = r.env.control_plane_endpoint(&cluster)?;
     let c = r
         .env
         .create_cluster_of(
@@ -84,6 +87,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
             &cluster,
             ClusterSpec {
                 control_plane: Some((&res, &cp)),
+                endpoint: Some((&host, port)),
                 ..ClusterSpec::default()
             },
         )
@@ -109,10 +113,41 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
 
     r.step("initialize");
     let init = initialized_path(contract);
-    let v = match r.wait(&cp, |v| get_bool(v, init) == Some(true)).await {
+    // Meanwhile: once the provider's `<cluster>-ca` exists, the workload cluster serves on the
+    // Cluster's endpoint with a certificate of that CA (what KCP connects to through the
+    // kubeconfig it writes, to find `kube-system/kubeadm-config`).
+    let env = r.env;
+    let mut workload: Result<bool, EnvError> = Ok(false);
+    let starter = async {
+        let ca = format!("Secret/{cluster}-ca");
+        if env
+            .recorder
+            .wait_for(&ca, env.settings.step_timeout, |_| true)
+            .await
+            .is_ok()
+        {
+            workload = env.start_workload_on_provider_ca(&cluster).await;
+        }
+        std::future::pending::<()>().await;
+    };
+    let initialized = tokio::select! {
+        v = r.wait(&cp, |v| get_bool(v, init) == Some(true)) => v,
+        () = starter => Err(None),
+    };
+    workload?;
+    let v = match initialized {
         Ok(v) => {
             r.verdicts.pass(id::control_plane::INITIALIZED);
             v
+        }
+        Err(last) if r.env.workloads.is_none() => {
+            r.verdicts.inconclusive(
+                id::control_plane::INITIALIZED,
+                format!(
+                    "{init} not true before the deadline; a control plane provider learns it is initialized from the workload cluster (KCP: kube-system/kubeadm-config through <cluster>-kubeconfig), which a run against a live cluster cannot provide: run with --embedded to judge it"
+                ),
+            );
+            last.unwrap_or(Value::Null)
         }
         Err(last) => {
             r.verdicts.fail(

@@ -2,7 +2,7 @@
 //! gates, providerID before provisioned, addresses, failure domain, Ready, delete (also with a
 //! closed gate).
 
-use super::core_sim::ClusterSpec;
+use super::core_sim::{ClusterSpec, MachineSpec};
 use super::env::EnvError;
 use super::infra_cluster::sticky_violation;
 use super::json::{self, get, get_bool};
@@ -97,9 +97,10 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
             &machine,
             &cluster,
             (&res, &im),
-            None,
-            None,
-            Some(FAILURE_DOMAIN),
+            MachineSpec {
+                failure_domain: Some(FAILURE_DOMAIN),
+                ..MachineSpec::default()
+            },
         )
         .await?;
     r.owned_while_paused(
@@ -209,7 +210,15 @@ async fn delete_with_closed_gate(
     r.env.create_bootstrap_secret(&boot, &cluster).await?;
     let m = r
         .env
-        .create_machine(&machine, &cluster, (res, &im), None, Some(&boot), None)
+        .create_machine(
+            &machine,
+            &cluster,
+            (res, &im),
+            MachineSpec {
+                data_secret: Some(&boot),
+                ..MachineSpec::default()
+            },
+        )
         .await?;
     r.watch(res, &im).await;
     r.env.create(res, r.provider_object(&im, &[])).await?;
@@ -259,7 +268,15 @@ async fn failure_gate(r: &mut ScriptRun<'_>, p: &str, res: &ApiResource) -> Resu
     r.env.create_bootstrap_secret(&boot, &cluster).await?;
     let m = r
         .env
-        .create_machine(&machine, &cluster, (res, &im), None, Some(&boot), None)
+        .create_machine(
+            &machine,
+            &cluster,
+            (res, &im),
+            MachineSpec {
+                data_secret: Some(&boot),
+                ..MachineSpec::default()
+            },
+        )
         .await?;
     let acted = r
         .failed_then_owned(
@@ -293,7 +310,15 @@ async fn cluster_lookup(r: &mut ScriptRun<'_>, p: &str, res: &ApiResource) -> Re
     r.env.create_bootstrap_secret(&boot, &missing).await?;
     let m = r
         .env
-        .create_machine(&machine, &missing, (res, &im), None, Some(&boot), None)
+        .create_machine(
+            &machine,
+            &missing,
+            (res, &im),
+            MachineSpec {
+                data_secret: Some(&boot),
+                ..MachineSpec::default()
+            },
+        )
         .await?;
     r.watch(res, &im).await;
     r.env.create(res, r.provider_object(&im, &[])).await?;

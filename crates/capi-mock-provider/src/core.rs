@@ -59,9 +59,12 @@ pub struct CoreReads {
     /// `Cluster.spec.infrastructureRef` (CAPI's in-memory provider does; a Cluster without the
     /// reference stops it, as the nil pointer stops that provider).
     pub infrastructure_ref: bool,
-    /// The bootstrap reconciler joins workers as CABPK does: no data without the Cluster's
-    /// `<cluster>-ca` Secret (`tls.crt` and `tls.key`) and a bootstrap token Secret created in
-    /// `kube-system` of the workload cluster `<cluster>-kubeconfig` points at.
+    /// The bootstrap reconciler decides init / control-plane join / worker join by the owner
+    /// Machine's `cluster.x-k8s.io/control-plane` label as CABPK does: the init config of a
+    /// control-plane Machine does not wait for `ControlPlaneInitialized`; a worker gets no data
+    /// before it, nor without the Cluster's `<cluster>-ca` Secret (`tls.crt` and `tls.key`) and
+    /// a bootstrap token Secret created in `kube-system` of the workload cluster
+    /// `<cluster>-kubeconfig` points at (`reconcile::worker_join`).
     pub worker_join: bool,
     /// Every reconciler with a finalizer adds it first, before the owner, cluster and pause
     /// gates, and returns (CAPI's own controllers: `finalizers.EnsureFinalizer`).

@@ -47,9 +47,7 @@ pub async fn reconcile(obj: Arc<DynamicObject>, ctx: Arc<Ctx>) -> Result<Action>
             }
             None => None,
         };
-        if super::worker_join::is_worker(machine.as_ref()) {
-            super::worker_join::join(&ctx.client, &s, cluster).await?;
-        }
+        super::worker_join::init_or_join(&ctx.client, &s, cluster, machine.as_ref()).await?;
     }
     let cluster_name = object::label(&s.obj, CLUSTER_NAME_LABEL)
         .map(str::to_string)
