@@ -642,7 +642,7 @@ async fn python_reads_core_objects_converted_at_both_versions() {
         "corpus/capi-core/components.yaml",
         "Python reads on CAPI core's released CRDs",
     ) {
-        crds.push(("released", CoreCrds::Released(file)));
+        crds.push(("released", CoreCrds::Released(file, Default::default())));
     }
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios/core_python.py");
@@ -747,7 +747,7 @@ async fn a_live_run_leaves_worker_join_cells_inconclusive_not_failed() {
             "{ns}: {:?}",
             run.environment_error
         );
-        let outcome = |rule: &str| {
+        let outcome = |rule: id::RuleId| {
             run.verdicts
                 .get(rule)
                 .map(|v| (v.outcome, v.reason.clone()))
