@@ -44,6 +44,12 @@ pub struct Settings {
     pub quiet_window: Duration,
     /// Deadline of each step that waits for the provider.
     pub step_timeout: Duration,
+    /// How long a provider gets to see a change of its Cluster (a pause) in its own caches,
+    /// counted from when a watch shows the change, before the tool makes a change the provider
+    /// must judge by it (stretched to three round trips on a slow server). A
+    /// controller-runtime provider reads the Cluster from an informer fed by its own watch, so
+    /// it can see its own object's next change first (docs/core-simulation.md "Timing").
+    pub propagation: Duration,
 }
 
 impl Settings {
@@ -51,11 +57,13 @@ impl Settings {
     pub const EMBEDDED: Settings = Settings {
         quiet_window: Duration::from_millis(300),
         step_timeout: Duration::from_secs(10),
+        propagation: Duration::from_millis(150),
     };
     /// Defaults for a real cluster and a real provider.
     pub const REAL: Settings = Settings {
         quiet_window: Duration::from_secs(30),
         step_timeout: Duration::from_secs(120),
+        propagation: Duration::from_secs(10),
     };
 }
 

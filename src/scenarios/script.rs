@@ -249,6 +249,13 @@ impl<'a> ScriptRun<'a> {
             "pause: adopt while Cluster.spec.paused"
         });
         self.env.set_cluster_paused(cluster, true).await?;
+        // A provider reading the Cluster from its own cache may see the owner reference before
+        // the pause: adopt only once it can have seen the pause.
+        self.env
+            .await_cluster_propagated(cluster, "the pause", |c| {
+                c.pointer("/spec/paused") == Some(&json!(true))
+            })
+            .await?;
         if create {
             self.watch(&resource, name).await;
         }

@@ -1,6 +1,7 @@
 //! Running the mock: one kube-runtime `Controller` per kind with a reconciler, each also
 //! triggered by the core objects (Cluster, Machine, MachinePool) its gates read.
 
+use super::cluster_cache::LaggingClusters;
 use super::core::CoreKind;
 use super::infra::SimulatedInfra;
 use super::kinds::{
@@ -65,12 +66,22 @@ impl MockProvider {
     /// Starts the controllers as tasks on the current runtime.
     pub fn start(client: Client, opts: MockOptions) -> MockHandle {
         let infra = SimulatedInfra::new(opts.provision_delay);
+        let (stop, stopped) = watch::channel(false);
+        let mut tasks = Vec::new();
+        let clusters = opts.core.informer_lag.map(|lag| {
+            let ns = opts.watch_namespace.as_deref().filter(|n| !n.is_empty());
+            let ar = CoreKind::Cluster.api_resource_at(opts.core.version());
+            let (cache, task) =
+                LaggingClusters::start(client.clone(), &ar, ns, lag, stopped.clone());
+            tasks.push(task);
+            cache
+        });
         let ctx = Arc::new(Ctx {
             client: client.clone(),
             opts,
             infra: infra.clone(),
+            clusters,
         });
-        let (stop, stopped) = watch::channel(false);
         let controllers: [(MockKind, &[CoreKind], ReconcileFn); 5] = [
             (MOCK_CLUSTER, &[CoreKind::Cluster], |o, c| {
                 Box::pin(reconcile::infra_cluster::reconcile(o, c))
@@ -94,20 +105,17 @@ impl MockProvider {
                 Box::pin(reconcile::control_plane::reconcile(o, c))
             }),
         ];
-        let tasks = controllers
-            .into_iter()
-            .map(|(kind, triggers, f)| {
-                let fut = run_controller(
-                    client.clone(),
-                    ctx.clone(),
-                    kind,
-                    triggers,
-                    f,
-                    stopped.clone(),
-                );
-                tokio::spawn(fut)
-            })
-            .collect();
+        tasks.extend(controllers.into_iter().map(|(kind, triggers, f)| {
+            let fut = run_controller(
+                client.clone(),
+                ctx.clone(),
+                kind,
+                triggers,
+                f,
+                stopped.clone(),
+            );
+            tokio::spawn(fut)
+        }));
         MockHandle { stop, tasks, infra }
     }
 }
@@ -142,6 +150,11 @@ async fn run_controller(
     let store = controller.store();
     for trigger in triggers {
         let trigger = *trigger;
+        if let (CoreKind::Cluster, Some(cache)) = (trigger, &ctx.clusters) {
+            // As controller-runtime: handlers run once the (lagging) cache shows the change.
+            controller = controller.reconcile_all_on(cache.applied());
+            continue;
+        }
         let core_ar = trigger.api_resource_at(ctx.opts.core.version());
         let store = store.clone();
         let ar = ar.clone();

@@ -32,6 +32,31 @@ pub struct Ctx {
     pub client: Client,
     pub opts: MockOptions,
     pub infra: SimulatedInfra,
+    /// Clusters as a lagging informer shows them (informer-lag mode), else read from the server.
+    pub clusters: Option<crate::cluster_cache::LaggingClusters>,
+}
+
+impl Ctx {
+    /// The Cluster `name`: from the lagging cache in informer-lag mode, else from the server.
+    pub async fn cluster(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> kube::Result<Option<DynamicObject>> {
+        match &self.clusters {
+            Some(cache) => Ok(cache.get(namespace, name)),
+            None => {
+                core::get(
+                    &self.client,
+                    self.opts.core,
+                    CoreKind::Cluster,
+                    namespace,
+                    name,
+                )
+                .await
+            }
+        }
+    }
 }
 
 /// Why a reconcile failed (retried by the controller's error policy).
@@ -328,16 +353,7 @@ pub async fn common_gates(
                 .map(|o| o.name.clone())
         });
     let cluster = match &cluster_name {
-        Some(name) => {
-            core::get(
-                &ctx.client,
-                ctx.opts.core,
-                CoreKind::Cluster,
-                &s.namespace,
-                name,
-            )
-            .await?
-        }
+        Some(name) => ctx.cluster(&s.namespace, name).await?,
         None => None,
     };
     // The owner-gate fault acts on an object no owner points at: without a cluster-name label
