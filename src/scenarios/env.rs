@@ -61,6 +61,12 @@ impl Env {
         Api::namespaced_with(self.client.clone(), &self.namespace, resource)
     }
 
+    /// The deadline of a step waiting for the provider now ([`Settings::step_deadline`]).
+    pub fn step_deadline(&self) -> std::time::Duration {
+        self.settings
+            .step_deadline(std::time::Duration::from_millis(self.recorder.elapsed_ms()))
+    }
+
     /// How long a "must not act" assertion watches: the quiet window, or three round trips of
     /// the tool's recent writes when the server is that slow.
     pub fn quiet_window(&self) -> std::time::Duration {
@@ -137,20 +143,7 @@ impl Env {
         patch: Value,
         action: &str,
     ) -> Result<Value, EnvError> {
-        let started = std::time::Instant::now();
-        let out = self
-            .api(resource)
-            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-            .map_err(|source| EnvError::Api {
-                action: "patch",
-                object: key(resource, name),
-                source,
-            })?;
-        self.round_trips.record(started.elapsed());
-        self.record(resource, name, &out, action);
-        self.settle(resource, name, &out).await;
-        to_value(out)
+        self.patch_with(resource, name, patch, action, false).await
     }
 
     /// JSON merge patch through the status subresource.
@@ -161,16 +154,34 @@ impl Env {
         patch: Value,
         action: &str,
     ) -> Result<Value, EnvError> {
+        self.patch_with(resource, name, patch, action, true).await
+    }
+
+    /// A merge patch (of the status subresource with `status`), timed, recorded and settled.
+    async fn patch_with(
+        &self,
+        resource: &ApiResource,
+        name: &str,
+        patch: Value,
+        action: &str,
+        status: bool,
+    ) -> Result<Value, EnvError> {
         let started = std::time::Instant::now();
-        let out = self
-            .api(resource)
-            .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-            .map_err(|source| EnvError::Api {
-                action: "patch status of",
-                object: key(resource, name),
-                source,
-            })?;
+        let (api, params, body) = (
+            self.api(resource),
+            PatchParams::default(),
+            Patch::Merge(&patch),
+        );
+        let out = if status {
+            api.patch_status(name, &params, &body).await
+        } else {
+            api.patch(name, &params, &body).await
+        }
+        .map_err(|source| EnvError::Api {
+            action: if status { "patch status of" } else { "patch" },
+            object: key(resource, name),
+            source,
+        })?;
         self.round_trips.record(started.elapsed());
         self.record(resource, name, &out, action);
         self.settle(resource, name, &out).await;
@@ -197,9 +208,7 @@ impl Env {
                         let k = key(resource, name);
                         self.recorder.tool_write(&k, "", "delete", None);
                         if self.recorder.is_watched(&k) {
-                            self.recorder
-                                .wait_gone(&k, self.settings.step_timeout)
-                                .await;
+                            self.recorder.wait_gone(&k, self.step_deadline()).await;
                         }
                     }
                 }

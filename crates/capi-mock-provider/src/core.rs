@@ -71,10 +71,15 @@ pub struct CoreReads {
     /// server sent it ([`crate::cluster_cache`]): a change of the provider's own object can be
     /// seen before an earlier change of its Cluster, as in a controller-runtime manager.
     pub informer_lag: Option<Duration>,
+    /// Retry a failed reconcile as controller-runtime's workqueue does ([`crate::backoff`]),
+    /// and treat what CAPI's providers treat as errors (the Cluster not found, the InfraCluster
+    /// not there yet) as failures, not as a fixed recheck.
+    pub workqueue_backoff: bool,
 }
 
 impl CoreReads {
-    /// Every CAPI-like behaviour, reading at v1beta2 (`v1beta1`: at v1beta1).
+    /// Every CAPI-like behaviour (without an informer lag), reading at v1beta2 (`v1beta1`: at
+    /// v1beta1).
     pub fn capi_like(v1beta1: bool) -> Self {
         CoreReads {
             v1beta1,
@@ -82,11 +87,13 @@ impl CoreReads {
             worker_join: true,
             finalizer_first: true,
             informer_lag: None,
+            workqueue_backoff: true,
         }
     }
 
-    /// Parses `v1beta1,infrastructure-ref,worker-join,finalizer-first,informer-lag=<n>ms` (any
-    /// subset; `capi-like` = the first four but `v1beta1`); unknown words are errors.
+    /// Parses `v1beta1,infrastructure-ref,worker-join,finalizer-first,workqueue-backoff,
+    /// informer-lag=<n>ms` (any subset; `capi-like` = all but `v1beta1` and the lag); unknown
+    /// words are errors.
     pub fn parse(spec: &str) -> Result<Self, String> {
         let mut out = CoreReads::default();
         for word in spec.split(',').map(str::trim).filter(|w| !w.is_empty()) {
@@ -99,14 +106,16 @@ impl CoreReads {
                 "infrastructure-ref" => out.infrastructure_ref = true,
                 "worker-join" => out.worker_join = true,
                 "finalizer-first" => out.finalizer_first = true,
+                "workqueue-backoff" => out.workqueue_backoff = true,
                 "capi-like" => {
                     out.infrastructure_ref = true;
                     out.worker_join = true;
                     out.finalizer_first = true;
+                    out.workqueue_backoff = true;
                 }
                 other => {
                     return Err(format!(
-                        "unknown core read mode {other:?} (v1beta1, infrastructure-ref, worker-join, finalizer-first, capi-like, informer-lag=<n>ms)"
+                        "unknown core read mode {other:?} (v1beta1, infrastructure-ref, worker-join, finalizer-first, workqueue-backoff, capi-like, informer-lag=<n>ms)"
                     ));
                 }
             }

@@ -81,6 +81,7 @@ impl MockProvider {
             opts,
             infra: infra.clone(),
             clusters,
+            rate_limiter: Default::default(),
         });
         let controllers: [(MockKind, &[CoreKind], ReconcileFn); 5] = [
             (MOCK_CLUSTER, &[CoreKind::Cluster], |o, c| {
@@ -170,7 +171,21 @@ async fn run_controller(
     };
     controller
         .graceful_shutdown_on(shutdown)
-        .run(reconcile_fn, error_policy, ctx)
+        .run(
+            move |obj, ctx: Arc<Ctx>| {
+                let key = retry_key(&obj);
+                let fut = reconcile_fn(obj, ctx.clone());
+                async move {
+                    let result = fut.await;
+                    if result.is_ok() {
+                        ctx.rate_limiter.forget(&key);
+                    }
+                    result
+                }
+            },
+            error_policy,
+            ctx,
+        )
         .for_each(|result| async move {
             if let Err(e) = result {
                 tracing::debug!(error = %e, "mock reconcile failed");
@@ -179,9 +194,24 @@ async fn run_controller(
         .await;
 }
 
-fn error_policy(_obj: Arc<DynamicObject>, err: &ReconcileError, _ctx: Arc<Ctx>) -> Action {
-    tracing::debug!(error = %err, "mock reconcile will be retried");
-    Action::requeue(Duration::from_millis(200))
+fn error_policy(obj: Arc<DynamicObject>, err: &ReconcileError, ctx: Arc<Ctx>) -> Action {
+    let after = if ctx.opts.core.workqueue_backoff {
+        ctx.rate_limiter.when(&retry_key(&obj))
+    } else {
+        Duration::from_millis(200)
+    };
+    tracing::debug!(error = %err, ?after, "mock reconcile will be retried");
+    Action::requeue(after)
+}
+
+/// The workqueue key of an object: its kind, namespace and name.
+fn retry_key(obj: &DynamicObject) -> String {
+    let kind = obj.types.as_ref().map_or("", |t| t.kind.as_str());
+    format!(
+        "{kind}/{}/{}",
+        obj.namespace().unwrap_or_default(),
+        obj.name_any()
+    )
 }
 
 /// The mock objects a change of `core_obj` may unblock.
