@@ -63,8 +63,7 @@ impl Env {
 
     /// The deadline of a step waiting for the provider now ([`Settings::step_deadline`]).
     pub fn step_deadline(&self) -> std::time::Duration {
-        self.settings
-            .step_deadline(std::time::Duration::from_millis(self.recorder.elapsed_ms()))
+        self.settings.step_deadline(self.recorder.held())
     }
 
     /// How long a "must not act" assertion watches: the quiet window, or three round trips of
@@ -259,7 +258,9 @@ impl Env {
                 secs: timeout.as_secs(),
             });
         }
-        tokio::time::sleep(self.round_trips.stretch(self.settings.propagation)).await;
+        let allowance = self.round_trips.stretch(self.settings.propagation);
+        self.recorder.hold(allowance);
+        tokio::time::sleep(allowance).await;
         Ok(())
     }
 

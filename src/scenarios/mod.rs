@@ -51,12 +51,13 @@ pub struct Settings {
     /// controller-runtime provider reads the Cluster from an informer fed by its own watch, so
     /// it can see its own object's next change first (docs/core-simulation.md "Timing").
     pub propagation: Duration,
-    /// How far a step's deadline grows with its scenario: a controller-runtime provider retries
-    /// a failed reconcile with a doubling backoff (5 ms, 10 ms, … up to 1000 s), so after
-    /// failing for a time `t` (a gate the tool keeps closed) it next looks about `t` later, when
-    /// no watch event wakes it sooner. A step's deadline is the step timeout or the time the
-    /// scenario has run so far, whichever is longer, the latter capped at this (zero: the
-    /// fixed step timeout; docs/core-simulation.md "Timing").
+    /// How far a step's deadline grows with the time the scenario kept gates closed in front
+    /// of the provider (must-not-act windows, the wait for a pause to reach it): a
+    /// controller-runtime provider retries a failed reconcile with a doubling backoff (5 ms,
+    /// 10 ms, … up to 1000 s), so after failing on a closed gate for a time `t` it next looks
+    /// about `t` later when no watch event wakes it sooner. A step's deadline is the step
+    /// timeout or that time, whichever is longer, the latter capped at this (zero: the fixed
+    /// step timeout; docs/core-simulation.md "Timing").
     pub backoff_allowance: Duration,
 }
 
@@ -83,11 +84,10 @@ impl Settings {
         backoff_allowance: Duration::from_secs(300),
     };
 
-    /// The deadline of a step that waits for the provider, `scenario_elapsed` into its
-    /// scenario (see [`Settings::backoff_allowance`]).
-    pub fn step_deadline(&self, scenario_elapsed: Duration) -> Duration {
-        self.step_timeout
-            .max(scenario_elapsed.min(self.backoff_allowance))
+    /// The deadline of a step that waits for the provider, after the scenario kept gates
+    /// closed for `held` (see [`Settings::backoff_allowance`]).
+    pub fn step_deadline(&self, held: Duration) -> Duration {
+        self.step_timeout.max(held.min(self.backoff_allowance))
     }
 }
 
@@ -95,8 +95,8 @@ impl Settings {
 mod settings_tests {
     use super::*;
 
-    /// A provider failing since the scenario began retries about that long after; the deadline
-    /// covers it up to the allowance, and the mock's defaults keep the fixed deadline.
+    /// A provider failing on a gate the scenario kept closed retries about that long after; the
+    /// deadline covers it up to the allowance, and the mock's defaults keep the fixed deadline.
     #[test]
     fn step_deadlines_cover_the_backoff_reached_during_the_scenario() {
         let s = Settings::EMBEDDED_PROVIDER;
@@ -111,9 +111,8 @@ mod settings_tests {
         );
         let m = Settings::EMBEDDED;
         assert_eq!(m.step_deadline(Duration::from_secs(37)), m.step_timeout);
-        // The ladder: failing for ~37 s, the next retry of a 5 ms doubling backoff is
-        // 40.96 s away (13 doublings); the deadline counts from when the step starts, later
-        // than the failures began, so elapsed time bounds what is still to wait.
+        // The ladder: failing for ~41 s (13 doublings from 5 ms), the next retry is 40.96 s
+        // away: about the time already spent failing.
         let waited: Duration = (0..13).map(|n| Duration::from_millis(5 << n)).sum();
         assert!(
             waited < Duration::from_secs(41)

@@ -191,14 +191,11 @@ impl<'a> ScriptRun<'a> {
     /// "Must not act": watches for a provider change (other than the Paused condition) for the
     /// quiet window; None means it stayed quiet.
     pub async fn stays_quiet(&self, name: &str, mark: Mark) -> Option<Vec<String>> {
+        let window = self.env.quiet_window();
+        self.env.recorder.hold(window);
         self.env
             .recorder
-            .quiet(
-                &self.key(name),
-                mark,
-                self.env.quiet_window(),
-                without_paused_condition,
-            )
+            .quiet(&self.key(name), mark, window, without_paused_condition)
             .await
             .map(|s| s.changed)
     }

@@ -100,6 +100,9 @@ pub struct Recorder {
     state: Arc<Mutex<State>>,
     notify: Arc<Notify>,
     start: Instant,
+    /// Milliseconds the scenario kept the provider in front of a closed gate (see
+    /// [`Recorder::hold`]).
+    held_ms: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Default for Recorder {
@@ -123,6 +126,7 @@ impl Recorder {
             state: Arc::default(),
             notify: Arc::new(Notify::new()),
             start: Instant::now(),
+            held_ms: Arc::default(),
         }
     }
 
@@ -135,6 +139,20 @@ impl Recorder {
 
     pub fn elapsed_ms(&self) -> u64 {
         u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Counts `window` as time the tool kept a gate closed in front of the provider (a
+    /// must-not-act window, the wait for a pause to reach it): a controller-runtime provider
+    /// failing on that gate backs off for about as long ([`super::Settings::step_deadline`]).
+    pub fn hold(&self, window: Duration) {
+        let ms = u64::try_from(window.as_millis()).unwrap_or(u64::MAX);
+        self.held_ms
+            .fetch_add(ms, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The time counted by [`Recorder::hold`] so far.
+    pub fn held(&self) -> Duration {
+        Duration::from_millis(self.held_ms.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// Records a watch event. Repeated deliveries of the same resourceVersion are ignored.
