@@ -66,57 +66,79 @@ impl ScriptRun<'_> {
         // Under v1beta2 the provider shows it saw the pause (Paused=True); the quiet window
         // starts from there, so a provider that acts right after reporting the pause is caught
         // however slowly it got there. Every change since `mark` counts.
-        let paused_seen = if self.contract() == Contract::V1Beta2 {
-            Some(
-                self.wait(name, |v| paused_condition_is(v, "True", "Paused"))
-                    .await
-                    .is_ok(),
-            )
-        } else {
-            None
-        };
+        let paused_seen = self.paused_condition_seen(name, true).await;
         let acted = self.stays_quiet(name, mark).await;
-        let pause_ok = acted.is_none();
+        self.judge_pause(name, acted, "its Cluster was paused", role_pause_rule);
+        self.check_paused_condition(
+            name,
+            paused_seen,
+            "no condition Paused=True (reason Paused) while paused",
+            "Paused condition missing or wrong while paused",
+        );
+        self.step("pause: unpause");
+        self.env.set_cluster_paused(cluster, false).await?;
+        let seen = self.paused_condition_seen(name, false).await;
+        self.check_paused_condition(
+            name,
+            seen,
+            "no condition Paused=False (reason NotPaused) after unpausing",
+            "Paused condition not reset after unpausing",
+        );
+        Ok(())
+    }
+
+    /// Under contract v1beta2: whether the condition `Paused` came to say `paused` (True/Paused
+    /// or False/NotPaused) before the deadline; `None` under v1beta1 (no such condition).
+    async fn paused_condition_seen(&self, name: &str, paused: bool) -> Option<bool> {
+        if self.contract() != Contract::V1Beta2 {
+            return None;
+        }
+        let (status, reason) = if paused {
+            ("True", "Paused")
+        } else {
+            ("False", "NotPaused")
+        };
+        Some(
+            self.wait(name, |v| paused_condition_is(v, status, reason))
+                .await
+                .is_ok(),
+        )
+    }
+
+    /// `all/paused-condition` from [`Self::paused_condition_seen`] (nothing under v1beta1).
+    fn check_paused_condition(
+        &mut self,
+        name: &str,
+        seen: Option<bool>,
+        reason: impl Into<String>,
+        evidence: &str,
+    ) {
+        if let Some(seen) = seen {
+            let ev = self.evidence(name, evidence, Some("status.conditions"));
+            self.verdicts
+                .check(id::all::PAUSED_CONDITION, seen, reason.into(), ev);
+        }
+    }
+
+    /// `all/pause` (and the role's own pause id) from what the provider changed while paused.
+    fn judge_pause(
+        &mut self,
+        name: &str,
+        acted: Option<Vec<String>>,
+        while_: &str,
+        role_pause_rule: Option<&str>,
+    ) {
+        let ok = acted.is_none();
         let reason = format!(
-            "the provider changed the object while its Cluster was paused ({})",
-            acted.clone().unwrap_or_default().join(", ")
+            "the provider changed the object while {while_} ({})",
+            acted.unwrap_or_default().join(", ")
         );
         let ev = self.evidence(name, reason.clone(), None);
         self.verdicts
-            .check(id::all::PAUSE, pause_ok, reason.clone(), ev.clone());
+            .check(id::all::PAUSE, ok, reason.clone(), ev.clone());
         if let Some(r) = role_pause_rule {
-            self.verdicts.check(r, pause_ok, reason, ev);
+            self.verdicts.check(r, ok, reason, ev);
         }
-        if let Some(seen) = paused_seen {
-            self.verdicts.check(
-                id::all::PAUSED_CONDITION,
-                seen,
-                "no condition Paused=True (reason Paused) while paused",
-                self.evidence(
-                    name,
-                    "Paused condition missing or wrong while paused",
-                    Some("status.conditions"),
-                ),
-            );
-        }
-        self.step("pause: unpause");
-        self.env.set_cluster_paused(cluster, false).await?;
-        if self.contract() == Contract::V1Beta2 {
-            let seen = self
-                .wait(name, |v| paused_condition_is(v, "False", "NotPaused"))
-                .await;
-            self.verdicts.check(
-                id::all::PAUSED_CONDITION,
-                seen.is_ok(),
-                "no condition Paused=False (reason NotPaused) after unpausing",
-                self.evidence(
-                    name,
-                    "Paused condition not reset after unpausing",
-                    Some("status.conditions"),
-                ),
-            );
-        }
-        Ok(())
     }
 
     /// Pauses with the object's own `cluster.x-k8s.io/paused` annotation, lets the provider
@@ -133,21 +155,13 @@ impl ScriptRun<'_> {
         self.env
             .set_paused_annotation(&resource, name, true)
             .await?;
-        if self.contract() == Contract::V1Beta2 {
-            let seen = self
-                .wait(name, |v| paused_condition_is(v, "True", "Paused"))
-                .await;
-            self.verdicts.check(
-                id::all::PAUSED_CONDITION,
-                seen.is_ok(),
-                format!("no condition Paused=True with annotation {PAUSED_ANNOTATION}"),
-                self.evidence(
-                    name,
-                    "Paused condition missing with the paused annotation",
-                    Some("status.conditions"),
-                ),
-            );
-        }
+        let seen = self.paused_condition_seen(name, true).await;
+        self.check_paused_condition(
+            name,
+            seen,
+            format!("no condition Paused=True with annotation {PAUSED_ANNOTATION}"),
+            "Paused condition missing with the paused annotation",
+        );
         // A write already under way when the annotation landed (or worked out from a cache
         // that did not show it yet) may still arrive: let it, then judge from the touch on,
         // which the provider can only see after the annotation.
@@ -162,34 +176,17 @@ impl ScriptRun<'_> {
             )
             .await?;
         let acted = self.stays_quiet(name, mark).await;
-        let reason = format!(
-            "the provider changed the object while it had the paused annotation ({})",
-            acted.clone().unwrap_or_default().join(", ")
-        );
-        let ev = self.evidence(name, reason.clone(), None);
-        self.verdicts
-            .check(id::all::PAUSE, acted.is_none(), reason.clone(), ev.clone());
-        if let Some(r) = role_pause_rule {
-            self.verdicts.check(r, acted.is_none(), reason, ev);
-        }
+        self.judge_pause(name, acted, "it had the paused annotation", role_pause_rule);
         self.env
             .set_paused_annotation(&resource, name, false)
             .await?;
-        if self.contract() == Contract::V1Beta2 {
-            let seen = self
-                .wait(name, |v| paused_condition_is(v, "False", "NotPaused"))
-                .await;
-            self.verdicts.check(
-                id::all::PAUSED_CONDITION,
-                seen.is_ok(),
-                "no condition Paused=False (reason NotPaused) after removing the annotation",
-                self.evidence(
-                    name,
-                    "Paused condition not reset",
-                    Some("status.conditions"),
-                ),
-            );
-        }
+        let seen = self.paused_condition_seen(name, false).await;
+        self.check_paused_condition(
+            name,
+            seen,
+            "no condition Paused=False (reason NotPaused) after removing the annotation",
+            "Paused condition not reset",
+        );
         Ok(())
     }
 

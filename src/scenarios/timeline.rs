@@ -347,10 +347,8 @@ impl Recorder {
         timeout: Duration,
         pred: impl Fn(&Value) -> bool,
     ) -> Result<Value, Option<Value>> {
-        self.ask(object);
-        self.wait_until(timeout, || self.latest(object).filter(|v| pred(v)))
+        self.wait_state(object, timeout, || self.latest(object).filter(|v| pred(v)))
             .await
-            .ok_or_else(|| self.latest(object))
     }
 
     /// Waits until some recorded version of `object` (not only the latest) satisfies `pred`;
@@ -361,8 +359,7 @@ impl Recorder {
         timeout: Duration,
         pred: impl Fn(&Value) -> bool,
     ) -> Result<Value, Option<Value>> {
-        self.ask(object);
-        self.wait_until(timeout, || {
+        self.wait_state(object, timeout, || {
             self.lock()
                 .snapshots
                 .iter()
@@ -370,7 +367,20 @@ impl Recorder {
                 .map(|s| s.value.clone())
         })
         .await
-        .ok_or_else(|| self.latest(object))
+    }
+
+    /// [`Self::wait_until`] a state of `object` (asked for: it is this scenario's); `Err`
+    /// carries the last state seen.
+    async fn wait_state(
+        &self,
+        object: &str,
+        timeout: Duration,
+        find: impl Fn() -> Option<Value>,
+    ) -> Result<Value, Option<Value>> {
+        self.ask(object);
+        self.wait_until(timeout, find)
+            .await
+            .ok_or_else(|| self.latest(object))
     }
 
     /// Waits until `object` has been deleted (true) or the timeout passes (false).
