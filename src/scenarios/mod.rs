@@ -66,13 +66,15 @@ impl Settings {
     pub const EMBEDDED: Settings = Settings {
         quiet_window: Duration::from_millis(300),
         step_timeout: Duration::from_secs(10),
-        propagation: Duration::from_millis(150),
+        propagation: Duration::from_millis(50),
         backoff_allowance: Duration::ZERO,
     };
     /// Defaults for the embedded server with a provider's own manager (`--provider-cmd`):
-    /// the embedded timing, with step deadlines that grow with the backoff a
-    /// controller-runtime manager may have reached.
+    /// the embedded timing, with a quiet window for a pause to reach the manager's informer
+    /// and step deadlines that grow with the backoff a controller-runtime manager may have
+    /// reached.
     pub const EMBEDDED_PROVIDER: Settings = Settings {
+        propagation: Duration::from_millis(300),
         backoff_allowance: Duration::from_secs(120),
         ..Settings::EMBEDDED
     };
