@@ -355,23 +355,45 @@ async fn kopf_provider_passes_every_rule_through_its_own_webhooks() {
     assert!(private.is_empty(), "left in the temp dir: {private:?}");
 }
 
-/// SC-inframachine (the scenario with the most cross-object triggers: Cluster and Machine
-/// events reconcile the KopfMachine) on a server that fails 5% of requests with 500 and drops
-/// every watch after 2 s: kopf's own retries and re-watches and the provider's requeues keep
-/// every verdict (the baseline mock is under the same faults). No 429s: every client honours
-/// their `Retry-After`, which makes the run last 45 s instead of 8.
+/// Every fault the embedded server has, at once (as `tests/reliability/faults.rs`).
+const ALL_FAULTS: &str = "drop-watch=2s,force-410=20,429=5%,500=5%,latency=200ms,slow-establish=1s";
+
+/// Each cell's verdict: (rule, column, outcome), reasons and timelines left out.
+fn cells(m: &Matrix) -> BTreeSet<(String, String, String)> {
+    m.results
+        .iter()
+        .map(|r| {
+            (
+                r.rule_id.to_string(),
+                r.column.id(),
+                format!("{:?}", r.outcome),
+            )
+        })
+        .collect()
+}
+
+/// Every scenario on a server with all six faults at once (5% of requests answered 429 with
+/// `Retry-After: 1`, as kube-apiserver's max-in-flight and APF filters answer, 5% with 500,
+/// every watch dropped after 2 s or expired with 410, 200 ms added to each request, CRDs
+/// established 1 s late) gives the clean run's cell for every rule and column: kopf's own
+/// retries, re-watches and `Retry-After` waits and the provider's requeues keep every verdict
+/// (the baseline mock is under the same faults). Both runs go at once, on two servers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kopf_provider_passes_every_rule_on_a_faulty_server() {
     let test = "kopf_provider_passes_every_rule_on_a_faulty_server";
     let Some(python) = python(test) else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let (clean_dir, faulty_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let clean_server = EmbeddedServer::new(ServerOptions::default());
     let server = EmbeddedServer::new(ServerOptions::default());
     let cmd = provider_cmd(&python, "");
-    let mut w = words(&cmd, dir.path().to_str().unwrap(), None);
-    w.extend(["--server-faults".into(), "500=5%,drop-watch=2s".into()]);
-    let m = check_on(&server, &w).await;
+    let clean_words = words(&cmd, clean_dir.path().to_str().unwrap(), None);
+    let mut w = words(&cmd, faulty_dir.path().to_str().unwrap(), None);
+    w.extend(["--server-faults".into(), ALL_FAULTS.into()]);
+    let (clean, m) = tokio::join!(check_on(&clean_server, &clean_words), check_on(&server, &w));
+    println!("clean and faulty runs took {:?}", started.elapsed());
     let bad: Vec<String> = m
         .results
         .iter()
@@ -387,17 +409,27 @@ async fn kopf_provider_passes_every_rule_on_a_faulty_server() {
         })
         .collect();
     assert!(bad.is_empty(), "{bad:#?}");
+    let (clean_cells, faulty_cells) = (cells(&clean), cells(&m));
+    let only_clean: Vec<_> = clean_cells.difference(&faulty_cells).collect();
+    let only_faulty: Vec<_> = faulty_cells.difference(&clean_cells).collect();
+    assert!(
+        only_clean.is_empty() && only_faulty.is_empty(),
+        "cells differ under faults: clean only {only_clean:#?}, faulty only {only_faulty:#?}"
+    );
     let decided = m
         .results
         .iter()
         .filter(|r| is_kopf(r) && lifecycle_judged(r) && r.outcome == Outcome::Pass)
         .count();
     assert!(decided >= 12, "only {decided} kopf lifecycle cells passed");
-    let (_, e500) = server.faults().injected_errors();
-    let (_, dropped) = server.faults().stats();
+    let (e429, e500) = server.faults().injected_errors();
+    let (expired, dropped) = server.faults().stats();
+    println!(
+        "faults served: {e429} 429, {e500} 500, {expired} forced 410, {dropped} dropped watches"
+    );
     assert!(
-        e500 > 0 && dropped > 0,
-        "faults not injected: {e500} 500s, {dropped} dropped watches"
+        e429 > 0 && e500 > 0 && expired > 0 && dropped > 0,
+        "faults not injected: {e429} 429s, {e500} 500s, {expired} 410s, {dropped} dropped watches"
     );
 }
 

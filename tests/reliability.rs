@@ -13,6 +13,8 @@ mod faults;
 mod leaks;
 #[path = "shared/manifests.rs"]
 mod manifests;
+#[path = "reliability/races.rs"]
+mod races;
 #[path = "reliability/serve.rs"]
 mod serve;
 #[path = "shared/signals.rs"]

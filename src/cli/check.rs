@@ -114,7 +114,9 @@ impl CheckArgs {
     /// Everything `check` was asked, as the plain options of the plan and run stages (reads
     /// `--manager-help`, `--config` and the `--sample` files).
     pub fn options(&self) -> anyhow::Result<CheckOptions> {
-        let defaults = if self.embedded {
+        let defaults = if self.embedded && self.provider_cmd.is_some() {
+            Settings::EMBEDDED_PROVIDER
+        } else if self.embedded {
             Settings::EMBEDDED
         } else {
             Settings::REAL
@@ -182,6 +184,8 @@ fn settings(args: &CheckArgs, defaults: Settings) -> anyhow::Result<Settings> {
     }
     if let Some(t) = &args.timeout {
         s.step_timeout = parse_duration(t)?.unwrap_or(Duration::from_secs(3600));
+        // The deadline asked for is the deadline.
+        s.backoff_allowance = Duration::ZERO;
     }
     Ok(s)
 }

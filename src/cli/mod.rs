@@ -386,7 +386,10 @@ pub struct MockRunArgs {
     /// Read CAPI core's objects as CAPI's own providers do (comma-separated): `v1beta1` (at
     /// cluster.x-k8s.io/v1beta1, v1beta1 paths only), `infrastructure-ref` (the InfraMachine
     /// reconciler needs the Cluster's InfraCluster), `worker-join` (bootstrap data needs the
-    /// cluster CA Secret and a join token on the workload cluster), `finalizer-first` (finalizer before owner and pause, as CAPI's controllers), `capi-like` (all but v1beta1).
+    /// cluster CA Secret and a join token on the workload cluster), `finalizer-first` (finalizer before owner and pause, as CAPI's controllers),
+    /// `workqueue-backoff` (failed reconciles retried with controller-runtime's rate limiter),
+    /// `informer-lag=<n>ms` (Clusters read from a cache that lags), `capi-like` (all but v1beta1
+    /// and the lag).
     #[arg(long = "core-reads", value_name = "MODES")]
     pub core_reads: Option<String>,
     #[command(flatten)]

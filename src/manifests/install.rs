@@ -272,15 +272,24 @@ async fn wait_established(
         let api = api.clone();
         async move {
             let name = str_at(&d.value, "/metadata/name").to_string();
-            let cond = kube::runtime::wait::conditions::is_crd_established();
-            match tokio::time::timeout(
-                timeout,
-                kube::runtime::wait::await_condition(api.clone(), &name, cond),
-            )
-            .await
-            {
-                Ok(Ok(_)) => Ok(()),
-                Ok(Err(e)) => Err(not_established(d, &name, timeout, format!(": {e}"))),
+            // A watch error (a 410 Expired, a dropped connection) ends `await_condition`:
+            // watch again, as an informer would, until the deadline.
+            let last_error = std::sync::Mutex::new(None::<String>);
+            let established = async {
+                loop {
+                    let cond = kube::runtime::wait::conditions::is_crd_established();
+                    match kube::runtime::wait::await_condition(api.clone(), &name, cond).await {
+                        Ok(_) => return,
+                        Err(e) => {
+                            *last_error.lock().unwrap_or_else(|p| p.into_inner()) =
+                                Some(e.to_string());
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                        }
+                    }
+                }
+            };
+            match tokio::time::timeout(timeout, established).await {
+                Ok(()) => Ok(()),
                 Err(_) => {
                     let detail = api
                         .get_opt(&name)
@@ -295,10 +304,12 @@ async fn wait_established(
                         .map(|c| format!("{}: {}", c.type_, c.message.unwrap_or_default()))
                         .collect::<Vec<_>>()
                         .join("; ");
-                    let detail = if detail.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({detail})")
+                    let last = last_error.lock().unwrap_or_else(|p| p.into_inner()).take();
+                    let detail = match (detail.is_empty(), last) {
+                        (true, None) => String::new(),
+                        (false, None) => format!(" ({detail})"),
+                        (true, Some(e)) => format!(" (last watch error: {e})"),
+                        (false, Some(e)) => format!(" ({detail}; last watch error: {e})"),
                     };
                     Err(not_established(d, &name, timeout, detail))
                 }

@@ -27,10 +27,8 @@ fn created_path(c: Contract) -> &'static str {
 }
 
 pub async fn run(r: &mut ScriptRun<'_>) {
-    if let Err(e) = steps(r).await {
-        r.env_failed(e);
-    }
-    r.end_step();
+    let result = steps(r).await;
+    r.finish(result);
 }
 
 async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {

@@ -16,10 +16,8 @@ const NO_MACHINES: &str =
     "needs a Machine-based control plane with a working infrastructure and bootstrap stack";
 
 pub async fn run(r: &mut ScriptRun<'_>) {
-    if let Err(e) = steps(r).await {
-        r.env_failed(e);
-    }
-    r.end_step();
+    let result = steps(r).await;
+    r.finish(result);
 }
 
 fn initialized_path(c: Contract) -> &'static str {

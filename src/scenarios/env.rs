@@ -22,6 +22,12 @@ pub enum EnvError {
     },
     #[error("{0}")]
     Invalid(String),
+    #[error("{object}: {what} not visible through a watch within {secs}s")]
+    NotSeen {
+        object: String,
+        what: &'static str,
+        secs: u64,
+    },
 }
 
 /// One scenario's environment.
@@ -53,6 +59,11 @@ pub fn key(resource: &ApiResource, name: &str) -> String {
 impl Env {
     pub fn api(&self, resource: &ApiResource) -> Api<DynamicObject> {
         Api::namespaced_with(self.client.clone(), &self.namespace, resource)
+    }
+
+    /// The deadline of a step waiting for the provider now ([`Settings::step_deadline`]).
+    pub fn step_deadline(&self) -> std::time::Duration {
+        self.settings.step_deadline(self.recorder.held())
     }
 
     /// How long a "must not act" assertion watches: the quiet window, or three round trips of
@@ -131,20 +142,7 @@ impl Env {
         patch: Value,
         action: &str,
     ) -> Result<Value, EnvError> {
-        let started = std::time::Instant::now();
-        let out = self
-            .api(resource)
-            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-            .map_err(|source| EnvError::Api {
-                action: "patch",
-                object: key(resource, name),
-                source,
-            })?;
-        self.round_trips.record(started.elapsed());
-        self.record(resource, name, &out, action);
-        self.settle(resource, name, &out).await;
-        to_value(out)
+        self.patch_with(resource, name, patch, action, false).await
     }
 
     /// JSON merge patch through the status subresource.
@@ -155,16 +153,34 @@ impl Env {
         patch: Value,
         action: &str,
     ) -> Result<Value, EnvError> {
+        self.patch_with(resource, name, patch, action, true).await
+    }
+
+    /// A merge patch (of the status subresource with `status`), timed, recorded and settled.
+    async fn patch_with(
+        &self,
+        resource: &ApiResource,
+        name: &str,
+        patch: Value,
+        action: &str,
+        status: bool,
+    ) -> Result<Value, EnvError> {
         let started = std::time::Instant::now();
-        let out = self
-            .api(resource)
-            .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-            .map_err(|source| EnvError::Api {
-                action: "patch status of",
-                object: key(resource, name),
-                source,
-            })?;
+        let (api, params, body) = (
+            self.api(resource),
+            PatchParams::default(),
+            Patch::Merge(&patch),
+        );
+        let out = if status {
+            api.patch_status(name, &params, &body).await
+        } else {
+            api.patch(name, &params, &body).await
+        }
+        .map_err(|source| EnvError::Api {
+            action: if status { "patch status of" } else { "patch" },
+            object: key(resource, name),
+            source,
+        })?;
         self.round_trips.record(started.elapsed());
         self.record(resource, name, &out, action);
         self.settle(resource, name, &out).await;
@@ -191,9 +207,7 @@ impl Env {
                         let k = key(resource, name);
                         self.recorder.tool_write(&k, "", "delete", None);
                         if self.recorder.is_watched(&k) {
-                            self.recorder
-                                .wait_gone(&k, self.settings.step_timeout)
-                                .await;
+                            self.recorder.wait_gone(&k, self.step_deadline()).await;
                         }
                     }
                 }
@@ -206,6 +220,48 @@ impl Env {
                 source,
             }),
         }
+    }
+
+    /// Waits until a watch on `Cluster/<cluster>` (served from the API server's watch cache,
+    /// where a provider's informer reads) shows a state satisfying `pred`, then gives the
+    /// provider [`Settings::propagation`] to see it in its own cache: after this, a provider
+    /// that has not seen the change is not one the tool can fairly judge by it.
+    pub async fn await_cluster_propagated(
+        &self,
+        cluster: &str,
+        what: &'static str,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Result<(), EnvError> {
+        use futures::StreamExt;
+        use kube::runtime::{WatchStreamExt, watcher};
+        let api = self.api(&super::core_sim::cluster_resource());
+        let config = watcher::Config::default()
+            .fields(&format!("metadata.name={cluster}"))
+            .any_semantic();
+        let mut seen = watcher::watcher(api, config).applied_objects().boxed();
+        let timeout = self.settings.step_timeout;
+        let shown = tokio::time::timeout(timeout, async {
+            while let Some(item) = seen.next().await {
+                match item {
+                    Ok(obj) if serde_json::to_value(&obj).is_ok_and(|v| pred(&v)) => return,
+                    Ok(_) => {}
+                    // The watcher retries by itself on the next poll.
+                    Err(_) => tokio::time::sleep(std::time::Duration::from_millis(50)).await,
+                }
+            }
+        })
+        .await;
+        if shown.is_err() {
+            return Err(EnvError::NotSeen {
+                object: format!("Cluster/{cluster}"),
+                what,
+                secs: timeout.as_secs(),
+            });
+        }
+        let allowance = self.round_trips.stretch(self.settings.propagation);
+        self.recorder.hold(allowance);
+        tokio::time::sleep(allowance).await;
+        Ok(())
     }
 
     fn record(&self, resource: &ApiResource, name: &str, obj: &DynamicObject, action: &str) {

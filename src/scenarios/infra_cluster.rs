@@ -14,10 +14,8 @@ use serde_json::{Value, json};
 pub const MANAGED_BY_ANNOTATION: &str = "cluster.x-k8s.io/managed-by";
 
 pub async fn run(r: &mut ScriptRun<'_>) {
-    if let Err(e) = steps(r).await {
-        r.env_failed(e);
-    }
-    r.end_step();
+    let result = steps(r).await;
+    r.finish(result);
 }
 
 async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {

@@ -16,10 +16,8 @@ use serde_json::{Value, json};
 pub const POOL_NAME_LABEL: &str = "cluster.x-k8s.io/pool-name";
 
 pub async fn run(r: &mut ScriptRun<'_>) {
-    if let Err(e) = steps(r).await {
-        r.env_failed(e);
-    }
-    r.end_step();
+    let result = steps(r).await;
+    r.finish(result);
 }
 
 fn tracks(want: i64) -> impl Fn(&Value) -> bool {

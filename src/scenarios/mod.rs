@@ -19,6 +19,7 @@ pub mod infra_machine;
 pub mod json;
 pub mod machine_pool;
 pub mod observer;
+pub mod pause;
 pub mod round_trips;
 pub mod runner;
 pub mod samples;
@@ -44,6 +45,20 @@ pub struct Settings {
     pub quiet_window: Duration,
     /// Deadline of each step that waits for the provider.
     pub step_timeout: Duration,
+    /// How long a provider gets to see a change of its Cluster (a pause) in its own caches,
+    /// counted from when a watch shows the change, before the tool makes a change the provider
+    /// must judge by it (stretched to three round trips on a slow server). A
+    /// controller-runtime provider reads the Cluster from an informer fed by its own watch, so
+    /// it can see its own object's next change first (docs/core-simulation.md "Timing").
+    pub propagation: Duration,
+    /// How far a step's deadline grows with the time the scenario kept gates closed in front
+    /// of the provider (must-not-act windows, the wait for a pause to reach it): a
+    /// controller-runtime provider retries a failed reconcile with a doubling backoff (5 ms,
+    /// 10 ms, … up to 1000 s), so after failing on a closed gate for a time `t` it next looks
+    /// about `t` later when no watch event wakes it sooner. A step's deadline is the step
+    /// timeout or that time, whichever is longer, the latter capped at this (zero: the fixed
+    /// step timeout; docs/core-simulation.md "Timing").
+    pub backoff_allowance: Duration,
 }
 
 impl Settings {
@@ -51,12 +66,61 @@ impl Settings {
     pub const EMBEDDED: Settings = Settings {
         quiet_window: Duration::from_millis(300),
         step_timeout: Duration::from_secs(10),
+        propagation: Duration::from_millis(50),
+        backoff_allowance: Duration::ZERO,
+    };
+    /// Defaults for the embedded server with a provider's own manager (`--provider-cmd`):
+    /// the embedded timing, with a quiet window for a pause to reach the manager's informer
+    /// and step deadlines that grow with the backoff a controller-runtime manager may have
+    /// reached.
+    pub const EMBEDDED_PROVIDER: Settings = Settings {
+        propagation: Duration::from_millis(300),
+        backoff_allowance: Duration::from_secs(120),
+        ..Settings::EMBEDDED
     };
     /// Defaults for a real cluster and a real provider.
     pub const REAL: Settings = Settings {
         quiet_window: Duration::from_secs(30),
         step_timeout: Duration::from_secs(120),
+        propagation: Duration::from_secs(10),
+        backoff_allowance: Duration::from_secs(300),
     };
+
+    /// The deadline of a step that waits for the provider, after the scenario kept gates
+    /// closed for `held` (see [`Settings::backoff_allowance`]).
+    pub fn step_deadline(&self, held: Duration) -> Duration {
+        self.step_timeout.max(held.min(self.backoff_allowance))
+    }
+}
+
+#[cfg(test)]
+mod settings_tests {
+    use super::*;
+
+    /// A provider failing on a gate the scenario kept closed retries about that long after; the
+    /// deadline covers it up to the allowance, and the mock's defaults keep the fixed deadline.
+    #[test]
+    fn step_deadlines_cover_the_backoff_reached_during_the_scenario() {
+        let s = Settings::EMBEDDED_PROVIDER;
+        assert_eq!(s.step_deadline(Duration::from_secs(3)), s.step_timeout);
+        assert_eq!(
+            s.step_deadline(Duration::from_secs(37)),
+            Duration::from_secs(37)
+        );
+        assert_eq!(
+            s.step_deadline(Duration::from_secs(900)),
+            Duration::from_secs(120)
+        );
+        let m = Settings::EMBEDDED;
+        assert_eq!(m.step_deadline(Duration::from_secs(37)), m.step_timeout);
+        // The ladder: failing for ~41 s (13 doublings from 5 ms), the next retry is 40.96 s
+        // away: about the time already spent failing.
+        let waited: Duration = (0..13).map(|n| Duration::from_millis(5 << n)).sum();
+        assert!(
+            waited < Duration::from_secs(41)
+                && Duration::from_millis(5 << 13) <= waited + Duration::from_millis(5)
+        );
+    }
 }
 
 /// One provider kind under one contract, as a scenario drives it.

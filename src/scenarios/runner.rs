@@ -129,7 +129,12 @@ pub async fn run_subject(side: &Side, subject: &Subject) -> SubjectRun {
     let subject = resolved.as_ref().unwrap_or(subject);
     let mut run = ScriptRun::new(&env, subject);
     // Every wait is bounded by the step timeout; this only guards against a hung API server.
-    let overall = side.settings.step_timeout * 40 + side.settings.quiet_window * 20;
+    let overall = side
+        .settings
+        .step_timeout
+        .max(side.settings.backoff_allowance)
+        * 40
+        + side.settings.quiet_window * 20;
     let finished = tokio::time::timeout(overall, async {
         match subject.role() {
             Role::InfraCluster => super::infra_cluster::run(&mut run).await,

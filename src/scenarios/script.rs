@@ -6,7 +6,8 @@ use super::core_sim::{PAUSED_ANNOTATION, cluster_owner_ref};
 use super::env::{Env, EnvError, key};
 use super::json::{self, condition};
 use super::observer::{Observer, watch_object};
-use super::timeline::{Mark, without_bookkeeping};
+pub use super::pause::{paused_condition_is, without_paused_condition};
+use super::timeline::Mark;
 use super::verdicts::Verdicts;
 use crate::report::{Evidence, Outcome, StepRecord};
 use crate::rule_ids::{self as id, RuleId};
@@ -124,6 +125,14 @@ impl<'a> ScriptRun<'a> {
         }
     }
 
+    /// Ends the script with the `result` of its steps (an environment error stops it).
+    pub fn finish(&mut self, result: Result<(), EnvError>) {
+        if let Err(e) = result {
+            self.env_failed(e);
+        }
+        self.end_step();
+    }
+
     /// Records an environment failure (the script stops; its rules become inconclusive).
     pub fn env_failed(&mut self, e: EnvError) {
         if self.environment_error.is_none() {
@@ -182,14 +191,11 @@ impl<'a> ScriptRun<'a> {
     /// "Must not act": watches for a provider change (other than the Paused condition) for the
     /// quiet window; None means it stayed quiet.
     pub async fn stays_quiet(&self, name: &str, mark: Mark) -> Option<Vec<String>> {
+        let window = self.env.quiet_window();
+        self.env.recorder.hold(window);
         self.env
             .recorder
-            .quiet(
-                &self.key(name),
-                mark,
-                self.env.quiet_window(),
-                without_paused_condition,
-            )
+            .quiet(&self.key(name), mark, window, without_paused_condition)
             .await
             .map(|s| s.changed)
     }
@@ -200,9 +206,10 @@ impl<'a> ScriptRun<'a> {
         name: &str,
         pred: impl Fn(&Value) -> bool,
     ) -> Result<Value, Option<Value>> {
+        let timeout = self.env.step_deadline();
         self.env
             .recorder
-            .wait_for(&self.key(name), self.env.settings.step_timeout, pred)
+            .wait_for(&self.key(name), timeout, pred)
             .await
     }
 
@@ -212,206 +219,11 @@ impl<'a> ScriptRun<'a> {
         name: &str,
         pred: impl Fn(&Value) -> bool,
     ) -> Result<Value, Option<Value>> {
+        let timeout = self.env.step_deadline();
         self.env
             .recorder
-            .wait_ever(&self.key(name), self.env.settings.step_timeout, pred)
+            .wait_ever(&self.key(name), timeout, pred)
             .await
-    }
-
-    /// Adopts the object while its Cluster is paused (the provider must stay quiet apart from
-    /// the Paused condition), then unpauses. Judges `all/pause` and `all/paused-condition` and
-    /// the role's own `<role>/pause` id when given.
-    pub async fn adopt_while_paused(
-        &mut self,
-        name: &str,
-        cluster: &str,
-        owner_ref: Value,
-        role_pause_rule: Option<RuleId>,
-    ) -> Result<(), EnvError> {
-        self.owned_while_paused(name, cluster, owner_ref, role_pause_rule, false)
-            .await
-    }
-
-    /// [`Self::adopt_while_paused`], or with `create` the object is created already owned
-    /// (watch started here) while the Cluster is paused.
-    pub async fn owned_while_paused(
-        &mut self,
-        name: &str,
-        cluster: &str,
-        owner_ref: Value,
-        role_pause_rule: Option<RuleId>,
-        create: bool,
-    ) -> Result<(), EnvError> {
-        let resource = self.subject.resource.clone();
-        self.step(if create {
-            "pause: create owned while Cluster.spec.paused"
-        } else {
-            "pause: adopt while Cluster.spec.paused"
-        });
-        self.env.set_cluster_paused(cluster, true).await?;
-        if create {
-            self.watch(&resource, name).await;
-        }
-        let mark = self.env.recorder.mark();
-        if create {
-            let mut obj = self.provider_object(name, &[]);
-            obj["metadata"]["ownerReferences"] = json!([owner_ref]);
-            obj["metadata"]["labels"][super::core_sim::CLUSTER_NAME_LABEL] = json!(cluster);
-            self.env.create(&resource, obj).await?;
-        } else {
-            self.env.adopt(&resource, name, owner_ref, cluster).await?;
-        }
-        // Under v1beta2 the provider shows it saw the pause (Paused=True); the quiet window
-        // starts from there, so a provider that acts right after reporting the pause is caught
-        // however slowly it got there. Every change since `mark` counts.
-        let paused_seen = if self.contract() == Contract::V1Beta2 {
-            Some(
-                self.wait(name, |v| paused_condition_is(v, "True", "Paused"))
-                    .await
-                    .is_ok(),
-            )
-        } else {
-            None
-        };
-        let acted = self.stays_quiet(name, mark).await;
-        let pause_ok = acted.is_none();
-        let reason = format!(
-            "the provider changed the object while its Cluster was paused ({})",
-            acted.clone().unwrap_or_default().join(", ")
-        );
-        let ev = self.evidence(name, reason.clone(), None);
-        self.verdicts
-            .check(id::all::PAUSE, pause_ok, reason.clone(), ev.clone());
-        if let Some(r) = role_pause_rule {
-            self.verdicts.check(r, pause_ok, reason, ev);
-        }
-        if let Some(seen) = paused_seen {
-            self.verdicts.check(
-                id::all::PAUSED_CONDITION,
-                seen,
-                "no condition Paused=True (reason Paused) while paused",
-                self.evidence(
-                    name,
-                    "Paused condition missing or wrong while paused",
-                    Some("status.conditions"),
-                ),
-            );
-        }
-        self.step("pause: unpause");
-        self.env.set_cluster_paused(cluster, false).await?;
-        if self.contract() == Contract::V1Beta2 {
-            let seen = self
-                .wait(name, |v| paused_condition_is(v, "False", "NotPaused"))
-                .await;
-            self.verdicts.check(
-                id::all::PAUSED_CONDITION,
-                seen.is_ok(),
-                "no condition Paused=False (reason NotPaused) after unpausing",
-                self.evidence(
-                    name,
-                    "Paused condition not reset after unpausing",
-                    Some("status.conditions"),
-                ),
-            );
-        }
-        Ok(())
-    }
-
-    /// Pauses with the object's own `cluster.x-k8s.io/paused` annotation, lets the provider
-    /// settle, touches the object, expects quiet from the touch on (and Paused=True under
-    /// v1beta2), then removes the annotation.
-    pub async fn pause_by_annotation(
-        &mut self,
-        name: &str,
-        role_pause_rule: Option<RuleId>,
-    ) -> Result<(), EnvError> {
-        let resource = self.subject.resource.clone();
-        self.step("pause: paused annotation");
-        self.settle(name).await;
-        self.env
-            .set_paused_annotation(&resource, name, true)
-            .await?;
-        if self.contract() == Contract::V1Beta2 {
-            let seen = self
-                .wait(name, |v| paused_condition_is(v, "True", "Paused"))
-                .await;
-            self.verdicts.check(
-                id::all::PAUSED_CONDITION,
-                seen.is_ok(),
-                format!("no condition Paused=True with annotation {PAUSED_ANNOTATION}"),
-                self.evidence(
-                    name,
-                    "Paused condition missing with the paused annotation",
-                    Some("status.conditions"),
-                ),
-            );
-        }
-        // A write already under way when the annotation landed (or worked out from a cache
-        // that did not show it yet) may still arrive: let it, then judge from the touch on,
-        // which the provider can only see after the annotation.
-        self.settle(name).await;
-        let mark = self.env.recorder.mark();
-        self.env
-            .merge_patch(
-                &resource,
-                name,
-                json!({"metadata": {"annotations": {"capi-conformance.io/touched": "1"}}}),
-                "touch",
-            )
-            .await?;
-        let acted = self.stays_quiet(name, mark).await;
-        let reason = format!(
-            "the provider changed the object while it had the paused annotation ({})",
-            acted.clone().unwrap_or_default().join(", ")
-        );
-        let ev = self.evidence(name, reason.clone(), None);
-        self.verdicts
-            .check(id::all::PAUSE, acted.is_none(), reason.clone(), ev.clone());
-        if let Some(r) = role_pause_rule {
-            self.verdicts.check(r, acted.is_none(), reason, ev);
-        }
-        self.env
-            .set_paused_annotation(&resource, name, false)
-            .await?;
-        if self.contract() == Contract::V1Beta2 {
-            let seen = self
-                .wait(name, |v| paused_condition_is(v, "False", "NotPaused"))
-                .await;
-            self.verdicts.check(
-                id::all::PAUSED_CONDITION,
-                seen.is_ok(),
-                "no condition Paused=False (reason NotPaused) after removing the annotation",
-                self.evidence(
-                    name,
-                    "Paused condition not reset",
-                    Some("status.conditions"),
-                ),
-            );
-        }
-        Ok(())
-    }
-
-    /// Waits until the provider has stopped changing the object (no change for half the quiet
-    /// window, or three round trips on a slow server), bounded by the step timeout, so a pause check starts from a settled state.
-    pub async fn settle(&self, name: &str) {
-        let calm = self
-            .env
-            .round_trips
-            .stretch(self.env.settings.quiet_window / 2)
-            .max(std::time::Duration::from_millis(50));
-        let deadline = tokio::time::Instant::now() + self.env.settings.step_timeout;
-        let key = self.key(name);
-        while tokio::time::Instant::now() < deadline {
-            let mark = self.env.recorder.mark();
-            let changed = self
-                .env
-                .recorder
-                .quiet(&key, mark, calm, without_bookkeeping)
-                .await;
-            if changed.is_none() {
-                return;
-            }
-        }
     }
 
     /// Creates `name` unowned and paused (its own `cluster.x-k8s.io/paused` annotation), marks
@@ -530,11 +342,8 @@ impl<'a> ScriptRun<'a> {
         let resource = self.subject.resource.clone();
         self.step("delete");
         self.env.delete(&resource, name).await?;
-        let gone = self
-            .env
-            .recorder
-            .wait_gone(&self.key(name), self.env.settings.step_timeout)
-            .await;
+        let deadline = self.env.step_deadline();
+        let gone = self.env.recorder.wait_gone(&self.key(name), deadline).await;
         let fins = self
             .env
             .recorder
@@ -546,7 +355,12 @@ impl<'a> ScriptRun<'a> {
                 rule,
                 gone,
                 format!(
-                    "still present {}s after deletion (finalizers: {})",
+                    "still present {}{}s after deletion (finalizers: {})",
+                    if self.env.settings.backoff_allowance.is_zero() {
+                        ""
+                    } else {
+                        "at least "
+                    },
                     self.env.settings.step_timeout.as_secs(),
                     fins.join(", ")
                 ),
@@ -593,53 +407,6 @@ pub fn cluster_owner(cluster: &Value) -> Value {
     cluster_owner_ref(cluster)
 }
 
-pub fn paused_condition_is(v: &Value, status: &str, reason: &str) -> bool {
-    condition(v, "Paused").is_some_and(|c| {
-        c.get("status").and_then(Value::as_str) == Some(status)
-            && c.get("reason").and_then(Value::as_str) == Some(reason)
-    })
-}
-
-/// Normalizer for "must not act": drops bookkeeping, the Paused condition at either conditions
-/// path (`status.conditions`, and `status.v1beta2.conditions` where CAPI v1.9/v1.10 controllers
-/// write it on v1beta1 objects, `paused.EnsurePausedCondition`) and `metadata.finalizers`
-/// (CAPI's own controllers add their finalizer first, before looking up the owner and pause,
-/// `finalizers.EnsureFinalizer`). Anything else the provider writes is acting
-/// (docs/core-simulation.md "Rule decisions").
-pub fn without_paused_condition(v: &Value) -> Value {
-    let mut v = without_bookkeeping(v);
-    if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
-        meta.remove("finalizers");
-    }
-    let mut status_empty = false;
-    if let Some(status) = v.get_mut("status").and_then(Value::as_object_mut) {
-        drop_paused(status);
-        let mut v1beta2_empty = false;
-        if let Some(v1beta2) = status.get_mut("v1beta2").and_then(Value::as_object_mut) {
-            drop_paused(v1beta2);
-            v1beta2_empty = v1beta2.is_empty();
-        }
-        if v1beta2_empty {
-            status.remove("v1beta2");
-        }
-        status_empty = status.is_empty();
-    }
-    if status_empty && let Some(o) = v.as_object_mut() {
-        o.remove("status");
-    }
-    v
-}
-
-/// Removes the Paused condition from `holder.conditions` (and the list when it empties).
-fn drop_paused(holder: &mut serde_json::Map<String, Value>) {
-    if let Some(conds) = holder.get_mut("conditions").and_then(Value::as_array_mut) {
-        conds.retain(|c| c.get("type").and_then(Value::as_str) != Some("Paused"));
-        if conds.is_empty() {
-            holder.remove("conditions");
-        }
-    }
-}
-
 /// The "infrastructure provisioned" flag path of InfraCluster/InfraMachine per contract.
 pub fn provisioned_path(contract: Contract) -> &'static str {
     match contract {
@@ -663,33 +430,4 @@ pub fn has_annotation(v: &Value, key: &str) -> bool {
     v.pointer("/metadata/annotations")
         .and_then(|a| a.get(key))
         .is_some()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn paused_condition_is_dropped_by_the_quiet_normalizer() {
-        let a = json!({"metadata": {"resourceVersion": "1"}});
-        let b = json!({"metadata": {"resourceVersion": "2"},
-                       "status": {"conditions": [{"type": "Paused", "status": "True", "reason": "Paused"}]}});
-        assert_eq!(without_paused_condition(&a), without_paused_condition(&b));
-        assert!(paused_condition_is(&b, "True", "Paused"));
-        let c = json!({"status": {"conditions": [{"type": "Paused"}, {"type": "Ready"}]}});
-        assert_ne!(without_paused_condition(&a), without_paused_condition(&c));
-        // CAPI v1.9/v1.10 on a v1beta1 object: the Paused condition under status.v1beta2.
-        let d = json!({"metadata": {"resourceVersion": "3"},
-                       "status": {"v1beta2": {"conditions": [{"type": "Paused", "status": "True"}]}}});
-        assert_eq!(without_paused_condition(&a), without_paused_condition(&d));
-        // EnsureFinalizer before owner and pause: a finalizer alone is not acting.
-        let e = json!({"metadata": {"resourceVersion": "4", "finalizers": ["x.io/f"]}});
-        assert_eq!(without_paused_condition(&a), without_paused_condition(&e));
-        // Anything else is: a provisioned flag, a v1beta2 condition other than Paused.
-        let f = json!({"metadata": {"finalizers": ["x.io/f"]}, "status": {"ready": true}});
-        assert_ne!(without_paused_condition(&a), without_paused_condition(&f));
-        let g =
-            json!({"status": {"v1beta2": {"conditions": [{"type": "Paused"}, {"type": "Ready"}]}}});
-        assert_ne!(without_paused_condition(&a), without_paused_condition(&g));
-    }
 }

@@ -13,10 +13,8 @@ pub const DRY_RUN_ANNOTATION: &str = "topology.cluster.x-k8s.io/dry-run";
 pub const CHANGE_ANNOTATION: &str = "capi-conformance.io/dry-run-change";
 
 pub async fn run(r: &mut ScriptRun<'_>) {
-    if let Err(e) = steps(r).await {
-        r.env_failed(e);
-    }
-    r.end_step();
+    let result = steps(r).await;
+    r.finish(result);
 }
 
 async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {

@@ -100,6 +100,9 @@ pub struct Recorder {
     state: Arc<Mutex<State>>,
     notify: Arc<Notify>,
     start: Instant,
+    /// Milliseconds the scenario kept the provider in front of a closed gate (see
+    /// [`Recorder::hold`]).
+    held_ms: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Default for Recorder {
@@ -123,6 +126,7 @@ impl Recorder {
             state: Arc::default(),
             notify: Arc::new(Notify::new()),
             start: Instant::now(),
+            held_ms: Arc::default(),
         }
     }
 
@@ -135,6 +139,20 @@ impl Recorder {
 
     pub fn elapsed_ms(&self) -> u64 {
         u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Counts `window` as time the tool kept a gate closed in front of the provider (a
+    /// must-not-act window, the wait for a pause to reach it): a controller-runtime provider
+    /// failing on that gate backs off for about as long ([`super::Settings::step_deadline`]).
+    pub fn hold(&self, window: Duration) {
+        let ms = u64::try_from(window.as_millis()).unwrap_or(u64::MAX);
+        self.held_ms
+            .fetch_add(ms, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The time counted by [`Recorder::hold`] so far.
+    pub fn held(&self) -> Duration {
+        Duration::from_millis(self.held_ms.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// Records a watch event. Repeated deliveries of the same resourceVersion are ignored.
@@ -236,25 +254,33 @@ impl Recorder {
     /// Read-your-writes barrier: waits until the watch has delivered `resource_version` of
     /// `object` (or a later one, or its deletion), so later waits never judge a stale state.
     pub async fn wait_seen(&self, object: &str, resource_version: &str, timeout: Duration) -> bool {
+        self.wait_until(timeout, || {
+            let st = self.lock();
+            let seen = st.gone.contains(object)
+                || st.snapshots.iter().any(|s| {
+                    s.object == object
+                        && (s.resource_version == resource_version
+                            || rv_before(resource_version, &s.resource_version) == Some(true))
+                });
+            seen.then_some(())
+        })
+        .await
+        .is_some()
+    }
+
+    /// Re-evaluates `check` after every recorded event until it gives a value or `timeout`
+    /// passes (`None`).
+    async fn wait_until<T>(&self, timeout: Duration, check: impl Fn() -> Option<T>) -> Option<T> {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             let notified = self.notify.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            {
-                let st = self.lock();
-                let seen = st.gone.contains(object)
-                    || st.snapshots.iter().any(|s| {
-                        s.object == object
-                            && (s.resource_version == resource_version
-                                || rv_before(resource_version, &s.resource_version) == Some(true))
-                    });
-                if seen {
-                    return true;
-                }
+            if let Some(v) = check() {
+                return Some(v);
             }
             if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                return false;
+                return check();
             }
         }
     }
@@ -321,21 +347,8 @@ impl Recorder {
         timeout: Duration,
         pred: impl Fn(&Value) -> bool,
     ) -> Result<Value, Option<Value>> {
-        self.ask(object);
-        let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            let notified = self.notify.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            if let Some(v) = self.latest(object)
-                && pred(&v)
-            {
-                return Ok(v);
-            }
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                return Err(self.latest(object));
-            }
-        }
+        self.wait_state(object, timeout, || self.latest(object).filter(|v| pred(v)))
+            .await
     }
 
     /// Waits until some recorded version of `object` (not only the latest) satisfies `pred`;
@@ -346,41 +359,36 @@ impl Recorder {
         timeout: Duration,
         pred: impl Fn(&Value) -> bool,
     ) -> Result<Value, Option<Value>> {
-        self.ask(object);
-        let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            let notified = self.notify.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            if let Some(s) = self
-                .lock()
+        self.wait_state(object, timeout, || {
+            self.lock()
                 .snapshots
                 .iter()
                 .find(|s| s.object == object && s.event != "DELETED" && pred(&s.value))
-            {
-                return Ok(s.value.clone());
-            }
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                return Err(self.latest(object));
-            }
-        }
+                .map(|s| s.value.clone())
+        })
+        .await
+    }
+
+    /// [`Self::wait_until`] a state of `object` (asked for: it is this scenario's); `Err`
+    /// carries the last state seen.
+    async fn wait_state(
+        &self,
+        object: &str,
+        timeout: Duration,
+        find: impl Fn() -> Option<Value>,
+    ) -> Result<Value, Option<Value>> {
+        self.ask(object);
+        self.wait_until(timeout, find)
+            .await
+            .ok_or_else(|| self.latest(object))
     }
 
     /// Waits until `object` has been deleted (true) or the timeout passes (false).
     pub async fn wait_gone(&self, object: &str, timeout: Duration) -> bool {
         self.ask(object);
-        let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            let notified = self.notify.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            if self.is_gone(object) {
-                return true;
-            }
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                return self.is_gone(object);
-            }
-        }
+        self.wait_until(timeout, || self.is_gone(object).then_some(()))
+            .await
+            .is_some()
     }
 
     /// Provider writes of `object` after `mark` that changed it, as seen through `normalize`
@@ -506,194 +514,4 @@ pub fn rv_before(a: &str, b: &str) -> Option<bool> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn obj(rv: &str, status: Value) -> Value {
-        json!({"metadata": {"name": "x", "resourceVersion": rv}, "status": status})
-    }
-
-    #[tokio::test]
-    async fn records_transitions_and_separates_tool_writes() {
-        let r = Recorder::new();
-        let m0 = r.mark();
-        r.observe("K/x", false, obj("1", json!({})));
-        r.tool_write("K/x", "1", "create", None);
-        r.observe("K/x", false, obj("1", json!({}))); // duplicate delivery
-        r.observe("K/x", false, obj("2", json!({"ready": true})));
-        let h = r.history("K/x");
-        assert_eq!(h.len(), 2);
-        assert_eq!(h[0].event, "ADDED");
-        assert_eq!(h[1].changed, vec!["status.ready"]);
-        let writes = r.provider_changes_since("K/x", m0, &without_bookkeeping);
-        assert_eq!(writes.len(), 1);
-        assert_eq!(writes[0].resource_version, "2");
-        r.observe("K/x", true, obj("3", json!({"ready": true})));
-        assert!(r.is_gone("K/x"));
-        assert!(r.latest("K/x").is_none());
-        let kinds: Vec<String> = r.entries().into_iter().map(|e| e.event).collect();
-        assert!(kinds.contains(&"tool: create".to_string()));
-        assert!(kinds.contains(&"DELETED".to_string()));
-    }
-
-    /// A namespace-wide watch also sees other scenarios' objects: the report's timeline and
-    /// final states keep this scenario's own (written, watched or waited for by it) and the
-    /// objects that name one of them as owner or Cluster, in recording order.
-    #[test]
-    fn entries_keep_the_scenarios_own_objects_and_what_links_to_them() {
-        let r = Recorder::new();
-        let named = |name: &str, extra: Value| {
-            let mut v = json!({"metadata": {"name": name, "resourceVersion": "1"}});
-            if let (Some(m), Some(e)) = (v["metadata"].as_object_mut(), extra.as_object()) {
-                m.extend(e.clone());
-            }
-            v
-        };
-        r.tool_write("Cluster/c", "1", "create", None);
-        r.register("M/m");
-        r.observe("M/m", false, named("m", json!({})));
-        r.observe("M/other", false, named("other", json!({})));
-        r.observe(
-            "Secret/m-data",
-            false,
-            named(
-                "m-data",
-                json!({"ownerReferences": [{"kind": "M", "name": "m"}]}),
-            ),
-        );
-        r.observe(
-            "Secret/c-kubeconfig",
-            false,
-            named(
-                "c-kubeconfig",
-                json!({"labels": {"cluster.x-k8s.io/cluster-name": "c"}}),
-            ),
-        );
-        r.observe(
-            "Secret/d-kubeconfig",
-            false,
-            named(
-                "d-kubeconfig",
-                json!({"labels": {"cluster.x-k8s.io/cluster-name": "d"}}),
-            ),
-        );
-        let objects: Vec<String> = r.entries().into_iter().map(|e| e.object).collect();
-        assert_eq!(
-            objects,
-            ["Cluster/c", "M/m", "Secret/m-data", "Secret/c-kubeconfig"]
-        );
-        assert_eq!(r.last_states().len(), 3);
-        // Waiting for an object makes it the scenario's own.
-        let _ = r.history("M/other");
-        assert!(r.entries().iter().any(|e| e.object == "M/other"));
-    }
-
-    /// A relist after 410 can jump over the tool's own create: the provider's first version
-    /// the watch delivers is compared with what the create left, not with nothing.
-    #[test]
-    fn a_tool_write_the_watch_missed_is_the_base_of_the_next_version() {
-        let r = Recorder::new();
-        let drop_paused = |v: &Value| {
-            let mut v = without_bookkeeping(v);
-            if let Some(s) = v.get_mut("status").and_then(Value::as_object_mut) {
-                s.remove("paused");
-                if s.is_empty() {
-                    v.as_object_mut().map(|o| o.remove("status"));
-                }
-            }
-            v
-        };
-        let created = json!({"metadata": {"name": "x", "resourceVersion": "5"}, "spec": {"a": 1}});
-        r.observe("K/y", false, obj("4", json!({}))); // another object: not a base for K/x
-        let m = r.mark();
-        r.tool_write("K/x", "5", "create", Some(created.clone()));
-        let mut paused = created.clone();
-        paused["metadata"]["resourceVersion"] = json!("6");
-        paused["status"] = json!({"paused": true});
-        r.observe("K/x", false, paused.clone());
-        assert!(r.provider_changes_since("K/x", m, &drop_paused).is_empty());
-        // Without the tool's state the same history reads as a provider write of everything.
-        let blind = Recorder::new();
-        blind.tool_write("K/x", "5", "create", None);
-        blind.observe("K/x", false, paused.clone());
-        assert_eq!(
-            blind
-                .provider_changes_since("K/x", Mark::START, &drop_paused)
-                .len(),
-            1
-        );
-        // A real change after a missed tool patch is reported against that patch.
-        let mut patched = paused.clone();
-        patched["metadata"]["resourceVersion"] = json!("7");
-        patched["spec"]["b"] = json!(2);
-        r.tool_write("K/x", "7", "patch", Some(patched.clone()));
-        let mut acted = patched.clone();
-        acted["metadata"]["resourceVersion"] = json!("9");
-        acted["spec"]["c"] = json!(3);
-        r.observe("K/x", false, acted);
-        let hits = r.provider_changes_since("K/x", m, &drop_paused);
-        assert_eq!(hits.len(), 1);
-        assert_eq!(hits[0].resource_version, "9");
-        assert_eq!(hits[0].changed, vec!["spec.c"]);
-    }
-
-    #[tokio::test]
-    async fn wait_for_wakes_on_later_event_and_times_out() {
-        let r = Recorder::new();
-        let r2 = r.clone();
-        let waiter = tokio::spawn(async move {
-            r2.wait_for("K/x", Duration::from_secs(5), |v| {
-                v.pointer("/status/ready") == Some(&json!(true))
-            })
-            .await
-        });
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        r.observe("K/x", false, obj("1", json!({"ready": false})));
-        r.observe("K/x", false, obj("2", json!({"ready": true})));
-        assert!(waiter.await.unwrap().is_ok());
-        let err = r
-            .wait_for("K/y", Duration::from_millis(30), |_| true)
-            .await
-            .unwrap_err();
-        assert!(err.is_none());
-    }
-
-    #[tokio::test]
-    async fn quiet_reports_first_counted_provider_write() {
-        let r = Recorder::new();
-        let same = |v: &Value| without_bookkeeping(v);
-        r.observe("K/x", false, obj("1", json!({})));
-        let m = r.mark();
-        assert!(
-            r.quiet("K/x", m, Duration::from_millis(20), same)
-                .await
-                .is_none()
-        );
-        r.observe("K/x", false, obj("2", json!({"ready": true})));
-        let hit = r.quiet("K/x", m, Duration::from_millis(20), same).await;
-        assert_eq!(hit.unwrap().resource_version, "2");
-        // A write that changes only what the normalizer drops is not evidence.
-        let m = r.mark();
-        r.observe("K/x", false, obj("3", json!({"ready": true, "x": 1})));
-        let drop_x = |v: &Value| {
-            let mut v = without_bookkeeping(v);
-            if let Some(s) = v.get_mut("status").and_then(Value::as_object_mut) {
-                s.remove("x");
-            }
-            v
-        };
-        assert!(
-            r.quiet("K/x", m, Duration::from_millis(20), drop_x)
-                .await
-                .is_none()
-        );
-    }
-
-    #[test]
-    fn rv_order() {
-        assert_eq!(rv_before("9", "10"), Some(true));
-        assert_eq!(rv_before("10", "9"), Some(false));
-        assert_eq!(rv_before("a", "9"), None);
-    }
-}
+mod tests;

@@ -30,6 +30,11 @@ pub const DEFAULTING_RULE: crate::rule_ids::RuleId = id::all::DEFAULTING_ADMITTE
 
 const PAUSED: &str = "cluster.x-k8s.io/paused";
 
+/// The API of a cluster-scoped `<group>/v1` kind.
+fn cluster_scoped(r: &ScriptRun<'_>, group: &str, kind: &str, plural: &str) -> Api<DynamicObject> {
+    Api::all_with(r.env.client.clone(), &resource(group, "v1", kind, plural))
+}
+
 fn resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
     ApiResource {
         group: group.into(),
@@ -84,14 +89,11 @@ async fn get_value(
 /// The CRD of the subject's kind, as the server has it.
 async fn crd_of(r: &ScriptRun<'_>) -> Result<Value, EnvError> {
     let res = &r.subject.resource;
-    let crds: Api<DynamicObject> = Api::all_with(
-        r.env.client.clone(),
-        &resource(
-            "apiextensions.k8s.io",
-            "v1",
-            "CustomResourceDefinition",
-            "customresourcedefinitions",
-        ),
+    let crds = cluster_scoped(
+        r,
+        "apiextensions.k8s.io",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
     );
     get_value(&crds, &format!("{}.{}", res.plural, res.group), "get CRD").await
 }
@@ -339,14 +341,11 @@ fn minimal_spec(crd: &Value, version: &str, spec: &Value) -> Value {
 
 async fn defaulting(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     let res = r.subject.resource.clone();
-    let configs: Api<DynamicObject> = Api::all_with(
-        r.env.client.clone(),
-        &resource(
-            "admissionregistration.k8s.io",
-            "v1",
-            "MutatingWebhookConfiguration",
-            "mutatingwebhookconfigurations",
-        ),
+    let configs = cluster_scoped(
+        r,
+        "admissionregistration.k8s.io",
+        "MutatingWebhookConfiguration",
+        "mutatingwebhookconfigurations",
     );
     let list = configs
         .list(&Default::default())

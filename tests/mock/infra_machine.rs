@@ -183,6 +183,8 @@ async fn infra_machine_reconcile_from_a_stale_copy_writes_nothing() {
         client: env.client.clone(),
         opts: Default::default(),
         infra: SimulatedInfra::new(std::time::Duration::ZERO),
+        clusters: None,
+        rate_limiter: Default::default(),
     });
     // First pass adds the finalizer.
     let fresh = api.get("im").await.unwrap();

@@ -175,3 +175,28 @@ pub fn random(salt: u64) -> u64 {
     x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
     x ^ (x >> 33)
 }
+
+/// The `n` longest steps of the target's scenarios, longest first, as `duration scenario column
+/// step`: how long the provider made the tool wait (issue 17 item 6: what step deadlines must
+/// cover).
+pub fn longest_steps(m: &Matrix, n: usize) -> Vec<String> {
+    let mut steps: Vec<(u64, String)> = m
+        .scenarios
+        .iter()
+        .filter(|r| !r.column.baseline)
+        .flat_map(|r| {
+            r.steps.iter().map(move |s| {
+                (
+                    s.duration_ms.unwrap_or(0),
+                    format!("{} {} {}", r.scenario, r.column.id(), s.name),
+                )
+            })
+        })
+        .collect();
+    steps.sort_by_key(|s| std::cmp::Reverse(s.0));
+    steps
+        .into_iter()
+        .take(n)
+        .map(|(ms, s)| format!("{ms} ms {s}"))
+        .collect()
+}

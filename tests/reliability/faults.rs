@@ -79,7 +79,8 @@ async fn persistent_failure_makes_affected_results_inconclusive_exit_3() {
 
 /// The mock in its CAPI-like modes (reading core objects at v1beta1 through the conversion
 /// webhook, dereferencing the Cluster's infrastructureRef, joining workers through the workload
-/// cluster, finalizer first) gives the clean run's cells under every server fault at once.
+/// cluster, finalizer first, failed reconciles retried with controller-runtime's workqueue
+/// backoff) gives the clean run's cells under every server fault at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_capi_like_mock_gives_the_clean_verdicts_under_every_server_fault() {
     use capi_conformance::commands::check::embedded;
@@ -93,6 +94,11 @@ async fn the_capi_like_mock_gives_the_clean_verdicts_under_every_server_fault() 
         let mut opts = super::common::check_args(&w).options().unwrap();
         if let Some(e) = &mut opts.embedded {
             e.target_core_reads = capi_conformance::mock::core::CoreReads::capi_like(true);
+            // For measuring what the backoff costs (docs/core-simulation.md "Timing"): the
+            // same run with the mock's fixed 200 ms retries.
+            if std::env::var_os("MEASURE_NO_BACKOFF").is_some() {
+                e.target_core_reads.workqueue_backoff = false;
+            }
         }
         opts
     };
@@ -103,6 +109,11 @@ async fn the_capi_like_mock_gives_the_clean_verdicts_under_every_server_fault() 
         embedded(&faulty_server, &faulty_opts)
     );
     let (clean, faulty) = (clean.unwrap(), faulty.unwrap());
+    println!(
+        "longest target steps, clean: {:#?}\nunder faults: {:#?}",
+        super::common::longest_steps(&clean, 6),
+        super::common::longest_steps(&faulty, 6)
+    );
     assert_eq!(
         clean.verdict(),
         capi_conformance::report::Verdict::Pass,

@@ -8,6 +8,7 @@ use super::object::{bool_field, string_field};
 use kube::Client;
 use kube::api::Api;
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+use std::time::Duration;
 
 /// The core kinds the mock reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,37 +70,55 @@ pub struct CoreReads {
     /// Every reconciler with a finalizer adds it first, before the owner, cluster and pause
     /// gates, and returns (CAPI's own controllers: `finalizers.EnsureFinalizer`).
     pub finalizer_first: bool,
+    /// Read Clusters from an informer-like cache whose every event arrives this long after the
+    /// server sent it ([`crate::cluster_cache`]): a change of the provider's own object can be
+    /// seen before an earlier change of its Cluster, as in a controller-runtime manager.
+    pub informer_lag: Option<Duration>,
+    /// Retry a failed reconcile as controller-runtime's workqueue does ([`crate::backoff`]),
+    /// and treat what CAPI's providers treat as errors (the Cluster not found, the InfraCluster
+    /// not there yet) as failures, not as a fixed recheck.
+    pub workqueue_backoff: bool,
 }
 
 impl CoreReads {
-    /// Every CAPI-like behaviour, reading at v1beta2 (`v1beta1`: at v1beta1).
+    /// Every CAPI-like behaviour (without an informer lag), reading at v1beta2 (`v1beta1`: at
+    /// v1beta1).
     pub fn capi_like(v1beta1: bool) -> Self {
         CoreReads {
             v1beta1,
             infrastructure_ref: true,
             worker_join: true,
             finalizer_first: true,
+            informer_lag: None,
+            workqueue_backoff: true,
         }
     }
 
-    /// Parses `v1beta1,infrastructure-ref,worker-join,finalizer-first` (any subset;
-    /// `capi-like` = all but `v1beta1`); unknown words are errors.
+    /// Parses `v1beta1,infrastructure-ref,worker-join,finalizer-first,workqueue-backoff,
+    /// informer-lag=<n>ms` (any subset; `capi-like` = all but `v1beta1` and the lag); unknown
+    /// words are errors.
     pub fn parse(spec: &str) -> Result<Self, String> {
         let mut out = CoreReads::default();
         for word in spec.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            if let Some(lag) = word.strip_prefix("informer-lag=") {
+                out.informer_lag = Some(parse_millis(lag)?);
+                continue;
+            }
             match word {
                 "v1beta1" => out.v1beta1 = true,
                 "infrastructure-ref" => out.infrastructure_ref = true,
                 "worker-join" => out.worker_join = true,
                 "finalizer-first" => out.finalizer_first = true,
+                "workqueue-backoff" => out.workqueue_backoff = true,
                 "capi-like" => {
                     out.infrastructure_ref = true;
                     out.worker_join = true;
                     out.finalizer_first = true;
+                    out.workqueue_backoff = true;
                 }
                 other => {
                     return Err(format!(
-                        "unknown core read mode {other:?} (v1beta1, infrastructure-ref, worker-join, finalizer-first, capi-like)"
+                        "unknown core read mode {other:?} (v1beta1, infrastructure-ref, worker-join, finalizer-first, workqueue-backoff, capi-like, informer-lag=<n>ms)"
                     ));
                 }
             }
@@ -115,6 +134,19 @@ impl CoreReads {
             CORE_VERSION
         }
     }
+}
+
+/// `<n>ms` or `<n>s`.
+fn parse_millis(s: &str) -> Result<Duration, String> {
+    let bad = || format!("informer-lag: {s:?} is not a duration like 500ms or 2s");
+    if let Some(ms) = s.strip_suffix("ms") {
+        return ms.parse().map(Duration::from_millis).map_err(|_| bad());
+    }
+    s.strip_suffix('s')
+        .ok_or_else(bad)?
+        .parse()
+        .map(Duration::from_secs)
+        .map_err(|_| bad())
 }
 
 /// Gets a core object at the version `reads` reads; `Ok(None)` when it does not exist.

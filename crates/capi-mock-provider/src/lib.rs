@@ -33,6 +33,8 @@
 //!   in [`faults::NOT_APPLICABLE`] with the reason.
 
 pub mod api;
+pub mod backoff;
+pub mod cluster_cache;
 pub mod conditions;
 pub mod core;
 pub mod core_crds;

@@ -1,6 +1,7 @@
 //! Running the mock: one kube-runtime `Controller` per kind with a reconciler, each also
 //! triggered by the core objects (Cluster, Machine, MachinePool) its gates read.
 
+use super::cluster_cache::LaggingClusters;
 use super::core::CoreKind;
 use super::infra::SimulatedInfra;
 use super::kinds::{
@@ -65,12 +66,23 @@ impl MockProvider {
     /// Starts the controllers as tasks on the current runtime.
     pub fn start(client: Client, opts: MockOptions) -> MockHandle {
         let infra = SimulatedInfra::new(opts.provision_delay);
+        let (stop, stopped) = watch::channel(false);
+        let mut tasks = Vec::new();
+        let clusters = opts.core.informer_lag.map(|lag| {
+            let ns = opts.watch_namespace.as_deref().filter(|n| !n.is_empty());
+            let ar = CoreKind::Cluster.api_resource_at(opts.core.version());
+            let (cache, task) =
+                LaggingClusters::start(client.clone(), &ar, ns, lag, stopped.clone());
+            tasks.push(task);
+            cache
+        });
         let ctx = Arc::new(Ctx {
             client: client.clone(),
             opts,
             infra: infra.clone(),
+            clusters,
+            rate_limiter: Default::default(),
         });
-        let (stop, stopped) = watch::channel(false);
         let controllers: [(MockKind, &[CoreKind], ReconcileFn); 5] = [
             (MOCK_CLUSTER, &[CoreKind::Cluster], |o, c| {
                 Box::pin(reconcile::infra_cluster::reconcile(o, c))
@@ -94,20 +106,17 @@ impl MockProvider {
                 Box::pin(reconcile::control_plane::reconcile(o, c))
             }),
         ];
-        let tasks = controllers
-            .into_iter()
-            .map(|(kind, triggers, f)| {
-                let fut = run_controller(
-                    client.clone(),
-                    ctx.clone(),
-                    kind,
-                    triggers,
-                    f,
-                    stopped.clone(),
-                );
-                tokio::spawn(fut)
-            })
-            .collect();
+        tasks.extend(controllers.into_iter().map(|(kind, triggers, f)| {
+            let fut = run_controller(
+                client.clone(),
+                ctx.clone(),
+                kind,
+                triggers,
+                f,
+                stopped.clone(),
+            );
+            tokio::spawn(fut)
+        }));
         MockHandle { stop, tasks, infra }
     }
 }
@@ -142,6 +151,11 @@ async fn run_controller(
     let store = controller.store();
     for trigger in triggers {
         let trigger = *trigger;
+        if let (CoreKind::Cluster, Some(cache)) = (trigger, &ctx.clusters) {
+            // As controller-runtime: handlers run once the (lagging) cache shows the change.
+            controller = controller.reconcile_all_on(cache.applied());
+            continue;
+        }
         let core_ar = trigger.api_resource_at(ctx.opts.core.version());
         let store = store.clone();
         let ar = ar.clone();
@@ -157,7 +171,21 @@ async fn run_controller(
     };
     controller
         .graceful_shutdown_on(shutdown)
-        .run(reconcile_fn, error_policy, ctx)
+        .run(
+            move |obj, ctx: Arc<Ctx>| {
+                let key = retry_key(&obj);
+                let fut = reconcile_fn(obj, ctx.clone());
+                async move {
+                    let result = fut.await;
+                    if result.is_ok() {
+                        ctx.rate_limiter.forget(&key);
+                    }
+                    result
+                }
+            },
+            error_policy,
+            ctx,
+        )
         .for_each(|result| async move {
             if let Err(e) = result {
                 tracing::debug!(error = %e, "mock reconcile failed");
@@ -166,9 +194,24 @@ async fn run_controller(
         .await;
 }
 
-fn error_policy(_obj: Arc<DynamicObject>, err: &ReconcileError, _ctx: Arc<Ctx>) -> Action {
-    tracing::debug!(error = %err, "mock reconcile will be retried");
-    Action::requeue(Duration::from_millis(200))
+fn error_policy(obj: Arc<DynamicObject>, err: &ReconcileError, ctx: Arc<Ctx>) -> Action {
+    let after = if ctx.opts.core.workqueue_backoff {
+        ctx.rate_limiter.when(&retry_key(&obj))
+    } else {
+        Duration::from_millis(200)
+    };
+    tracing::debug!(error = %err, ?after, "mock reconcile will be retried");
+    Action::requeue(after)
+}
+
+/// The workqueue key of an object: its kind, namespace and name.
+fn retry_key(obj: &DynamicObject) -> String {
+    let kind = obj.types.as_ref().map_or("", |t| t.kind.as_str());
+    format!(
+        "{kind}/{}/{}",
+        obj.namespace().unwrap_or_default(),
+        obj.name_any()
+    )
 }
 
 /// The mock objects a change of `core_obj` may unblock.

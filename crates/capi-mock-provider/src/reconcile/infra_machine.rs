@@ -53,7 +53,7 @@ async fn apply(s: &Subject, ctx: &Ctx, cluster: Option<&DynamicObject>) -> Resul
             "the InfraCluster of the Cluster's spec.infrastructureRef is not available yet",
         )
         .await
-        .map(|_| Action::requeue(super::RECHECK));
+        .and_then(|_| ctx.recheck("the InfraCluster of the Cluster is not available yet"));
     }
     let machine = match object::core_owner(&s.obj, "Machine", true) {
         Some(owner) => {

@@ -32,6 +32,43 @@ pub struct Ctx {
     pub client: Client,
     pub opts: MockOptions,
     pub infra: SimulatedInfra,
+    /// Clusters as a lagging informer shows them (informer-lag mode), else read from the server.
+    pub clusters: Option<crate::cluster_cache::LaggingClusters>,
+    /// Retries of failed reconciles (workqueue-backoff mode).
+    pub rate_limiter: crate::backoff::RateLimiter,
+}
+
+impl Ctx {
+    /// How to wait for something no watch reports: a fixed recheck, or, in workqueue-backoff
+    /// mode, an error retried with the workqueue's backoff (as CAPI's providers return one).
+    pub fn recheck(&self, why: &'static str) -> Result<Action> {
+        if self.opts.core.workqueue_backoff {
+            Err(ReconcileError::Waiting(why))
+        } else {
+            Ok(Action::requeue(RECHECK))
+        }
+    }
+
+    /// The Cluster `name`: from the lagging cache in informer-lag mode, else from the server.
+    pub async fn cluster(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> kube::Result<Option<DynamicObject>> {
+        match &self.clusters {
+            Some(cache) => Ok(cache.get(namespace, name)),
+            None => {
+                core::get(
+                    &self.client,
+                    self.opts.core,
+                    CoreKind::Cluster,
+                    namespace,
+                    name,
+                )
+                .await
+            }
+        }
+    }
 }
 
 /// Why a reconcile failed (retried by the controller's error policy).
@@ -45,6 +82,9 @@ pub enum ReconcileError {
     NoNamespace,
     #[error("could not build an object: {0}")]
     Invalid(String),
+    /// Workqueue-backoff mode: what CAPI's providers return as an error while they wait.
+    #[error("waiting: {0}")]
+    Waiting(&'static str),
 }
 
 pub type Result<T, E = ReconcileError> = std::result::Result<T, E>;
@@ -328,16 +368,7 @@ pub async fn common_gates(
                 .map(|o| o.name.clone())
         });
     let cluster = match &cluster_name {
-        Some(name) => {
-            core::get(
-                &ctx.client,
-                ctx.opts.core,
-                CoreKind::Cluster,
-                &s.namespace,
-                name,
-            )
-            .await?
-        }
+        Some(name) => ctx.cluster(&s.namespace, name).await?,
         None => None,
     };
     // The owner-gate fault acts on an object no owner points at: without a cluster-name label
@@ -346,7 +377,9 @@ pub async fn common_gates(
     // rule's own fault is set.
     let unowned_without_label = s.fault("owner-gate") && cluster_name.is_none();
     if cluster.is_none() && !s.fault("cluster-lookup") && !unowned_without_label {
-        return Ok(Gates::Stop(Action::requeue(RECHECK)));
+        return ctx
+            .recheck("the Cluster named by the object was not found")
+            .map(Gates::Stop);
     }
     let paused = cluster.as_ref().is_some_and(core::cluster_paused)
         || object::annotation(&s.obj, PAUSED_ANNOTATION).is_some();

@@ -1,0 +1,291 @@
+//! The pause checks of the scripts (`all/pause`, `all/paused-condition`, the roles' own pause
+//! ids): a Cluster paused before the object is adopted or created owned, the object's own
+//! paused annotation, and what counts as acting while paused (docs/core-simulation.md "Rule
+//! decisions").
+
+use super::core_sim::PAUSED_ANNOTATION;
+use super::env::EnvError;
+use super::json::condition;
+use super::script::ScriptRun;
+use super::timeline::without_bookkeeping;
+use crate::rule_ids::{self as id, RuleId};
+use capi_contract::contract::Contract;
+use serde_json::{Value, json};
+
+impl ScriptRun<'_> {
+    /// Adopts the object while its Cluster is paused (the provider must stay quiet apart from
+    /// the Paused condition), then unpauses. Judges `all/pause` and `all/paused-condition` and
+    /// the role's own `<role>/pause` id when given.
+    pub async fn adopt_while_paused(
+        &mut self,
+        name: &str,
+        cluster: &str,
+        owner_ref: Value,
+        role_pause_rule: Option<RuleId>,
+    ) -> Result<(), EnvError> {
+        self.owned_while_paused(name, cluster, owner_ref, role_pause_rule, false)
+            .await
+    }
+
+    /// [`Self::adopt_while_paused`], or with `create` the object is created already owned
+    /// (watch started here) while the Cluster is paused.
+    pub async fn owned_while_paused(
+        &mut self,
+        name: &str,
+        cluster: &str,
+        owner_ref: Value,
+        role_pause_rule: Option<RuleId>,
+        create: bool,
+    ) -> Result<(), EnvError> {
+        let resource = self.subject.resource.clone();
+        self.step(if create {
+            "pause: create owned while Cluster.spec.paused"
+        } else {
+            "pause: adopt while Cluster.spec.paused"
+        });
+        self.env.set_cluster_paused(cluster, true).await?;
+        // A provider reading the Cluster from its own cache may see the owner reference before
+        // the pause: adopt only once it can have seen the pause.
+        self.env
+            .await_cluster_propagated(cluster, "the pause", |c| {
+                c.pointer("/spec/paused") == Some(&json!(true))
+            })
+            .await?;
+        if create {
+            self.watch(&resource, name).await;
+        }
+        let mark = self.env.recorder.mark();
+        if create {
+            let mut obj = self.provider_object(name, &[]);
+            obj["metadata"]["ownerReferences"] = json!([owner_ref]);
+            obj["metadata"]["labels"][super::core_sim::CLUSTER_NAME_LABEL] = json!(cluster);
+            self.env.create(&resource, obj).await?;
+        } else {
+            self.env.adopt(&resource, name, owner_ref, cluster).await?;
+        }
+        // Under v1beta2 the provider shows it saw the pause (Paused=True); the quiet window
+        // starts from there, so a provider that acts right after reporting the pause is caught
+        // however slowly it got there. Every change since `mark` counts.
+        let paused_seen = self.paused_condition_seen(name, true).await;
+        let acted = self.stays_quiet(name, mark).await;
+        self.judge_pause(name, acted, "its Cluster was paused", role_pause_rule);
+        self.check_paused_condition(
+            name,
+            paused_seen,
+            "no condition Paused=True (reason Paused) while paused",
+            "Paused condition missing or wrong while paused",
+        );
+        self.step("pause: unpause");
+        self.env.set_cluster_paused(cluster, false).await?;
+        let seen = self.paused_condition_seen(name, false).await;
+        self.check_paused_condition(
+            name,
+            seen,
+            "no condition Paused=False (reason NotPaused) after unpausing",
+            "Paused condition not reset after unpausing",
+        );
+        Ok(())
+    }
+
+    /// Under contract v1beta2: whether the condition `Paused` came to say `paused` (True/Paused
+    /// or False/NotPaused) before the deadline; `None` under v1beta1 (no such condition).
+    async fn paused_condition_seen(&self, name: &str, paused: bool) -> Option<bool> {
+        if self.contract() != Contract::V1Beta2 {
+            return None;
+        }
+        let (status, reason) = if paused {
+            ("True", "Paused")
+        } else {
+            ("False", "NotPaused")
+        };
+        Some(
+            self.wait(name, |v| paused_condition_is(v, status, reason))
+                .await
+                .is_ok(),
+        )
+    }
+
+    /// `all/paused-condition` from [`Self::paused_condition_seen`] (nothing under v1beta1).
+    fn check_paused_condition(
+        &mut self,
+        name: &str,
+        seen: Option<bool>,
+        reason: impl Into<String>,
+        evidence: &str,
+    ) {
+        if let Some(seen) = seen {
+            let ev = self.evidence(name, evidence, Some("status.conditions"));
+            self.verdicts
+                .check(id::all::PAUSED_CONDITION, seen, reason.into(), ev);
+        }
+    }
+
+    /// `all/pause` (and the role's own pause id) from what the provider changed while paused.
+    fn judge_pause(
+        &mut self,
+        name: &str,
+        acted: Option<Vec<String>>,
+        while_: &str,
+        role_pause_rule: Option<RuleId>,
+    ) {
+        let ok = acted.is_none();
+        let reason = format!(
+            "the provider changed the object while {while_} ({})",
+            acted.unwrap_or_default().join(", ")
+        );
+        let ev = self.evidence(name, reason.clone(), None);
+        self.verdicts
+            .check(id::all::PAUSE, ok, reason.clone(), ev.clone());
+        if let Some(r) = role_pause_rule {
+            self.verdicts.check(r, ok, reason, ev);
+        }
+    }
+
+    /// Pauses with the object's own `cluster.x-k8s.io/paused` annotation, lets the provider
+    /// settle, touches the object, expects quiet from the touch on (and Paused=True under
+    /// v1beta2), then removes the annotation.
+    pub async fn pause_by_annotation(
+        &mut self,
+        name: &str,
+        role_pause_rule: Option<RuleId>,
+    ) -> Result<(), EnvError> {
+        let resource = self.subject.resource.clone();
+        self.step("pause: paused annotation");
+        self.settle(name).await;
+        self.env
+            .set_paused_annotation(&resource, name, true)
+            .await?;
+        let seen = self.paused_condition_seen(name, true).await;
+        self.check_paused_condition(
+            name,
+            seen,
+            format!("no condition Paused=True with annotation {PAUSED_ANNOTATION}"),
+            "Paused condition missing with the paused annotation",
+        );
+        // A write already under way when the annotation landed (or worked out from a cache
+        // that did not show it yet) may still arrive: let it, then judge from the touch on,
+        // which the provider can only see after the annotation.
+        self.settle(name).await;
+        let mark = self.env.recorder.mark();
+        self.env
+            .merge_patch(
+                &resource,
+                name,
+                json!({"metadata": {"annotations": {"capi-conformance.io/touched": "1"}}}),
+                "touch",
+            )
+            .await?;
+        let acted = self.stays_quiet(name, mark).await;
+        self.judge_pause(name, acted, "it had the paused annotation", role_pause_rule);
+        self.env
+            .set_paused_annotation(&resource, name, false)
+            .await?;
+        let seen = self.paused_condition_seen(name, false).await;
+        self.check_paused_condition(
+            name,
+            seen,
+            "no condition Paused=False (reason NotPaused) after removing the annotation",
+            "Paused condition not reset",
+        );
+        Ok(())
+    }
+
+    /// Waits until the provider has stopped changing the object (no change for half the quiet
+    /// window, or three round trips on a slow server), bounded by the step timeout, so a pause check starts from a settled state.
+    pub async fn settle(&self, name: &str) {
+        let calm = self
+            .env
+            .round_trips
+            .stretch(self.env.settings.quiet_window / 2)
+            .max(std::time::Duration::from_millis(50));
+        let deadline = tokio::time::Instant::now() + self.env.settings.step_timeout;
+        let key = self.key(name);
+        while tokio::time::Instant::now() < deadline {
+            let mark = self.env.recorder.mark();
+            let changed = self
+                .env
+                .recorder
+                .quiet(&key, mark, calm, without_bookkeeping)
+                .await;
+            if changed.is_none() {
+                return;
+            }
+        }
+    }
+}
+
+pub fn paused_condition_is(v: &Value, status: &str, reason: &str) -> bool {
+    condition(v, "Paused").is_some_and(|c| {
+        c.get("status").and_then(Value::as_str) == Some(status)
+            && c.get("reason").and_then(Value::as_str) == Some(reason)
+    })
+}
+
+/// Normalizer for "must not act": drops bookkeeping, the Paused condition at either conditions
+/// path (`status.conditions`, and `status.v1beta2.conditions` where CAPI v1.9/v1.10 controllers
+/// write it on v1beta1 objects, `paused.EnsurePausedCondition`) and `metadata.finalizers`
+/// (CAPI's own controllers add their finalizer first, before looking up the owner and pause,
+/// `finalizers.EnsureFinalizer`). Anything else the provider writes is acting
+/// (docs/core-simulation.md "Rule decisions").
+pub fn without_paused_condition(v: &Value) -> Value {
+    let mut v = without_bookkeeping(v);
+    if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("finalizers");
+    }
+    let mut status_empty = false;
+    if let Some(status) = v.get_mut("status").and_then(Value::as_object_mut) {
+        drop_paused(status);
+        let mut v1beta2_empty = false;
+        if let Some(v1beta2) = status.get_mut("v1beta2").and_then(Value::as_object_mut) {
+            drop_paused(v1beta2);
+            v1beta2_empty = v1beta2.is_empty();
+        }
+        if v1beta2_empty {
+            status.remove("v1beta2");
+        }
+        status_empty = status.is_empty();
+    }
+    if status_empty && let Some(o) = v.as_object_mut() {
+        o.remove("status");
+    }
+    v
+}
+
+/// Removes the Paused condition from `holder.conditions` (and the list when it empties).
+fn drop_paused(holder: &mut serde_json::Map<String, Value>) {
+    if let Some(conds) = holder.get_mut("conditions").and_then(Value::as_array_mut) {
+        conds.retain(|c| c.get("type").and_then(Value::as_str) != Some("Paused"));
+        if conds.is_empty() {
+            holder.remove("conditions");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paused_condition_is_dropped_by_the_quiet_normalizer() {
+        let a = json!({"metadata": {"resourceVersion": "1"}});
+        let b = json!({"metadata": {"resourceVersion": "2"},
+                       "status": {"conditions": [{"type": "Paused", "status": "True", "reason": "Paused"}]}});
+        assert_eq!(without_paused_condition(&a), without_paused_condition(&b));
+        assert!(paused_condition_is(&b, "True", "Paused"));
+        let c = json!({"status": {"conditions": [{"type": "Paused"}, {"type": "Ready"}]}});
+        assert_ne!(without_paused_condition(&a), without_paused_condition(&c));
+        // CAPI v1.9/v1.10 on a v1beta1 object: the Paused condition under status.v1beta2.
+        let d = json!({"metadata": {"resourceVersion": "3"},
+                       "status": {"v1beta2": {"conditions": [{"type": "Paused", "status": "True"}]}}});
+        assert_eq!(without_paused_condition(&a), without_paused_condition(&d));
+        // EnsureFinalizer before owner and pause: a finalizer alone is not acting.
+        let e = json!({"metadata": {"resourceVersion": "4", "finalizers": ["x.io/f"]}});
+        assert_eq!(without_paused_condition(&a), without_paused_condition(&e));
+        // Anything else is: a provisioned flag, a v1beta2 condition other than Paused.
+        let f = json!({"metadata": {"finalizers": ["x.io/f"]}, "status": {"ready": true}});
+        assert_ne!(without_paused_condition(&a), without_paused_condition(&f));
+        let g =
+            json!({"status": {"v1beta2": {"conditions": [{"type": "Paused"}, {"type": "Ready"}]}}});
+        assert_ne!(without_paused_condition(&a), without_paused_condition(&g));
+    }
+}
