@@ -134,6 +134,48 @@ pub struct ClusterSpec<'a> {
 }
 
 impl Env {
+    /// Waits until a watch on `Cluster/<cluster>` (served from the API server's watch cache,
+    /// where a provider's informer reads) shows a state satisfying `pred`, then gives the
+    /// provider [`Settings::propagation`] to see it in its own cache: after this, a provider
+    /// that has not seen the change is not one the tool can fairly judge by it.
+    pub async fn await_cluster_propagated(
+        &self,
+        cluster: &str,
+        what: &'static str,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Result<(), EnvError> {
+        use futures::StreamExt;
+        use kube::runtime::{WatchStreamExt, watcher};
+        let api = self.api(&cluster_resource());
+        let config = watcher::Config::default()
+            .fields(&format!("metadata.name={cluster}"))
+            .any_semantic();
+        let mut seen = watcher::watcher(api, config).applied_objects().boxed();
+        let timeout = self.settings.step_timeout;
+        let shown = tokio::time::timeout(timeout, async {
+            while let Some(item) = seen.next().await {
+                match item {
+                    Ok(obj) if serde_json::to_value(&obj).is_ok_and(|v| pred(&v)) => return,
+                    Ok(_) => {}
+                    // The watcher retries by itself on the next poll.
+                    Err(_) => tokio::time::sleep(std::time::Duration::from_millis(50)).await,
+                }
+            }
+        })
+        .await;
+        if shown.is_err() {
+            return Err(EnvError::NotSeen {
+                object: format!("Cluster/{cluster}"),
+                what,
+                secs: timeout.as_secs(),
+            });
+        }
+        let allowance = self.round_trips.stretch(self.settings.propagation);
+        self.recorder.hold(allowance);
+        tokio::time::sleep(allowance).await;
+        Ok(())
+    }
+
     fn core_meta(&self, name: &str, cluster: Option<&str>) -> Value {
         let mut meta = json!({"name": name, "labels": {}});
         if let Some(c) = cluster {

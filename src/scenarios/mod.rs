@@ -8,6 +8,7 @@
 //! - [`cleanup`]: the guard that removes what a run created.
 //! - [`runner`]: baseline (mock) first, then the target; verdicts → matrix cells.
 
+pub mod acting;
 pub mod baseline;
 pub mod bootstrap;
 pub mod cleanup;

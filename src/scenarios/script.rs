@@ -2,11 +2,11 @@
 //! pause check, and contract field paths.
 
 use super::Subject;
+use super::acting::without_paused_condition;
 use super::core_sim::{PAUSED_ANNOTATION, cluster_owner_ref};
 use super::env::{Env, EnvError, key};
 use super::json::{self, condition};
 use super::observer::{Observer, watch_object};
-pub use super::pause::{paused_condition_is, without_paused_condition};
 use super::timeline::Mark;
 use super::verdicts::Verdicts;
 use crate::report::{Evidence, Outcome, StepRecord};
