@@ -32,6 +32,8 @@ mod static_only;
 mod webhooks;
 #[path = "shared/without_shared.rs"]
 mod without_shared;
+#[path = "scenarios/workload_clusters.rs"]
+mod workload_clusters;
 
 /// `static_only`'s corpus tests on a fresh clone (no shared data): one skip line each and a
 /// pass, or a failure each under `CAPI_CONFORMANCE_REQUIRE_SHARED=1`.

@@ -54,3 +54,30 @@ pub fn failed_scenario_rules(m: &Matrix, baseline: bool) -> std::collections::BT
         .map(|r| r.rule_id.to_string())
         .collect()
 }
+
+/// An embedded server with CAPI core (`crds`) installed and routed, plus `extra` documents.
+pub async fn core_server(
+    crds: capi_conformance::capi_core::crds::CoreCrds,
+    extra: Vec<serde_json::Value>,
+) -> (
+    capi_conformance::apiserver::EmbeddedServer,
+    capi_conformance::capi_core::EmbeddedCore,
+) {
+    use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
+    let server = EmbeddedServer::new(ServerOptions::default());
+    let core = capi_conformance::capi_core::EmbeddedCore::start(server.client(), crds)
+        .await
+        .unwrap();
+    core.route(&server);
+    let mut docs =
+        capi_conformance::source::embedded::base_documents_with(core.documents.clone()).unwrap();
+    docs.extend(extra);
+    server.apply_documents(docs).await.unwrap();
+    (server, core)
+}
+
+pub fn run_namespace() -> Vec<serde_json::Value> {
+    vec![
+        serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "run-ns"}}),
+    ]
+}
