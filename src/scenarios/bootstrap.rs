@@ -1,9 +1,7 @@
 //! SC-bootstrap (docs/contract.md §4.1): owner gate, pause, the data Secret (name, label, owner,
 //! key, type), status order (Secret → dataSecretName → created), deterministic name, Ready.
 
-use super::core_sim::{
-    CLUSTER_NAME_LABEL, ClusterSpec, MachineSpec, controller_owner_ref, secret_resource,
-};
+use super::core_sim::{CLUSTER_NAME_LABEL, MachineSpec, controller_owner_ref, secret_resource};
 use super::env::EnvError;
 use super::json::{self, get_bool};
 use super::observer::watch_all;
@@ -46,16 +44,8 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         r.env.recorder.clone(),
     );
     r.keep(secrets);
-    let (host, port) = r.env.control_plane_endpoint(&cluster)?;
     r.env
-        .create_cluster_of(
-            r.subject,
-            &cluster,
-            ClusterSpec {
-                endpoint: Some((&host, port)),
-                ..ClusterSpec::default()
-            },
-        )
+        .create_cluster_with_endpoint(r.subject, &cluster, None)
         .await?;
     r.env.set_control_plane_initialized(&cluster).await?;
     let infra = r
@@ -108,16 +98,8 @@ async fn init_config(
     r.step("init config of the first control-plane Machine");
     let cluster5 = format!("{cluster}5");
     let cluster = cluster5.as_str();
-    let (host, port) = r.env.control_plane_endpoint(cluster)?;
     r.env
-        .create_cluster_of(
-            r.subject,
-            cluster,
-            ClusterSpec {
-                endpoint: Some((&host, port)),
-                ..ClusterSpec::default()
-            },
-        )
+        .create_cluster_with_endpoint(r.subject, cluster, None)
         .await?;
     r.env.set_infra_provisioned(cluster, true).await?;
     let machine5 = format!("{p}-m5");
@@ -193,16 +175,8 @@ async fn failure_gate(
     // Its own Cluster: the main flow pauses the main Cluster meanwhile.
     let cluster4 = format!("{cluster}4");
     let cluster = cluster4.as_str();
-    let (host, port) = r.env.control_plane_endpoint(cluster)?;
     r.env
-        .create_cluster_of(
-            r.subject,
-            cluster,
-            ClusterSpec {
-                endpoint: Some((&host, port)),
-                ..ClusterSpec::default()
-            },
-        )
+        .create_cluster_with_endpoint(r.subject, cluster, None)
         .await?;
     r.env.set_control_plane_initialized(cluster).await?;
     let machine4 = format!("{p}-m4");

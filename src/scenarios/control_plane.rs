@@ -2,7 +2,7 @@
 //! Secret, initialized, endpoint, version(s), replica counters, scale subresource, pause, delete.
 
 use super::bootstrap::SECRET_TYPE;
-use super::core_sim::{CLUSTER_NAME_LABEL, ClusterSpec, secret_resource};
+use super::core_sim::{CLUSTER_NAME_LABEL, secret_resource};
 use super::env::EnvError;
 use super::json::{self, get, get_bool};
 use super::observer::watch_all;
@@ -77,18 +77,9 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     ));
     // KCP does nothing past its certificates without a valid endpoint; the endpoint is where
     // the workload cluster serves once the provider's `<cluster>-ca` exists.
-    let (host, port) = r.env.control_plane_endpoint(&cluster)?;
     let c = r
         .env
-        .create_cluster_of(
-            r.subject,
-            &cluster,
-            ClusterSpec {
-                control_plane: Some((&res, &cp)),
-                endpoint: Some((&host, port)),
-                ..ClusterSpec::default()
-            },
-        )
+        .create_cluster_with_endpoint(r.subject, &cluster, Some((&res, &cp)))
         .await?;
     r.env.set_infra_provisioned(&cluster, true).await?;
     r.watch(&res, &cp).await;

@@ -207,19 +207,7 @@ async fn delete_with_closed_gate(
         .create_cluster_of(r.subject, &cluster, ClusterSpec::default())
         .await?;
     r.env.set_infra_provisioned(&cluster, false).await?;
-    r.env.create_bootstrap_secret(&boot, &cluster).await?;
-    let m = r
-        .env
-        .create_machine(
-            &machine,
-            &cluster,
-            (res, &im),
-            MachineSpec {
-                data_secret: Some(&boot),
-                ..MachineSpec::default()
-            },
-        )
-        .await?;
+    let m = machine_with_data(r, res, (&machine, &im, &boot), &cluster).await?;
     r.watch(res, &im).await;
     r.env.create(res, r.provider_object(&im, &[])).await?;
     r.env
@@ -265,19 +253,7 @@ async fn failure_gate(r: &mut ScriptRun<'_>, p: &str, res: &ApiResource) -> Resu
         .create_cluster_of(r.subject, &cluster, ClusterSpec::default())
         .await?;
     r.env.set_infra_provisioned(&cluster, true).await?;
-    r.env.create_bootstrap_secret(&boot, &cluster).await?;
-    let m = r
-        .env
-        .create_machine(
-            &machine,
-            &cluster,
-            (res, &im),
-            MachineSpec {
-                data_secret: Some(&boot),
-                ..MachineSpec::default()
-            },
-        )
-        .await?;
+    let m = machine_with_data(r, res, (&machine, &im, &boot), &cluster).await?;
     let acted = r
         .failed_then_owned(
             &im,
@@ -307,19 +283,7 @@ async fn cluster_lookup(r: &mut ScriptRun<'_>, p: &str, res: &ApiResource) -> Re
     let machine = format!("{p}-m3");
     let im = format!("{p}-im3");
     let boot = format!("{p}-boot3");
-    r.env.create_bootstrap_secret(&boot, &missing).await?;
-    let m = r
-        .env
-        .create_machine(
-            &machine,
-            &missing,
-            (res, &im),
-            MachineSpec {
-                data_secret: Some(&boot),
-                ..MachineSpec::default()
-            },
-        )
-        .await?;
+    let m = machine_with_data(r, res, (&machine, &im, &boot), &missing).await?;
     r.watch(res, &im).await;
     r.env.create(res, r.provider_object(&im, &[])).await?;
     r.env
@@ -416,4 +380,26 @@ fn judge(r: &mut ScriptRun<'_>, im: &str, v: &Value) {
         "no Ready condition once provisioned",
         r.evidence(im, "Ready condition missing", Some("status.conditions")),
     );
+}
+
+/// A Machine of `cluster` for the InfraMachine `im` whose bootstrap data Secret `boot` exists
+/// (`bootstrap.dataSecretName` only, as SC-inframachine's Machines are: docs/core-simulation.md).
+async fn machine_with_data(
+    r: &ScriptRun<'_>,
+    res: &ApiResource,
+    (machine, im, boot): (&str, &str, &str),
+    cluster: &str,
+) -> Result<Value, EnvError> {
+    r.env.create_bootstrap_secret(boot, cluster).await?;
+    r.env
+        .create_machine(
+            machine,
+            cluster,
+            (res, im),
+            MachineSpec {
+                data_secret: Some(boot),
+                ..MachineSpec::default()
+            },
+        )
+        .await
 }

@@ -137,6 +137,28 @@ impl Env {
         }
     }
 
+    /// Creates the Cluster `name` of `subject` (with `control_plane` as its controlPlaneRef)
+    /// whose `controlPlaneEndpoint` is [`Self::control_plane_endpoint`]: where its workload
+    /// cluster serves once the control plane is initialized.
+    pub async fn create_cluster_with_endpoint(
+        &self,
+        subject: &crate::scenarios::Subject,
+        name: &str,
+        control_plane: Option<(&kube::discovery::ApiResource, &str)>,
+    ) -> Result<Value, EnvError> {
+        let (host, port) = self.control_plane_endpoint(name)?;
+        self.create_cluster_of(
+            subject,
+            name,
+            super::ClusterSpec {
+                control_plane,
+                endpoint: Some((&host, port)),
+                ..super::ClusterSpec::default()
+            },
+        )
+        .await
+    }
+
     /// Starts the workload cluster of `cluster` on its reserved endpoint once the provider's
     /// `<cluster>-ca` exists (a control plane provider generates it, then writes
     /// `<cluster>-kubeconfig` from the endpoint and that CA and connects to find
