@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzing. With cargo-fuzz and a nightly toolchain: runs every target of fuzz/ for SECONDS each
 # (libFuzzer, ASan) and prints executions and crashes per target; crash inputs land in
-# fuzz/artifacts/<target>/ (add each as a regression case to tests/fuzz.rs). Without them: the
+# fuzz/artifacts/<target>/ (add each as a regression case to a module of tests/fuzz/). Without them: the
 # proptest fuzz targets of tests/fuzz.rs with FUZZ_CASES cases each (default 200000).
 # Usage: scripts/fuzz-long.sh [SECONDS per target]   (default 300)
 set -uo pipefail

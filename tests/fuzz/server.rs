@@ -1,0 +1,220 @@
+//! The embedded server's request decoding: arbitrary methods, paths, queries, content types
+//! and bodies never panic it.
+
+use crate::generators::*;
+use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+const SEGMENTS: &[&str] = &[
+    "api",
+    "apis",
+    "v1",
+    "namespaces",
+    "default",
+    "kube-system",
+    "configmaps",
+    "secrets",
+    "pods",
+    "status",
+    "scale",
+    "watch",
+    "apiextensions.k8s.io",
+    "customresourcedefinitions",
+    "rbac.authorization.k8s.io",
+    "clusterroles",
+    "authorization.k8s.io",
+    "subjectaccessreviews",
+    "openapi",
+    "v2",
+    "v3",
+    "version",
+    "healthz",
+    "readyz",
+    "cm1",
+    "..",
+    "%2F",
+    "%ff",
+    "",
+];
+
+/// Real endpoints, so bodies reach decoding, admission and validation.
+const VALID_PATHS: &[&str] = &[
+    "/api/v1/namespaces/default/configmaps",
+    "/api/v1/namespaces/default/configmaps/cm1",
+    "/api/v1/namespaces/default/secrets",
+    "/api/v1/namespaces",
+    "/api/v1/namespaces/default",
+    "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+    "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/foos.example.com",
+    "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+    "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+    "/apis/example.com/v1/namespaces/default/foos",
+    "/api/v1/namespaces/default/configmaps/cm1/status",
+];
+
+const CONTENT_TYPES: &[&str] = &[
+    "application/json",
+    "application/yaml",
+    "application/vnd.kubernetes.protobuf",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+    "application/json-patch+json",
+    "application/apply-patch+yaml",
+    "text/plain",
+    "application/json; charset=utf-8",
+    "",
+    "\u{7f}garbage/;;",
+];
+
+const QUERIES: &[&str] = &[
+    "watch",
+    "labelSelector",
+    "fieldSelector",
+    "resourceVersion",
+    "resourceVersionMatch",
+    "limit",
+    "continue",
+    "timeoutSeconds",
+    "dryRun",
+    "fieldManager",
+    "force",
+    "propagationPolicy",
+    "sendInitialEvents",
+    "allowWatchBookmarks",
+    "fieldValidation",
+];
+
+const METHODS: &[&str] = &["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
+
+fn body() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        proptest::collection::vec(any::<u8>(), 0..128),
+        json_value().prop_map(|v| serde_json::to_vec(&v).unwrap_or_default()),
+        (
+            json_value(),
+            proptest::sample::select(
+                &[
+                    "ConfigMap",
+                    "Secret",
+                    "CustomResourceDefinition",
+                    "Namespace",
+                    "SubjectAccessReview",
+                    "Status"
+                ][..]
+            ),
+            "[a-z0-9.-]{0,12}"
+        )
+            .prop_map(|(data, kind, name)| {
+                serde_json::to_vec(&json!({"apiVersion": "v1", "kind": kind,
+                    "metadata": {"name": name, "namespace": "default"},
+                    "data": data, "spec": data}))
+                .unwrap_or_default()
+            }),
+        json_value().prop_map(|v| serde_saphyr::to_string(&v).unwrap_or_default().into_bytes()),
+    ]
+}
+
+fn request_parts() -> impl Strategy<Value = (String, String, String, Vec<u8>, bool)> {
+    let path = proptest::collection::vec(
+        prop_oneof![
+            6 => proptest::sample::select(SEGMENTS).prop_map(str::to_string),
+            1 => "[a-zA-Z0-9%._~-]{0,8}",
+        ],
+        0..8,
+    )
+    .prop_map(|s| format!("/{}", s.join("/")));
+    let path = prop_oneof![
+        1 => path,
+        1 => proptest::sample::select(VALID_PATHS).prop_map(str::to_string),
+    ];
+    let query = proptest::collection::vec(
+        (
+            proptest::sample::select(QUERIES),
+            "[a-zA-Z0-9%=,!()._ -]{0,10}",
+        ),
+        0..4,
+    )
+    .prop_map(|kv| {
+        kv.into_iter()
+            .map(|(k, v)| format!("{k}={}", v.replace(' ', "+")))
+            .collect::<Vec<_>>()
+            .join("&")
+    });
+    (
+        proptest::sample::select(METHODS).prop_map(str::to_string),
+        path,
+        query,
+        body(),
+        any::<bool>(),
+    )
+        .prop_map(|(m, p, q, b, table)| {
+            let uri = if q.is_empty() { p } else { format!("{p}?{q}") };
+            (m, uri, String::new(), b, table)
+        })
+}
+
+#[test]
+fn server_request_decoding() {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let _guard = rt.enter();
+    let server = EmbeddedServer::new(ServerOptions::default());
+    let mut runner = proptest::test_runner::TestRunner::new(config());
+    let strategy = (request_parts(), proptest::sample::select(CONTENT_TYPES));
+    let result = runner.run(&strategy, |((method, uri, _, body, table), ct)| {
+        rt.block_on(async {
+            let mut req = http::Request::builder().method(method.as_str()).uri(&uri);
+            if !ct.is_empty() {
+                req = req.header("content-type", ct);
+            }
+            if table {
+                req = req.header(
+                    "accept",
+                    "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
+                );
+            }
+            let Ok(req) = req.body(axum::body::Body::from(body)) else {
+                // Not a valid HTTP request at all (hyper would refuse it before us).
+                return Ok(());
+            };
+            let resp = server.router().oneshot(req).await.unwrap();
+            let status = resp.status().as_u16();
+            prop_assert!(status < 500, "{method} {uri} ({ct}) answered {status}");
+            if status >= 400 {
+                let bytes = tokio::time::timeout(
+                    std::time::Duration::from_secs(5),
+                    resp.into_body().collect(),
+                )
+                .await
+                .map_err(|_| TestCaseError::fail("error body did not end"))?
+                .map_err(|e| TestCaseError::fail(e.to_string()))?
+                .to_bytes();
+                if method != "HEAD" {
+                    let v: Value = serde_json::from_slice(&bytes).map_err(|e| {
+                        TestCaseError::fail(format!("{method} {uri}: error body is not JSON: {e}"))
+                    })?;
+                    prop_assert_eq!(
+                        v["kind"].as_str(),
+                        Some("Status"),
+                        "{} {}: {}",
+                        method,
+                        uri,
+                        v
+                    );
+                    prop_assert_eq!(v["code"].as_u64(), Some(u64::from(status)));
+                }
+            }
+            Ok(())
+        })
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    println!("server_request_decoding: {} cases", cases());
+}

@@ -1,0 +1,77 @@
+//! `capi-conformance serve` itself: loading manifests, SIGINT, refusing a remote bind.
+
+use crate::support::*;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// `serve --load` establishes CRDs before reporting ready; SIGINT shuts it down cleanly.
+#[test]
+fn serve_loads_manifests_and_stops_on_interrupt() {
+    let dir = tempfile::tempdir().unwrap();
+    let crd = dir.path().join("crd.yaml");
+    std::fs::write(&crd, CRD).unwrap();
+    let cm = dir.path().join("cm.yaml");
+    std::fs::write(&cm, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: loaded\n  namespace: default\ndata: {a: b}\n").unwrap();
+    let kubeconfig = dir.path().join("kc");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_capi-conformance"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--load"])
+        .arg(&crd)
+        .arg("--load")
+        .arg(&cm)
+        .arg("--write-kubeconfig")
+        .arg(&kubeconfig)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.starts_with("serving https://"), "{line}");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let kc = kube::config::Kubeconfig::read_from(&kubeconfig).unwrap();
+        let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default()).await.unwrap();
+        let client = kube::Client::try_from(cfg).unwrap();
+        let crds: kube::Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> = kube::Api::all(client.clone());
+        let crd = crds.get("widgets.example.com").await.unwrap();
+        let conds = crd.status.unwrap().conditions.unwrap();
+        assert!(conds.iter().any(|c| c.type_ == "Established" && c.status == "True"));
+        let cms: kube::Api<k8s_openapi::api::core::v1::ConfigMap> = kube::Api::default_namespaced(client);
+        assert!(cms.get("loaded").await.is_ok());
+    });
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(code) = child.try_wait().unwrap() {
+            assert!(code.success(), "{code:?}");
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "serve did not stop on SIGINT"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+}
+
+#[test]
+fn serve_refuses_remote_bind_without_flag() {
+    let out = Command::new(env!("CARGO_BIN_EXE_capi-conformance"))
+        .args(["serve", "--addr", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--allow-remote"));
+    let out = Command::new(env!("CARGO_BIN_EXE_capi-conformance"))
+        .args(["serve", "--faults", "bogus"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
