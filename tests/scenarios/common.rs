@@ -81,3 +81,24 @@ pub fn run_namespace() -> Vec<serde_json::Value> {
         serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "run-ns"}}),
     ]
 }
+
+/// The scenario environment of a test on `client`: namespace `run-ns`, run `r1`, the embedded
+/// timing, and `workloads` (None: as on a real cluster).
+pub fn run_env(
+    client: kube::Client,
+    workloads: Option<capi_conformance::capi_core::workload::WorkloadClusters>,
+) -> capi_conformance::scenarios::env::Env {
+    capi_conformance::scenarios::env::Env {
+        client,
+        namespace: "run-ns".into(),
+        run_id: "r1".into(),
+        watch_filter: None,
+        pause_core: false,
+        recorder: capi_conformance::scenarios::timeline::Recorder::new(),
+        guard: Default::default(),
+        settings: capi_conformance::scenarios::Settings::EMBEDDED,
+        round_trips: Default::default(),
+        events: Default::default(),
+        workloads,
+    }
+}

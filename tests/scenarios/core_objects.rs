@@ -2,7 +2,7 @@
 //! CAPI's own providers that our scenarios once got wrong; docs/core-simulation.md).
 
 use super::common::{
-    core_server, embedded_reading, failed_scenario_rules, lifecycle, scenario_passed,
+    core_server, embedded_reading, failed_scenario_rules, lifecycle, run_env, scenario_passed,
 };
 use capi_conformance::report::Outcome;
 use capi_conformance::rule_ids as id;
@@ -236,24 +236,12 @@ async fn kubectl_reads_core_objects_at_both_versions() {
 async fn a_samples_reference_is_created_in_the_run_namespace_and_rewritten() {
     use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
     use capi_conformance::contract::{Contract, Role};
-    use capi_conformance::scenarios::{Settings, baseline, env::Env, timeline::Recorder};
+    use capi_conformance::scenarios::baseline;
     let server = EmbeddedServer::new(ServerOptions::default());
     let mut docs = capi_conformance::source::embedded::base_documents().unwrap();
     docs.push(serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "run-ns"}}));
     server.apply_documents(docs).await.unwrap();
-    let env = Env {
-        client: server.client(),
-        namespace: "run-ns".into(),
-        run_id: "r1".into(),
-        watch_filter: None,
-        pause_core: false,
-        recorder: Recorder::new(),
-        guard: Default::default(),
-        settings: Settings::EMBEDDED,
-        round_trips: Default::default(),
-        events: Default::default(),
-        workloads: None,
-    };
+    let env = run_env(server.client(), None);
     let mut subject =
         baseline::mock_subject(Role::ControlPlane, Contract::V1Beta2, "p", false).unwrap();
     subject.sample = Some(

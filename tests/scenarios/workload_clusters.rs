@@ -2,7 +2,7 @@
 //! control plane, the Cluster's endpoint, KCP's client-certificate kubeconfig, CABPK's init and
 //! join paths, and runs against a real cluster, where there is none (docs/core-simulation.md).
 
-use super::common::{core_server, run_namespace};
+use super::common::{core_server, run_env, run_namespace};
 use capi_conformance::report::Outcome;
 use capi_conformance::rule_ids as id;
 
@@ -105,10 +105,8 @@ async fn an_init_config_needs_its_machine_labelled_control_plane() {
     use capi_conformance::contract::{Contract, Role};
     use capi_conformance::mock::{MockOptions, MockProvider, core::CoreReads};
     use capi_conformance::scenarios::{
-        Settings, baseline,
+        baseline,
         core_sim::{ClusterSpec, MachineSpec, controller_owner_ref},
-        env::Env,
-        timeline::Recorder,
     };
     let (server, core) = core_server(
         capi_conformance::capi_core::crds::CoreCrds::Minimal,
@@ -122,19 +120,7 @@ async fn an_init_config_needs_its_machine_labelled_control_plane() {
             ..MockOptions::default()
         },
     );
-    let env = Env {
-        client: server.client(),
-        namespace: "run-ns".into(),
-        run_id: "r1".into(),
-        watch_filter: None,
-        pause_core: false,
-        recorder: Recorder::new(),
-        guard: Default::default(),
-        settings: Settings::EMBEDDED,
-        round_trips: Default::default(),
-        events: Default::default(),
-        workloads: None,
-    };
+    let env = run_env(server.client(), None);
     let subject =
         baseline::mock_subject(Role::BootstrapConfig, Contract::V1Beta2, "p", false).unwrap();
     let config = subject.resource.clone();
@@ -216,9 +202,7 @@ async fn an_init_config_needs_its_machine_labelled_control_plane() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_endpoint_is_the_workload_cluster_served_with_the_providers_ca() {
     use capi_conformance::capi_core::{pki, workload::WorkloadClusters};
-    use capi_conformance::scenarios::{
-        Settings, core_sim::ClusterSpec, env::Env, timeline::Recorder,
-    };
+    use capi_conformance::scenarios::core_sim::ClusterSpec;
     use k8s_openapi::api::core::v1::{ConfigMap, Secret};
     let (server, core) = core_server(
         capi_conformance::capi_core::crds::CoreCrds::Minimal,
@@ -226,19 +210,7 @@ async fn the_endpoint_is_the_workload_cluster_served_with_the_providers_ca() {
     )
     .await;
     let workloads = WorkloadClusters::default();
-    let env = Env {
-        client: server.client(),
-        namespace: "run-ns".into(),
-        run_id: "r1".into(),
-        watch_filter: None,
-        pause_core: false,
-        recorder: Recorder::new(),
-        guard: Default::default(),
-        settings: Settings::EMBEDDED,
-        round_trips: Default::default(),
-        events: Default::default(),
-        workloads: Some(workloads.clone()),
-    };
+    let env = run_env(server.client(), Some(workloads.clone()));
     let secrets: kube::Api<Secret> = kube::Api::namespaced(server.client(), "run-ns");
     let create_secret = |v: serde_json::Value| {
         let secrets = secrets.clone();
