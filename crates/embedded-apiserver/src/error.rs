@@ -234,18 +234,6 @@ impl ApiError {
         .with_details(json!({"causes": [{"message": err}]}))
     }
 
-    pub fn too_many_requests(retry_after_secs: u64) -> Self {
-        let mut e = Self::new(
-            429,
-            "TooManyRequests",
-            "the server has received too many requests and has asked us to try again later",
-        )
-        .with_details(json!({"retryAfterSeconds": retry_after_secs}));
-        e.headers
-            .push(("retry-after", retry_after_secs.to_string()));
-        e
-    }
-
     /// The `Status` object.
     pub fn status(&self) -> Value {
         let mut s = json!({

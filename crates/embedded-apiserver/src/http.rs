@@ -13,7 +13,7 @@ use super::discovery;
 use super::error::ApiError;
 use super::openapi;
 use super::query::{Query, parse_query};
-use super::response::{error_response, json_response};
+use super::response::{error_response, json_response, throttled};
 use super::state::EmbeddedServer;
 
 mod authn;
@@ -73,12 +73,11 @@ async fn handle(State(server): State<EmbeddedServer>, req: Request) -> Response 
     let routed = route(&path);
     let is_health = matches!(routed, Route::Health);
     if !is_health && let Some(code) = faults.roll_error() {
-        let e = if code == 429 {
-            ApiError::too_many_requests(1)
+        return if code == 429 {
+            throttled(1)
         } else {
-            ApiError::internal("injected fault: internal error")
+            error_response(&ApiError::internal("injected fault: internal error"))
         };
-        return error_response(&e);
     }
     if let Route::Resource(res) = &routed
         && faults.resource_failing(&res.resource)

@@ -23,6 +23,25 @@ pub fn json_response(code: u16, body: &Value) -> Response {
     resp
 }
 
+/// kube-apiserver's throttling answer (its max-in-flight and priority-and-fairness filters,
+/// `tooManyRequests`): not a `Status` but Go's `http.Error`, a plain-text line with
+/// `Retry-After`. Clients must tell throttling from the status code, not the body.
+pub fn throttled(retry_after_secs: u64) -> Response {
+    let mut resp = Response::new(Body::from("Too many requests, please try again later.\n"));
+    *resp.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+    resp
+}
+
 pub fn error_response(e: &ApiError) -> Response {
     let mut resp = json_response(e.code, &e.status());
     for (k, v) in &e.headers {

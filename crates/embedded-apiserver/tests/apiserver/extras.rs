@@ -210,6 +210,9 @@ async fn injected_errors_and_latency() {
     let r = h.get(CM).await;
     assert_eq!(r.code, 429);
     assert_eq!(r.header("retry-after"), "1");
+    // kube-apiserver's throttling filters answer with Go's http.Error, not a Status.
+    assert_eq!(r.header("content-type"), "text/plain; charset=utf-8");
+    assert_eq!(r.body, "Too many requests, please try again later.\n");
     assert_eq!(h.get("/healthz").await.code, 200, "health is never faulted");
     h.server.faults().set_rate_429(0.0);
     h.server.faults().set_rate_500(1.0);
