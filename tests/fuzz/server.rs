@@ -228,14 +228,23 @@ async fn judge(
     Ok(status)
 }
 
-#[test]
-fn server_request_decoding() {
+/// A current-thread runtime and a fresh server made inside it.
+fn runtime_and_server() -> (tokio::runtime::Runtime, EmbeddedServer) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
+    let server = {
+        let _guard = rt.enter();
+        EmbeddedServer::new(ServerOptions::default())
+    };
+    (rt, server)
+}
+
+#[test]
+fn server_request_decoding() {
+    let (rt, server) = runtime_and_server();
     let _guard = rt.enter();
-    let server = EmbeddedServer::new(ServerOptions::default());
     let mut runner = proptest::test_runner::TestRunner::new(config());
     let strategy = (request_parts(), proptest::sample::select(CONTENT_TYPES));
     let result = runner.run(&strategy, |((method, uri, _, body, table), ct)| {
@@ -251,12 +260,8 @@ fn server_request_decoding() {
 /// Inputs the fuzzer once found, kept as fixed cases.
 #[test]
 fn server_request_decoding_regressions() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let (rt, server) = runtime_and_server();
     let _guard = rt.enter();
-    let server = EmbeddedServer::new(ServerOptions::default());
     // CI, stop 20: a list at a resourceVersion the fresh store has not reached is kube-apiserver's
     // 504 "Too large resource version", not a server failure.
     let uri = "/api/v1/namespaces/default/secrets?resourceVersion=999999";
