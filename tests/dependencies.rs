@@ -12,17 +12,16 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 
-/// The host's target triple (`rustc -vV`): the platform the graph is read for.
+/// The host's target triple, as the cargo that runs the tests names it (`cargo -vV`).
 fn host_triple() -> String {
-    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let out = Command::new(rustc)
+    let out = Command::new(env!("CARGO"))
         .arg("-vV")
         .output()
-        .expect("running rustc -vV");
+        .expect("running cargo -vV");
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .find_map(|l| l.strip_prefix("host: "))
-        .expect("rustc -vV names the host")
+        .expect("cargo -vV names the host")
         .trim()
         .to_string()
 }
