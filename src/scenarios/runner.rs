@@ -117,6 +117,7 @@ pub async fn run_subject(side: &Side, subject: &Subject) -> SubjectRun {
         round_trips: Default::default(),
         events: side.events.clone(),
         workloads: side.workloads.clone(),
+        core_version: subject.core_version,
     };
     // The objects the sample refers to exist before the scenario, as on a real cluster.
     let resolved = match env.resolve_sample_references(subject).await {
@@ -438,6 +439,7 @@ mod tests {
                 sample: Some(serde_json::json!({})),
                 schema: None,
                 companions: Default::default(),
+                core_version: "v1beta2",
             },
             script: Some("SC-inframachine"),
             verdicts,

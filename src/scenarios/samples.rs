@@ -39,19 +39,23 @@ pub async fn dry_run_samples(
         let Some(sample) = &s.sample else {
             continue;
         };
+        // Validated at the version it is written in (a v1beta1 sample against the v1beta1
+        // schema); the scenarios create it there too and the server reaches the subject's
+        // version through the provider's conversion, never by rewriting `apiVersion`.
         let mut obj = sample_object(sample, CHECK_NAME);
-        obj["apiVersion"] = Value::String(s.resource.api_version.clone());
-        obj["kind"] = Value::String(s.resource.kind.clone());
+        let resource = super::env::written_at(obj.get("apiVersion"), &s.resource);
+        obj["apiVersion"] = Value::String(resource.api_version.clone());
+        obj["kind"] = Value::String(resource.kind.clone());
         obj["metadata"]["namespace"] = Value::String(namespace.to_string());
         let bad = |message: String| BadSample {
             files: files.to_string(),
-            kind: s.resource.kind.clone(),
-            api_version: s.resource.api_version.clone(),
+            kind: resource.kind.clone(),
+            api_version: resource.api_version.clone(),
             message,
         };
         let dynamic: DynamicObject =
             serde_json::from_value(obj).map_err(|e| bad(format!("not an object: {e}")))?;
-        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &s.resource);
+        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource);
         let params = PostParams {
             dry_run: true,
             ..PostParams::default()

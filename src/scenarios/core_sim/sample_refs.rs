@@ -135,7 +135,8 @@ fn walk_references(v: &mut Value, f: &mut dyn FnMut(&mut serde_json::Map<String,
     }
 }
 
-fn truncate_name(name: &str) -> String {
+/// `name` cut to 63 characters (a label-safe object name), without a trailing `-` or `.`.
+pub fn truncate_name(name: &str) -> String {
     let cut: String = name.chars().take(63).collect();
     cut.trim_end_matches(['-', '.']).to_string()
 }
