@@ -394,11 +394,30 @@ async fn a_v1beta1_only_provider_gets_owner_references_at_core_v1beta1() {
 /// (`external.GenerateTemplate`: MachineSet, KCP, topology), which always sets
 /// `cluster.x-k8s.io/cloned-from-name` and `cloned-from-groupkind`, so their
 /// `metadata.annotations` is never nil; CAPI v1.9's in-memory InfraCluster reconciler writes into
-/// it unguarded (the mock's `annotations-unguarded` mode fails without the annotations).
+/// it unguarded (the mock's `annotations-unguarded` mode fails without the annotations). The
+/// samples carry no annotations of their own (the mock's default samples do), so the clone
+/// annotations are all the objects have; v1beta2 columns only (the mock without webhooks takes
+/// an object's contract from the version it was written at).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn objects_core_clones_carry_the_clone_annotations() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plain-samples.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: infrastructure.mock.capi-conformance.io/v1beta2\nkind: MockCluster\nmetadata: {name: c}\nspec: {}\n---\n\
+         apiVersion: infrastructure.mock.capi-conformance.io/v1beta2\nkind: MockMachine\nmetadata: {name: m}\nspec: {}\n",
+    )
+    .unwrap();
+    let path = file.display().to_string();
     let m = embedded_reading(
-        &["--scenarios", "SC-infracluster,SC-inframachine"],
+        &[
+            "--contract",
+            "v1beta2",
+            "--sample",
+            &path,
+            "--scenarios",
+            "SC-infracluster,SC-inframachine",
+        ],
         "annotations-unguarded",
     )
     .await;
