@@ -5,7 +5,7 @@
 mod initialized;
 mod sample_refs;
 
-pub use sample_refs::{Referenced, plan_sample_references, truncate_name};
+pub use sample_refs::{Referenced, plan_sample_references, referenced_kinds, truncate_name};
 
 use super::Subject;
 use super::env::{Env, EnvError};
