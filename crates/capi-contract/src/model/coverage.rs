@@ -103,7 +103,7 @@ pub fn lifecycle_coverage(m: &Matrix) -> Vec<LifecycleCoverage> {
                 })
                 .collect();
             // Stable: equal counts keep the reasons' text order.
-            reasons.sort_by(|a, b| b.count.cmp(&a.count));
+            reasons.sort_by_key(|r| std::cmp::Reverse(r.count));
             reasons.truncate(TOP_SKIP_REASONS);
             LifecycleCoverage {
                 skip_reasons: reasons,
