@@ -479,7 +479,8 @@ fn reasons(m: &Matrix, out: &mut String) {
 
 fn scenarios(m: &Matrix, out: &mut String) {
     let pairs = text::scenario_pairs(m);
-    if pairs.is_empty() {
+    // No step to show (every target scenario stopped before its first: no sample object).
+    if pairs.iter().all(|p| p.target.steps.is_empty()) {
         return;
     }
     let _ = writeln!(

@@ -194,6 +194,8 @@ fn the_table_names_the_kinds_without_a_sample() {
         "{table}"
     );
     assert!(table.contains("verdict INCONCLUSIVE (exit 3)"), "{table}");
+    // No empty step table for scenarios that never started.
+    assert!(!table.contains("Scenario steps"), "{table}");
 }
 
 /// Asked for no lifecycle, the same components are judged statically and the run passes.
