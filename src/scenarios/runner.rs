@@ -223,7 +223,7 @@ fn decide(
     if run.subject.sample.is_none() {
         return (
             Outcome::Skip,
-            Some("no sample object (pass --sample FILE or install a template of this kind)".into()),
+            Some(crate::report::model::NO_SAMPLE_REASON.into()),
             Vec::new(),
         );
     }
@@ -478,5 +478,9 @@ mod tests {
         let cells = cells(&[rule("a")], &t, None);
         assert_eq!(cells[0].outcome, Outcome::Skip);
         assert!(cells[0].reason.as_deref().unwrap().contains("no sample"));
+        // The cell the verdict counts as unjudged for lack of a sample.
+        assert!(crate::report::model::is_unjudged_for_lack_of_sample(
+            &cells[0]
+        ));
     }
 }
