@@ -31,6 +31,12 @@ pub struct CheckArgs {
     /// Only check this provider (as grouped by the inventory).
     #[arg(long)]
     pub provider: Option<String>,
+    /// Only these kinds get lifecycle scenarios (comma-separated kind names or `*` globs, e.g.
+    /// `DevCluster,DevMachine` or `Dev*`); every kind keeps its static rules. For kinds that
+    /// cannot run here (CAPD's Docker* kinds need a Docker engine): their scenario rules skip as
+    /// not selected instead of making the verdict inconclusive for a missing --sample.
+    #[arg(long, value_name = "GLOBS")]
+    pub kinds: Option<String>,
     /// Scenarios run concurrently (the default runs every embedded scenario of one provider at
     /// once: the run is bounded by quiet windows, not CPU).
     #[arg(long, default_value_t = 8)]
@@ -144,6 +150,13 @@ impl CheckArgs {
                 mock_targets: self.embedded.then_some(self.crds.is_empty()),
                 baseline_from_inventory: self.embedded,
                 only_judged: filter.is_some(),
+                kinds: self.kinds.as_deref().map(|k| {
+                    k.split(',')
+                        .map(str::trim)
+                        .filter(|k| !k.is_empty())
+                        .map(str::to_string)
+                        .collect()
+                }),
             })
         };
         Ok(CheckOptions {

@@ -40,6 +40,10 @@ pub struct ScenarioOptions {
     pub baseline_from_inventory: bool,
     /// Only the targets some judged scenario rule applies to (set with `--rules`).
     pub only_judged: bool,
+    /// `--kinds`: only target kinds matching one of these globs get lifecycle scenarios (`None`:
+    /// every kind); the others keep their static cells and skip the scenario rules as "not
+    /// selected", which is the user's stated choice, not a missing sample.
+    pub kinds: Option<Vec<String>>,
 }
 
 /// The scenario × column runs of a plan.
@@ -150,6 +154,13 @@ fn scenario_runs(statics: &StaticPlan, rules: &[Rule], opts: &ScenarioOptions) -
     .filter(|s| {
         opts.mock_targets
             .is_none_or(|mock| s.resource.group.ends_with(MOCK_GROUP_SUFFIX) == mock)
+    })
+    .filter(|s| {
+        opts.kinds.as_ref().is_none_or(|globs| {
+            globs
+                .iter()
+                .any(|g| rule_filter::glob_match(g, &s.resource.kind))
+        })
     })
     .filter(|s| match &opts.selection {
         None => true,

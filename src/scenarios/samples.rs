@@ -71,7 +71,9 @@ pub async fn dry_run_samples(
         };
         // A reference to a kind nothing serves cannot resolve on any cluster: the provider of
         // that kind is missing from the run (issue 22 item 2).
-        for (group, kind) in super::core_sim::referenced_kinds(sample.get("spec").unwrap_or(&Value::Null)) {
+        for (group, kind) in
+            super::core_sim::referenced_kinds(sample.get("spec").unwrap_or(&Value::Null))
+        {
             if group.is_empty() || group.ends_with(crate::plan::subjects::MOCK_GROUP_SUFFIX) {
                 continue;
             }

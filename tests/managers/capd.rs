@@ -45,8 +45,11 @@ pub fn true_findings() -> BTreeSet<(String, String)> {
     .collect()
 }
 
-/// The run a provider team makes: components, our sample, the manager's own command line; no
-/// `--timeout`, no hand-set environment (its Deployment's `POD_IP` comes from the components).
+/// The run a provider team makes: components, our samples, the manager's own command line; no
+/// `--timeout`, no hand-set environment (its Deployment's `POD_IP` and feature gates come from
+/// the components, `CLUSTER_TOPOLOGY=true` as a clusterctl variable so CAPD's webhook admits
+/// DevClusterTemplates). `--kinds 'Dev*'`: the Docker* kinds need a Docker engine, so only the
+/// in-memory kinds get scenarios (the Docker* kinds keep their static cells).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn capd_in_memory_gets_a_verdict_with_only_true_findings() {
     let dir = tempfile::tempdir().unwrap();
@@ -59,7 +62,14 @@ async fn capd_in_memory_gets_a_verdict_with_only_true_findings() {
         dir.path(),
         &comps,
         &manager_cmd(&capd),
-        &["--sample", sample.to_str().unwrap()],
+        &[
+            "--sample",
+            sample.to_str().unwrap(),
+            "--kinds",
+            "Dev*",
+            "--var",
+            "CLUSTER_TOPOLOGY=true",
+        ],
     )
     .await;
     assert_eq!(run.panics(), 0, "{}", run.log);
@@ -75,7 +85,7 @@ async fn capd_in_memory_gets_a_verdict_with_only_true_findings() {
     let dev: Vec<_> = run
         .lifecycle()
         .into_iter()
-        .filter(|(_, c, ..)| c.contains("/DevCluster@") || c.contains("/DevMachine@"))
+        .filter(|(_, c, ..)| c.contains("/Dev"))
         .collect();
     assert!(dev.len() > 40, "{dev:#?}");
     let unjudged: Vec<_> = dev
