@@ -429,3 +429,39 @@ async fn objects_core_clones_carry_the_clone_annotations() {
         assert!(scenario_passed(&m, false, rule), "{rule} not judged");
     }
 }
+
+/// A sample referring to a kind no installed CRD serves (a control plane's machine template of
+/// an infrastructure provider left out of the run) is a usage error naming the kind and how to
+/// add its provider, not a column of environment cells (issue 22 item 2).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sample_referring_to_a_kind_nothing_serves_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cp.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: controlplane.mock.capi-conformance.io/v1beta2\nkind: MockControlPlane\nmetadata: {name: x}\n\
+         spec:\n  replicas: 1\n  version: v1.33.0\n  machineTemplate:\n    spec:\n      infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: InMemoryMachineTemplate, name: t}\n",
+    )
+    .unwrap();
+    let path = file.display().to_string();
+    let args = super::common::check_args(&[
+        "--embedded",
+        "--progress",
+        "never",
+        "--scenarios",
+        "SC-controlplane",
+        "--sample",
+        &path,
+    ]);
+    let err = capi_conformance::commands::check::embedded_matrix(&args, "")
+        .await
+        .expect_err("a reference to a kind nothing serves must stop the run");
+    let text = format!("{err:#}");
+    for want in [
+        path.as_str(),
+        "InMemoryMachineTemplate (infrastructure.cluster.x-k8s.io)",
+        "--crds",
+    ] {
+        assert!(text.contains(want), "{want}: {text}");
+    }
+}

@@ -272,3 +272,27 @@ fn marked(s: &str) -> usize {
         .map(|g| attr(g, "data-count").parse::<usize>().unwrap())
         .sum()
 }
+
+/// `--kinds GLOBS`: only the matching kinds get lifecycle scenarios; the others keep their
+/// static cells and skip their scenario rules as not selected, which leaves the verdict PASS
+/// (a stated choice, not a missing sample).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kinds_selects_the_kinds_that_get_scenarios() {
+    let m = embedded(&["--kinds", "MockMachine,MockCluster"], "").await;
+    let judged: BTreeSet<String> = lifecycle(&m, false)
+        .filter(|r| r.outcome == Outcome::Pass)
+        .map(|r| r.column.kind.to_string())
+        .collect();
+    assert_eq!(
+        judged,
+        ["MockCluster".to_string(), "MockMachine".to_string()].into(),
+        "{judged:?}"
+    );
+    assert!(
+        m.results
+            .iter()
+            .any(|r| r.column.kind.as_ref() == "MockControlPlane" && r.outcome == Outcome::Pass),
+        "static cells of the other kinds stay"
+    );
+    assert_eq!(m.verdict(), Verdict::Pass);
+}
