@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Wall time of each real CAPI manager's verdict (../shared/providers/capi-v1.11.11), run as a
+# provider team runs it (`check --embedded --crds <components> --sample <ours> --provider-cmd
+# '<manager> …'`, no --timeout): median of $RUNS runs (default 3), with each run's exit code.
+# Prints one Markdown table (also to $BENCH_OUT, default reports/bench-managers.md).
+#
+# Usage: scripts/bench-managers.sh      (RUNS=3; SHARED=../shared)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+RUNS=${RUNS:-3}
+SHARED=${SHARED:-../shared}
+BENCH_OUT=${BENCH_OUT:-reports/bench-managers.md}
+capi="$SHARED/providers/capi-v1.11.11"
+[ -d "$capi" ] || { echo "bench-managers: $capi not found" >&2; exit 2; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cargo build --release --quiet
+bin=target/release/capi-conformance
+for m in capd-manager kubeadm-bootstrap-manager; do
+  gzip -dc "$capi/$m.gz" > "$tmp/$m" && chmod +x "$tmp/$m"
+done
+flags='--kubeconfig {kubeconfig} --webhook-cert-dir {webhook-cert-dir} --webhook-port {webhook-port} --health-addr {health-addr} --diagnostics-address {metrics-addr} --insecure-diagnostics'
+
+# name | components | manager | extra arguments
+cases=(
+  "CAPD in-memory (DevCluster, DevMachine + templates)|capd|capd-manager|--sample tests/data/capi-managers/capd-in-memory.yaml --kinds Dev* --var CLUSTER_TOPOLOGY=true"
+  "CABPK, v1beta1 sample|cabpk|kubeadm-bootstrap-manager|--sample tests/data/capi-managers/cabpk-v1beta1.yaml"
+  "CABPK, v1beta2 sample|cabpk|kubeadm-bootstrap-manager|--sample tests/data/capi-managers/cabpk-v1beta2.yaml"
+)
+
+out="| manager | median wall (s) | runs (s) | exit codes |\n|---|---|---|---|\n"
+for c in "${cases[@]}"; do
+  IFS='|' read -r name comps mgr extra <<<"$c"
+  times=(); codes=()
+  for _ in $(seq "$RUNS"); do
+    start=$(date +%s.%N)
+    set +e
+    # shellcheck disable=SC2086 # $extra is a word list
+    "$bin" check --embedded --progress never -o json --crds "$capi/components/$comps.yaml" $extra \
+      --provider-cmd "$tmp/$mgr $flags" --report-dir "$tmp/reports" >/dev/null 2>&1
+    code=$?
+    set -e
+    end=$(date +%s.%N)
+    times+=("$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')")
+    codes+=("$code")
+  done
+  median=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+  out+="| $name | $(printf '%.1f' "$median") | $(printf '%.1f ' "${times[@]}")| ${codes[*]} |\n"
+done
+mkdir -p "$(dirname "$BENCH_OUT")"
+printf "%b" "$out" | tee "$BENCH_OUT"
