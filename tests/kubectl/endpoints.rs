@@ -105,3 +105,68 @@ fn get_raw_of_the_root_index_and_metrics() {
         );
     });
 }
+
+/// kubectl parses every definition of `/openapi/v2` before validating anything (one that does
+/// not parse fails them all): with the CRDs of every corpus provider loaded (CAPI's own, CAPD,
+/// AWS, Azure, …), a List holding a real `cluster.x-k8s.io/v1beta2` Cluster validates and
+/// applies, on the oldest and the newest kubectl.
+#[test]
+fn a_list_of_real_capi_objects_validates_against_the_corpus_crds() {
+    let Some(corpus) = crate::shared_data::shared_or_skip(
+        "corpus",
+        "kubectl apply of a List against the corpus providers' CRDs",
+    ) else {
+        return;
+    };
+    let mut crds = Vec::new();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&corpus)
+        .unwrap()
+        .map(|e| e.unwrap().path().join("components.yaml"))
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        for doc in text.split("\n---") {
+            if doc
+                .lines()
+                .any(|l| l.trim_end() == "kind: CustomResourceDefinition")
+            {
+                crds.push(doc.trim_start_matches('\n').to_string());
+            }
+        }
+    }
+    assert!(
+        crds.len() > 50,
+        "{} CRDs in {}",
+        crds.len(),
+        corpus.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crds.yaml");
+    std::fs::write(&file, crds.join("\n---\n")).unwrap();
+    let s = Serve::start_with(dir, &["--load".as_ref(), file.as_os_str()]);
+    let cluster = s.write(
+        "cluster.yaml",
+        "apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata:\n  name: c1\n  namespace: default\nspec:\n  clusterNetwork:\n    pods:\n      cidrBlocks: [192.168.0.0/16]\n  controlPlaneEndpoint:\n    host: example.com\n    port: 6443\n",
+    );
+    let every = every_kubectl();
+    let ends = [every.first(), every.last()];
+    for (v, k) in ends.into_iter().flatten() {
+        println!("kubectl {v}");
+        s.ok(k, &["apply", "-f", cluster.to_str().unwrap()]);
+        let list = s.ok(k, &["get", "clusters.cluster.x-k8s.io", "-o", "yaml"]);
+        assert!(list.contains("kind: List"), "{list}");
+        let edited = if list.contains("port: 6443") {
+            list.replace("port: 6443", "port: 6444")
+        } else {
+            list.replace("port: 6444", "port: 6443")
+        };
+        let file = s.write("list.yaml", &edited);
+        let out = s.ok(k, &["apply", "-f", file.to_str().unwrap()]);
+        assert!(
+            out.contains("cluster.cluster.x-k8s.io/c1 configured"),
+            "kubectl {v}: {out}"
+        );
+    }
+}
