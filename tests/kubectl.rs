@@ -15,6 +15,8 @@ mod webhook_support;
 mod checks;
 #[path = "kubectl/components.rs"]
 mod components;
+#[path = "kubectl/endpoints.rs"]
+mod endpoints;
 #[path = "kubectl/objects.rs"]
 mod objects;
 #[path = "kubectl/serve.rs"]

@@ -254,6 +254,38 @@ mod tests {
         assert!(clusters.is_empty());
     }
 
+    /// CAPI's ClusterCache probes a workload cluster's health with `GET /` (client-go's
+    /// `restClient.Get().AbsPath("/")`) under the client certificate of the Cluster's kubeconfig
+    /// (no token, as KCP's kubeconfig has none): the index of root paths answers.
+    #[tokio::test]
+    async fn the_cluster_cache_health_probe_gets_the_root_index_with_the_client_certificate() {
+        let clusters = WorkloadClusters::default();
+        let w = clusters.get_or_start("ns", "c1").await.unwrap();
+        let text = super::super::pki::kubeconfig("c1", w.url(), &w.ca, None).unwrap();
+        let kc = kube::config::Kubeconfig::from_yaml(&text).unwrap();
+        let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+            .await
+            .unwrap();
+        let client = kube::Client::try_from(config).unwrap();
+        let root: serde_json::Value = client
+            .request(http::Request::get("/").body(Vec::new()).unwrap())
+            .await
+            .unwrap();
+        let paths = root["paths"].as_array().unwrap();
+        for p in [
+            "/api",
+            "/api/v1",
+            "/apis",
+            "/healthz",
+            "/openapi/v2",
+            "/version",
+        ] {
+            assert!(paths.iter().any(|x| x == p), "{p} not in {root}");
+        }
+        drop(w);
+        clusters.shutdown().await;
+    }
+
     /// The Cluster's endpoint is reserved before the control plane exists; the server started
     /// later listens there with a serving certificate of the CA it is given.
     #[tokio::test]

@@ -42,6 +42,44 @@ fn group_doc(reg: &Registry, group: &str) -> Value {
     json!({"name": group, "versions": versions, "preferredVersion": preferred})
 }
 
+/// The non-resource paths every server answers (besides discovery), as kube-apiserver's `/`
+/// index lists them: health checks with their `ping` check, metrics, OpenAPI, the version.
+const FIXED_ROOT_PATHS: &[&str] = &[
+    "/healthz",
+    "/healthz/ping",
+    "/livez",
+    "/livez/ping",
+    "/metrics",
+    "/openapi/v2",
+    "/openapi/v3",
+    "/openapi/v3/",
+    "/readyz",
+    "/readyz/ping",
+    "/version",
+];
+
+/// `GET /` (and `/index.html`): `RootPaths`, every path the server serves at its root, sorted
+/// and without duplicates as kube-apiserver's index handler (`routes.IndexLister`) lists them:
+/// the discovery paths of every served group and group version (custom resources' included) and
+/// the fixed non-resource paths. The service-account issuer discovery paths are absent: this
+/// server issues opaque tokens, not JWTs (docs/embedded-apiserver.md S9).
+pub fn root_paths(reg: &Registry) -> Value {
+    let mut paths: Vec<String> = FIXED_ROOT_PATHS.iter().map(|p| p.to_string()).collect();
+    paths.extend(["/api".into(), "/apis".into(), "/apis/".into()]);
+    for v in reg.group_versions("") {
+        paths.push(format!("/api/{v}"));
+    }
+    for g in reg.groups() {
+        paths.push(format!("/apis/{g}"));
+        for v in reg.group_versions(&g) {
+            paths.push(format!("/apis/{g}/{v}"));
+        }
+    }
+    paths.sort();
+    paths.dedup();
+    json!({"paths": paths})
+}
+
 pub fn api_group_list(reg: &Registry) -> Value {
     let groups: Vec<Value> = reg.groups().iter().map(|g| group_doc(reg, g)).collect();
     json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})

@@ -11,6 +11,7 @@ use super::access::{self, Identity};
 use super::client_cert::ClientCertAuthenticator;
 use super::discovery;
 use super::error::ApiError;
+use super::metrics::{self, RequestLabels};
 use super::openapi;
 use super::query::{Query, parse_query};
 use super::response::{error_response, json_response, throttled};
@@ -120,7 +121,13 @@ async fn handle(State(server): State<EmbeddedServer>, req: Request) -> Response 
             return error_response(&e);
         }
     }
-    match dispatch(
+    let labels = MetricLabels::of(&routed, &parts.method, &query, &parts.headers, &path);
+    let mutating = match &labels {
+        Some(l) => l.mutating,
+        None => Some(parts.method != Method::GET && parts.method != Method::HEAD),
+    };
+    let _inflight = server.metrics().in_flight(mutating);
+    let response = match dispatch(
         &server,
         &user,
         &parts.method,
@@ -133,6 +140,108 @@ async fn handle(State(server): State<EmbeddedServer>, req: Request) -> Response 
     {
         Ok(r) => r,
         Err(e) => error_response(&e),
+    };
+    if let Some(l) = labels {
+        server
+            .metrics()
+            .record(&l.borrowed(), response.status().as_u16());
+    }
+    response
+}
+
+/// What `apiserver_request_total` records of a request (`None`: not instrumented, as kube's
+/// discovery, OpenAPI and metrics handlers are not, though in flight all the same), and its
+/// in-flight kind (`mutating`: `None` for watches, long-running).
+struct MetricLabels {
+    verb: &'static str,
+    dry_run: &'static str,
+    group: String,
+    version: String,
+    resource: String,
+    subresource: String,
+    scope: &'static str,
+    component: &'static str,
+    mutating: Option<bool>,
+}
+
+impl MetricLabels {
+    /// kube's `CleanVerb`, `CleanScope` and `cleanDryRun` over the routed request.
+    fn of(
+        routed: &Route,
+        method: &Method,
+        q: &Query,
+        headers: &HeaderMap,
+        path: &str,
+    ) -> Option<Self> {
+        let read = *method == Method::GET || *method == Method::HEAD;
+        match routed {
+            Route::Resource(p) => {
+                let named = p.name.is_some();
+                let watch = read && super::query::truthy(q, "watch");
+                let apply = header_str(headers, header::CONTENT_TYPE)
+                    .starts_with("application/apply-patch+yaml");
+                let verb = match *method {
+                    _ if watch => "WATCH",
+                    Method::GET | Method::HEAD if named => "GET",
+                    Method::GET | Method::HEAD => "LIST",
+                    Method::POST => "POST",
+                    Method::PUT => "PUT",
+                    Method::PATCH if apply => "APPLY",
+                    Method::PATCH => "PATCH",
+                    Method::DELETE if named => "DELETE",
+                    Method::DELETE => "DELETECOLLECTION",
+                    _ => "CONNECT",
+                };
+                let scope = if named || *method == Method::POST {
+                    "resource"
+                } else if p.namespace.is_some() {
+                    "namespace"
+                } else {
+                    "cluster"
+                };
+                let dry_run = match q.get("dryRun").map(String::as_str) {
+                    None | Some("") => "",
+                    Some("All") => "All",
+                    Some(_) => "invalid",
+                };
+                Some(Self {
+                    verb,
+                    dry_run,
+                    group: p.group.clone(),
+                    version: p.version.clone(),
+                    resource: p.resource.clone(),
+                    subresource: p.sub.clone().unwrap_or_default(),
+                    scope,
+                    component: "apiserver",
+                    mutating: (!watch).then_some(!read),
+                })
+            }
+            Route::Health => Some(Self {
+                verb: "GET",
+                dry_run: "",
+                group: String::new(),
+                version: String::new(),
+                resource: String::new(),
+                subresource: path.to_string(),
+                scope: "",
+                component: "",
+                mutating: Some(!read),
+            }),
+            _ => None,
+        }
+    }
+
+    fn borrowed(&self) -> RequestLabels<'_> {
+        RequestLabels {
+            verb: self.verb,
+            dry_run: self.dry_run,
+            group: &self.group,
+            version: &self.version,
+            resource: &self.resource,
+            subresource: &self.subresource,
+            scope: self.scope,
+            component: self.component,
+        }
     }
 }
 
@@ -148,6 +257,19 @@ async fn dispatch(
     let accept = header_str(headers, header::ACCEPT);
     let read_only = |m: &Method| m == Method::GET || m == Method::HEAD;
     match routed {
+        Route::Root if read_only(method) => {
+            let store = server.lock();
+            Ok(json_response(200, &discovery::root_paths(&store.registry)))
+        }
+        Route::Metrics if read_only(method) => {
+            let mut r = Response::new(Body::from(server.metrics().text()));
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(metrics::CONTENT_TYPE),
+            );
+            Ok(r)
+        }
+        Route::OpenApiV2 if read_only(method) => Ok(openapi_v2(server, headers)),
         Route::Version if read_only(method) => Ok(json_response(200, &discovery::version())),
         Route::Health if read_only(method) => {
             let mut r = Response::new(Body::from("ok"));
@@ -229,6 +351,44 @@ async fn dispatch(
         Route::NotFound => Err(ApiError::path_not_found()),
         _ => Err(ApiError::method_not_allowed()),
     }
+}
+
+/// `GET /openapi/v2` as kube-openapi's handler serves it: JSON or gnostic protobuf by `Accept`
+/// (406 when neither is acceptable), `Vary: Accept`, a quoted `ETag` per encoding and 304 for a
+/// matching `If-None-Match`.
+fn openapi_v2(server: &EmbeddedServer, headers: &HeaderMap) -> Response {
+    use std::hash::{Hash, Hasher};
+    let Some(format) = openapi::v2_format(header_str(headers, header::ACCEPT)) else {
+        let mut r = Response::new(Body::empty());
+        *r.status_mut() = StatusCode::NOT_ACCEPTABLE;
+        return r;
+    };
+    let doc = openapi::v2_document(&server.lock().registry);
+    let (bytes, content_type) = match format {
+        openapi::V2Format::Json => (
+            serde_json::to_vec(&doc).unwrap_or_default(),
+            "application/json",
+        ),
+        openapi::V2Format::Protobuf => (openapi::v2_protobuf(&doc), openapi::V2_PROTOBUF),
+    };
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut h);
+    let etag = format!("\"{:016X}\"", h.finish());
+    let fresh = header_str(headers, header::IF_NONE_MATCH) == etag;
+    let mut r = if fresh {
+        let mut r = Response::new(Body::empty());
+        *r.status_mut() = StatusCode::NOT_MODIFIED;
+        r
+    } else {
+        Response::new(Body::from(bytes))
+    };
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    h.insert(header::VARY, HeaderValue::from_static("Accept"));
+    if let Ok(v) = HeaderValue::from_str(&etag) {
+        h.insert(header::ETAG, v);
+    }
+    r
 }
 
 fn aggregated_response(doc: &Value) -> Response {

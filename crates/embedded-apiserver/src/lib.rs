@@ -32,6 +32,7 @@ pub mod impersonation;
 pub mod list;
 mod managed_fields;
 pub mod meta;
+pub mod metrics;
 pub mod openapi;
 pub mod ops;
 pub mod patch;

@@ -8,6 +8,66 @@ use serde_json::{Map, Value, json};
 
 use super::registry::{Registry, ResourceType};
 
+mod v2;
+pub mod v2_proto;
+
+pub use v2::document as v2_document;
+pub use v2_proto::encode as v2_protobuf;
+
+/// The protobuf media type of `/openapi/v2` (gnostic's `openapi.v2.Document`) as answered: the
+/// dotted spelling, since Go's `mime.ParseMediaType` (client-go reading the response) refuses
+/// the `@` of the one clients ask for.
+pub const V2_PROTOBUF: &str = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+/// The spelling client-go's `OpenAPISchema()` sends in `Accept`, accepted as well.
+const V2_PROTOBUF_AT: &str = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+
+/// The encodings of `/openapi/v2`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum V2Format {
+    Json,
+    Protobuf,
+}
+
+/// kube-openapi's negotiation for `/openapi/v2`: the media ranges of `Accept` by descending
+/// quality (a missing header is `*/*`); the first that matches JSON or the protobuf document
+/// decides, JSON first for wildcards; nothing acceptable is `None` (406).
+pub fn v2_format(accept: &str) -> Option<V2Format> {
+    let accept = if accept.trim().is_empty() {
+        "*/*"
+    } else {
+        accept
+    };
+    let mut ranges: Vec<(f32, &str)> = accept
+        .split(',')
+        .map(|r| {
+            let mut parts = r.split(';');
+            let media = parts.next().unwrap_or_default().trim();
+            let q = parts
+                .filter_map(|p| p.trim().strip_prefix("q="))
+                .find_map(|q| q.parse::<f32>().ok())
+                .unwrap_or(1.0);
+            (q, media)
+        })
+        .filter(|(q, _)| *q > 0.0)
+        .collect();
+    ranges.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let offered = [
+        ("application/json", V2Format::Json),
+        (V2_PROTOBUF, V2Format::Protobuf),
+        (V2_PROTOBUF_AT, V2Format::Protobuf),
+    ];
+    for (_, media) in ranges {
+        let (ty, sub) = media.split_once('/').unwrap_or((media, ""));
+        for (offer, format) in offered {
+            let (oty, osub) = offer.split_once('/').unwrap_or_default();
+            if (ty == oty || ty == "*") && (sub == osub || sub == "*") {
+                return Some(format);
+            }
+        }
+    }
+    None
+}
+
 fn gv_path(group: &str, version: &str) -> String {
     if group.is_empty() {
         format!("api/{version}")

@@ -51,6 +51,7 @@ impl EmbeddedServer {
                 faults: Faults::default(),
                 opts,
                 webhooks: super::webhook::Webhooks::default(),
+                metrics: super::metrics::Metrics::new(),
             }),
         };
         if tokio::runtime::Handle::try_current().is_ok() {

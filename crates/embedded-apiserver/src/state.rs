@@ -10,6 +10,7 @@ use tokio::sync::broadcast;
 
 use super::access::TokenRegistry;
 use super::faults::Faults;
+use super::metrics::Metrics;
 use super::rbac::UserInfo;
 use super::store::Store;
 use super::webhook::{WebhookCall, WebhookCounters, Webhooks};
@@ -54,6 +55,7 @@ pub(crate) struct Inner {
     pub faults: Faults,
     pub opts: ServerOptions,
     pub webhooks: Webhooks,
+    pub metrics: Metrics,
 }
 
 /// The embedded Kubernetes API server. Cheap to clone.
@@ -83,6 +85,11 @@ impl EmbeddedServer {
     pub fn authenticate_token(&self, token: &str) -> Option<UserInfo> {
         let store = self.lock();
         self.inner.tokens.authenticate(&store, token)
+    }
+
+    /// The server's metrics (`GET /metrics` serves their text exposition).
+    pub fn metrics(&self) -> &Metrics {
+        &self.inner.metrics
     }
 
     pub fn faults(&self) -> &Faults {

@@ -14,6 +14,8 @@ mod crd;
 mod deletion;
 #[path = "apiserver/discovery.rs"]
 mod discovery;
+#[path = "apiserver/endpoints.rs"]
+mod endpoints;
 #[path = "apiserver/extras.rs"]
 mod extras;
 #[path = "apiserver/fidelity.rs"]

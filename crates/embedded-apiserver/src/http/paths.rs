@@ -12,12 +12,16 @@ pub(super) struct ResPath {
 }
 
 pub(super) enum Route {
+    /// `/` and `/index.html`: kube's index of root paths.
+    Root,
+    Metrics,
     Version,
     Health,
     ApiVersions,
     GroupList,
     Group(String),
     ResourceList(String, String),
+    OpenApiV2,
     OpenApiRoot,
     OpenApiGv(String),
     Resource(ResPath),
@@ -49,6 +53,8 @@ pub(super) fn parse_resource(group: &str, version: &str, rest: &[&str]) -> Route
 pub(super) fn route(path: &str) -> Route {
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
     match segs.as_slice() {
+        [""] | ["index.html"] => Route::Root,
+        ["metrics"] => Route::Metrics,
         ["version"] => Route::Version,
         ["healthz" | "livez" | "readyz", ..] => Route::Health,
         ["api"] => Route::ApiVersions,
@@ -58,6 +64,7 @@ pub(super) fn route(path: &str) -> Route {
         ["apis", g] => Route::Group(g.to_string()),
         ["apis", g, v] => Route::ResourceList(g.to_string(), v.to_string()),
         ["apis", g, v, rest @ ..] => parse_resource(g, v, rest),
+        ["openapi", "v2"] => Route::OpenApiV2,
         ["openapi", "v3"] => Route::OpenApiRoot,
         ["openapi", "v3", rest @ ..] => Route::OpenApiGv(rest.join("/")),
         _ => Route::NotFound,

@@ -34,7 +34,8 @@ fn bootstrap_binding(name: &str, role: &str, groups: &[&str]) -> Value {
 
 /// A subset of kube-apiserver's bootstrap RBAC policy that a fresh cluster has: `cluster-admin`
 /// (bound to `system:masters`), `system:discovery`, `system:basic-user`,
-/// `system:public-info-viewer`, and the aggregated `admin`/`edit`/`view` roles (aggregation
+/// `system:public-info-viewer`, `system:monitoring` (`/metrics` and the health checks, bound to
+/// the group `system:monitoring`), and the aggregated `admin`/`edit`/`view` roles (aggregation
 /// labels only; their built-in rule sets are not reproduced).
 pub fn bootstrap_policy() -> Vec<Value> {
     use serde_json::json;
@@ -73,10 +74,20 @@ pub fn bootstrap_policy() -> Vec<Value> {
             "system:public-info-viewer",
             json!([{"nonResourceURLs": ["/healthz", "/livez", "/readyz", "/version", "/version/"], "verbs": ["get"]}]),
         ),
+        bootstrap_role(
+            "system:monitoring",
+            json!([{"nonResourceURLs": ["/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics",
+                "/metrics/slis", "/readyz", "/readyz/*"], "verbs": ["get"]}]),
+        ),
         aggregated("admin", &["aggregate-to-admin"]),
         aggregated("edit", &["aggregate-to-edit"]),
         aggregated("view", &["aggregate-to-view"]),
         bootstrap_binding("cluster-admin", "cluster-admin", &[PRIVILEGED_GROUP]),
+        bootstrap_binding(
+            "system:monitoring",
+            "system:monitoring",
+            &["system:monitoring"],
+        ),
         bootstrap_binding(
             "system:discovery",
             "system:discovery",

@@ -1,0 +1,306 @@
+//! `GET /openapi/v2` (docs/embedded-apiserver.md L3): the Swagger 2.0 document kube-apiserver
+//! aggregates, from the same registry as the v3 documents: one definition per served kind and
+//! version carrying `x-kubernetes-group-version-kind` (a custom resource's schema converted as
+//! apiextensions-apiserver publishes it in v2, with `apiVersion`, `kind` and `metadata` added;
+//! its `<Kind>List`), and per resource the get/put/patch/post operations with their GVK, the
+//! `fieldValidation` parameter (kubectl ≤ 1.28 reads it here to choose server-side validation)
+//! and the JSON, merge and apply patch types (never strategic merge, §1 finding 3).
+
+use serde_json::{Map, Value, json};
+
+use super::{gv_path, schema_name};
+use crate::registry::{Registry, ResourceType};
+
+const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+const LIST_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta";
+
+fn definition_ref(name: &str) -> Value {
+    json!({"$ref": format!("#/definitions/{name}")})
+}
+
+/// apiextensions-apiserver's `ToStructuralOpenAPIV2`: what kubectl's v2 model parser cannot
+/// take is removed: junctors (`allOf`, `oneOf`, `anyOf`, `not`); nullable values lose their type,
+/// items and properties; `x-kubernetes-preserve-unknown-fields` values lose items and properties
+/// (objects their type too); arrays left without items lose their type; a nullable property is
+/// no longer required.
+pub(crate) fn to_v2(schema: &Value) -> Value {
+    let Value::Object(m) = schema else {
+        return schema.clone();
+    };
+    let mut out = Map::new();
+    for (k, v) in m {
+        match k.as_str() {
+            "allOf" | "oneOf" | "anyOf" | "not" | "nullable" => {}
+            "properties" => {
+                let props: Map<String, Value> = v
+                    .as_object()
+                    .map(|p| p.iter().map(|(n, s)| (n.clone(), to_v2(s))).collect())
+                    .unwrap_or_default();
+                out.insert(k.clone(), Value::Object(props));
+            }
+            "items" | "additionalProperties" if v.is_object() => {
+                out.insert(k.clone(), to_v2(v));
+            }
+            _ => {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    let flag = |key: &str| m.get(key).and_then(Value::as_bool).unwrap_or(false);
+    if flag("nullable") {
+        out.remove("type");
+        out.remove("items");
+        out.remove("properties");
+    }
+    if flag("x-kubernetes-preserve-unknown-fields") {
+        out.remove("items");
+        out.remove("properties");
+        if out.get("type").and_then(Value::as_str) == Some("object") {
+            out.remove("type");
+        }
+    }
+    if out.get("type").and_then(Value::as_str) == Some("array") && !out.contains_key("items") {
+        out.remove("type");
+    }
+    let nullable_props: Vec<String> = m
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| {
+            p.iter()
+                .filter(|(_, s)| s.get("nullable").and_then(Value::as_bool) == Some(true))
+                .map(|(n, _)| n.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    let nullable_values = m
+        .get("additionalProperties")
+        .and_then(|a| a.get("nullable"))
+        .and_then(Value::as_bool)
+        == Some(true);
+    if let Some(Value::Array(req)) = out.get_mut("required") {
+        if nullable_values {
+            req.clear();
+        } else {
+            req.retain(|r| {
+                !r.as_str()
+                    .is_some_and(|r| nullable_props.contains(&r.to_string()))
+            });
+        }
+        if req.is_empty() {
+            out.remove("required");
+        }
+    }
+    Value::Object(out)
+}
+
+/// `apiVersion`, `kind` and `metadata` under every `x-kubernetes-embedded-resource` object that
+/// keeps its properties (apiextensions' `addEmbeddedProperties`).
+fn add_embedded_properties(schema: &mut Value, root: bool) {
+    let Value::Object(m) = schema else { return };
+    if !root
+        && m.get("x-kubernetes-embedded-resource")
+            .and_then(Value::as_bool)
+            == Some(true)
+        && let Some(Value::Object(props)) = m.get_mut("properties")
+    {
+        props
+            .entry("apiVersion")
+            .or_insert_with(|| json!({"type": "string"}));
+        props
+            .entry("kind")
+            .or_insert_with(|| json!({"type": "string"}));
+        props
+            .entry("metadata")
+            .or_insert_with(|| json!({"type": "object"}));
+    }
+    if let Some(Value::Object(props)) = m.get_mut("properties") {
+        for s in props.values_mut() {
+            add_embedded_properties(s, false);
+        }
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(s) = m.get_mut(key) {
+            add_embedded_properties(s, false);
+        }
+    }
+}
+
+/// A custom resource's v2 definition, as apiextensions' builder makes it for v2: without a
+/// schema, or with a root that preserves unknown fields, a bare object (kubectl would refuse
+/// every field but the added ones otherwise); else the converted schema with `metadata`,
+/// `apiVersion` and `kind`.
+fn custom_definition(schema: Option<&Value>) -> Value {
+    let preserve = |s: &Value| {
+        s.get("x-kubernetes-preserve-unknown-fields")
+            .and_then(Value::as_bool)
+            == Some(true)
+    };
+    match schema {
+        Some(s) if !preserve(s) => {
+            let mut d = to_v2(s);
+            add_embedded_properties(&mut d, true);
+            if let Some(m) = d.as_object_mut() {
+                let props = m
+                    .entry("properties")
+                    .or_insert_with(|| json!({}))
+                    .as_object_mut();
+                if let Some(props) = props {
+                    props.insert("metadata".into(), definition_ref(OBJECT_META));
+                    props.insert("apiVersion".into(), json!({"type": "string"}));
+                    props.insert("kind".into(), json!({"type": "string"}));
+                }
+            }
+            d
+        }
+        _ => json!({"type": "object"}),
+    }
+}
+
+fn query_param(name: &str, ty: &str) -> Value {
+    json!({"uniqueItems": true, "type": ty, "name": name, "in": "query"})
+}
+
+fn path_param(name: &str) -> Value {
+    json!({"uniqueItems": true, "type": "string", "name": name, "in": "path", "required": true})
+}
+
+fn body_param(schema: Value) -> Value {
+    json!({"name": "body", "in": "body", "required": true, "schema": schema})
+}
+
+/// The definitions and paths one resource type contributes at `version`.
+fn add_type(
+    t: &ResourceType,
+    version: &str,
+    definitions: &mut Map<String, Value>,
+    paths: &mut Map<String, Value>,
+) {
+    let gvk = json!({"group": t.group, "version": version, "kind": t.kind});
+    let name = schema_name(t, version);
+    let schema = t.version(version).and_then(|v| v.schema.as_ref());
+    let mut def = if t.custom {
+        custom_definition(schema)
+    } else {
+        json!({"type": "object"})
+    };
+    def["x-kubernetes-group-version-kind"] = json!([gvk]);
+    definitions.insert(name.clone(), def);
+    let list_name = format!("{name}List");
+    if t.custom {
+        let list_gvk =
+            json!({"group": t.group, "version": version, "kind": format!("{}List", t.kind)});
+        definitions.insert(
+            list_name.clone(),
+            json!({
+                "type": "object",
+                "required": ["items"],
+                "properties": {
+                    "apiVersion": {"type": "string"},
+                    "kind": {"type": "string"},
+                    "items": {"type": "array", "items": definition_ref(&name)},
+                    "metadata": definition_ref(LIST_META),
+                },
+                "x-kubernetes-group-version-kind": [list_gvk],
+            }),
+        );
+    }
+    let reference = definition_ref(&name);
+    let ok = json!({"200": {"description": "OK", "schema": reference}, "401": {"description": "Unauthorized"}});
+    let created = json!({"200": {"description": "OK", "schema": reference}, "201": {"description": "Created", "schema": reference}, "401": {"description": "Unauthorized"}});
+    let prefix = format!("/{}", gv_path(&t.group, version));
+    let (collection, mut scope_params) = if t.namespaced {
+        (
+            format!("{prefix}/namespaces/{{namespace}}/{}", t.resource),
+            vec![path_param("namespace")],
+        )
+    } else {
+        (format!("{prefix}/{}", t.resource), Vec::new())
+    };
+    scope_params.push(query_param("pretty", "string"));
+    let op = |action: &str, id: String, mut params: Vec<Value>, responses: &Value| {
+        let mut o = json!({
+            "operationId": id,
+            "consumes": ["*/*"],
+            "produces": ["application/json"],
+            "schemes": ["https"],
+            "x-kubernetes-action": action,
+            "x-kubernetes-group-version-kind": gvk,
+            "responses": responses,
+        });
+        if !params.is_empty() {
+            o["parameters"] = Value::Array(std::mem::take(&mut params));
+        }
+        o
+    };
+    let write_params = |body: Value| {
+        vec![
+            body_param(body),
+            query_param("dryRun", "string"),
+            query_param("fieldManager", "string"),
+            query_param("fieldValidation", "string"),
+        ]
+    };
+    let kind = &t.kind;
+    let scope = if t.namespaced { "Namespaced" } else { "" };
+    let mut item_ops = json!({
+        "get": op("get", format!("read{scope}{kind}"), Vec::new(), &ok),
+    });
+    if t.is_crud() {
+        item_ops["put"] = op(
+            "put",
+            format!("replace{scope}{kind}"),
+            write_params(reference.clone()),
+            &created,
+        );
+        let mut patch_params = write_params(json!({"type": "object"}));
+        patch_params.push(query_param("force", "boolean"));
+        let mut patch = op(
+            "patch",
+            format!("patch{scope}{kind}"),
+            patch_params,
+            &created,
+        );
+        patch["consumes"] = json!([
+            "application/json-patch+json",
+            "application/merge-patch+json",
+            "application/apply-patch+yaml"
+        ]);
+        item_ops["patch"] = patch;
+        let mut post = op(
+            "post",
+            format!("create{scope}{kind}"),
+            write_params(reference.clone()),
+            &created,
+        );
+        post["responses"]["202"] = json!({"description": "Accepted", "schema": reference});
+        paths.insert(
+            collection.clone(),
+            json!({"post": post, "parameters": scope_params.clone()}),
+        );
+    }
+    let mut item_params = vec![path_param("name")];
+    item_params.extend(scope_params);
+    item_ops["parameters"] = Value::Array(item_params);
+    paths.insert(format!("{collection}/{{name}}"), item_ops);
+}
+
+/// `GET /openapi/v2` as JSON.
+pub fn document(reg: &Registry) -> Value {
+    let mut definitions = Map::new();
+    let mut paths = Map::new();
+    for t in reg.all() {
+        for v in &t.versions {
+            add_type(t, &v.name, &mut definitions, &mut paths);
+        }
+    }
+    definitions.insert(OBJECT_META.into(), json!({"description": "ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.", "type": "object"}));
+    definitions.insert(LIST_META.into(), json!({"description": "ListMeta describes metadata that synthetic resources must have, including lists and various status objects.", "type": "object"}));
+    json!({
+        "swagger": "2.0",
+        "info": {"title": "Kubernetes", "version": "v1.33.0"},
+        "paths": paths,
+        "definitions": definitions,
+        "securityDefinitions": {"BearerToken": {"description": "Bearer Token authentication", "type": "apiKey", "name": "authorization", "in": "header"}},
+        "security": [{"BearerToken": []}],
+    })
+}
