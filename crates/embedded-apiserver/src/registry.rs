@@ -168,6 +168,10 @@ pub fn builtins() -> Vec<ResourceType> {
             c,
         ),
         builtin("", "v1", "events", "Event", true, &["ev"], false, c),
+        // Workload clusters: CAPI's ClusterCache maps and caches Nodes there before it hands a
+        // provider a client ("no matches for kind \"Node\" in version \"v1\"" otherwise);
+        // stored objects, no kubelet.
+        builtin("", "v1", "nodes", "Node", false, &["no"], true, c),
         // Webhook clientConfig.service references resolve through stored Services (webhook/).
         with_categories(
             builtin("", "v1", "services", "Service", true, &["svc"], true, c),
