@@ -417,3 +417,57 @@ async fn service_account_issuer_discovery_is_not_served_for_opaque_tokens() {
         assert_eq!(r.body["reason"], "NotFound");
     }
 }
+
+#[tokio::test]
+async fn built_in_kinds_have_kubes_full_schemas_in_openapi_v3_and_bare_ones_in_v2() {
+    let h = H::new();
+    let root = h.get("/openapi/v3").await;
+    let url = root.body["paths"]["apis/apps/v1"]["serverRelativeURL"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let doc = h.get(&url).await;
+    assert_eq!(doc.code, 200);
+    let schemas = &doc.body["components"]["schemas"];
+    let deployment = &schemas["io.k8s.api.apps.v1.Deployment"];
+    assert_eq!(
+        deployment["x-kubernetes-group-version-kind"],
+        json!([{"group": "apps", "version": "v1", "kind": "Deployment"}])
+    );
+    // kube's v3 shape: a described reference is an `allOf` of one `$ref`.
+    assert_eq!(
+        deployment["properties"]["spec"]["allOf"][0]["$ref"],
+        "#/components/schemas/io.k8s.api.apps.v1.DeploymentSpec"
+    );
+    assert_eq!(
+        schemas["io.k8s.api.apps.v1.DeploymentSpec"]["properties"]["replicas"]["type"],
+        "integer"
+    );
+    // Every reference resolves within the group version's document.
+    let text = doc.body.to_string();
+    for r in text.split("\"$ref\":\"#/components/schemas/").skip(1) {
+        let name = &r[..r.find('"').unwrap()];
+        assert!(schemas.get(name).is_some(), "{name}");
+    }
+    // The PATCH operation still lists no strategic merge: kubectl never computes a patch from
+    // these schemas, which carry no merge keys.
+    let patch =
+        &doc.body["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]["patch"];
+    assert!(
+        patch["requestBody"]["content"]
+            .get("application/strategic-merge-patch+json")
+            .is_none()
+    );
+    // v2 keeps built-ins bare (kubectl ≤ 1.28 would compute patches from a full v2 schema).
+    let (_, _, body) = get_as(&h, None, "/openapi/v2", "application/json").await;
+    let v2: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        v2["definitions"]["io.k8s.api.apps.v1.Deployment"]["type"],
+        "object"
+    );
+    assert!(
+        v2["definitions"]["io.k8s.api.apps.v1.Deployment"]
+            .get("properties")
+            .is_none()
+    );
+}
