@@ -1,5 +1,7 @@
-//! Minimal OpenAPI v3 (docs/embedded-apiserver.md M2): a root index with one entry per served group version,
-//! and per-GV documents with a PATCH operation per resource (no strategic-merge content type).
+//! OpenAPI v3 (docs/embedded-apiserver.md M2): a root index with one entry per served group version,
+//! and per-GV documents with a PATCH operation per resource (no strategic-merge content type) and
+//! the kinds' schemas (built-ins: `builtin.rs`); `/openapi/v2` from the same registry (`v2.rs`,
+//! S9).
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
