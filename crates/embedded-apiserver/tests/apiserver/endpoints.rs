@@ -286,6 +286,13 @@ async fn metrics_count_requests_with_kubes_names_and_labels() {
         .await;
     assert_eq!(r.code, 201, "{}", r.body);
     assert_eq!(h.get("/healthz").await.code, 200);
+    assert_eq!(h.get("/healthz/ping").await.code, 200);
+    assert_eq!(h.get("/openapi/v3").await.code, 200);
+    assert_eq!(h.get("/openapi/v3/api/v1").await.code, 200);
+    let aggregated =
+        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
+    assert_eq!(get_as(&h, None, "/apis", aggregated).await.0, 200);
+    assert_eq!(h.get("/apis").await.code, 200);
     let (code, ct, body) = get_as(&h, None, "/metrics", "").await;
     assert_eq!(code, 200);
     assert_eq!(ct, "text/plain; version=0.0.4; charset=utf-8");
@@ -394,13 +401,24 @@ async fn metrics_count_requests_with_kubes_names_and_labels() {
         ),
         Some(1)
     );
-    assert_eq!(
-        metric(
-            &text,
-            &series("200", "", "", "", "", "/healthz", "GET", "", "")
-        ),
-        Some(1)
-    );
+    // The non-resource handlers kube instruments (root health checks, not their sub-checks;
+    // OpenAPI v3; aggregated discovery, not the legacy documents).
+    for (sub, component) in [
+        ("/healthz", ""),
+        ("openapi/v3", ""),
+        ("openapi/v3/", ""),
+        ("/apis", "apiserver"),
+    ] {
+        assert_eq!(
+            metric(
+                &text,
+                &series("200", "", "", "", "", sub, "GET", "", component)
+            ),
+            Some(1),
+            "{sub}: {text}"
+        );
+    }
+    assert!(!text.contains("/healthz/ping"), "{text}");
     assert!(
         text.contains("apiserver_current_inflight_requests{request_kind=\"readOnly\"} 1"),
         "the /metrics request itself: {text}"
