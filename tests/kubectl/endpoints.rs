@@ -170,3 +170,18 @@ fn a_list_of_real_capi_objects_validates_against_the_corpus_crds() {
         );
     }
 }
+
+/// `kubectl explain` reads the built-in kinds' schemas from `/openapi/v3` (k8s-openapi's).
+#[test]
+fn explain_knows_built_in_fields() {
+    each_kubectl(|v, k| {
+        let s = Serve::start();
+        let out = s.ok(k, &["explain", "deployment.spec.replicas"]);
+        assert!(
+            out.contains("replicas") && out.contains("<integer>"),
+            "kubectl {v}: {out}"
+        );
+        let out = s.ok(k, &["explain", "configmap.data"]);
+        assert!(out.contains("map[string]string"), "kubectl {v}: {out}");
+    });
+}

@@ -150,8 +150,8 @@ async fn handle(State(server): State<EmbeddedServer>, req: Request) -> Response 
 }
 
 /// What `apiserver_request_total` records of a request (`None`: not instrumented, as kube's
-/// discovery, OpenAPI and metrics handlers are not, though in flight all the same), and its
-/// in-flight kind (`mutating`: `None` for watches, long-running).
+/// legacy discovery, `/`, `/version`, OpenAPI v2 and metrics handlers are not, though in flight
+/// all the same), and its in-flight kind (`mutating`: `None` for watches, long-running).
 struct MetricLabels {
     verb: &'static str,
     dry_run: &'static str,
@@ -216,18 +216,38 @@ impl MetricLabels {
                     mutating: (!watch).then_some(!read),
                 })
             }
-            Route::Health => Some(Self {
-                verb: "GET",
-                dry_run: "",
-                group: String::new(),
-                version: String::new(),
-                resource: String::new(),
-                subresource: path.to_string(),
-                scope: "",
-                component: "",
-                mutating: Some(!read),
-            }),
+            // kube instruments the root health checks (not their named sub-checks), the OpenAPI
+            // v3 handlers and the aggregated discovery handlers, by path.
+            Route::Health if matches!(path, "/healthz" | "/livez" | "/readyz") => {
+                Some(Self::non_resource(path, "", read))
+            }
+            Route::OpenApiRoot => Some(Self::non_resource("openapi/v3", "", read)),
+            Route::OpenApiGv(_) => Some(Self::non_resource("openapi/v3/", "", read)),
+            Route::ApiVersions | Route::GroupList
+                if discovery::wants_aggregated_v2(header_str(headers, header::ACCEPT)) =>
+            {
+                let p = if matches!(routed, Route::ApiVersions) {
+                    "/api"
+                } else {
+                    "/apis"
+                };
+                Some(Self::non_resource(p, "apiserver", read))
+            }
             _ => None,
+        }
+    }
+
+    fn non_resource(subresource: &str, component: &'static str, read: bool) -> Self {
+        Self {
+            verb: "GET",
+            dry_run: "",
+            group: String::new(),
+            version: String::new(),
+            resource: String::new(),
+            subresource: subresource.to_string(),
+            scope: "",
+            component,
+            mutating: Some(!read),
         }
     }
 

@@ -5,8 +5,10 @@
 //! - `apiserver_request_total{code,component,dry_run,group,resource,scope,subresource,verb,version}`,
 //!   one count per request the API handlers answered (resource requests: component `apiserver`,
 //!   kube's verbs `GET`/`LIST`/`WATCH`/`POST`/`PUT`/`PATCH`/`APPLY`/`DELETE`/`DELETECOLLECTION`,
-//!   scope `resource`/`namespace`/`cluster`; health checks: verb `GET` and the path as
-//!   `subresource`, as kube's instrumented healthz handlers report them);
+//!   scope `resource`/`namespace`/`cluster`; the non-resource handlers kube instruments, with
+//!   verb `GET` and their path as `subresource`: the root health checks (`/healthz`, `/livez`,
+//!   `/readyz`), OpenAPI v3 (`openapi/v3`, `openapi/v3/`) and aggregated discovery (`/api`,
+//!   `/apis`, component `apiserver`));
 //! - `apiserver_current_inflight_requests{request_kind}`, `readOnly` and `mutating` requests being
 //!   served now (watches, long-running, are not counted, as in kube's max-in-flight filter).
 //!

@@ -1,5 +1,7 @@
-//! Minimal OpenAPI v3 (docs/embedded-apiserver.md M2): a root index with one entry per served group version,
-//! and per-GV documents with a PATCH operation per resource (no strategic-merge content type).
+//! OpenAPI v3 (docs/embedded-apiserver.md M2): a root index with one entry per served group version,
+//! and per-GV documents with a PATCH operation per resource (no strategic-merge content type) and
+//! the kinds' schemas (built-ins: `builtin.rs`); `/openapi/v2` from the same registry (`v2.rs`,
+//! S9).
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -8,6 +10,7 @@ use serde_json::{Map, Value, json};
 
 use super::registry::{Registry, ResourceType};
 
+mod builtin;
 mod v2;
 pub mod v2_proto;
 
@@ -136,11 +139,25 @@ pub fn group_version(reg: &Registry, gv: &str) -> Option<Value> {
     let prefix = format!("/{}", gv_path(&group, &version));
     for t in types {
         let gvk = json!([{"group": t.group, "version": version, "kind": t.kind}]);
-        let name = schema_name(t, &version);
-        let mut schema = t
-            .version(&version)
-            .and_then(|v| v.schema.clone())
-            .unwrap_or_else(|| json!({"type": "object"}));
+        let builtin = (!t.custom)
+            .then(|| builtin::schema(&t.group, &version, &t.kind))
+            .flatten();
+        let name = match builtin {
+            Some(b) => {
+                for (n, d) in &b.definitions {
+                    schemas.entry(n.clone()).or_insert_with(|| d.clone());
+                }
+                b.name.clone()
+            }
+            None => schema_name(t, &version),
+        };
+        let mut schema = match builtin {
+            Some(b) => b.definitions.get(&b.name).cloned().unwrap_or_default(),
+            None => t
+                .version(&version)
+                .and_then(|v| v.schema.clone())
+                .unwrap_or_else(|| json!({"type": "object"})),
+        };
         schema["x-kubernetes-group-version-kind"] = gvk.clone();
         schemas.insert(name.clone(), schema);
         let reference = json!({"$ref": format!("#/components/schemas/{name}")});

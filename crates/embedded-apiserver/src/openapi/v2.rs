@@ -217,7 +217,7 @@ fn add_type(
         (format!("{prefix}/{}", t.resource), Vec::new())
     };
     scope_params.push(query_param("pretty", "string"));
-    let op = |action: &str, id: String, mut params: Vec<Value>, responses: &Value| {
+    let op = |action: &str, id: String, params: Vec<Value>, responses: &Value| {
         let mut o = json!({
             "operationId": id,
             "consumes": ["*/*"],
@@ -228,7 +228,7 @@ fn add_type(
             "responses": responses,
         });
         if !params.is_empty() {
-            o["parameters"] = Value::Array(std::mem::take(&mut params));
+            o["parameters"] = Value::Array(params);
         }
         o
     };

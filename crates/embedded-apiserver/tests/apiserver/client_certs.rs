@@ -256,3 +256,41 @@ fn a_client_ca_that_is_not_pem_is_an_error() {
         .unwrap_err();
     assert!(e.to_string().contains("client CA"), "{e}");
 }
+
+/// CAPI's ClusterCache probes `GET /` with the Cluster kubeconfig's certificate (CN
+/// `kubernetes-admin`, O `system:masters`): the root index answers. A certificate user outside
+/// `system:masters` is authorized by RBAC, which grants `/` to cluster-admin only (kube's
+/// bootstrap policy), while `/version` stays public information.
+#[tokio::test]
+async fn the_root_index_over_tls_is_for_cluster_admins_as_on_kube() {
+    let ca = ca("kubernetes");
+    let (_server, listener) = listening(&ca).await;
+    let get = |path: &str| http::Request::get(path).body(Vec::new()).unwrap();
+    let admin = client_with(
+        &listener,
+        Some(&client(&ca, "kubernetes-admin", &["system:masters"], false)),
+        None,
+    )
+    .await;
+    let root: Value = admin.request(get("/")).await.unwrap();
+    assert!(
+        root["paths"].as_array().unwrap().contains(&json!("/apis")),
+        "{root}"
+    );
+    let alice = client_with(
+        &listener,
+        Some(&client(&ca, "alice", &["team-b"], false)),
+        None,
+    )
+    .await;
+    let denied = alice.request::<Value>(get("/")).await.unwrap_err();
+    match denied {
+        kube::Error::Api(s) => {
+            assert_eq!(s.code, 403);
+            assert_eq!(s.message, "forbidden: User \"alice\" cannot get path \"/\"");
+        }
+        other => panic!("not an API error: {other}"),
+    }
+    let version: Value = alice.request(get("/version")).await.unwrap();
+    assert_eq!(version["major"], "1");
+}

@@ -286,6 +286,13 @@ async fn metrics_count_requests_with_kubes_names_and_labels() {
         .await;
     assert_eq!(r.code, 201, "{}", r.body);
     assert_eq!(h.get("/healthz").await.code, 200);
+    assert_eq!(h.get("/healthz/ping").await.code, 200);
+    assert_eq!(h.get("/openapi/v3").await.code, 200);
+    assert_eq!(h.get("/openapi/v3/api/v1").await.code, 200);
+    let aggregated =
+        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
+    assert_eq!(get_as(&h, None, "/apis", aggregated).await.0, 200);
+    assert_eq!(h.get("/apis").await.code, 200);
     let (code, ct, body) = get_as(&h, None, "/metrics", "").await;
     assert_eq!(code, 200);
     assert_eq!(ct, "text/plain; version=0.0.4; charset=utf-8");
@@ -394,13 +401,24 @@ async fn metrics_count_requests_with_kubes_names_and_labels() {
         ),
         Some(1)
     );
-    assert_eq!(
-        metric(
-            &text,
-            &series("200", "", "", "", "", "/healthz", "GET", "", "")
-        ),
-        Some(1)
-    );
+    // The non-resource handlers kube instruments (root health checks, not their sub-checks;
+    // OpenAPI v3; aggregated discovery, not the legacy documents).
+    for (sub, component) in [
+        ("/healthz", ""),
+        ("openapi/v3", ""),
+        ("openapi/v3/", ""),
+        ("/apis", "apiserver"),
+    ] {
+        assert_eq!(
+            metric(
+                &text,
+                &series("200", "", "", "", "", sub, "GET", "", component)
+            ),
+            Some(1),
+            "{sub}: {text}"
+        );
+    }
+    assert!(!text.contains("/healthz/ping"), "{text}");
     assert!(
         text.contains("apiserver_current_inflight_requests{request_kind=\"readOnly\"} 1"),
         "the /metrics request itself: {text}"
@@ -416,4 +434,58 @@ async fn service_account_issuer_discovery_is_not_served_for_opaque_tokens() {
         assert_eq!(r.code, 404, "{path}: {}", r.body);
         assert_eq!(r.body["reason"], "NotFound");
     }
+}
+
+#[tokio::test]
+async fn built_in_kinds_have_kubes_full_schemas_in_openapi_v3_and_bare_ones_in_v2() {
+    let h = H::new();
+    let root = h.get("/openapi/v3").await;
+    let url = root.body["paths"]["apis/apps/v1"]["serverRelativeURL"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let doc = h.get(&url).await;
+    assert_eq!(doc.code, 200);
+    let schemas = &doc.body["components"]["schemas"];
+    let deployment = &schemas["io.k8s.api.apps.v1.Deployment"];
+    assert_eq!(
+        deployment["x-kubernetes-group-version-kind"],
+        json!([{"group": "apps", "version": "v1", "kind": "Deployment"}])
+    );
+    // kube's v3 shape: a described reference is an `allOf` of one `$ref`.
+    assert_eq!(
+        deployment["properties"]["spec"]["allOf"][0]["$ref"],
+        "#/components/schemas/io.k8s.api.apps.v1.DeploymentSpec"
+    );
+    assert_eq!(
+        schemas["io.k8s.api.apps.v1.DeploymentSpec"]["properties"]["replicas"]["type"],
+        "integer"
+    );
+    // Every reference resolves within the group version's document.
+    let text = doc.body.to_string();
+    for r in text.split("\"$ref\":\"#/components/schemas/").skip(1) {
+        let name = &r[..r.find('"').unwrap()];
+        assert!(schemas.get(name).is_some(), "{name}");
+    }
+    // The PATCH operation still lists no strategic merge: kubectl never computes a patch from
+    // these schemas, which carry no merge keys.
+    let patch =
+        &doc.body["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]["patch"];
+    assert!(
+        patch["requestBody"]["content"]
+            .get("application/strategic-merge-patch+json")
+            .is_none()
+    );
+    // v2 keeps built-ins bare (kubectl ≤ 1.28 would compute patches from a full v2 schema).
+    let (_, _, body) = get_as(&h, None, "/openapi/v2", "application/json").await;
+    let v2: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        v2["definitions"]["io.k8s.api.apps.v1.Deployment"]["type"],
+        "object"
+    );
+    assert!(
+        v2["definitions"]["io.k8s.api.apps.v1.Deployment"]
+            .get("properties")
+            .is_none()
+    );
 }
