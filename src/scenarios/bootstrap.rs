@@ -198,9 +198,13 @@ async fn failure_gate(
         )
         .await?;
     let acted = r
-        .failed_then_owned(&bc4, cluster, controller_owner_ref(&m4), |v| {
-            json::has_text(v, "status.dataSecretName") || get_bool(v, created) == Some(true)
-        })
+        .failed_then_owned(
+            &bc4,
+            cluster,
+            controller_owner_ref(&m4),
+            |v| json::has_text(v, "status.dataSecretName") || get_bool(v, created) == Some(true),
+            &format!("{p}-bc"),
+        )
         .await?;
     r.verdicts.check(
         id::bootstrap::FAILURE_GATE,

@@ -260,6 +260,7 @@ async fn failure_gate(r: &mut ScriptRun<'_>, p: &str, res: &ApiResource) -> Resu
             &cluster,
             super::core_sim::controller_owner_ref(&m),
             provisioned_or_id(path),
+            &format!("{p}-im"),
         )
         .await?;
     r.verdicts.check(

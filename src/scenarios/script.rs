@@ -262,12 +262,20 @@ impl<'a> ScriptRun<'a> {
     /// stay closed until the failure is set, so a provider that ignores one of them cannot act
     /// before the failure gate is in place: the step measures only the failure gate.
     /// Contract v1beta1 only.
+    ///
+    /// The window is ended by evidence, not only by the clock: `sibling` is an object of the
+    /// same kind in the same situation without the failure (the scenario's main object), and
+    /// the failed one is judged a quiet window after the sibling has shown `acted` (or its step
+    /// deadline passed). A provider that ignores the failure fields but takes longer than the
+    /// quiet window to act (CABPK's join data waits for its ClusterCache connection) is not
+    /// passed for a write it had no time to make.
     pub async fn failed_then_owned(
         &mut self,
         name: &str,
         cluster: &str,
         owner_ref: Value,
         acted: impl Fn(&Value) -> bool,
+        sibling: &str,
     ) -> Result<bool, EnvError> {
         let resource = self.subject.resource.clone();
         self.watch(&resource, name).await;
@@ -289,10 +297,16 @@ impl<'a> ScriptRun<'a> {
         self.env
             .set_paused_annotation(&resource, name, false)
             .await?;
+        // Evidence that the provider had the time: the sibling acted (or never will).
+        let _ = self
+            .env
+            .recorder
+            .wait_ever(&self.key(sibling), self.env.step_deadline(), &acted)
+            .await;
         Ok(self
             .env
             .recorder
-            .wait_for(&self.key(name), self.env.quiet_window(), acted)
+            .wait_ever(&self.key(name), self.env.quiet_window(), &acted)
             .await
             .is_ok())
     }
