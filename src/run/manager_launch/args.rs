@@ -208,7 +208,7 @@ pub fn merge(
             ));
             continue;
         };
-        if command_flags.iter().any(|f| *f == name) {
+        if command_flags.contains(&name) {
             out.kept.push(format!("--{name}"));
             continue;
         }

@@ -44,7 +44,7 @@ pub enum LaunchError {
     Env {
         deployment: String,
         container: String,
-        source: EnvError,
+        source: Box<EnvError>,
     },
 }
 
@@ -197,7 +197,7 @@ impl ManagerLaunch {
                 LaunchError::Env {
                     deployment: deployment.to_string(),
                     container: name.clone(),
-                    source,
+                    source: Box::new(source),
                 }
             })?
         } else {

@@ -188,7 +188,11 @@ fn opting_out_and_compound_commands() {
         .unwrap();
     assert!(l.words.is_empty() && !l.env.is_empty());
     assert!(!l.note.contains("args appended"), "{}", l.note);
-    assert!(l.note.contains("args not appended (--no-deployment-args)"), "{}", l.note);
+    assert!(
+        l.note.contains("args not appended (--no-deployment-args)"),
+        "{}",
+        l.note
+    );
     let args_only = LaunchRequest {
         env: false,
         ..request(COMMAND)
