@@ -276,3 +276,47 @@ fn a_missing_secret_is_one_clear_error() {
             .is_ok()
     );
 }
+
+#[test]
+fn a_script_run_by_an_interpreter_whose_command_sets_every_flag() {
+    // The shape of a Python operator's Deployment: `command: [python, /provider.py]`.
+    let d = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "py-controller-manager", "namespace": "py-system"},
+        "spec": {"template": {"spec": {"containers": [{"name": "manager",
+            "command": ["python", "/provider.py"],
+            "args": ["--namespace=", "--watch-filter=", "--webhook-cert-dir=/tmp/k8s-webhook-server/serving-certs", "--webhook-port=9443"],
+            "volumeMounts": [{"name": "cert", "mountPath": "/tmp/k8s-webhook-server/serving-certs"}]}]}}}});
+    let cmd = "python provider.py --kubeconfig {kubeconfig} --namespace {namespace} --watch-filter {watch_filter} --webhook-cert-dir {webhook-cert-dir} --webhook-port {webhook-port}";
+    let l = ManagerLaunch::from_components(&[d.clone()], &request(cmd))
+        .unwrap()
+        .unwrap();
+    assert!(l.words.is_empty(), "{:?}", l.words);
+    assert!(
+        l.note
+            .contains("/provider.py not appended: a positional argument"),
+        "{}",
+        l.note
+    );
+    assert!(
+        l.note.contains(
+            "the command's own --namespace, --watch-filter, --webhook-cert-dir, --webhook-port kept"
+        ),
+        "{}",
+        l.note
+    );
+    // Without those flags in the command: the run's directory and port, never the Pod's path.
+    let l = ManagerLaunch::from_components(&[d], &request("python provider.py"))
+        .unwrap()
+        .unwrap();
+    let words: Vec<String> = l.words.iter().map(Word::shown).collect();
+    assert_eq!(
+        words,
+        [
+            "--namespace=",
+            "--watch-filter=",
+            "--webhook-cert-dir={webhook-cert-dir}",
+            "--webhook-port={webhook-port}"
+        ]
+    );
+    assert!(l.uses_webhooks());
+}
