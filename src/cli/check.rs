@@ -233,3 +233,23 @@ impl From<ProgressArg> for Progress {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// `check --help` names every `--provider-cmd` placeholder and the opt-outs.
+    #[test]
+    fn help_lists_every_provider_cmd_placeholder() {
+        let mut cli = super::super::Cli::command();
+        let help = cli
+            .find_subcommand_mut("check")
+            .map(|c| c.render_long_help().to_string())
+            .unwrap_or_default();
+        let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        for p in crate::serving::placeholders::ALL {
+            assert!(flat.contains(&format!("`{p}`")), "{p} not in check --help");
+        }
+        assert!(flat.contains("--no-deployment-args") && flat.contains("--no-deployment-env"));
+    }
+}
