@@ -287,7 +287,7 @@ fn a_script_run_by_an_interpreter_whose_command_sets_every_flag() {
             "args": ["--namespace=", "--watch-filter=", "--webhook-cert-dir=/tmp/k8s-webhook-server/serving-certs", "--webhook-port=9443"],
             "volumeMounts": [{"name": "cert", "mountPath": "/tmp/k8s-webhook-server/serving-certs"}]}]}}}});
     let cmd = "python provider.py --kubeconfig {kubeconfig} --namespace {namespace} --watch-filter {watch_filter} --webhook-cert-dir {webhook-cert-dir} --webhook-port {webhook-port}";
-    let l = ManagerLaunch::from_components(&[d.clone()], &request(cmd))
+    let l = ManagerLaunch::from_components(std::slice::from_ref(&d), &request(cmd))
         .unwrap()
         .unwrap();
     assert!(l.words.is_empty(), "{:?}", l.words);
