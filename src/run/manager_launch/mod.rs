@@ -39,12 +39,12 @@ pub struct LaunchRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum LaunchError {
     #[error(
-        "Deployment {deployment} container {container}: {source}; a Pod of it would not start (CreateContainerConfigError): add the object to --crds, set the variable in --provider-cmd (NAME=VALUE before the program), or pass --no-deployment-env"
+        "Deployment {deployment} container {container}: {error}; a Pod of it would not start (CreateContainerConfigError): add the object to --crds, set the variable in --provider-cmd (NAME=VALUE before the program), or pass --no-deployment-env"
     )]
     Env {
         deployment: String,
         container: String,
-        source: Box<EnvError>,
+        error: Box<EnvError>,
     },
 }
 
@@ -193,11 +193,11 @@ impl ManagerLaunch {
         let name = str_at(container, "/name").to_string();
         let command = shell::parse(&request.command);
         let env = if request.env {
-            env::resolve(container, pod, docs, &command.assignments).map_err(|source| {
+            env::resolve(container, pod, docs, &command.assignments).map_err(|error| {
                 LaunchError::Env {
                     deployment: deployment.to_string(),
                     container: name.clone(),
-                    source: Box::new(source),
+                    error: Box::new(error),
                 }
             })?
         } else {
@@ -228,7 +228,7 @@ impl ManagerLaunch {
         if request.args && !argv.is_empty() {
             if command.compound {
                 parts.push(format!(
-                    "args not appended: the command is more than one simple command (a pipeline or list), where appended words would not reach the manager; the Deployment's args: {}",
+                    "args not appended: the command is not one simple command (a pipeline, a list or a trailing comment), where appended words would not reach the manager; the Deployment's args: {}",
                     argv.join(" ")
                 ));
             } else {

@@ -10,8 +10,8 @@ pub struct ShellCommand {
     pub words: Vec<String>,
     /// `NAME` of every `NAME=VALUE` before the program (and after a leading `env`).
     pub assignments: Vec<String>,
-    /// An unquoted control operator (`|`, `||`, `&&`, `;`, `&`, a newline, `(`, `)`): the line
-    /// is more than one simple command.
+    /// An unquoted control operator (`|`, `||`, `&&`, `;`, `&`, a newline, `(`, `)`) or a
+    /// comment: words appended to the line would not (all) reach the program.
     pub compound: bool,
 }
 
@@ -61,6 +61,15 @@ pub fn parse(line: &str) -> ShellCommand {
                 None => {}
             },
             ' ' | '\t' => finish(&mut out.words, &mut word, &mut in_word),
+            // A comment runs to the end of the line (sh: `#` starting a word).
+            '#' if !in_word => {
+                out.compound = true;
+                for n in chars.by_ref() {
+                    if n == '\n' {
+                        break;
+                    }
+                }
+            }
             '\n' | ';' | '|' | '(' | ')' => {
                 finish(&mut out.words, &mut word, &mut in_word);
                 out.compound = true;
@@ -158,7 +167,9 @@ mod tests {
         ] {
             assert!(parse(line).compound, "{line}");
         }
-        assert!(!parse("./m '--x=a|b;c&d'").compound);
+        assert!(!parse("./m '--x=a|b;c&d' a#b").compound);
+        assert!(parse("./m --x # note").compound);
+        assert_eq!(parse("./m --x # note").words, ["./m", "--x"]);
     }
 
     #[test]

@@ -214,7 +214,7 @@ fn opting_out_and_compound_commands() {
     assert!(
         piped
             .note
-            .contains("args not appended: the command is more than one simple command"),
+            .contains("args not appended: the command is not one simple command"),
         "{}",
         piped.note
     );
