@@ -80,6 +80,51 @@ fn html_all_pass() {
     insta::assert_snapshot!(html(&fixtures::all_pass()));
 }
 
+/// Issue 22 item 7: a kind without a sample object makes a failure-free run inconclusive
+/// (exit 3); every writer names the kind and shows the lifecycle coverage.
+#[test]
+fn table_no_sample() {
+    insta::assert_snapshot!(render(&fixtures::no_sample(), OutputFormat::Table));
+}
+
+#[test]
+fn json_no_sample() {
+    insta::assert_snapshot!(render(&fixtures::no_sample(), OutputFormat::Json));
+}
+
+#[test]
+fn junit_no_sample() {
+    insta::assert_snapshot!(render(&fixtures::no_sample(), OutputFormat::Junit));
+}
+
+#[test]
+fn markdown_no_sample() {
+    insta::assert_snapshot!(render(&fixtures::no_sample(), OutputFormat::Markdown));
+}
+
+#[test]
+fn html_no_sample() {
+    insta::assert_snapshot!(html(&fixtures::no_sample()));
+}
+
+#[test]
+fn no_sample_verdict_is_inconclusive_exit_3() {
+    use capi_conformance::report::Verdict;
+    let m = fixtures::no_sample();
+    assert_eq!(m.verdict(), Verdict::Inconclusive);
+    assert_eq!(
+        m.summary().gating_unjudged,
+        1,
+        "the SHOULD cell does not gate"
+    );
+    let kinds: Vec<String> = m
+        .gating_kinds_without_sample()
+        .into_iter()
+        .map(|(p, k)| format!("{p}/{k}"))
+        .collect();
+    assert_eq!(kinds, ["acme/AcmeCluster"]);
+}
+
 // ---------- determinism ----------
 
 #[test]
@@ -87,6 +132,7 @@ fn rendering_twice_and_from_shuffled_input_is_byte_identical() {
     for m in [
         fixtures::synthetic(),
         fixtures::all_pass(),
+        fixtures::no_sample(),
         fixtures::large(12),
     ] {
         for f in FORMATS {
@@ -126,6 +172,7 @@ fn streamed_json_is_the_report_document_serialised() {
     for m in [
         fixtures::synthetic(),
         fixtures::all_pass(),
+        fixtures::no_sample(),
         fixtures::large(30),
     ] {
         let mut sorted = m.clone();

@@ -30,6 +30,8 @@ mod shared_data;
 mod signals;
 #[path = "scenarios/static_only.rs"]
 mod static_only;
+#[path = "scenarios/unjudged.rs"]
+mod unjudged;
 #[path = "scenarios/webhooks.rs"]
 mod webhooks;
 #[path = "shared/without_shared.rs"]

@@ -77,7 +77,15 @@ pub fn sample_from_docs(samples: &[Value], group: &str, kind: &str) -> Option<Va
             group_of(v).as_deref() == Some(group)
                 && kind_of(v).as_deref() == Some(template_kind.as_str())
         })
-        .and_then(|t| t.pointer("/spec/template").cloned())
+        .and_then(|t| {
+            let mut inner = t.pointer("/spec/template").cloned()?;
+            // The object is written at the template's version (`GenerateTemplate` takes the
+            // template's apiVersion when `spec.template` names none).
+            if let (Some(o), Some(av)) = (inner.as_object_mut(), t.get("apiVersion")) {
+                o.entry("apiVersion").or_insert_with(|| av.clone());
+            }
+            Some(inner)
+        })
 }
 
 /// The baseline subjects: the inventory's mock kinds as `mock` baseline columns.
@@ -138,6 +146,9 @@ pub fn subjects(inv: &Inventory, opts: &PlanOptions) -> Vec<Subject> {
                     base,
                     sample,
                     companions: Default::default(),
+                    core_version: crate::scenarios::core_version_for(
+                        &c.declared.iter().map(|d| d.contract).collect::<Vec<_>>(),
+                    ),
                 });
             }
         }

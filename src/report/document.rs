@@ -6,8 +6,8 @@ use super::RenderOptions;
 use super::json_writer;
 use super::migration::Migration;
 use super::model::{
-    Column, Evidence, Matrix, Note, Outcome, Phase, Problem, RuleResult, RunContext,
-    ScenarioRecord, StepRecord, Summary, TimelineEntry, Verdict,
+    Column, Evidence, LifecycleCoverage, Matrix, Note, Outcome, Phase, Problem, RuleResult,
+    RunContext, ScenarioRecord, StepRecord, Summary, TimelineEntry, Verdict,
 };
 use anyhow::Context as _;
 use capi_contract::contract::{Contract, FailOn, Level, Role};
@@ -26,6 +26,10 @@ pub struct ReportDocument {
     pub summary: Summary,
     pub verdict: Verdict,
     pub exit_code: i32,
+    /// Per target provider, the lifecycle cells a scenario judged and why the others were
+    /// skipped (naming the kinds without a sample object); absent when no scenario ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lifecycle: Vec<LifecycleCoverage>,
     pub rules: Vec<ReportRule>,
     pub columns: Vec<ReportColumn>,
     pub results: Vec<ReportResult>,
@@ -110,8 +114,9 @@ pub struct ReportResult {
     pub evidence: Vec<Evidence>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
-    /// True when this result fails the run (a failure or inconclusive at or above `--fail-on`
-    /// on a target column).
+    /// True when this result keeps the run from PASS: a failure or inconclusive at or above
+    /// `--fail-on` on a target column, or such a lifecycle rule skipped because its kind had
+    /// no sample object.
     pub gating: bool,
 }
 
@@ -134,6 +139,7 @@ impl ReportDocument {
             summary: m.summary(),
             verdict: m.verdict(),
             exit_code: m.verdict().exit_code(),
+            lifecycle: m.lifecycle_coverage(),
             rules: m.rules.iter().map(report_rule).collect(),
             columns: m
                 .columns
@@ -219,6 +225,11 @@ fn write_document<W: std::io::Write>(
     json_writer::write_nested(w, 1, &verdict)?;
     field(w, "exit_code", false)?;
     json_writer::write_nested(w, 1, &verdict.exit_code())?;
+    let lifecycle = m.lifecycle_coverage();
+    if !lifecycle.is_empty() {
+        field(w, "lifecycle", false)?;
+        json_writer::write_nested(w, 1, &lifecycle)?;
+    }
     field(w, "rules", false)?;
     let rules: Vec<ReportRule> = m.rules.iter().map(report_rule).collect();
     json_writer::write_nested(w, 1, &rules)?;
@@ -418,7 +429,8 @@ struct QuotedRule<'a> {
 /// A failure or inconclusive at or above `--fail-on` on a target column.
 fn is_gating(r: &RuleResult, fail_on: FailOn) -> bool {
     !r.column.baseline
-        && matches!(r.outcome, Outcome::Fail | Outcome::Inconclusive)
+        && (matches!(r.outcome, Outcome::Fail | Outcome::Inconclusive)
+            || super::model::is_unjudged_for_lack_of_sample(r))
         && r.level.gates(fail_on)
 }
 

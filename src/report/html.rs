@@ -169,10 +169,18 @@ pub(crate) fn render(m: &Matrix, opts: &RenderOptions) -> String {
         esc(&text::summary_line(m)),
         esc(&text::context_line(m))
     );
+    if let Some(why) = text::unjudged_reason(m) {
+        let _ = writeln!(
+            out,
+            "<p id=\"verdict-reason\" class=\"verdict-inconclusive\">{}</p>",
+            esc(&why)
+        );
+    }
     let failure_ids = failure_ids(m);
     filters(m, &mut out);
     matrix(m, &failure_ids, &mut out);
     failures(m, &failure_ids, &mut out);
+    lifecycle(m, &mut out);
     if let Some(to) = opts.migration {
         migration(&super::migration::migration(m, to), &mut out);
     }
@@ -497,6 +505,45 @@ fn notes(m: &Matrix, out: &mut String) {
         );
     }
     out.push_str("</ul>\n</section>\n");
+}
+
+/// Per target provider: lifecycle cells judged vs skipped, the most frequent skip reasons and
+/// the kinds without a sample object.
+fn lifecycle(m: &Matrix, out: &mut String) {
+    let coverage = m.lifecycle_coverage();
+    if coverage.is_empty() {
+        return;
+    }
+    out.push_str("<section id=\"lifecycle\">\n<h2>Lifecycle coverage</h2>\n<table class=\"lifecycle-table\">\n<thead><tr><th>Provider</th><th>judged</th><th>pass</th><th>fail</th><th>inconclusive</th><th>waived</th><th>skip</th><th>top skip reasons</th><th>no sample object</th></tr></thead>\n<tbody>\n");
+    for c in &coverage {
+        let reasons: Vec<String> = c
+            .skip_reasons
+            .iter()
+            .map(|r| format!("<li>{} × {}</li>", r.count, esc(&r.reason)))
+            .collect();
+        let kinds: Vec<String> = c
+            .kinds_without_sample
+            .iter()
+            .map(|k| format!("<code>{}</code>", esc(k)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "<tr data-provider=\"{}\" data-judged=\"{}\" data-skip=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><ul>{}</ul></td><td>{}</td></tr>",
+            esc(&c.provider),
+            c.judged(),
+            c.skip,
+            esc(&c.provider),
+            c.judged(),
+            c.pass,
+            c.fail,
+            c.inconclusive,
+            c.waived,
+            c.skip,
+            reasons.concat(),
+            kinds.join(", ")
+        );
+    }
+    out.push_str("</tbody>\n</table>\n</section>\n");
 }
 
 fn reasons(m: &Matrix, out: &mut String) {

@@ -2,7 +2,10 @@
 //! `<testcase>` per result (`classname` `<provider>.<Kind>[@<contract>]`, `name`
 //! `<rule-id> <title>`); fail → `<failure>` (message = reason, body = evidence, fix, doc link),
 //! inconclusive → `<error>`, skip/waived → `<skipped message=…>`; suite `timestamp` = the run's
-//! start (whole seconds), `hostname` from [`RenderOptions`].
+//! start (whole seconds), `hostname` from [`RenderOptions`]. A target provider's lifecycle
+//! suite says in its `<system-out>` how many lifecycle cells were judged (`lifecycle: …` lines)
+//! and, when kinds without a sample object keep the run from PASS, has one more testcase,
+//! `<provider>.Lifecycle` `lifecycle coverage`, an `<error>` naming them.
 //!
 //! What the crate (0.9) cannot express, accepted rather than hand-writing XML:
 //! - no `skipped` count attribute on `<testsuite>` (CI tools we target count `<skipped>` children);
@@ -44,7 +47,18 @@ pub(crate) fn render(m: &Matrix, opts: &RenderOptions) -> anyhow::Result<String>
         suite.set_timestamp(timestamp);
         suite.hostname = opts.hostname.clone();
         suite.add_testcases(results.iter().map(|r| testcase(m, r)));
-        suite.set_system_out(&system_out(m, &results));
+        let mut out = system_out(m, &results);
+        if !baseline && phase == Phase::Lifecycle {
+            out.push_str(&lifecycle_out(m, provider));
+            // A run that is not green because kinds had no sample says so in the test tab too.
+            if let Some(why) = text::unjudged_reason_of(m, Some(provider)) {
+                let mut tc =
+                    TestCase::error("lifecycle coverage", Duration::ZERO, "inconclusive", &why);
+                tc.set_classname(&format!("{provider}.Lifecycle"));
+                suite.add_testcase(tc);
+            }
+        }
+        suite.set_system_out(&out);
         report.add_testsuite(suite);
     }
     if let Some(to) = opts.migration {
@@ -175,6 +189,31 @@ fn system_out(m: &Matrix, results: &[&RuleResult]) -> String {
     s.push_str(&format!("summary: {}\n", text::summary_line(m)));
     for n in &m.notes {
         s.push_str(&format!("note: {}: {}\n", n.source, n.message));
+    }
+    s
+}
+
+/// The `lifecycle:` lines of a target provider's lifecycle suite: cells judged vs skipped, the
+/// most frequent skip reasons, the kinds without a sample object (JUnit 0.9 has no
+/// `<properties>`).
+fn lifecycle_out(m: &Matrix, provider: &str) -> String {
+    let mut s = String::new();
+    for c in m
+        .lifecycle_coverage()
+        .iter()
+        .filter(|c| c.provider.as_str() == provider)
+    {
+        s.push_str(&format!("lifecycle: {}\n", text::coverage_counts(c)));
+        for r in &c.skip_reasons {
+            s.push_str(&format!("lifecycle skip: {} × {}\n", r.count, r.reason));
+        }
+        if !c.kinds_without_sample.is_empty() {
+            let kinds: Vec<&str> = c.kinds_without_sample.iter().map(|k| k.as_str()).collect();
+            s.push_str(&format!(
+                "lifecycle no sample object: {}\n",
+                kinds.join(", ")
+            ));
+        }
     }
     s
 }

@@ -130,6 +130,9 @@ fn render_with(m: &Matrix, opts: &RenderOptions, detail: Detail) -> String {
         "{counts}** — fail-on {}\n",
         code(m.context.fail_on.as_str())
     );
+    if let Some(why) = text::unjudged_reason(m) {
+        let _ = writeln!(out, "> ⚠️ {}\n", esc(&why));
+    }
     let c = &m.context;
     let mut ctx = format!(
         "{} of {} · capi-conformance {}",
@@ -148,6 +151,7 @@ fn render_with(m: &Matrix, opts: &RenderOptions, detail: Detail) -> String {
     } else {
         matrices(m, opts, detail == Detail::NonPassRows, &mut out);
     }
+    lifecycle(m, &mut out);
     failures(m, detail == Detail::Brief, &mut out);
     if let Some(to) = opts.migration {
         migration(
@@ -333,6 +337,40 @@ fn failures(m: &Matrix, brief: bool, out: &mut String) {
     }
 }
 
+/// Per target provider: lifecycle cells judged vs skipped, the most frequent skip reasons and
+/// the kinds without a sample object.
+fn lifecycle(m: &Matrix, out: &mut String) {
+    let coverage = m.lifecycle_coverage();
+    if coverage.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n#### Lifecycle coverage\n\n| Provider | judged | ✅ pass | ❌ fail | ⚠️ inconcl. | waived | skip | top skip reasons | no sample object |\n| --- | --: | --: | --: | --: | --: | --: | --- | --- |"
+    );
+    for c in &coverage {
+        let reasons: Vec<String> = c
+            .skip_reasons
+            .iter()
+            .map(|r| format!("{} × {}", r.count, esc(&r.reason)))
+            .collect();
+        let kinds: Vec<String> = c.kinds_without_sample.iter().map(|k| code(k)).collect();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            code(&c.provider),
+            c.judged(),
+            c.pass,
+            c.fail,
+            c.inconclusive,
+            c.waived,
+            c.skip,
+            reasons.join("<br>"),
+            kinds.join(", ")
+        );
+    }
+}
+
 fn migration(mig: &Migration, brief: bool, out: &mut String) {
     let _ = writeln!(
         out,
@@ -441,7 +479,8 @@ fn reasons(m: &Matrix, out: &mut String) {
 
 fn scenarios(m: &Matrix, out: &mut String) {
     let pairs = text::scenario_pairs(m);
-    if pairs.is_empty() {
+    // No step to show (every target scenario stopped before its first: no sample object).
+    if pairs.iter().all(|p| p.target.steps.is_empty()) {
         return;
     }
     let _ = writeln!(

@@ -64,8 +64,47 @@ pub(crate) fn render(m: &Matrix, opts: &RenderOptions) -> String {
     if let Some(to) = opts.migration {
         migration(&super::migration::migration(m, to), total, &mut out);
     }
+    lifecycle(m, total, &mut out);
     let _ = writeln!(out, "\nSummary: {}", text::summary_line(m));
+    if let Some(why) = text::unjudged_reason(m) {
+        out.push_str(&text::wrap(
+            &format!("Why {}: ", text::verdict_label(m.verdict())),
+            "  ",
+            &why,
+            total,
+        ));
+    }
     out
+}
+
+/// Per target provider: the lifecycle cells a scenario judged, the skipped ones with their
+/// most frequent reasons, and the kinds that had no sample object.
+fn lifecycle(m: &Matrix, width: usize, out: &mut String) {
+    let coverage = m.lifecycle_coverage();
+    if coverage.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\nLifecycle coverage (target cells a scenario judged)");
+    for c in &coverage {
+        let _ = writeln!(out, "  {}: {}", c.provider, text::coverage_counts(c));
+        for r in &c.skip_reasons {
+            out.push_str(&text::wrap(
+                &format!("      {} × ", r.count),
+                "        ",
+                &r.reason,
+                width,
+            ));
+        }
+        if !c.kinds_without_sample.is_empty() {
+            let kinds: Vec<&str> = c.kinds_without_sample.iter().map(|k| k.as_str()).collect();
+            out.push_str(&text::wrap(
+                "      no sample object for: ",
+                "        ",
+                &kinds.join(", "),
+                width,
+            ));
+        }
+    }
 }
 
 fn new_table(opts: &RenderOptions) -> Table {
@@ -254,7 +293,8 @@ fn notes(m: &Matrix, out: &mut String) {
 
 fn scenarios(m: &Matrix, opts: &RenderOptions, out: &mut String) {
     let pairs = text::scenario_pairs(m);
-    if pairs.is_empty() {
+    // No step to show (every target scenario stopped before its first: no sample object).
+    if pairs.iter().all(|p| p.target.steps.is_empty()) {
         return;
     }
     let _ = writeln!(out, "\nScenario steps (provider vs baseline)");

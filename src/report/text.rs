@@ -1,7 +1,9 @@
 //! Wording shared by the human-readable writers: cell labels, evidence lines, grouped reasons,
 //! the summary line and the pairing of provider and baseline scenario records.
 
-use super::model::{Evidence, Matrix, Outcome, RuleResult, ScenarioRecord, Verdict};
+use super::model::{
+    Evidence, LifecycleCoverage, Matrix, Outcome, RuleResult, ScenarioRecord, Verdict,
+};
 use std::collections::BTreeMap;
 
 /// Cell text in the table and Markdown matrices.
@@ -103,6 +105,12 @@ pub(crate) fn summary_line(m: &Matrix) -> String {
         "{} pass, {} fail ({} gating), {} skip, {} inconclusive ({} gating), {} waived",
         s.pass, s.fail, s.gating_failures, s.skip, s.inconclusive, s.gating_inconclusive, s.waived
     );
+    if s.gating_unjudged > 0 {
+        line.push_str(&format!(
+            ", {} lifecycle skip(s) for lack of a sample (gating)",
+            s.gating_unjudged
+        ));
+    }
     if !m.problems.is_empty() {
         line.push_str(&format!(", {} input problem(s)", m.problems.len()));
     }
@@ -113,6 +121,43 @@ pub(crate) fn summary_line(m: &Matrix) -> String {
         v.exit_code()
     ));
     line
+}
+
+/// Why a run without failures is not a PASS although nothing it judged was inconclusive: the
+/// target kinds whose gating lifecycle rules had no sample object, and how to give one.
+/// `None` when every kind had its sample (or its rules do not gate).
+pub(crate) fn unjudged_reason(m: &Matrix) -> Option<String> {
+    unjudged_reason_of(m, None)
+}
+
+/// [`unjudged_reason`] for the kinds of one `provider` only (`None`: every provider).
+pub(crate) fn unjudged_reason_of(m: &Matrix, provider: Option<&str>) -> Option<String> {
+    let kinds: Vec<String> = m
+        .gating_kinds_without_sample()
+        .into_iter()
+        .filter(|(p, _)| provider.is_none_or(|want| p.as_str() == want))
+        .map(|(p, k)| format!("{p}/{k}"))
+        .collect();
+    if kinds.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "lifecycle rules not judged: no sample object for {}; pass --sample FILE holding an object of each kind or its Template (a template kind: the template itself)",
+        kinds.join(", ")
+    ))
+}
+
+/// `4 judged (1 pass, 1 fail, 1 inconclusive, 1 waived), 5 skipped`.
+pub(crate) fn coverage_counts(c: &LifecycleCoverage) -> String {
+    format!(
+        "{} judged ({} pass, {} fail, {} inconclusive, {} waived), {} skipped",
+        c.judged(),
+        c.pass,
+        c.fail,
+        c.inconclusive,
+        c.waived,
+        c.skip
+    )
 }
 
 /// `capi-conformance 0.1.0 · lint · source … · server … · started …`.

@@ -23,7 +23,43 @@ pub fn without_paused_condition(v: &Value) -> Value {
     let mut v = without_bookkeeping(v);
     if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
         meta.remove("finalizers");
+        if let Some(data) = meta
+            .get_mut("annotations")
+            .and_then(Value::as_object_mut)
+            .and_then(|a| a.get_mut(CONVERSION_DATA_ANNOTATION))
+        {
+            *data = conversion_data_without_paused_condition(data);
+        }
     }
+    drop_paused_conditions(&mut v);
+    v
+}
+
+/// The annotation in which CAPI's conversion (`utilconversion.MarshalData`) keeps, on an object
+/// read at an older version, the hub object minus its metadata (what that version cannot hold).
+pub const CONVERSION_DATA_ANNOTATION: &str = "cluster.x-k8s.io/conversion-data";
+
+/// The conversion-data annotation's hub object, normalized like the object itself: a Paused
+/// condition the provider wrote at the hub version shows up in the older version's view also
+/// inside this annotation, which is conversion, not the provider acting. Anything else that
+/// changes in the hub (spec, other status) still differs. An annotation that is not JSON is
+/// compared as it is.
+fn conversion_data_without_paused_condition(data: &Value) -> Value {
+    match data
+        .as_str()
+        .and_then(|s| serde_json::from_str::<Value>(s).ok())
+    {
+        Some(mut hub) => {
+            drop_paused_conditions(&mut hub);
+            hub
+        }
+        None => data.clone(),
+    }
+}
+
+/// Drops the Paused condition at `status.conditions` and `status.v1beta2.conditions`, and the
+/// holders that empty.
+fn drop_paused_conditions(v: &mut Value) {
     let mut status_empty = false;
     if let Some(status) = v.get_mut("status").and_then(Value::as_object_mut) {
         drop_paused(status);
@@ -40,7 +76,6 @@ pub fn without_paused_condition(v: &Value) -> Value {
     if status_empty && let Some(o) = v.as_object_mut() {
         o.remove("status");
     }
-    v
 }
 
 /// Removes the Paused condition from `holder.conditions` (and the list when it empties).
@@ -80,5 +115,42 @@ mod tests {
         let g =
             json!({"status": {"v1beta2": {"conditions": [{"type": "Paused"}, {"type": "Ready"}]}}});
         assert_ne!(without_paused_condition(&a), without_paused_condition(&g));
+    }
+
+    #[test]
+    fn a_paused_condition_inside_the_conversion_data_is_not_acting() {
+        let hub = |conds: Value, spec: Value| {
+            json!({"metadata": {"annotations": {CONVERSION_DATA_ANNOTATION:
+                json!({"apiVersion": "x.io/v1beta2", "spec": spec, "status": {"conditions": conds}}).to_string()}}})
+        };
+        let before = hub(
+            json!([{"type": "Ready", "status": "False"}]),
+            json!({"a": 1}),
+        );
+        let paused = hub(
+            json!([{"type": "Ready", "status": "False"}, {"type": "Paused", "status": "True"}]),
+            json!({"a": 1}),
+        );
+        assert_eq!(
+            without_paused_condition(&before),
+            without_paused_condition(&paused)
+        );
+        // A hub-only change the older version cannot show is still acting.
+        let spec_changed = hub(
+            json!([{"type": "Ready", "status": "False"}]),
+            json!({"a": 2}),
+        );
+        assert_ne!(
+            without_paused_condition(&before),
+            without_paused_condition(&spec_changed)
+        );
+        let ready_changed = hub(
+            json!([{"type": "Ready", "status": "True"}]),
+            json!({"a": 1}),
+        );
+        assert_ne!(
+            without_paused_condition(&before),
+            without_paused_condition(&ready_changed)
+        );
     }
 }

@@ -5,7 +5,7 @@
 mod initialized;
 mod sample_refs;
 
-pub use sample_refs::{Referenced, plan_sample_references};
+pub use sample_refs::{Referenced, plan_sample_references, referenced_kinds, truncate_name};
 
 use super::Subject;
 use super::env::{Env, EnvError};
@@ -25,7 +25,9 @@ pub(super) fn mock_companion(
     Ok((s.resource, sample))
 }
 
-/// An object named `name` from a sample (`spec`, `metadata.labels/annotations`).
+/// An object named `name` from a sample (`spec`, `metadata.labels/annotations`, and the
+/// `apiVersion` it is written in, if it names one: [`super::env::Env::create`] creates it at
+/// that version).
 pub fn sample_object(sample: &Value, name: &str) -> Value {
     let mut obj = json!({"metadata": {"name": name, "labels": {}}, "spec": sample.get("spec").cloned().unwrap_or(json!({}))});
     for field in ["labels", "annotations"] {
@@ -36,7 +38,46 @@ pub fn sample_object(sample: &Value, name: &str) -> Value {
             obj["metadata"][field] = m.clone();
         }
     }
+    if let Some(av) = sample.get("apiVersion").filter(|v| v.is_string()) {
+        obj["apiVersion"] = av.clone();
+    }
     obj
+}
+
+/// `cluster.x-k8s.io/cloned-from-name`: the template an object was cloned from.
+pub const CLONED_FROM_NAME: &str = "cluster.x-k8s.io/cloned-from-name";
+/// `cluster.x-k8s.io/cloned-from-groupkind`: that template's `Kind.group`.
+pub const CLONED_FROM_GROUPKIND: &str = "cluster.x-k8s.io/cloned-from-groupkind";
+
+/// Core's clone annotations on an InfraMachine, BootstrapConfig, InfraCluster or
+/// InfraMachinePool: CAPI creates those from the provider's `<Kind>Template`
+/// (`external.GenerateTemplate`, called by MachineSet, KCP, MachineHealthCheck and the topology
+/// controller), which always sets both annotations, so their `metadata.annotations` is never
+/// empty. The template is named `<name>-template` (the tool does not create it); a sample's own
+/// annotations of the same keys win.
+pub fn clone_annotations(obj: &mut Value, role: Role, resource: &ApiResource) {
+    let cloned = matches!(
+        role,
+        Role::InfraMachine | Role::BootstrapConfig | Role::InfraCluster | Role::InfraMachinePool
+    );
+    let name = obj
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let (true, Some(name), Some(meta)) = (
+        cloned,
+        name,
+        obj.get_mut("metadata").and_then(Value::as_object_mut),
+    ) else {
+        return;
+    };
+    let annotations = meta.entry("annotations").or_insert_with(|| json!({}));
+    if let Some(a) = annotations.as_object_mut() {
+        a.entry(CLONED_FROM_NAME)
+            .or_insert_with(|| json!(format!("{name}-template")));
+        a.entry(CLONED_FROM_GROUPKIND)
+            .or_insert_with(|| json!(format!("{}Template.{}", resource.kind, resource.group)));
+    }
 }
 
 pub const CORE_GROUP: &str = "cluster.x-k8s.io";
@@ -243,6 +284,7 @@ impl Env {
             )
             .await?;
         let mut obj = sample_object(&sample, name);
+        clone_annotations(&mut obj, Role::InfraCluster, &resource);
         obj["metadata"]["ownerReferences"] = json!([cluster_owner_ref(&cluster)]);
         obj["metadata"]["labels"][CLUSTER_NAME_LABEL] = json!(name);
         self.create(&resource, obj).await?;
@@ -264,6 +306,7 @@ impl Env {
             return Ok(resource);
         }
         let mut obj = sample_object(&sample, name);
+        clone_annotations(&mut obj, Role::InfraMachine, &resource);
         obj["metadata"]["labels"][CLUSTER_NAME_LABEL] = json!(cluster);
         self.create(&resource, obj).await?;
         Ok(resource)

@@ -50,6 +50,50 @@ pub struct Env {
     /// The workload clusters `<cluster>-kubeconfig` points at; `None` on a real cluster (no
     /// kubeconfig Secret is made there, docs/core-simulation.md).
     pub workloads: Option<crate::capi_core::workload::WorkloadClusters>,
+    /// The `cluster.x-k8s.io` version the tool's owner references to core objects name: the
+    /// core of the subject provider's CAPI line ([`super::Subject::core_version`]).
+    pub core_version: &'static str,
+}
+
+/// The resource an object is written at: `resource` at the version of `api_version` when that
+/// names another version of the same group (a sample written at its own version), else
+/// `resource` itself.
+pub fn written_at(api_version: Option<&Value>, resource: &ApiResource) -> ApiResource {
+    match api_version
+        .and_then(Value::as_str)
+        .and_then(|av| av.split_once('/'))
+    {
+        Some((group, version)) if group == resource.group && version != resource.version => {
+            ApiResource {
+                version: version.to_string(),
+                api_version: format!("{group}/{version}"),
+                ..resource.clone()
+            }
+        }
+        _ => resource.clone(),
+    }
+}
+
+/// Owner references to CAPI core objects name `cluster.x-k8s.io/<core_version>`: a core of
+/// the provider's CAPI line writes them at the version it runs (v1.9/v1.10: v1beta1, v1.11+:
+/// v1beta2), and a provider resolves its owner from that apiVersion in its scheme, which knows
+/// only its own line's core version (docs/core-simulation.md "Core as the provider's line
+/// writes it"). Owner references are not converted by the API server.
+pub fn set_core_owner_version(meta: &mut serde_json::Map<String, Value>, core_version: &str) {
+    let Some(refs) = meta
+        .get_mut("ownerReferences")
+        .and_then(Value::as_array_mut)
+    else {
+        return;
+    };
+    for r in refs.iter_mut() {
+        let Some(av) = r.get("apiVersion").and_then(Value::as_str) else {
+            continue;
+        };
+        if av.split_once('/').map(|(g, _)| g) == Some(super::core_sim::CORE_GROUP) {
+            r["apiVersion"] = json!(format!("{}/{core_version}", super::core_sim::CORE_GROUP));
+        }
+    }
 }
 
 pub fn key(resource: &ApiResource, name: &str) -> String {
@@ -102,9 +146,14 @@ impl Env {
                 resource.kind
             )));
         };
+        // An object written at another version of the same kind (a `--sample` as its author
+        // wrote it) is created at that version: the server converts it to the stored one
+        // through the provider's conversion, as kube-apiserver does for a user's `kubectl
+        // apply`; the tool then reads it at `resource`'s version, the one it judges.
+        let written = written_at(obj.get("apiVersion"), resource);
         obj.insert(
             "apiVersion".into(),
-            Value::String(resource.api_version.clone()),
+            Value::String(written.api_version.clone()),
         );
         obj.insert("kind".into(), Value::String(resource.kind.clone()));
         let meta = obj.entry("metadata").or_insert_with(|| json!({}));
@@ -114,12 +163,13 @@ impl Env {
             if let Some(labels) = labels.as_object_mut() {
                 labels.extend(self.run_labels());
             }
+            set_core_owner_version(meta, self.core_version);
         }
         let dynamic: DynamicObject = serde_json::from_value(object)
             .map_err(|e| EnvError::Invalid(format!("{} {name}: {e}", resource.kind)))?;
         let started = std::time::Instant::now();
-        let created = self
-            .api(resource)
+        let mut created = self
+            .api(&written)
             .create(&PostParams::default(), &dynamic)
             .await
             .map_err(|source| EnvError::Api {
@@ -127,6 +177,17 @@ impl Env {
                 object: key(resource, &name),
                 source,
             })?;
+        if written.version != resource.version {
+            created = self
+                .api(resource)
+                .get(&name)
+                .await
+                .map_err(|source| EnvError::Api {
+                    action: "read back",
+                    object: key(resource, &name),
+                    source,
+                })?;
+        }
         self.round_trips.record(started.elapsed());
         self.guard.track(resource, Some(&self.namespace), &name);
         self.record(resource, &name, &created, "create");
@@ -165,6 +226,10 @@ impl Env {
         action: &str,
         status: bool,
     ) -> Result<Value, EnvError> {
+        let mut patch = patch;
+        if let Some(meta) = patch.get_mut("metadata").and_then(Value::as_object_mut) {
+            set_core_owner_version(meta, self.core_version);
+        }
         let started = std::time::Instant::now();
         let (api, params, body) = (
             self.api(resource),

@@ -74,7 +74,14 @@ impl Settings {
     /// the embedded timing, with a quiet window for a pause to reach the manager's informer
     /// and step deadlines that grow with the backoff a controller-runtime manager may have
     /// reached.
+    ///
+    /// The step timeout covers the fixed requeues of CAPI's own managers that no watch event
+    /// shortens (CABPK re-checks `ControlPlaneInitialized` every 30 s, KCP requeues every 20 s,
+    /// core a missing reference after 30 s, ClusterCache retries a connection after 30 s:
+    /// docs/core-simulation.md "Timing"), so their verdicts need no `--timeout`. A provider that
+    /// acts waits no longer for it: every wait ends at the evidence.
     pub const EMBEDDED_PROVIDER: Settings = Settings {
+        step_timeout: Duration::from_secs(45),
         propagation: Duration::from_millis(300),
         backoff_allowance: Duration::from_secs(120),
         ..Settings::EMBEDDED
@@ -105,9 +112,11 @@ mod settings_tests {
         let s = Settings::EMBEDDED_PROVIDER;
         assert_eq!(s.step_deadline(Duration::from_secs(3)), s.step_timeout);
         assert_eq!(
-            s.step_deadline(Duration::from_secs(37)),
-            Duration::from_secs(37)
+            s.step_deadline(Duration::from_secs(57)),
+            Duration::from_secs(57)
         );
+        // CAPI's managers' fixed 30 s requeues fit the default deadline.
+        assert!(s.step_timeout > Duration::from_secs(30));
         assert_eq!(
             s.step_deadline(Duration::from_secs(900)),
             Duration::from_secs(120)
@@ -141,6 +150,22 @@ pub struct Subject {
     /// Other provider kinds the subject's core objects reference, and the `--sample`
     /// documents its sample's references may name ([`core_sim`]).
     pub companions: Companions,
+    /// The `cluster.x-k8s.io` version CAPI core of the provider's line runs, which its owner
+    /// references name: `v1beta2` for a provider that declares the v1beta2 contract (CAPI
+    /// v1.11+), `v1beta1` for one that declares only v1beta1 (built on CAPI v1.9/v1.10, whose
+    /// scheme knows only core v1beta1) ([`core_version_for`]).
+    pub core_version: &'static str,
+}
+
+/// The core version a provider declaring `declared` contracts is paired with
+/// ([`Subject::core_version`]); nothing declared (a forced `--contract`): the current core.
+pub fn core_version_for(declared: &[capi_contract::contract::Contract]) -> &'static str {
+    use capi_contract::contract::Contract;
+    if !declared.is_empty() && !declared.contains(&Contract::V1Beta2) {
+        "v1beta1"
+    } else {
+        "v1beta2"
+    }
 }
 
 /// What the core objects of a subject's scenario reference besides the subject

@@ -117,6 +117,7 @@ pub async fn run_subject(side: &Side, subject: &Subject) -> SubjectRun {
         round_trips: Default::default(),
         events: side.events.clone(),
         workloads: side.workloads.clone(),
+        core_version: subject.core_version,
     };
     // The objects the sample refers to exist before the scenario, as on a real cluster.
     let resolved = match env.resolve_sample_references(subject).await {
@@ -222,7 +223,7 @@ fn decide(
     if run.subject.sample.is_none() {
         return (
             Outcome::Skip,
-            Some("no sample object (pass --sample FILE or install a template of this kind)".into()),
+            Some(crate::report::model::NO_SAMPLE_REASON.into()),
             Vec::new(),
         );
     }
@@ -438,6 +439,7 @@ mod tests {
                 sample: Some(serde_json::json!({})),
                 schema: None,
                 companions: Default::default(),
+                core_version: "v1beta2",
             },
             script: Some("SC-inframachine"),
             verdicts,
@@ -476,5 +478,9 @@ mod tests {
         let cells = cells(&[rule("a")], &t, None);
         assert_eq!(cells[0].outcome, Outcome::Skip);
         assert!(cells[0].reason.as_deref().unwrap().contains("no sample"));
+        // The cell the verdict counts as unjudged for lack of a sample.
+        assert!(crate::report::model::is_unjudged_for_lack_of_sample(
+            &cells[0]
+        ));
     }
 }

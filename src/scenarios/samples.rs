@@ -12,10 +12,39 @@ use serde_json::Value;
 /// The name the dry-run objects get.
 const CHECK_NAME: &str = "capi-conformance-sample-check";
 
+/// The kinds the server serves, by group, asked once per group (discovery).
+#[derive(Default)]
+struct ServedKinds {
+    groups: std::collections::BTreeMap<String, Vec<String>>,
+}
+
+impl ServedKinds {
+    /// Whether `group` serves `kind` at any version. A discovery error other than "no such
+    /// group" counts as served: the scenarios report what the environment does.
+    async fn serves(&mut self, client: &kube::Client, group: &str, kind: &str) -> bool {
+        if !self.groups.contains_key(group) {
+            let kinds = match kube::discovery::group(client, group).await {
+                Ok(g) => g
+                    .versions()
+                    .flat_map(|v| g.versioned_resources(v))
+                    .map(|(r, _)| r.kind)
+                    .collect(),
+                Err(kube::Error::Api(s)) if s.code == 404 => Vec::new(),
+                Err(kube::Error::Discovery(_)) => Vec::new(),
+                Err(_) => vec![kind.to_string()],
+            };
+            self.groups.insert(group.to_string(), kinds);
+        }
+        self.groups
+            .get(group)
+            .is_some_and(|k| k.iter().any(|k| k == kind))
+    }
+}
+
 /// A sample the installed CRD rejects.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "--sample {files}: the {kind} sample is not valid for the installed CRD ({api_version}): {message}"
+    "--sample {files}: the {kind} sample is not valid for the installed CRDs ({api_version}): {message}"
 )]
 pub struct BadSample {
     pub files: String,
@@ -35,23 +64,47 @@ pub async fn dry_run_samples(
     subjects: &[Subject],
     files: &str,
 ) -> Result<(), BadSample> {
+    let mut served = ServedKinds::default();
     for s in subjects {
         let Some(sample) = &s.sample else {
             continue;
         };
+        // A reference to a kind nothing serves cannot resolve on any cluster: the provider of
+        // that kind is missing from the run (issue 22 item 2).
+        for (group, kind) in
+            super::core_sim::referenced_kinds(sample.get("spec").unwrap_or(&Value::Null))
+        {
+            if group.is_empty() || group.ends_with(crate::plan::subjects::MOCK_GROUP_SUFFIX) {
+                continue;
+            }
+            if !served.serves(client, &group, &kind).await {
+                return Err(BadSample {
+                    files: files.to_string(),
+                    kind: s.resource.kind.clone(),
+                    api_version: s.resource.api_version.clone(),
+                    message: format!(
+                        "it references a {kind} ({group}), a kind no installed CRD serves: install the provider that serves it in the same run (add its components with another --crds, and its manager with --provider-cmd), or reference a kind that is installed"
+                    ),
+                });
+            }
+        }
+        // Validated at the version it is written in (a v1beta1 sample against the v1beta1
+        // schema); the scenarios create it there too and the server reaches the subject's
+        // version through the provider's conversion, never by rewriting `apiVersion`.
         let mut obj = sample_object(sample, CHECK_NAME);
-        obj["apiVersion"] = Value::String(s.resource.api_version.clone());
-        obj["kind"] = Value::String(s.resource.kind.clone());
+        let resource = super::env::written_at(obj.get("apiVersion"), &s.resource);
+        obj["apiVersion"] = Value::String(resource.api_version.clone());
+        obj["kind"] = Value::String(resource.kind.clone());
         obj["metadata"]["namespace"] = Value::String(namespace.to_string());
         let bad = |message: String| BadSample {
             files: files.to_string(),
-            kind: s.resource.kind.clone(),
-            api_version: s.resource.api_version.clone(),
+            kind: resource.kind.clone(),
+            api_version: resource.api_version.clone(),
             message,
         };
         let dynamic: DynamicObject =
             serde_json::from_value(obj).map_err(|e| bad(format!("not an object: {e}")))?;
-        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &s.resource);
+        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource);
         let params = PostParams {
             dry_run: true,
             ..PostParams::default()

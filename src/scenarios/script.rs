@@ -157,19 +157,48 @@ impl<'a> ScriptRun<'a> {
         self.observers.push(o);
     }
 
-    /// The provider object to create from the sample: `name`, sample spec/labels/annotations.
+    /// The provider object to create from the sample: `name`, sample spec/labels/annotations,
+    /// at the version the sample is written in ([`super::env::Env::create`] converts), with
+    /// core's clone annotations where core clones the kind from a template
+    /// ([`super::core_sim::clone_annotations`]).
     pub fn provider_object(&self, name: &str, extra_annotations: &[(&str, &str)]) -> Value {
         let sample = self.subject.sample.clone().unwrap_or_else(|| json!({}));
-        let mut obj = json!({"metadata": {"name": name}, "spec": sample.get("spec").cloned().unwrap_or(json!({}))});
-        for field in ["labels", "annotations"] {
-            if let Some(m) = sample.pointer(&format!("/metadata/{field}")) {
-                obj["metadata"][field] = m.clone();
-            }
-        }
+        let mut obj = super::core_sim::sample_object(&sample, name);
+        super::core_sim::clone_annotations(&mut obj, self.subject.role(), &self.subject.resource);
         for (k, v) in extra_annotations {
             obj["metadata"]["annotations"][*k] = json!(v);
         }
         obj
+    }
+
+    /// [`Self::provider_object`] spelled at the column's version: a sample written at another
+    /// version is converted by the server (the provider's conversion webhook) through a probe
+    /// object created at the sample's version and read at the column's (`<name>-at`, deleted
+    /// again), whose `spec` and annotations (with CAPI's conversion-data, what the column's
+    /// version cannot hold) it takes. For the rules that write the column's version themselves
+    /// (`all/conversion-lossless`, `all/defaulting-admitted`).
+    pub async fn column_object(
+        &self,
+        name: &str,
+        extra_annotations: &[(&str, &str)],
+    ) -> Result<Value, EnvError> {
+        let res = &self.subject.resource;
+        let mut obj = self.provider_object(name, extra_annotations);
+        if super::env::written_at(obj.get("apiVersion"), res).version == res.version {
+            obj["apiVersion"] = json!(res.api_version);
+            return Ok(obj);
+        }
+        let probe = super::core_sim::truncate_name(&format!("{name}-at"));
+        let mut at = obj.clone();
+        at["metadata"]["name"] = json!(probe);
+        let converted = self.env.create(res, at).await?;
+        self.env.delete(res, &probe).await?;
+        obj["apiVersion"] = json!(res.api_version);
+        obj["spec"] = converted.get("spec").cloned().unwrap_or(json!({}));
+        if let Some(a) = converted.pointer("/metadata/annotations") {
+            obj["metadata"]["annotations"] = a.clone();
+        }
+        Ok(obj)
     }
 
     /// Evidence naming the object under test (namespace omitted: it changes per run).

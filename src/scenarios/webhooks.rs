@@ -180,7 +180,7 @@ async fn conversion(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         return Ok(());
     }
     let name = format!("{}-conv", r.prefix());
-    let mut obj = r.provider_object(&name, &[(PAUSED, "true")]);
+    let mut obj = r.column_object(&name, &[(PAUSED, "true")]).await?;
     fill_contract_fields(r, &mut obj);
     let sent = obj.get("spec").cloned().unwrap_or(Value::Null);
     let created = r.env.create(&res, obj).await?;
@@ -371,7 +371,7 @@ async fn defaulting(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         return Ok(());
     };
     let name = format!("{}-dflt", r.prefix());
-    let mut obj = r.provider_object(&name, &[]);
+    let mut obj = r.column_object(&name, &[]).await?;
     if !r.subject.role().is_template() {
         let crd = crd_of(r).await?;
         let spec = obj.get("spec").cloned().unwrap_or(json!({}));

@@ -17,12 +17,13 @@ use crate::capi_core::EmbeddedCore;
 use crate::capi_core::crds::CoreCrds;
 use crate::plan::subjects::MOCK_GROUP_SUFFIX;
 use anyhow::Context;
-use capi_contract::inventory::Document;
+use capi_contract::inventory::{Document, Origin};
 use capi_mock_provider::core_crds::core_crd_documents;
 use capi_mock_provider::crds::mock_crds;
 use capi_mock_provider::manifests::{aggregated_cluster_role, manager_cluster_role};
 use embedded_apiserver::EmbeddedServer;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// What the embedded server is given beyond the base documents.
@@ -61,6 +62,44 @@ pub struct Installed {
     /// How the `--provider-cmd` manager runs as the components' Deployment runs it
     /// ([`crate::run::manager_launch`]).
     pub launch: Option<crate::run::manager_launch::ManagerLaunch>,
+    /// Where the `--crds` input declared each Role and ClusterRole it installed, by
+    /// [`RoleKey`]: read back from the server, they keep that origin ([`input_origins`]).
+    pub input_roles: BTreeMap<RoleKey, Origin>,
+}
+
+/// A Role or ClusterRole: (kind, namespace — empty for a ClusterRole —, name).
+pub type RoleKey = (String, String, String);
+
+fn role_key(v: &Value, default_namespace: &str) -> Option<RoleKey> {
+    let kind = v.get("kind").and_then(Value::as_str)?;
+    let name = v.pointer("/metadata/name").and_then(Value::as_str)?;
+    let namespace = match kind {
+        "ClusterRole" => "",
+        "Role" => v
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+            .unwrap_or(default_namespace),
+        _ => return None,
+    };
+    Some((kind.to_string(), namespace.to_string(), name.to_string()))
+}
+
+/// Gives the Roles and ClusterRoles read back from the server that the `--crds` input
+/// installed the input's origin (file and line) instead of `cluster:…`. They are the input's
+/// roles as `lint` of the same files reads them: an unlabelled one is the provider's own
+/// (`clusterctl init` would label it), where an unlabelled role found on a cluster is nobody's
+/// in particular (`capi_contract::checks::rbac::RbacIndexes::of_provider`). The base
+/// documents' roles (core's, the mock's) keep their `cluster:` origin.
+pub fn input_origins(docs: &mut [Document], installed: &Installed) {
+    if installed.input_roles.is_empty() {
+        return;
+    }
+    for doc in docs {
+        if let Some(origin) = role_key(&doc.value, "").and_then(|k| installed.input_roles.get(&k)) {
+            doc.origin = origin.clone();
+        }
+    }
 }
 
 /// Starts CAPI core's part for `server` (the conversion webhook, the core CRDs of `inputs`
@@ -267,6 +306,12 @@ async fn install_provider_manifests(
         None
     };
     let mock_components = docs.iter().any(is_mock_crd);
+    let input_roles = docs
+        .iter()
+        .filter_map(|d| {
+            role_key(&d.value, client.default_namespace()).map(|k| (k, d.origin.clone()))
+        })
+        .collect();
     let deferred = if inputs.serve_webhooks {
         split_shared(&mut docs)
     } else {
@@ -301,6 +346,7 @@ async fn install_provider_manifests(
         deferred,
         mock_components,
         launch,
+        input_roles,
     })
 }
 
@@ -327,6 +373,44 @@ mod tests {
 
     fn doc(v: Value) -> Document {
         Document::new(v, Origin::new("components.yaml", 0, 1))
+    }
+
+    #[test]
+    fn roles_installed_from_the_input_keep_the_inputs_origin() {
+        let cluster = |v: Value| {
+            let name = v["metadata"]["name"].as_str().unwrap().to_string();
+            Document::new(v, Origin::new(format!("cluster:ClusterRole/{name}"), 0, 1))
+        };
+        let file = Origin::new("components.yaml", 3, 40);
+        let mut installed = Installed::default();
+        for v in [
+            json!({"kind": "ClusterRole", "metadata": {"name": "mine"}}),
+            json!({"kind": "Role", "metadata": {"name": "leader"}}),
+        ] {
+            installed
+                .input_roles
+                .insert(role_key(&v, "tiny-system").unwrap(), file.clone());
+        }
+        let mut docs = vec![
+            cluster(json!({"kind": "ClusterRole", "metadata": {"name": "mine"}})),
+            cluster(json!({"kind": "ClusterRole", "metadata": {"name": "core"}})),
+            cluster(
+                json!({"kind": "Role", "metadata": {"name": "leader", "namespace": "tiny-system"}}),
+            ),
+            cluster(json!({"kind": "Role", "metadata": {"name": "leader", "namespace": "other"}})),
+        ];
+        input_origins(&mut docs, &installed);
+        let files: Vec<&str> = docs.iter().map(|d| d.origin.file.as_str()).collect();
+        assert_eq!(
+            files,
+            [
+                "components.yaml",
+                "cluster:ClusterRole/core",
+                "components.yaml",
+                "cluster:ClusterRole/leader"
+            ]
+        );
+        assert_eq!(docs[0].origin.line, 40);
     }
 
     #[test]

@@ -62,8 +62,10 @@ impl Source<'_> {
                 core,
             } => {
                 let installed = embedded::install(server, client, inputs, core).await?;
+                let mut docs = cluster::read_documents(client).await?;
+                embedded::input_origins(&mut docs, &installed);
                 Ok(Read {
-                    loaded: documents(cluster::read_documents(client).await?),
+                    loaded: documents(docs),
                     installed,
                 })
             }

@@ -191,3 +191,98 @@ fn create_deployment_stores_what_kubectl_generated() {
         );
     });
 }
+
+/// `kubectl create service clusterip|nodeport|externalname` (a protobuf body from 1.32 on, JSON
+/// before; 1.32+ used to get 415): stored, and the stored object is the same whichever encoding
+/// the kubectl version uses.
+#[test]
+fn create_service_stores_what_kubectl_generated() {
+    let stored: std::sync::Mutex<Vec<(String, serde_json::Value)>> = Default::default();
+    each_kubectl(|v, k| {
+        let s = Serve::start();
+        s.ok(
+            k,
+            &["create", "service", "clusterip", "foo", "--tcp=80:8080"],
+        );
+        s.ok(
+            k,
+            &[
+                "create",
+                "service",
+                "clusterip",
+                "headless",
+                "--clusterip=None",
+                "--tcp=5678",
+            ],
+        );
+        s.ok(
+            k,
+            &[
+                "create",
+                "service",
+                "nodeport",
+                "np",
+                "--tcp=443:https",
+                "--node-port=30443",
+            ],
+        );
+        s.ok(
+            k,
+            &[
+                "create",
+                "service",
+                "externalname",
+                "ext",
+                "--external-name=example.com",
+            ],
+        );
+        let spec = |name: &str| -> serde_json::Value {
+            serde_json::from_str(&s.ok(k, &["get", "service", name, "-o", "jsonpath={.spec}"]))
+                .unwrap()
+        };
+        let foo = spec("foo");
+        assert_eq!(
+            foo["ports"],
+            serde_json::json!([{"name": "80-8080", "port": 80, "protocol": "TCP", "targetPort": 8080}]),
+            "kubectl {v}"
+        );
+        assert_eq!(foo["selector"], serde_json::json!({"app": "foo"}));
+        assert_eq!(foo["type"], "ClusterIP");
+        assert!(foo["clusterIP"].as_str().unwrap().starts_with("10.96."));
+        assert_eq!(
+            s.ok(
+                k,
+                &[
+                    "get",
+                    "service",
+                    "foo",
+                    "-o",
+                    "jsonpath={.metadata.labels.app}"
+                ]
+            ),
+            "foo"
+        );
+        let headless = spec("headless");
+        assert_eq!(headless["clusterIP"], "None");
+        assert_eq!(headless["ports"][0]["targetPort"], 5678);
+        let np = spec("np");
+        assert_eq!(np["type"], "NodePort");
+        assert_eq!(
+            np["ports"],
+            serde_json::json!([{"name": "443-https", "nodePort": 30443, "port": 443, "protocol": "TCP", "targetPort": "https"}])
+        );
+        let ext = spec("ext");
+        assert_eq!(ext["type"], "ExternalName");
+        assert_eq!(ext["externalName"], "example.com");
+        let all = serde_json::json!({"foo": foo, "headless": headless, "np": np, "ext": ext});
+        stored.lock().unwrap().push((v.to_string(), all));
+    });
+    let stored = stored.into_inner().unwrap();
+    for (v, specs) in &stored {
+        assert_eq!(
+            specs, &stored[0].1,
+            "kubectl {v} stored other Services than kubectl {}",
+            stored[0].0
+        );
+    }
+}

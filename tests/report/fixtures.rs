@@ -393,3 +393,89 @@ pub fn large(kinds: usize) -> Matrix {
         scenarios: Vec::new(),
     }
 }
+
+/// A `check --embedded --crds … --provider-cmd …` without `--sample` for one kind: every static
+/// cell passes, AcmeMachine's lifecycle rule was judged (pass), AcmeCluster's lifecycle rules
+/// skipped "no sample object" (one MUST, one SHOULD), another skipped for another reason; the
+/// mock baseline passed. No failure, but not PASS: inconclusive, exit 3.
+pub fn no_sample() -> Matrix {
+    use capi_conformance::report::model::NO_SAMPLE_REASON;
+    let cluster = col("acme", "AcmeCluster", Role::InfraCluster, B2, false);
+    let machine = col("acme", "AcmeMachine", Role::InfraMachine, B2, false);
+    let mock_cluster = col("mock", "MockCluster", Role::InfraCluster, B2, true);
+    let label = rule(
+        "all/crd-contract-label",
+        "CRD carries the contract label",
+        Level::Must,
+        &[Role::InfraCluster, Role::InfraMachine],
+        RuleKind::Static,
+    );
+    let ready = rule(
+        "infra-cluster/provisioned",
+        "InfraCluster reports provisioned",
+        Level::Must,
+        &[Role::InfraCluster],
+        RuleKind::Scenario,
+    );
+    let paused = rule(
+        "infra-cluster/pause",
+        "InfraCluster honours pause",
+        Level::Should,
+        &[Role::InfraCluster],
+        RuleKind::Scenario,
+    );
+    let pid = rule(
+        "infra-machine/provider-id",
+        "InfraMachine sets spec.providerID",
+        Level::Must,
+        &[Role::InfraMachine],
+        RuleKind::Scenario,
+    );
+    let addresses = rule(
+        "infra-machine/addresses",
+        "InfraMachine reports addresses",
+        Level::May,
+        &[Role::InfraMachine],
+        RuleKind::Scenario,
+    );
+    let lc = |r: &Rule, c: &Column, o: Outcome, why: Option<&str>| {
+        let mut x = result(&r.id, c, r.level, Phase::Lifecycle, o);
+        x.reason = why.map(str::to_string);
+        x
+    };
+    let results = vec![
+        result(
+            &label.id,
+            &cluster,
+            Level::Must,
+            Phase::Static,
+            Outcome::Pass,
+        ),
+        result(
+            &label.id,
+            &machine,
+            Level::Must,
+            Phase::Static,
+            Outcome::Pass,
+        ),
+        lc(&ready, &cluster, Outcome::Skip, Some(NO_SAMPLE_REASON)),
+        lc(&ready, &mock_cluster, Outcome::Pass, None),
+        lc(&paused, &cluster, Outcome::Skip, Some(NO_SAMPLE_REASON)),
+        lc(&pid, &machine, Outcome::Pass, None),
+        lc(
+            &addresses,
+            &machine,
+            Outcome::Skip,
+            Some("not driven by SC-inframachine (needs a workload cluster or real infrastructure)"),
+        ),
+    ];
+    Matrix {
+        context: context(),
+        rules: vec![label, ready, paused, pid, addresses],
+        columns: vec![cluster, machine, mock_cluster],
+        results,
+        problems: Vec::new(),
+        notes: Vec::new(),
+        scenarios: Vec::new(),
+    }
+}

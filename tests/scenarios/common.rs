@@ -100,5 +100,6 @@ pub fn run_env(
         round_trips: Default::default(),
         events: Default::default(),
         workloads,
+        core_version: "v1beta2",
     }
 }

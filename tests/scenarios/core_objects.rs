@@ -336,3 +336,96 @@ async fn python_reads_core_objects_converted_at_both_versions() {
         core.shutdown().await;
     }
 }
+
+/// The mock's components with the v1beta2 contract label emptied on every CRD (an empty value
+/// declares nothing, as in CAPI's `contract.GetAPIVersion`; the install merge-patches the CRDs
+/// the embedded core already holds, so removing the key would keep it): a provider of the CAPI
+/// v1.9/v1.10 line, which declares only the v1beta1 contract.
+fn v1beta1_only_mock_components() -> (tempfile::TempDir, String) {
+    let mut docs =
+        capi_conformance::mock::manifests::manifests(&Default::default()).expect("mock manifests");
+    for d in &mut docs {
+        if d["kind"] == "CustomResourceDefinition" {
+            d["metadata"]["labels"]["cluster.x-k8s.io/v1beta2"] = serde_json::json!("");
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mock-v1beta1-only.yaml");
+    std::fs::write(&file, serde_saphyr::to_string_multiple(&docs).unwrap()).unwrap();
+    let path = file.display().to_string();
+    (dir, path)
+}
+
+/// A provider of CAPI v1.9/v1.10 resolves its owner through the ownerReference's `apiVersion` in
+/// a scheme that knows only core v1beta1 (CABPK v1.9: "failed to get owner: no kind Machine is
+/// registered for version cluster.x-k8s.io/v1beta2 in scheme"): for a provider declaring only
+/// the v1beta1 contract the tool writes its owner references at `cluster.x-k8s.io/v1beta1`, as
+/// that line's core does. Fails when they name v1beta2 (the mock's `owner-version` mode).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_v1beta1_only_provider_gets_owner_references_at_core_v1beta1() {
+    let (_dir, file) = v1beta1_only_mock_components();
+    let m = embedded_reading(
+        &[
+            "--crds",
+            &file,
+            "--scenarios",
+            "SC-infracluster,SC-inframachine,SC-bootstrap,SC-machinepool",
+        ],
+        "v1beta1,owner-version,capi-like",
+    )
+    .await;
+    assert_target_clean(&m, "owner-version");
+    let contracts: std::collections::BTreeSet<_> =
+        lifecycle(&m, false).map(|r| r.column.contract).collect();
+    assert_eq!(
+        contracts,
+        [Some(capi_conformance::contract::Contract::V1Beta1)].into(),
+        "only the v1beta1 columns are driven"
+    );
+    for rule in [
+        id::infra_machine::PROVISIONED,
+        id::bootstrap::DATA_SECRET_CREATED,
+    ] {
+        assert!(scenario_passed(&m, false, rule), "{rule} not judged");
+    }
+}
+
+/// CAPI creates InfraMachines, InfraClusters and bootstrap configs by cloning templates
+/// (`external.GenerateTemplate`: MachineSet, KCP, topology), which always sets
+/// `cluster.x-k8s.io/cloned-from-name` and `cloned-from-groupkind`, so their
+/// `metadata.annotations` is never nil; CAPI v1.9's in-memory InfraCluster reconciler writes into
+/// it unguarded (the mock's `annotations-unguarded` mode fails without the annotations). The
+/// samples carry no annotations of their own (the mock's default samples do), so the clone
+/// annotations are all the objects have; v1beta2 columns only (the mock without webhooks takes
+/// an object's contract from the version it was written at).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn objects_core_clones_carry_the_clone_annotations() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plain-samples.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: infrastructure.mock.capi-conformance.io/v1beta2\nkind: MockCluster\nmetadata: {name: c}\nspec: {}\n---\n\
+         apiVersion: infrastructure.mock.capi-conformance.io/v1beta2\nkind: MockMachine\nmetadata: {name: m}\nspec: {}\n",
+    )
+    .unwrap();
+    let path = file.display().to_string();
+    let m = embedded_reading(
+        &[
+            "--contract",
+            "v1beta2",
+            "--sample",
+            &path,
+            "--scenarios",
+            "SC-infracluster,SC-inframachine",
+        ],
+        "annotations-unguarded",
+    )
+    .await;
+    assert_target_clean(&m, "annotations-unguarded");
+    for rule in [
+        id::infra_machine::PROVISIONED,
+        id::infra_cluster::PROVISIONED,
+    ] {
+        assert!(scenario_passed(&m, false, rule), "{rule} not judged");
+    }
+}

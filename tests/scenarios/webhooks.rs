@@ -385,3 +385,75 @@ async fn an_undefined_webhook_service_is_a_note() {
         "{notes:#?}"
     );
 }
+
+/// Issue 22 item 1: a `--sample` is validated and created at the version it is written in, and
+/// the other served version is reached through the provider's conversion webhook, as
+/// kube-apiserver does: a MockControlPlane written at v1beta2 (`machineTemplate.spec` with an
+/// `apiGroup` reference and `deletion.nodeDrainTimeoutSeconds`) has no valid v1beta1 spelling by
+/// rewriting its `apiVersion` (v1beta1 wants `machineTemplate.infrastructureRef` with
+/// `apiVersion` and a duration string), yet drives both MockControlPlane columns. Before, the
+/// run stopped with exit 2 "not valid for the installed CRD (…/v1beta1)". (Written at v1beta2:
+/// the mock takes an object's contract from the version its creator wrote, so a v1beta1-written
+/// object would make it behave as a v1beta1 provider on the v1beta2 column too.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sample_written_at_one_version_drives_both_columns_through_the_providers_conversion() {
+    let dir = tempfile::tempdir().unwrap();
+    let components = dir.path().join("mock-webhooks.yaml");
+    let docs = webhook_manifests(&ManifestOptions::default()).unwrap();
+    std::fs::write(
+        &components,
+        serde_saphyr::to_string_multiple(&docs).unwrap(),
+    )
+    .unwrap();
+    let sample = dir.path().join("control-plane-v1beta2.yaml");
+    std::fs::write(
+        &sample,
+        "apiVersion: controlplane.mock.capi-conformance.io/v1beta2\n\
+         kind: MockControlPlane\n\
+         metadata: {name: cp}\n\
+         spec:\n  replicas: 1\n  version: v1.33.0\n  machineTemplate:\n    spec:\n      deletion: {nodeDrainTimeoutSeconds: 30}\n      infrastructureRef:\n        apiGroup: infrastructure.mock.capi-conformance.io\n        kind: MockMachineTemplate\n        name: cp-machines\n\
+         ---\n\
+         apiVersion: infrastructure.mock.capi-conformance.io/v1beta2\n\
+         kind: MockMachineTemplate\n\
+         metadata: {name: cp-machines}\n\
+         spec: {template: {spec: {}}}\n",
+    )
+    .unwrap();
+    let cmd = format!(
+        "{} mock-provider run --kubeconfig {{kubeconfig}} --watch-namespace {{namespace}} \
+         --webhook-cert-dir {{webhook-cert-dir}} --webhook-port {{webhook-port}} --webhook-host 127.0.0.1",
+        bin()
+    );
+    let out = tokio::process::Command::new(bin())
+        .args(["check", "--embedded", "--progress", "never", "-o", "json"])
+        .arg("--crds")
+        .arg(&components)
+        .arg("--sample")
+        .arg(&sample)
+        .args(["--scenarios", "SC-controlplane", "--provider-cmd", &cmd])
+        .arg("--report-dir")
+        .arg(dir.path().join("reports"))
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(2), "{stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("no JSON report ({e}): {stderr}"));
+    let cells: Vec<_> = lifecycle(&report)
+        .into_iter()
+        .filter(|(_, c, ..)| c.contains("MockControlPlane@") && !c.contains("(baseline)"))
+        .collect();
+    for contract in ["v1beta1", "v1beta2"] {
+        assert!(
+            cells
+                .iter()
+                .any(|(r, c, o, _)| r == "control-plane/certificates"
+                    && c.contains(contract)
+                    && o == "pass"),
+            "{contract}: {cells:#?}"
+        );
+    }
+    let failed: Vec<_> = cells.iter().filter(|(.., o, _)| o == "fail").collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+}

@@ -78,6 +78,18 @@ pub struct CoreReads {
     /// and treat what CAPI's providers treat as errors (the Cluster not found, the InfraCluster
     /// not there yet) as failures, not as a fixed recheck.
     pub workqueue_backoff: bool,
+    /// Resolve the owner (Machine, MachinePool, Cluster) through the ownerReference's
+    /// `apiVersion` in a scheme that knows only the core version read: an owner reference at
+    /// another core version is an error ("no kind Machine is registered for version
+    /// cluster.x-k8s.io/v1beta2 in scheme"), as in a provider built on CAPI v1.9/v1.10 reading
+    /// a v1.11 core's references.
+    pub owner_version: bool,
+    /// Write an annotation into `metadata.annotations` without creating the map first (CAPI
+    /// v1.9's in-memory InfraCluster reconciler): an InfraCluster or InfraMachine without
+    /// annotations makes the reconcile fail ("assignment to entry in nil map", a panic that
+    /// controller-runtime recovers into an error), so it never provisions. Objects CAPI clones
+    /// from templates always carry annotations.
+    pub annotations_unguarded: bool,
 }
 
 impl CoreReads {
@@ -91,11 +103,13 @@ impl CoreReads {
             finalizer_first: true,
             informer_lag: None,
             workqueue_backoff: true,
+            owner_version: false,
+            annotations_unguarded: false,
         }
     }
 
     /// Parses `v1beta1,infrastructure-ref,worker-join,finalizer-first,workqueue-backoff,
-    /// informer-lag=<n>ms` (any subset; `capi-like` = all but `v1beta1` and the lag); unknown
+    /// owner-version,annotations-unguarded,informer-lag=<n>ms` (any subset; `capi-like` = all but `v1beta1` and the lag); unknown
     /// words are errors.
     pub fn parse(spec: &str) -> Result<Self, String> {
         let mut out = CoreReads::default();
@@ -110,6 +124,8 @@ impl CoreReads {
                 "worker-join" => out.worker_join = true,
                 "finalizer-first" => out.finalizer_first = true,
                 "workqueue-backoff" => out.workqueue_backoff = true,
+                "owner-version" => out.owner_version = true,
+                "annotations-unguarded" => out.annotations_unguarded = true,
                 "capi-like" => {
                     out.infrastructure_ref = true;
                     out.worker_join = true;
@@ -118,7 +134,7 @@ impl CoreReads {
                 }
                 other => {
                     return Err(format!(
-                        "unknown core read mode {other:?} (v1beta1, infrastructure-ref, worker-join, finalizer-first, workqueue-backoff, capi-like, informer-lag=<n>ms)"
+                        "unknown core read mode {other:?} (v1beta1, infrastructure-ref, worker-join, finalizer-first, workqueue-backoff, owner-version, annotations-unguarded, capi-like, informer-lag=<n>ms)"
                     ));
                 }
             }

@@ -104,7 +104,7 @@ pub const FAULTS: &[(RuleId, &str)] = &[
     ),
     (
         id::infra_machine::ADDRESSES,
-        "reports provisioned without status.addresses",
+        "reports status.addresses with an address type CAPI does not know (PrivateIP)",
     ),
     (
         id::infra_machine::FAILURE_DOMAIN_PLACEMENT,

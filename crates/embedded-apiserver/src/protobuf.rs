@@ -13,12 +13,14 @@ use std::collections::BTreeMap;
 
 mod apps;
 mod batch;
+mod core_v1;
 mod rbac;
 pub use apps::{
     Container, ContainerPort, Deployment, DeploymentSpec, DeploymentStrategy, PodSpec,
     PodTemplateSpec, Quantity, ResourceRequirements,
 };
 pub use batch::{Job, JobSpec, JobStatus};
+pub use core_v1::{Service, ServicePort, ServiceSpec, ServiceStatus};
 pub use rbac::{
     AggregationRule, Binding, LabelSelector, LabelSelectorRequirement, PolicyRule, Role, RoleRef,
     Subject,
@@ -283,6 +285,7 @@ pub const SUPPORTED: &[(&str, &str)] = &[
     ("v1", "ConfigMap"),
     ("v1", "Namespace"),
     ("v1", "ServiceAccount"),
+    ("v1", "Service"),
     ("authorization.k8s.io/v1", "SelfSubjectAccessReview"),
     ("authorization.k8s.io/v1", "SubjectAccessReview"),
     ("authorization.k8s.io/v1", "SelfSubjectRulesReview"),
@@ -331,6 +334,9 @@ pub fn decode_with_default(
         ("v1", "Namespace") => namespace_json(Namespace::decode(raw.as_slice()).map_err(msg_err)?),
         ("v1", "ServiceAccount") => {
             service_account_json(ServiceAccount::decode(raw.as_slice()).map_err(msg_err)?)
+        }
+        ("v1", "Service") => {
+            core_v1::service_json(Service::decode(raw.as_slice()).map_err(msg_err)?)
         }
         ("authorization.k8s.io/v1", "SelfSubjectAccessReview" | "SubjectAccessReview") => {
             access_review_json(AccessReview::decode(raw.as_slice()).map_err(msg_err)?)

@@ -42,5 +42,7 @@ mod webhook_admission;
 mod webhook_conversion;
 #[path = "support/webhooks.rs"]
 mod webhook_support;
+#[path = "apiserver/webhook_tls.rs"]
+mod webhook_tls;
 #[path = "apiserver/webhooks.rs"]
 mod webhooks;

@@ -111,6 +111,21 @@ pub fn plan_sample_references(
     (sample, out)
 }
 
+/// The `(group, kind)` of every object reference in `spec` (see [`plan_sample_references`]).
+pub fn referenced_kinds(spec: &Value) -> Vec<(String, String)> {
+    let mut spec = spec.clone();
+    let mut out: Vec<(String, String)> = Vec::new();
+    walk_references(&mut spec, &mut |r| {
+        if let (Some(g), Some(k)) = (reference_group(r), r.get("kind").and_then(Value::as_str)) {
+            let gk = (g, k.to_string());
+            if !out.contains(&gk) {
+                out.push(gk);
+            }
+        }
+    });
+    out
+}
+
 fn walk_references(v: &mut Value, f: &mut dyn FnMut(&mut serde_json::Map<String, Value>)) {
     match v {
         Value::Object(m) => {
@@ -135,7 +150,8 @@ fn walk_references(v: &mut Value, f: &mut dyn FnMut(&mut serde_json::Map<String,
     }
 }
 
-fn truncate_name(name: &str) -> String {
+/// `name` cut to 63 characters (a label-safe object name), without a trailing `-` or `.`.
+pub fn truncate_name(name: &str) -> String {
     let cut: String = name.chars().take(63).collect();
     cut.trim_end_matches(['-', '.']).to_string()
 }

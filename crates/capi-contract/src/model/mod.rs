@@ -4,6 +4,7 @@
 //! the parts of one rule fold into one cell ([`combine`]).
 
 pub mod combine;
+pub mod coverage;
 pub mod labels;
 pub mod options;
 pub(crate) mod shared_str;
@@ -11,6 +12,9 @@ mod timeline;
 
 use crate::contract::{Contract, FailOn, Level, Role};
 use crate::suite::Rule;
+pub use coverage::{
+    LifecycleCoverage, NO_SAMPLE_REASON, ReasonCount, is_unjudged_for_lack_of_sample,
+};
 pub use options::{Choice, ContractSelection, OutputFormat};
 use serde::{Deserialize, Serialize};
 pub use shared_str::SharedStr;
@@ -283,6 +287,14 @@ pub struct Summary {
     pub gating_failures: usize,
     /// Inconclusive results at or above `--fail-on`.
     pub gating_inconclusive: usize,
+    /// Lifecycle `skip` results at or above `--fail-on` that no scenario judged because their
+    /// kind had no sample object ([`coverage::is_unjudged_for_lack_of_sample`]); absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub gating_unjudged: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// The run's verdict, mapped 1:1 to the process exit code.
@@ -295,7 +307,8 @@ pub enum Verdict {
     Fail,
     /// Exit 2: input problems (only reachable with `--keep-going`).
     InputError,
-    /// Exit 3: no failure, but inconclusive results blocked a verdict.
+    /// Exit 3: no failure, but inconclusive results blocked a verdict, or lifecycle rules
+    /// were not judged because a target kind had no sample object.
     Inconclusive,
 }
 
@@ -418,7 +431,12 @@ impl Matrix {
                         s.gating_failures += 1;
                     }
                 }
-                Outcome::Skip => s.skip += 1,
+                Outcome::Skip => {
+                    s.skip += 1;
+                    if r.level.gates(fail_on) && coverage::is_unjudged_for_lack_of_sample(r) {
+                        s.gating_unjudged += 1;
+                    }
+                }
                 Outcome::Inconclusive => {
                     s.inconclusive += 1;
                     if r.level.gates(fail_on) {
@@ -431,17 +449,36 @@ impl Matrix {
         s
     }
 
+    /// The run's verdict from its [`Summary`]: a gating failure fails the run; else input
+    /// problems are an input error; else a gating inconclusive result, or a gating lifecycle
+    /// rule left unjudged for lack of a sample object, makes it inconclusive; else it passes.
     pub fn verdict(&self) -> Verdict {
-        let s = self.summary();
+        Self::verdict_of(&self.summary(), !self.problems.is_empty())
+    }
+
+    /// [`Matrix::verdict`] from the counts alone.
+    pub fn verdict_of(s: &Summary, input_problems: bool) -> Verdict {
         if s.gating_failures > 0 {
             Verdict::Fail
-        } else if !self.problems.is_empty() {
+        } else if input_problems {
             Verdict::InputError
-        } else if s.gating_inconclusive > 0 {
+        } else if s.gating_inconclusive > 0 || s.gating_unjudged > 0 {
             Verdict::Inconclusive
         } else {
             Verdict::Pass
         }
+    }
+
+    /// Per target provider, how many lifecycle cells a scenario judged and why the others
+    /// were skipped ([`coverage::lifecycle_coverage`]).
+    pub fn lifecycle_coverage(&self) -> Vec<LifecycleCoverage> {
+        coverage::lifecycle_coverage(self)
+    }
+
+    /// (provider, kind) of every target kind whose gating lifecycle rules were not judged for
+    /// lack of a sample object ([`coverage::gating_kinds_without_sample`]).
+    pub fn gating_kinds_without_sample(&self) -> Vec<(SharedStr, SharedStr)> {
+        coverage::gating_kinds_without_sample(self)
     }
 
     /// A copy with every time-dependent value cleared (durations, start time, step start

@@ -132,12 +132,17 @@ fn status(s: &Subject, ctx: &Ctx, machine: Option<&DynamicObject>) -> Value {
         Contract::V1Beta1 => json!({ "ready": provisioned }),
         Contract::V1Beta2 => json!({ "initialization": { "provisioned": provisioned } }),
     };
-    if !s.fault("addresses") {
-        status["addresses"] = json!([
-            { "type": "InternalIP", "address": internal_ip(s) },
-            { "type": "Hostname", "address": s.name },
-        ]);
-    }
+    // The contract makes addresses optional ("Set status.addresses … (optional)"): the fault
+    // reports them malformed (a type CAPI does not know), which the rule must catch.
+    let ip_type = if s.fault("addresses") {
+        "PrivateIP"
+    } else {
+        "InternalIP"
+    };
+    status["addresses"] = json!([
+        { "type": ip_type, "address": internal_ip(s) },
+        { "type": "Hostname", "address": s.name },
+    ]);
     let wanted_fd = machine.and_then(|m| object::string_field(m, "spec.failureDomain"));
     if let (Contract::V1Beta2, Some(fd)) = (s.contract, wanted_fd) {
         let placed = if s.fault("failure-domain-placement") {

@@ -360,6 +360,27 @@ pub async fn common_gates(
     if owner_ref.is_none() && !s.fault("owner-gate") {
         return Ok(Gates::Stop(Action::await_change()));
     }
+    if let Some(o) = owner_ref.filter(|_| ctx.opts.core.owner_version) {
+        let known = format!(
+            "{}/{}",
+            crate::core_crds::CORE_GROUP,
+            ctx.opts.core.version()
+        );
+        if o.api_version != known {
+            return Err(ReconcileError::Invalid(format!(
+                "failed to get owner: no kind {} is registered for version {} in scheme",
+                o.kind, o.api_version
+            )));
+        }
+    }
+    if ctx.opts.core.annotations_unguarded
+        && matches!(s.kind.role, Role::InfraCluster | Role::InfraMachine)
+        && s.obj.metadata.annotations.is_none()
+    {
+        return Err(ReconcileError::Invalid(
+            "Observed a panic: assignment to entry in nil map (metadata.annotations)".into(),
+        ));
+    }
     let cluster_name = object::label(&s.obj, CLUSTER_NAME_LABEL)
         .map(str::to_string)
         .or_else(|| {

@@ -186,7 +186,7 @@ fn put_true(m: &mut Map<String, Value>, k: &str, v: Option<bool>) {
     }
 }
 
-fn int_or_string(v: IntOrString) -> Value {
+pub(super) fn int_or_string(v: IntOrString) -> Value {
     match v.r#type {
         Some(1) => Value::String(v.str_val.unwrap_or_default()),
         _ => Value::from(v.int_val.unwrap_or_default()),

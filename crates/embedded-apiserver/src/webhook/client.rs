@@ -23,6 +23,8 @@ use tokio_rustls::rustls;
 use tokio_rustls::rustls::pki_types::pem::PemObject as _;
 use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName};
 
+use super::verify::{GoX509Error, WebhookCertVerifier};
+
 /// Where a webhook is served.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Endpoint {
@@ -171,6 +173,7 @@ impl WebhookClient {
             return Ok(c.clone());
         }
         let mut roots = rustls::RootCertStore::empty();
+        let mut bundle = Vec::new();
         if ca_bundle.is_empty() {
             for cert in rustls_native_certs::load_native_certs().certs {
                 let _ = roots.add(cert);
@@ -179,6 +182,7 @@ impl WebhookClient {
             for cert in CertificateDer::pem_slice_iter(ca_bundle) {
                 let cert =
                     cert.map_err(|e| CallError(format!("unable to load root certificates: {e}")))?;
+                bundle.push(cert.as_ref().to_vec());
                 roots
                     .add(cert)
                     .map_err(|e| CallError(format!("unable to load root certificates: {e}")))?;
@@ -190,10 +194,14 @@ impl WebhookClient {
             }
         }
         let provider = Arc::new(rustls::crypto::ring::default_provider());
+        // WebPKI, plus Go's rule for a leaf that is itself a caBundle certificate (verify.rs).
+        let verifier = WebhookCertVerifier::new(Arc::new(roots), bundle, provider.clone())
+            .map_err(|e| CallError(format!("unable to load root certificates: {e}")))?;
         let mut config = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(|e| CallError(format!("tls: {e}")))?
-            .with_root_certificates(roots)
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(verifier))
             .with_no_client_auth();
         // kube-apiserver forces HTTP/1.1 for webhooks (kubernetes#75791).
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
@@ -392,6 +400,13 @@ fn tls_error(e: &std::io::Error, host: &str) -> String {
                 | CertificateError::NotValidYet
                 | CertificateError::NotValidYetContext { .. } => {
                     "x509: certificate has expired or is not yet valid".to_string()
+                }
+                CertificateError::InvalidPurpose
+                | CertificateError::InvalidPurposeContext { .. } => {
+                    "x509: certificate specifies an incompatible key usage".to_string()
+                }
+                CertificateError::Other(o) if o.0.downcast_ref::<GoX509Error>().is_some() => {
+                    o.0.to_string()
                 }
                 other => format!("x509: {other:?}"),
             };

@@ -7,7 +7,8 @@
 //!   defaulting at the webhook's version) and the parallel validating webhooks.
 //! - [`conversion`]: CRD `strategy: Webhook` with ConversionReview.
 //! - [`client`]: the HTTPS client (caBundle trust, ALPN http/1.1, `?timeout=`, pooled
-//!   connections).
+//!   connections); [`verify`]: its certificate verification (WebPKI, plus Go's rule for a
+//!   leaf that is itself a caBundle certificate).
 //! - [`oracle`]: how the synchronous write pipeline (under the store lock) asks for webhook
 //!   results: it is replayed with the answers memoized until every answer is known, so no
 //!   lock is held across a network call.
@@ -35,6 +36,7 @@ pub mod conversion;
 pub mod crd_conversion;
 pub mod matching;
 pub mod oracle;
+pub mod verify;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

@@ -98,15 +98,38 @@ impl WebhookServer {
 
     pub async fn start_with(names: &[&str]) -> Self {
         let c = certs(names);
+        Self::start_serving(
+            CertificateDer::from(c.cert_der),
+            PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(c.key_der)),
+            &c.ca_pem,
+        )
+        .await
+    }
+
+    /// Serves `cert` (PEM, one certificate) with `key` (PEM, any of PKCS#8, PKCS#1, SEC1);
+    /// `ca_pem` becomes [`WebhookServer::ca_bundle`]. For certificates made outside the tests,
+    /// e.g. by `openssl req -x509`.
+    pub async fn start_pem(cert: &str, key: &str, ca_pem: &str) -> Self {
+        use rustls::pki_types::pem::PemObject as _;
+        Self::start_serving(
+            CertificateDer::from_pem_slice(cert.as_bytes()).unwrap(),
+            PrivateKeyDer::from_pem_slice(key.as_bytes()).unwrap(),
+            ca_pem,
+        )
+        .await
+    }
+
+    async fn start_serving(
+        cert: CertificateDer<'static>,
+        key: PrivateKeyDer<'static>,
+        ca_pem: &str,
+    ) -> Self {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let mut config = rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .unwrap()
             .with_no_client_auth()
-            .with_single_cert(
-                vec![CertificateDer::from(c.cert_der.clone())],
-                PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(c.key_der.clone())),
-            )
+            .with_single_cert(vec![cert], key)
             .unwrap();
         // controller-runtime's default: h2 offered (kube-apiserver must still get HTTP/1.1).
         config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
@@ -152,7 +175,7 @@ impl WebhookServer {
         });
         Self {
             addr,
-            ca_bundle: base64::engine::general_purpose::STANDARD.encode(&c.ca_pem),
+            ca_bundle: base64::engine::general_purpose::STANDARD.encode(ca_pem),
             shared,
             stop: Some(tx),
         }

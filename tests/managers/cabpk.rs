@@ -1,0 +1,68 @@
+//! CABPK v1.11.11 (the kubeadm bootstrap provider): KubeadmConfig serves v1beta1 and v1beta2,
+//! whose shapes differ (`kubeletExtraArgs` a map at v1beta1, a list of name/value pairs at
+//! v1beta2). A sample written at either version drives both columns through CABPK's conversion
+//! webhook; the worker join needs the workload cluster its ClusterCache probes with `GET /`.
+
+use super::support::{check, components, manager, manager_cmd, sample};
+
+async fn judged_with(sample_file: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let (Some(cabpk), Some(comps)) = (
+        manager(dir.path(), "kubeadm-bootstrap-manager"),
+        components("cabpk"),
+    ) else {
+        return;
+    };
+    let sample = sample(sample_file);
+    let run = check(
+        dir.path(),
+        &comps,
+        &manager_cmd(&cabpk),
+        &["--sample", sample.to_str().unwrap()],
+    )
+    .await;
+    assert_ne!(run.code, Some(2), "{sample_file}: {}", run.stderr);
+    assert_eq!(run.panics(), 0, "{}", run.log);
+    assert!(
+        !run.log.contains("cluster is not reachable"),
+        "{sample_file}: CABPK's ClusterCache could not reach the workload cluster"
+    );
+    let config: Vec<_> = run
+        .lifecycle()
+        .into_iter()
+        .filter(|(_, c, ..)| c.contains("/KubeadmConfig@"))
+        .collect();
+    for contract in ["v1beta1", "v1beta2"] {
+        for rule in [
+            "bootstrap/data-secret-created",
+            "bootstrap/data-secret-name",
+            "all/conversion-lossless",
+        ] {
+            assert!(
+                config
+                    .iter()
+                    .any(|(r, c, o, _)| r == rule && c.ends_with(contract) && o == "pass"),
+                "{sample_file}: {rule} {contract}: {config:#?}"
+            );
+        }
+    }
+    let failed: Vec<_> = run
+        .problems()
+        .into_iter()
+        .filter(|(.., o, _)| o == "fail")
+        .collect();
+    assert!(failed.is_empty(), "{sample_file}: {failed:#?}");
+    assert_eq!(run.code, Some(0), "{sample_file}: {}", run.stderr);
+}
+
+/// `kubeletExtraArgs` as a map: valid at v1beta1 only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cabpk_with_a_v1beta1_sample() {
+    judged_with("cabpk-v1beta1.yaml").await;
+}
+
+/// `kubeletExtraArgs` as a list: valid at v1beta2 only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cabpk_with_a_v1beta2_sample() {
+    judged_with("cabpk-v1beta2.yaml").await;
+}

@@ -1,0 +1,93 @@
+//! CAPD v1.11.11's in-memory backend (DevCluster/DevMachine with `spec.backend.inMemory`: fake
+//! VMs and a fake workload API server per cluster, no Docker), judged from our own samples.
+
+use super::support::{check, components, manager, manager_cmd, sample};
+use std::collections::BTreeSet;
+
+/// The failures that are true findings about CAPD v1.11.11, each shown by its source
+/// (kubernetes-sigs/cluster-api at tag v1.11.11):
+/// - `infra-cluster/externally-managed` (SHOULD), both DevCluster columns: the in-memory backend
+///   never reads `cluster.x-k8s.io/managed-by` (no `IsExternallyManaged` anywhere under
+///   `test/infrastructure/docker`); `backends/inmemory/inmemorycluster_backend.go`
+///   `ReconcileNormal` writes the listener annotation and `spec.controlPlaneEndpoint`
+///   unconditionally.
+/// - `infra-cluster/ready-condition` (SHOULD), both DevCluster columns: the same
+///   `ReconcileNormal` sets only `status.initialization.provisioned`, and `PatchDevCluster`
+///   owns only the `Paused` condition: no `Ready` condition.
+/// - `infra-machinepool/initialization-provisioned` (SHOULD, static), DockerMachinePool v1beta2:
+///   its v1beta2 schema has no `status.initialization` (`exp/api/v1beta2`
+///   `DockerMachinePoolStatus` keeps `ready`).
+pub fn true_findings() -> BTreeSet<(String, String)> {
+    [
+        (
+            "infra-cluster/externally-managed",
+            "infrastructure-docker/DevCluster@v1beta1",
+        ),
+        (
+            "infra-cluster/externally-managed",
+            "infrastructure-docker/DevCluster@v1beta2",
+        ),
+        (
+            "infra-cluster/ready-condition",
+            "infrastructure-docker/DevCluster@v1beta1",
+        ),
+        (
+            "infra-cluster/ready-condition",
+            "infrastructure-docker/DevCluster@v1beta2",
+        ),
+        (
+            "infra-machinepool/initialization-provisioned",
+            "infrastructure-docker/DockerMachinePool@v1beta2",
+        ),
+    ]
+    .into_iter()
+    .map(|(r, c)| (r.to_string(), c.to_string()))
+    .collect()
+}
+
+/// The run a provider team makes: components, our sample, the manager's own command line; no
+/// `--timeout`, no hand-set environment (its Deployment's `POD_IP` comes from the components).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn capd_in_memory_gets_a_verdict_with_only_true_findings() {
+    let dir = tempfile::tempdir().unwrap();
+    let (Some(capd), Some(comps)) = (manager(dir.path(), "capd-manager"), components("capd"))
+    else {
+        return;
+    };
+    let sample = sample("capd-in-memory.yaml");
+    let run = check(
+        dir.path(),
+        &comps,
+        &manager_cmd(&capd),
+        &["--sample", sample.to_str().unwrap()],
+    )
+    .await;
+    assert_eq!(run.panics(), 0, "{}", run.log);
+    let failed: BTreeSet<(String, String)> = run
+        .problems()
+        .into_iter()
+        .filter(|(.., o, _)| o == "fail")
+        .map(|(r, c, ..)| (r, c))
+        .collect();
+    assert_eq!(failed, true_findings(), "stderr: {}", run.stderr);
+    // Every lifecycle rule of the in-memory kinds is judged, or skipped for a stated contract
+    // reason, never for a missing sample.
+    let dev: Vec<_> = run
+        .lifecycle()
+        .into_iter()
+        .filter(|(_, c, ..)| c.contains("/DevCluster@") || c.contains("/DevMachine@"))
+        .collect();
+    assert!(dev.len() > 40, "{dev:#?}");
+    let unjudged: Vec<_> = dev
+        .iter()
+        .filter(|(_, _, o, why)| o == "inconclusive" || (o == "skip" && why.contains("no sample")))
+        .collect();
+    assert!(unjudged.is_empty(), "{unjudged:#?}");
+    for rule in ["infra-machine/delete", "infra-cluster/delete", "all/pause"] {
+        assert!(
+            dev.iter().any(|(r, _, o, _)| r == rule && o == "pass"),
+            "{rule}: {dev:#?}"
+        );
+    }
+    assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
+}

@@ -1,0 +1,128 @@
+//! Running a real manager of `../shared/providers` through `check --embedded`.
+
+use super::shared_data::{project_root, shared_or_skip};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Where CAPI v1.11.11's managers and components are, under `../shared`.
+pub const CAPI: &str = "providers/capi-v1.11.11";
+
+/// A manager of `../shared/providers/capi-v1.11.11`, decompressed into `dir` and made
+/// executable; `None` (with the skip line) without `../shared`.
+pub fn manager(dir: &Path, name: &str) -> Option<PathBuf> {
+    let gz = shared_or_skip(&format!("{CAPI}/{name}.gz"), &format!("CAPI's {name}"))?;
+    let out = dir.join(name);
+    let bytes = std::process::Command::new("gzip")
+        .arg("-dc")
+        .arg(&gz)
+        .output()
+        .expect("gzip runs");
+    assert!(bytes.status.success(), "gzip -dc {}", gz.display());
+    std::fs::write(&out, bytes.stdout).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    Some(out)
+}
+
+/// `../shared/providers/capi-v1.11.11/components/<name>.yaml`.
+pub fn components(name: &str) -> Option<PathBuf> {
+    shared_or_skip(
+        &format!("{CAPI}/components/{name}.yaml"),
+        &format!("CAPI's {name} components"),
+    )
+}
+
+/// Our sample file `tests/data/capi-managers/<name>`.
+pub fn sample(name: &str) -> PathBuf {
+    project_root().join("tests/data/capi-managers").join(name)
+}
+
+/// The command line CAPI's managers take, as a provider team writes it (README "Your own
+/// manager"): the run's kubeconfig, webhook certificate and ports, health and metrics addresses.
+pub fn manager_cmd(manager: &Path) -> String {
+    format!(
+        "{} --kubeconfig {{kubeconfig}} --webhook-cert-dir {{webhook-cert-dir}} --webhook-port {{webhook-port}} \
+         --health-addr {{health-addr}} --diagnostics-address {{metrics-addr}} --insecure-diagnostics",
+        manager.display()
+    )
+}
+
+/// What a run left: its exit code, JSON report and the manager's log.
+pub struct Run {
+    pub code: Option<i32>,
+    pub report: Value,
+    pub log: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// Lifecycle cells of the target (not the baseline): (rule, column, outcome, reason).
+    pub fn lifecycle(&self) -> Vec<(String, String, String, String)> {
+        self.report["results"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .filter(|r| {
+                r["phase"] == "lifecycle"
+                    && !r["column"].as_str().unwrap_or("").contains("(baseline)")
+            })
+            .map(|r| {
+                let s = |k: &str| r[k].as_str().unwrap_or_default().to_string();
+                (s("rule_id"), s("column"), s("outcome"), s("reason"))
+            })
+            .collect()
+    }
+
+    /// Failing or inconclusive cells of any phase: (rule, column, outcome, level).
+    pub fn problems(&self) -> Vec<(String, String, String, String)> {
+        self.report["results"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .filter(|r| r["outcome"] == "fail" || r["outcome"] == "inconclusive")
+            .map(|r| {
+                let s = |k: &str| r[k].as_str().unwrap_or_default().to_string();
+                (s("rule_id"), s("column"), s("outcome"), s("level"))
+            })
+            .collect()
+    }
+
+    /// Lines of the manager's log reporting a recovered panic.
+    pub fn panics(&self) -> usize {
+        self.log.matches("Observed a panic").count()
+    }
+}
+
+/// `check --embedded -o json --crds <components> --provider-cmd <cmd> <extra…>` with the test
+/// binary, its reports in `dir`.
+pub async fn check(dir: &Path, components: &Path, cmd: &str, extra: &[&str]) -> Run {
+    let reports = dir.join("reports");
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_capi-conformance"))
+        .args(["check", "--embedded", "--progress", "never", "-o", "json"])
+        .arg("--crds")
+        .arg(components)
+        .args(["--provider-cmd", cmd])
+        .args(extra)
+        .arg("--report-dir")
+        .arg(&reports)
+        .output()
+        .await
+        .expect("the tool runs");
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("no JSON report ({e}); stderr: {stderr}"));
+    let run_id = report["context"]["run_id"].as_str().unwrap_or_default();
+    let log =
+        std::fs::read_to_string(reports.join(format!("provider-{run_id}.log"))).unwrap_or_default();
+    Run {
+        code: out.status.code(),
+        report,
+        log,
+        stderr,
+    }
+}
