@@ -51,8 +51,8 @@ async fn check(
         "{} --kubeconfig {{kubeconfig}} --webhook-cert-dir {{webhook-cert-dir}} --webhook-port {{webhook-port}} --health-addr {{health-addr}} --diagnostics-address {{metrics-addr}}",
         capd.display()
     );
-    let samples =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/capd-in-memory-samples.yaml");
+    let samples = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/capi-managers/capd-in-memory.yaml");
     let reports = dir.join(label);
     let out = tokio::process::Command::new(bin())
         .args(["check", "--embedded", "--progress", "never", "-o", "json"])
