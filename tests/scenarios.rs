@@ -10,6 +10,8 @@ mod components;
 mod components_file;
 #[path = "scenarios/core_objects.rs"]
 mod core_objects;
+#[path = "scenarios/deployment.rs"]
+mod deployment;
 #[path = "scenarios/embedded.rs"]
 mod embedded;
 #[path = "scenarios/faults.rs"]

@@ -55,10 +55,26 @@ pub struct CheckArgs {
     /// manifests' defaults (repeatable).
     #[arg(long = "var", value_name = "NAME=VALUE")]
     pub vars: Vec<String>,
-    /// With --embedded: the provider's controller command; `{kubeconfig}` is replaced by the
-    /// embedded server's kubeconfig path.
+    /// With --embedded: the provider's controller command, run by `sh -c` against the embedded
+    /// server. Placeholders: `{kubeconfig}` the server's kubeconfig (a private temporary file);
+    /// `{namespace}` the run's target namespace; `{watch_filter}` the run's watch-filter label
+    /// value; `{webhook-cert-dir}` a private directory with `tls.crt`, `tls.key`, `ca.crt` (the
+    /// run's serving certificate for the components' webhook Services); `{webhook-cert-path}`,
+    /// `{webhook-key-path}`, `{webhook-ca-path}` those three files; `{webhook-port}` a free port
+    /// the webhook Services are routed to; `{metrics-addr}`, `{health-addr}` `127.0.0.1:<free
+    /// port>` each (the run waits for `GET /readyz` there when there are no webhooks). With a
+    /// Deployment among --crds, the manager container's args are appended (except flags the
+    /// command sets; addresses, ports, cert dir and kubeconfig become the run's; leader election
+    /// off) and its env is set (`status.podIP` = 127.0.0.1; Secrets and ConfigMaps of the
+    /// components); a report note lists both.
     #[arg(long = "provider-cmd", value_name = "CMD")]
     pub provider_cmd: Option<String>,
+    /// With --provider-cmd: do not append the args of the components' manager Deployment.
+    #[arg(long = "no-deployment-args", requires = "provider_cmd")]
+    pub no_deployment_args: bool,
+    /// With --provider-cmd: do not set the env of the components' manager Deployment.
+    #[arg(long = "no-deployment-env", requires = "provider_cmd")]
+    pub no_deployment_env: bool,
     /// Sample provider objects (YAML of the provider's kinds with provider-specific spec).
     #[arg(long, value_name = "FILE")]
     pub sample: Vec<PathBuf>,
@@ -180,6 +196,13 @@ impl CheckArgs {
                     serve_webhooks: self.provider_cmd.is_some(),
                     core_crds: self.core_crds.clone(),
                     kustomize: self.kustomize(),
+                    manager: self.provider_cmd.as_ref().map(|command| {
+                        crate::run::manager_launch::LaunchRequest {
+                            command: command.clone(),
+                            args: !self.no_deployment_args,
+                            env: !self.no_deployment_env,
+                        }
+                    }),
                 },
                 provider_cmd: self.provider_cmd.clone(),
                 target_faults: self.mock_faults.clone().unwrap_or_default(),
@@ -221,5 +244,25 @@ impl From<ProgressArg> for Progress {
             ProgressArg::Always => Progress::Always,
             ProgressArg::Never => Progress::Never,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// `check --help` names every `--provider-cmd` placeholder and the opt-outs.
+    #[test]
+    fn help_lists_every_provider_cmd_placeholder() {
+        let mut cli = super::super::Cli::command();
+        let help = cli
+            .find_subcommand_mut("check")
+            .map(|c| c.render_long_help().to_string())
+            .unwrap_or_default();
+        let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        for p in crate::serving::placeholders::ALL {
+            assert!(flat.contains(&format!("`{p}`")), "{p} not in check --help");
+        }
+        assert!(flat.contains("--no-deployment-args") && flat.contains("--no-deployment-env"));
     }
 }

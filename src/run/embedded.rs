@@ -71,6 +71,8 @@ struct TargetStart<'a> {
     /// Components installed only when the target starts
     /// ([`crate::source::embedded::Installed::deferred`]).
     deferred: &'a [Document],
+    /// The components' Deployment's args and env for the `--provider-cmd` manager.
+    launch: Option<&'a super::manager_launch::ManagerLaunch>,
 }
 
 /// The target's controllers: an in-process faulty mock, or a `--provider-cmd` process.
@@ -128,15 +130,22 @@ impl TargetProcesses {
                 .await
                 .map_err(|e| format!("installing the provider's webhook configurations: {e}"))?;
             }
-            let expanded = placeholders.expand(cmd);
+            let mut expanded = placeholders.expand(cmd);
+            let mut env: &[super::manager_launch::env::EnvVar] = &[];
+            if let Some(launch) = t.launch {
+                expanded = launch.command_line(&expanded, &placeholders);
+                env = &launch.env;
+            }
             let log = dir.join(format!("provider-{}.log", t.run_id));
-            let mut provider = start_provider(&expanded, &log).map_err(|e| format!("{e:#}"))?;
+            let mut provider =
+                start_provider(&expanded, env, &log).map_err(|e| format!("{e:#}"))?;
             let ready =
                 wait_until_serving(&mut provider, &probes, placeholders.health_addr, t.wait)
                     .await
                     .map_err(|why| {
                         let hint = if !probes.is_empty()
                             && !crate::serving::placeholders::uses_webhooks(cmd)
+                            && !t.launch.is_some_and(|l| l.uses_webhooks())
                         {
                             "; the components declare webhooks: give the command {webhook-cert-dir} and {webhook-port} (see README \"Your own manager\")"
                         } else {
@@ -181,20 +190,26 @@ impl TargetProcesses {
         cmd: &str,
         placeholders: &mut crate::serving::Placeholders,
     ) -> Result<Vec<WebhookProbe>, String> {
-        use crate::serving::placeholders::{free_addr, free_port, uses, uses_webhooks};
+        use crate::serving::placeholders::{free_addr, free_port};
+        // The command's placeholders and those of the Deployment's args appended to it.
+        let uses = |p: &str| {
+            crate::serving::placeholders::uses(cmd, p) || t.launch.is_some_and(|l| l.uses(p))
+        };
+        let uses_webhooks = crate::serving::placeholders::uses_webhooks(cmd)
+            || t.launch.is_some_and(|l| l.uses_webhooks());
         let local;
         let serving = match t.serving {
             Some(s) => Some(s),
-            None if uses_webhooks(cmd) => {
+            None if uses_webhooks => {
                 local = crate::serving::Plan::local().map_err(|e| e.to_string())?;
                 Some(&local)
             }
             None => None,
         };
-        if uses(cmd, "{metrics-addr}") {
+        if uses("{metrics-addr}") {
             placeholders.metrics_addr = Some(free_addr().map_err(|e| format!("free port: {e}"))?);
         }
-        if uses(cmd, "{health-addr}") {
+        if uses("{health-addr}") {
             placeholders.health_addr = Some(free_addr().map_err(|e| format!("free port: {e}"))?);
         }
         let Some(serving) = serving else {
@@ -211,7 +226,7 @@ impl TargetProcesses {
         placeholders.webhook_key_path = Some(dir.key_path().display().to_string());
         placeholders.webhook_ca_path = Some(dir.ca_path().display().to_string());
         self.cert_dir = Some((dir, abort));
-        if uses(cmd, "{webhook-port}") {
+        if uses("{webhook-port}") {
             placeholders.webhook_port = Some(free_port().map_err(|e| format!("free port: {e}"))?);
         }
         let client_tls = serving.certs.client_config().map_err(|e| e.to_string())?;
@@ -344,7 +359,13 @@ pub fn expand_command(cmd: &str, kubeconfig: &str, namespace: &str, watch_filter
     .expand(cmd)
 }
 
-fn start_provider(cmd: &str, log: &std::path::Path) -> anyhow::Result<ProviderProcess> {
+/// Starts `sh -c cmd` with `env` over the tool's environment (a variable the command assigns
+/// itself wins, as `sh` makes it), its output to `log`.
+fn start_provider(
+    cmd: &str,
+    env: &[super::manager_launch::env::EnvVar],
+    log: &std::path::Path,
+) -> anyhow::Result<ProviderProcess> {
     if let Some(dir) = log.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
@@ -355,6 +376,7 @@ fn start_provider(cmd: &str, log: &std::path::Path) -> anyhow::Result<ProviderPr
     command
         .arg("-c")
         .arg(cmd)
+        .envs(env.iter().map(|v| (&v.name, &v.value)))
         .stdin(Stdio::null())
         .stdout(Stdio::from(out))
         .stderr(Stdio::from(err))
@@ -511,6 +533,7 @@ async fn run_scenarios(
             wait: settings.step_timeout * 3,
             serving: installed.serving.as_ref(),
             deferred: &installed.deferred,
+            launch: installed.launch.as_ref(),
         };
         match target.start(&start).await {
             Ok(()) => {

@@ -12,6 +12,7 @@ pub mod cluster_baseline;
 pub mod effective_rbac;
 pub mod embedded;
 pub mod interrupt;
+pub mod manager_launch;
 pub mod private_file;
 pub mod progress;
 

@@ -21,6 +21,20 @@ pub const WEBHOOK_PLACEHOLDERS: [&str; 5] = [
     "{webhook-port}",
 ];
 
+/// Every placeholder `--provider-cmd` takes (`check --help` lists each).
+pub const ALL: [&str; 10] = [
+    "{kubeconfig}",
+    "{namespace}",
+    "{watch_filter}",
+    "{webhook-cert-dir}",
+    "{webhook-cert-path}",
+    "{webhook-key-path}",
+    "{webhook-ca-path}",
+    "{webhook-port}",
+    "{metrics-addr}",
+    "{health-addr}",
+];
+
 /// Values for the placeholders of one run.
 #[derive(Debug, Clone, Default)]
 pub struct Placeholders {
@@ -105,6 +119,10 @@ mod tests {
             p.expand("m --kubeconfig {kubeconfig} -n {namespace} -f {watch_filter} --webhook-cert-dir {webhook-cert-dir} --c {webhook-cert-path} --k {webhook-key-path} --ca {webhook-ca-path} --webhook-port {webhook-port} --metrics {metrics-addr} --health-addr {health-addr}"),
             "m --kubeconfig /k -n ns -f f --webhook-cert-dir /d --c /d/tls.crt --k /d/tls.key --ca /d/ca.crt --webhook-port 9443 --metrics 127.0.0.1:8080 --health-addr 127.0.0.1:9440"
         );
+        // Every placeholder has a value.
+        let all = ALL.join(" ");
+        let expanded = p.expand(&all);
+        assert!(ALL.iter().all(|a| !expanded.contains(a)), "{expanded}");
         assert!(uses_webhooks("x --webhook-port {webhook-port}"));
         assert!(!uses_webhooks("x --kubeconfig {kubeconfig} {health-addr}"));
         assert_ne!(free_port().unwrap(), 0);

@@ -43,6 +43,9 @@ pub struct EmbeddedInputs {
     pub core_crds: Option<PathBuf>,
     /// `--kustomize`: renders the kustomize roots among `crds` and `core_crds`.
     pub kustomize: crate::documents::Kustomize,
+    /// `--provider-cmd` with the Deployment's args and env (`--no-deployment-args`,
+    /// `--no-deployment-env`): run the manager as the components' Deployment runs it.
+    pub manager: Option<crate::run::manager_launch::LaunchRequest>,
 }
 
 /// What installing the `--crds` components gave the run.
@@ -56,6 +59,9 @@ pub struct Installed {
     pub deferred: Vec<Document>,
     /// The components are the mock's own (its webhook mode): the mock's kinds are the target.
     pub mock_components: bool,
+    /// How the `--provider-cmd` manager runs as the components' Deployment runs it
+    /// ([`crate::run::manager_launch`]).
+    pub launch: Option<crate::run::manager_launch::ManagerLaunch>,
     /// Where the `--crds` input declared each Role and ClusterRole it installed, by
     /// [`RoleKey`]: read back from the server, they keep that origin ([`input_origins`]).
     pub input_roles: BTreeMap<RoleKey, Origin>,
@@ -286,6 +292,14 @@ async fn install_provider_manifests(
     let mut docs = crate::manifests::load(&inputs.crds, &vars, &inputs.kustomize)
         .context("installing --crds on the embedded server")?;
     let mut notes = Vec::new();
+    let launch = manager_launch(&docs, inputs)?;
+    if let Some(l) = &launch {
+        eprintln!("{}", l.note);
+        notes.push(crate::report::Note {
+            source: "--provider-cmd".into(),
+            message: l.note.clone(),
+        });
+    }
     let serving = if inputs.serve_webhooks {
         webhook_serving(&mut docs, &mut notes)?
     } else {
@@ -331,8 +345,24 @@ async fn install_provider_manifests(
         serving,
         deferred,
         mock_components,
+        launch,
         input_roles,
     })
+}
+
+/// How the `--provider-cmd` manager runs as the components' Deployment runs it (`None` without
+/// the command, a Deployment, or with both parts turned off).
+fn manager_launch(
+    docs: &[Document],
+    inputs: &EmbeddedInputs,
+) -> anyhow::Result<Option<crate::run::manager_launch::ManagerLaunch>> {
+    let Some(request) = &inputs.manager else {
+        return Ok(None);
+    };
+    let values: Vec<Value> = docs.iter().map(|d| d.value.clone()).collect();
+    Ok(crate::run::manager_launch::ManagerLaunch::from_components(
+        &values, request,
+    )?)
 }
 
 #[cfg(test)]
