@@ -42,7 +42,14 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
 
     r.step("provision");
     let path = provisioned_path(contract);
+    let provision_started = std::time::Instant::now();
     let mut provisioned = r.wait_ever(&ic, |v| get_bool(v, path) == Some(true)).await;
+    // How long this provider takes to act on a fresh object: the evidence window of the
+    // externally-managed check below.
+    let acting_latency = provisioned
+        .is_ok()
+        .then(|| provision_started.elapsed())
+        .unwrap_or_default();
     if provisioned.is_err() && !endpoint_set(r.env.recorder.latest(&r.key(&ic)).as_ref()) {
         // The provider may wait for the Cluster's endpoint (endpoint-wait): give it one.
         r.step("provision: set Cluster endpoint");
@@ -105,7 +112,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     obj["metadata"]["labels"][CLUSTER_NAME_LABEL] = json!(cluster);
     let mark = r.env.recorder.mark();
     r.env.create(&res, obj).await?;
-    let acted = r.stays_quiet(&ic2, mark).await;
+    let acted = r.stays_quiet_for(&ic2, mark, acting_latency).await;
     r.verdicts.check(
         id::infra_cluster::EXTERNALLY_MANAGED,
         acted.is_none(),

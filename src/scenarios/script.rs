@@ -220,7 +220,24 @@ impl<'a> ScriptRun<'a> {
     /// "Must not act": watches for a provider change (other than the Paused condition) for the
     /// quiet window; None means it stayed quiet.
     pub async fn stays_quiet(&self, name: &str, mark: Mark) -> Option<Vec<String>> {
-        let window = self.env.quiet_window();
+        self.stays_quiet_for(name, mark, std::time::Duration::ZERO)
+            .await
+    }
+
+    /// [`Self::stays_quiet`] for at least `evidence` (twice the time the provider was seen to
+    /// take to act on the scenario's healthy object, capped at the step deadline): a provider
+    /// slower than the quiet window (a real manager, a fault-slowed server) is not passed for a
+    /// write it had no time to make.
+    pub async fn stays_quiet_for(
+        &self,
+        name: &str,
+        mark: Mark,
+        evidence: std::time::Duration,
+    ) -> Option<Vec<String>> {
+        let window = self
+            .env
+            .quiet_window()
+            .max((evidence * 2).min(self.env.step_deadline()));
         self.env.recorder.hold(window);
         self.env
             .recorder

@@ -28,7 +28,7 @@ async fn judged_with(sample_file: &str) {
         "{sample_file}: CABPK's ClusterCache could not reach the workload cluster"
     );
     let config: Vec<_> = run
-        .lifecycle()
+        .cells()
         .into_iter()
         .filter(|(_, c, ..)| c.contains("/KubeadmConfig@"))
         .collect();

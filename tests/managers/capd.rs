@@ -14,6 +14,12 @@ use std::collections::BTreeSet;
 /// - `infra-cluster/ready-condition` (SHOULD), both DevCluster columns: the same
 ///   `ReconcileNormal` sets only `status.initialization.provisioned`, and `PatchDevCluster`
 ///   owns only the `Paused` condition: no `Ready` condition.
+/// - `infra-machine/failure-gate` (SHOULD, v1beta1 contract only), DevMachine v1beta1: nothing
+///   under `test/infrastructure/docker/internal/controllers` reads `failureReason`; the v1.11
+///   contract text says "Starting from the v1beta2 contract version, there is no more special
+///   treatment for provider's terminal failures" (`contracts/infra-machine.md`, "InfraMachine:
+///   terminal failures"), but CAPD still declares the v1beta1 contract, whose workflow asks it
+///   to stop.
 /// - `infra-machinepool/initialization-provisioned` (SHOULD, static), DockerMachinePool v1beta2:
 ///   its v1beta2 schema has no `status.initialization` (`exp/api/v1beta2`
 ///   `DockerMachinePoolStatus` keeps `ready`).
@@ -34,6 +40,10 @@ pub fn true_findings() -> BTreeSet<(String, String)> {
         (
             "infra-cluster/ready-condition",
             "infrastructure-docker/DevCluster@v1beta2",
+        ),
+        (
+            "infra-machine/failure-gate",
+            "infrastructure-docker/DevMachine@v1beta1",
         ),
         (
             "infra-machinepool/initialization-provisioned",

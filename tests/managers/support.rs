@@ -77,6 +77,22 @@ impl Run {
             .collect()
     }
 
+    /// The target's cells of every phase (a rule judged statically and by a scenario has one
+    /// cell): (rule, column, outcome, reason).
+    pub fn cells(&self) -> Vec<(String, String, String, String)> {
+        self.report["results"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .filter(|r| !r["column"].as_str().unwrap_or("").contains("(baseline)"))
+            .map(|r| {
+                let s = |k: &str| r[k].as_str().unwrap_or_default().to_string();
+                (s("rule_id"), s("column"), s("outcome"), s("reason"))
+            })
+            .collect()
+    }
+
     /// Failing or inconclusive cells of any phase: (rule, column, outcome, level).
     pub fn problems(&self) -> Vec<(String, String, String, String)> {
         self.report["results"]

@@ -172,6 +172,14 @@ pub fn builtins() -> Vec<ResourceType> {
         // provider a client ("no matches for kind \"Node\" in version \"v1\"" otherwise);
         // stored objects, no kubelet.
         builtin("", "v1", "nodes", "Node", false, &["no"], true, c),
+        // ClusterCache asks the workload cluster for the manager's own Pod (POD_NAMESPACE /
+        // POD_NAME, set from its Deployment) to tell whether it runs there ("error checking if
+        // we're running on workload cluster: no matches for kind \"Pod\"" otherwise); stored
+        // objects, nothing schedules or runs them.
+        with_categories(
+            builtin("", "v1", "pods", "Pod", true, &["po"], true, c),
+            &["all"],
+        ),
         // Webhook clientConfig.service references resolve through stored Services (webhook/).
         with_categories(
             builtin("", "v1", "services", "Service", true, &["svc"], true, c),
