@@ -37,7 +37,7 @@ pub fn without_paused_condition(v: &Value) -> Value {
 
 /// The annotation in which CAPI's conversion (`utilconversion.MarshalData`) keeps, on an object
 /// read at an older version, the hub object minus its metadata (what that version cannot hold).
-pub const CONVERSION_DATA_ANNOTATION: &str = "cluster.x-k8s.io/conversion-data";
+pub use crate::capi_core::conversion::DATA_ANNOTATION as CONVERSION_DATA_ANNOTATION;
 
 /// The conversion-data annotation's hub object, normalized like the object itself: a Paused
 /// condition the provider wrote at the hub version shows up in the older version's view also

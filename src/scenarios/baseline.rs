@@ -110,7 +110,7 @@ pub fn mock_subject(
         sample: Some(mock_sample(role, contract)),
         schema: None,
         companions: Default::default(),
-        core_version: super::core_sim::CORE_VERSION,
+        core_version: crate::capi_core::conversion::V1BETA2,
     })
 }
 

@@ -90,8 +90,11 @@ pub fn set_core_owner_version(meta: &mut serde_json::Map<String, Value>, core_ve
         let Some(av) = r.get("apiVersion").and_then(Value::as_str) else {
             continue;
         };
-        if av.split_once('/').map(|(g, _)| g) == Some(super::core_sim::CORE_GROUP) {
-            r["apiVersion"] = json!(format!("{}/{core_version}", super::core_sim::CORE_GROUP));
+        if av.split_once('/').map(|(g, _)| g) == Some(crate::capi_core::conversion::GROUP) {
+            r["apiVersion"] = json!(format!(
+                "{}/{core_version}",
+                crate::capi_core::conversion::GROUP
+            ));
         }
     }
 }

@@ -46,10 +46,11 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     let mut provisioned = r.wait_ever(&ic, |v| get_bool(v, path) == Some(true)).await;
     // How long this provider takes to act on a fresh object: the evidence window of the
     // externally-managed check below.
-    let acting_latency = provisioned
-        .is_ok()
-        .then(|| provision_started.elapsed())
-        .unwrap_or_default();
+    let acting_latency = if provisioned.is_ok() {
+        provision_started.elapsed()
+    } else {
+        std::time::Duration::ZERO
+    };
     if provisioned.is_err() && !endpoint_set(r.env.recorder.latest(&r.key(&ic)).as_ref()) {
         // The provider may wait for the Cluster's endpoint (endpoint-wait): give it one.
         r.step("provision: set Cluster endpoint");

@@ -160,11 +160,12 @@ pub struct Subject {
 /// The core version a provider declaring `declared` contracts is paired with
 /// ([`Subject::core_version`]); nothing declared (a forced `--contract`): the current core.
 pub fn core_version_for(declared: &[capi_contract::contract::Contract]) -> &'static str {
+    use crate::capi_core::conversion::{V1BETA1, V1BETA2};
     use capi_contract::contract::Contract;
     if !declared.is_empty() && !declared.contains(&Contract::V1Beta2) {
-        "v1beta1"
+        V1BETA1
     } else {
-        "v1beta2"
+        V1BETA2
     }
 }
 
