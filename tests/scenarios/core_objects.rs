@@ -349,11 +349,10 @@ fn v1beta1_only_mock_components() -> (tempfile::TempDir, String) {
             d["metadata"]["labels"]["cluster.x-k8s.io/v1beta2"] = serde_json::json!("");
         }
     }
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("mock-v1beta1-only.yaml");
-    std::fs::write(&file, serde_saphyr::to_string_multiple(&docs).unwrap()).unwrap();
-    let path = file.display().to_string();
-    (dir, path)
+    sample_file(
+        "mock-v1beta1-only.yaml",
+        &serde_saphyr::to_string_multiple(&docs).unwrap(),
+    )
 }
 
 /// A provider of CAPI v1.9/v1.10 resolves its owner through the ownerReference's `apiVersion` in
@@ -400,15 +399,11 @@ async fn a_v1beta1_only_provider_gets_owner_references_at_core_v1beta1() {
 /// an object's contract from the version it was written at).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn objects_core_clones_carry_the_clone_annotations() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("plain-samples.yaml");
-    std::fs::write(
-        &file,
+    let (_dir, path) = sample_file(
+        "plain-samples.yaml",
         "apiVersion: infrastructure.mock.capi-conformance.io/v1beta2\nkind: MockCluster\nmetadata: {name: c}\nspec: {}\n---\n\
          apiVersion: infrastructure.mock.capi-conformance.io/v1beta2\nkind: MockMachine\nmetadata: {name: m}\nspec: {}\n",
-    )
-    .unwrap();
-    let path = file.display().to_string();
+    );
     let m = embedded_reading(
         &[
             "--contract",
@@ -435,15 +430,11 @@ async fn objects_core_clones_carry_the_clone_annotations() {
 /// add its provider, not a column of environment cells (issue 22 item 2).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sample_referring_to_a_kind_nothing_serves_is_a_usage_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("cp.yaml");
-    std::fs::write(
-        &file,
+    let (_dir, path) = sample_file(
+        "cp.yaml",
         "apiVersion: controlplane.mock.capi-conformance.io/v1beta2\nkind: MockControlPlane\nmetadata: {name: x}\n\
          spec:\n  replicas: 1\n  version: v1.33.0\n  machineTemplate:\n    spec:\n      infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: InMemoryMachineTemplate, name: t}\n",
-    )
-    .unwrap();
-    let path = file.display().to_string();
+    );
     let args = super::common::check_args(&[
         "--embedded",
         "--progress",
@@ -464,4 +455,13 @@ async fn a_sample_referring_to_a_kind_nothing_serves_is_a_usage_error() {
     ] {
         assert!(text.contains(want), "{want}: {text}");
     }
+}
+
+/// `text` written to `<tempdir>/<name>`: the directory (keep it alive) and the file's path.
+fn sample_file(name: &str, text: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(name);
+    std::fs::write(&file, text).unwrap();
+    let path = file.display().to_string();
+    (dir, path)
 }

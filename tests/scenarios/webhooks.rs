@@ -89,13 +89,7 @@ async fn run(dir: &Path, components: &Path, faults: &str) -> (Value, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mock_webhook_mode_passes_and_each_webhook_fault_fails_exactly_its_rule() {
     let dir = tempfile::tempdir().unwrap();
-    let components = dir.path().join("mock-webhooks.yaml");
-    let docs = webhook_manifests(&ManifestOptions::default()).unwrap();
-    std::fs::write(
-        &components,
-        serde_saphyr::to_string_multiple(&docs).unwrap(),
-    )
-    .unwrap();
+    let components = mock_webhook_components(dir.path());
 
     // Healthy: nothing fails, and the webhook rules are decided (pass), not skipped.
     let (report, _) = run(dir.path(), &components, "").await;
@@ -198,13 +192,7 @@ fn cert_dirs(run_id: &str) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_removes_the_webhook_certificate_directory() {
     let dir = tempfile::tempdir().unwrap();
-    let components = dir.path().join("mock-webhooks.yaml");
-    let docs = webhook_manifests(&ManifestOptions::default()).unwrap();
-    std::fs::write(
-        &components,
-        serde_saphyr::to_string_multiple(&docs).unwrap(),
-    )
-    .unwrap();
+    let components = mock_webhook_components(dir.path());
     for interrupts in [1, 2] {
         let reports = dir.path().join(format!("reports-{interrupts}"));
         let cmd = format!(
@@ -398,13 +386,7 @@ async fn an_undefined_webhook_service_is_a_note() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sample_written_at_one_version_drives_both_columns_through_the_providers_conversion() {
     let dir = tempfile::tempdir().unwrap();
-    let components = dir.path().join("mock-webhooks.yaml");
-    let docs = webhook_manifests(&ManifestOptions::default()).unwrap();
-    std::fs::write(
-        &components,
-        serde_saphyr::to_string_multiple(&docs).unwrap(),
-    )
-    .unwrap();
+    let components = mock_webhook_components(dir.path());
     let sample = dir.path().join("control-plane-v1beta2.yaml");
     std::fs::write(
         &sample,
@@ -456,4 +438,16 @@ async fn a_sample_written_at_one_version_drives_both_columns_through_the_provide
     }
     let failed: Vec<_> = cells.iter().filter(|(.., o, _)| o == "fail").collect();
     assert!(failed.is_empty(), "{failed:#?}");
+}
+
+/// The mock's components in webhook mode, written to `<dir>/mock-webhooks.yaml`.
+fn mock_webhook_components(dir: &Path) -> std::path::PathBuf {
+    let components = dir.join("mock-webhooks.yaml");
+    let docs = webhook_manifests(&ManifestOptions::default()).unwrap();
+    std::fs::write(
+        &components,
+        serde_saphyr::to_string_multiple(&docs).unwrap(),
+    )
+    .unwrap();
+    components
 }
