@@ -171,7 +171,7 @@ impl Env {
         let dynamic: DynamicObject = serde_json::from_value(object)
             .map_err(|e| EnvError::Invalid(format!("{} {name}: {e}", resource.kind)))?;
         let started = std::time::Instant::now();
-        let mut created = self
+        let created = self
             .api(&written)
             .create(&PostParams::default(), &dynamic)
             .await
@@ -180,22 +180,25 @@ impl Env {
                 object: key(resource, &name),
                 source,
             })?;
-        if written.version != resource.version {
-            created = self
-                .api(resource)
-                .get(&name)
-                .await
-                .map_err(|source| EnvError::Api {
-                    action: "read back",
-                    object: key(resource, &name),
-                    source,
-                })?;
-        }
         self.round_trips.record(started.elapsed());
         self.guard.track(resource, Some(&self.namespace), &name);
+        // The write is the create (its resourceVersion is the tool's, whatever the provider
+        // writes next); the caller gets the object at the version it judges.
         self.record(resource, &name, &created, "create");
         self.settle(resource, &name, &created).await;
-        to_value(created)
+        if written.version == resource.version {
+            return to_value(created);
+        }
+        let read = self
+            .api(resource)
+            .get(&name)
+            .await
+            .map_err(|source| EnvError::Api {
+                action: "read back",
+                object: key(resource, &name),
+                source,
+            })?;
+        to_value(read)
     }
 
     /// JSON merge patch on the object (metadata/spec).
