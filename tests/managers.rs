@@ -13,3 +13,5 @@ mod support;
 mod cabpk;
 #[path = "managers/capd.rs"]
 mod capd;
+#[path = "managers/kcp.rs"]
+mod kcp;

@@ -67,8 +67,14 @@ pub struct CheckArgs {
     /// command sets; addresses, ports, cert dir and kubeconfig become the run's; leader election
     /// off) and its env is set (`status.podIP` = 127.0.0.1; Secrets and ConfigMaps of the
     /// components); a report note lists both.
+    ///
+    /// Several providers in one run, as `clusterctl init` installs them (e.g. a control plane
+    /// with its bootstrap companion): one `--crds` and one `--provider-cmd` per provider, given
+    /// in the same order; the i-th command runs the Deployment of the i-th `--crds` input that
+    /// has one, with its own ports, and its components' webhook Services are routed to it.
+    /// Every provider's kinds get their own columns.
     #[arg(long = "provider-cmd", value_name = "CMD")]
-    pub provider_cmd: Option<String>,
+    pub provider_cmd: Vec<String>,
     /// With --provider-cmd: do not append the args of the components' manager Deployment.
     #[arg(long = "no-deployment-args", requires = "provider_cmd")]
     pub no_deployment_args: bool,
@@ -136,7 +142,7 @@ impl CheckArgs {
     /// Everything `check` was asked, as the plain options of the plan and run stages (reads
     /// `--manager-help`, `--config` and the `--sample` files).
     pub fn options(&self) -> anyhow::Result<CheckOptions> {
-        let defaults = if self.embedded && self.provider_cmd.is_some() {
+        let defaults = if self.embedded && !self.provider_cmd.is_empty() {
             Settings::EMBEDDED_PROVIDER
         } else if self.embedded {
             Settings::EMBEDDED
@@ -193,16 +199,18 @@ impl CheckArgs {
                     crds: self.crds.clone(),
                     vars: self.vars.clone(),
                     server_faults: self.server_faults.clone(),
-                    serve_webhooks: self.provider_cmd.is_some(),
+                    serve_webhooks: !self.provider_cmd.is_empty(),
                     core_crds: self.core_crds.clone(),
                     kustomize: self.kustomize(),
-                    manager: self.provider_cmd.as_ref().map(|command| {
-                        crate::run::manager_launch::LaunchRequest {
+                    managers: self
+                        .provider_cmd
+                        .iter()
+                        .map(|command| crate::run::manager_launch::LaunchRequest {
                             command: command.clone(),
                             args: !self.no_deployment_args,
                             env: !self.no_deployment_env,
-                        }
-                    }),
+                        })
+                        .collect(),
                 },
                 provider_cmd: self.provider_cmd.clone(),
                 target_faults: self.mock_faults.clone().unwrap_or_default(),

@@ -58,7 +58,7 @@ struct TargetStart<'a> {
     server: &'a EmbeddedServer,
     client: &'a kube::Client,
     embedded: &'a EmbeddedOptions,
-    /// `--report-dir` (the provider's log goes there).
+    /// `--report-dir` (the providers' logs go there).
     report_dir: Option<&'a Path>,
     run_id: &'a str,
     target_ns: &'a str,
@@ -71,30 +71,58 @@ struct TargetStart<'a> {
     /// Components installed only when the target starts
     /// ([`crate::source::embedded::Installed::deferred`]).
     deferred: &'a [Document],
-    /// The components' Deployment's args and env for the `--provider-cmd` manager.
-    launch: Option<&'a super::manager_launch::ManagerLaunch>,
+    /// Each `--provider-cmd` manager's Deployment args and env (same order as the commands).
+    launches: &'a [Option<super::manager_launch::ManagerLaunch>],
 }
 
-/// The target's controllers: an in-process faulty mock, or a `--provider-cmd` process.
+/// One `--provider-cmd` of the run: its command, how its Deployment runs it, where it logs.
+struct Command<'a> {
+    cmd: &'a str,
+    launch: Option<&'a super::manager_launch::ManagerLaunch>,
+    log: PathBuf,
+}
+
+impl Command<'_> {
+    /// Whether the command, or the Deployment's args appended to it, use placeholder `p`.
+    fn uses(&self, p: &str) -> bool {
+        crate::serving::placeholders::uses(self.cmd, p) || self.launch.is_some_and(|l| l.uses(p))
+    }
+
+    fn uses_webhooks(&self) -> bool {
+        crate::serving::placeholders::uses_webhooks(self.cmd)
+            || self.launch.is_some_and(|l| l.uses_webhooks())
+    }
+
+    /// The namespace of the Deployment it runs (its webhook Services are routed to it).
+    fn namespace(&self) -> Option<&str> {
+        self.launch
+            .and_then(|l| l.deployment.split_once('/'))
+            .map(|(ns, _)| ns)
+    }
+}
+
+/// The target's controllers: an in-process faulty mock, or the `--provider-cmd` processes.
 #[derive(Default)]
 struct TargetProcesses {
     mock: Option<MockHandle>,
-    provider: Option<ProviderProcess>,
+    providers: Vec<ProviderProcess>,
     listener: Option<Listener>,
     private_kubeconfig: Option<super::private_file::PrivateFile>,
-    /// `{webhook-cert-dir}`, removed at stop (and on abort).
-    cert_dir: Option<(crate::serving::CertDir, super::interrupt::AbortRemove)>,
+    /// `{webhook-cert-dir}`, removed at stop (and on abort); shared by every provider (one
+    /// serving certificate names every webhook Service of the components).
+    /// (Without the components' webhooks, each command that takes them has its own.)
+    cert_dirs: Vec<(crate::serving::CertDir, super::interrupt::AbortRemove)>,
     /// Removes the private kubeconfig on abort (it holds the server's token).
     kubeconfig_on_abort: Option<super::interrupt::AbortRemove>,
-    /// Service ports routed to the provider (`namespace`, `name`, `port`), unrouted at stop.
+    /// Service ports routed to a provider (`namespace`, `name`, `port`), unrouted at stop.
     routes: Vec<(String, String, u16)>,
 }
 
 impl TargetProcesses {
     /// Starts the target; `Err` is the environment problem that makes its cells inconclusive.
     async fn start(&mut self, t: &TargetStart<'_>) -> Result<(), String> {
-        if let Some(cmd) = &t.embedded.provider_cmd {
-            let subscribers = t.server.subscribers();
+        let cmds = &t.embedded.provider_cmd;
+        if !cmds.is_empty() {
             let l = t
                 .server
                 .listen("127.0.0.1:0".parse().map_err(|e| format!("{e}"))?)
@@ -111,7 +139,7 @@ impl TargetProcesses {
                 &l.kubeconfig_yaml(),
             )
             .map_err(|e| format!("{e:#}"))?;
-            let mut placeholders = crate::serving::Placeholders {
+            let base = crate::serving::Placeholders {
                 kubeconfig: kc.path().display().to_string(),
                 namespace: t.target_ns.to_string(),
                 watch_filter: t.target_filter.to_string(),
@@ -120,7 +148,34 @@ impl TargetProcesses {
             self.kubeconfig_on_abort = Some(super::interrupt::remove_dir_on_abort(kc.path()));
             self.private_kubeconfig = Some(kc);
             self.listener = Some(l);
-            let probes = self.serve_webhooks(t, cmd, &mut placeholders)?;
+            let commands: Vec<Command<'_>> = cmds
+                .iter()
+                .enumerate()
+                .map(|(i, cmd)| {
+                    let launch = t.launches.get(i).and_then(Option::as_ref);
+                    let log = match (cmds.len(), launch) {
+                        (1, _) => format!("provider-{}.log", t.run_id),
+                        (_, Some(l)) if !l.deployment.is_empty() => format!(
+                            "provider-{}-{}-{}.log",
+                            t.run_id,
+                            i + 1,
+                            l.deployment.rsplit('/').next().unwrap_or_default()
+                        ),
+                        _ => format!("provider-{}-{}.log", t.run_id, i + 1),
+                    };
+                    Command {
+                        cmd,
+                        launch,
+                        log: dir.join(log),
+                    }
+                })
+                .collect();
+            let mut started = Vec::with_capacity(commands.len());
+            for i in 0..commands.len() {
+                let mut placeholders = base.clone();
+                let probes = self.serve_webhooks(t, &commands, i, &mut placeholders)?;
+                started.push((placeholders, probes));
+            }
             if !t.deferred.is_empty() {
                 crate::manifests::install::install(
                     t.client,
@@ -130,37 +185,43 @@ impl TargetProcesses {
                 .await
                 .map_err(|e| format!("installing the provider's webhook configurations: {e}"))?;
             }
-            let mut expanded = placeholders.expand(cmd);
-            let mut env: &[super::manager_launch::env::EnvVar] = &[];
-            if let Some(launch) = t.launch {
-                expanded = launch.command_line(&expanded, &placeholders);
-                env = &launch.env;
+            for (c, (placeholders, _)) in commands.iter().zip(&started) {
+                let mut expanded = placeholders.expand(c.cmd);
+                let mut env: &[super::manager_launch::env::EnvVar] = &[];
+                if let Some(launch) = c.launch {
+                    expanded = launch.command_line(&expanded, placeholders);
+                    env = &launch.env;
+                }
+                self.providers
+                    .push(start_provider(&expanded, env, &c.log).map_err(|e| format!("{e:#}"))?);
             }
-            let log = dir.join(format!("provider-{}.log", t.run_id));
-            let mut provider =
-                start_provider(&expanded, env, &log).map_err(|e| format!("{e:#}"))?;
-            let ready =
-                wait_until_serving(&mut provider, &probes, placeholders.health_addr, t.wait)
-                    .await
-                    .map_err(|why| {
-                        let hint = if !probes.is_empty()
-                            && !crate::serving::placeholders::uses_webhooks(cmd)
-                            && !t.launch.is_some_and(|l| l.uses_webhooks())
-                        {
-                            "; the components declare webhooks: give the command {webhook-cert-dir} and {webhook-port} (see README \"Your own manager\")"
-                        } else {
-                            ""
-                        };
-                        let msg = format!(
-                            "--provider-cmd {cmd:?}: {why} (its output: {}){hint}",
-                            log.display()
-                        );
-                        eprintln!("{msg}");
-                        msg
-                    });
-            self.provider = Some(provider);
-            ready?;
-            wait_for_new_watch(t.server, subscribers, t.wait).await;
+            // Every provider comes up at once; the first that does not is the reason.
+            let waits = self.providers.iter_mut().zip(&started).zip(&commands).map(
+                |((provider, (placeholders, probes)), c)| async move {
+                    wait_until_serving(provider, probes, placeholders.health_addr, t.wait)
+                        .await
+                        .map_err(|why| {
+                            let hint = if !probes.is_empty() && !c.uses_webhooks() {
+                                "; the components declare webhooks: give the command {webhook-cert-dir} and {webhook-port} (see README \"Your own manager\")"
+                            } else {
+                                ""
+                            };
+                            let msg = format!(
+                                "--provider-cmd {:?}: {why} (its output: {}){hint}",
+                                c.cmd,
+                                c.log.display()
+                            );
+                            eprintln!("{msg}");
+                            msg
+                        })
+                },
+            );
+            for r in futures::future::join_all(waits).await {
+                r?;
+            }
+            if let Some(l) = &self.listener {
+                wait_for_watches(l, commands.len() as u64, t.wait).await;
+            }
         } else if t.mock_is_target {
             let faults = FaultSet::parse(&t.embedded.target_faults);
             capi_mock_provider::crd_faults::apply_crd_faults(t.client, &faults)
@@ -180,58 +241,70 @@ impl TargetProcesses {
         Ok(())
     }
 
-    /// Issues the serving certificate (`{webhook-cert-dir}`), free ports for the placeholders the
-    /// command uses, and routes the components' webhook Services to the provider: to
-    /// `{webhook-port}` when the command takes it, else to each Service's `targetPort`. Returns
-    /// where the provider's webhook server will be (address, TLS server name).
+    /// For command `index` of `commands`: the serving certificate (`{webhook-cert-dir}`, one
+    /// for all), free ports for the placeholders it uses, and the routes of its webhook
+    /// Services: those in its Deployment's namespace (every Service no other command's
+    /// Deployment claims goes to the first command), to `{webhook-port}` when it takes it, else
+    /// to each Service's `targetPort`. Returns where its webhook server will be (address, TLS
+    /// server name).
     fn serve_webhooks(
         &mut self,
         t: &TargetStart<'_>,
-        cmd: &str,
+        commands: &[Command<'_>],
+        index: usize,
         placeholders: &mut crate::serving::Placeholders,
     ) -> Result<Vec<WebhookProbe>, String> {
         use crate::serving::placeholders::{free_addr, free_port};
-        // The command's placeholders and those of the Deployment's args appended to it.
-        let uses = |p: &str| {
-            crate::serving::placeholders::uses(cmd, p) || t.launch.is_some_and(|l| l.uses(p))
-        };
-        let uses_webhooks = crate::serving::placeholders::uses_webhooks(cmd)
-            || t.launch.is_some_and(|l| l.uses_webhooks());
+        let c = &commands[index];
         let local;
         let serving = match t.serving {
             Some(s) => Some(s),
-            None if uses_webhooks => {
+            None if c.uses_webhooks() => {
                 local = crate::serving::Plan::local().map_err(|e| e.to_string())?;
                 Some(&local)
             }
             None => None,
         };
-        if uses("{metrics-addr}") {
+        if c.uses("{metrics-addr}") {
             placeholders.metrics_addr = Some(free_addr().map_err(|e| format!("free port: {e}"))?);
         }
-        if uses("{health-addr}") {
+        if c.uses("{health-addr}") {
             placeholders.health_addr = Some(free_addr().map_err(|e| format!("free port: {e}"))?);
         }
         let Some(serving) = serving else {
             return Ok(Vec::new());
         };
-        let dir = crate::serving::CertDir::create(
-            &format!("capi-conformance-{}-webhook-", t.run_id),
-            &serving.certs,
-        )
-        .map_err(|e| e.to_string())?;
-        let abort = super::interrupt::remove_dir_on_abort(dir.path());
-        placeholders.webhook_cert_dir = Some(dir.path().display().to_string());
-        placeholders.webhook_cert_path = Some(dir.cert_path().display().to_string());
-        placeholders.webhook_key_path = Some(dir.key_path().display().to_string());
-        placeholders.webhook_ca_path = Some(dir.ca_path().display().to_string());
-        self.cert_dir = Some((dir, abort));
-        if uses("{webhook-port}") {
+        if self.cert_dirs.is_empty() || t.serving.is_none() {
+            let dir = crate::serving::CertDir::create(
+                &format!("capi-conformance-{}-webhook-", t.run_id),
+                &serving.certs,
+            )
+            .map_err(|e| e.to_string())?;
+            let abort = super::interrupt::remove_dir_on_abort(dir.path());
+            self.cert_dirs.push((dir, abort));
+        }
+        if let Some((dir, _)) = self.cert_dirs.last() {
+            placeholders.webhook_cert_dir = Some(dir.path().display().to_string());
+            placeholders.webhook_cert_path = Some(dir.cert_path().display().to_string());
+            placeholders.webhook_key_path = Some(dir.key_path().display().to_string());
+            placeholders.webhook_ca_path = Some(dir.ca_path().display().to_string());
+        }
+        if c.uses("{webhook-port}") {
             placeholders.webhook_port = Some(free_port().map_err(|e| format!("free port: {e}"))?);
         }
+        let owner = |namespace: &str| {
+            commands
+                .iter()
+                .position(|c| c.namespace() == Some(namespace))
+                .unwrap_or(0)
+        };
         let client_tls = serving.certs.client_config().map_err(|e| e.to_string())?;
         let mut probes: Vec<WebhookProbe> = Vec::new();
-        for svc in &serving.services {
+        for svc in serving
+            .services
+            .iter()
+            .filter(|s| owner(&s.namespace) == index)
+        {
             let Some(port) = placeholders.webhook_port.or(svc.target_port) else {
                 eprintln!(
                     "Service {}/{} port {} (called by {}): not routed: its targetPort is not known from the components and the command has no {{webhook-port}}",
@@ -267,13 +340,11 @@ impl TargetProcesses {
     }
 
     async fn stop(&mut self, server: &EmbeddedServer) {
-        if let Some(p) = self.provider.take() {
-            p.stop().await;
-        }
+        futures::future::join_all(self.providers.drain(..).map(ProviderProcess::stop)).await;
         for (namespace, name, port) in self.routes.drain(..) {
             server.unroute_service(&namespace, &name, port);
         }
-        self.cert_dir = None;
+        self.cert_dirs.clear();
         if let Some(l) = self.listener.take() {
             l.shutdown().await;
         }
@@ -338,12 +409,14 @@ async fn wait_until_serving(
     }
 }
 
-/// Waits (at most `limit`) until the server has more watch subscribers than `before`: the
-/// started provider watches, so whatever it does first (the mock's CRD faults) is in place.
+/// Waits (at most `limit`) until `providers` watch requests came through the providers'
+/// listener (one each at least): the started providers watch, so whatever they do first (the
+/// mock's CRD faults) is in place. Counted on their own listener, so the server's other
+/// watchers (the baseline mock re-watching under `drop-watch`) cannot end or stretch the wait.
 /// A provider that never watches only costs the wait.
-async fn wait_for_new_watch(server: &EmbeddedServer, before: usize, limit: Duration) {
+async fn wait_for_watches(listener: &Listener, providers: u64, limit: Duration) {
     let deadline = tokio::time::Instant::now() + limit;
-    while server.subscribers() <= before && tokio::time::Instant::now() < deadline {
+    while listener.watch_requests() < providers && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
@@ -484,13 +557,18 @@ async fn run_scenarios(
         events: opts.events.clone(),
         trouble: trouble.clone(),
         workloads: Some(workloads.clone()),
+        refused_writes: Some(server.faults().refused_writes()),
     };
     let baseline = side(&baseline_ns, Some(baseline_filter.clone()));
     // Target objects carry the target filter when the target controller filters on it.
-    let filtered = embedded
-        .provider_cmd
-        .as_deref()
-        .map_or(mock_is_target, |c| c.contains("{watch_filter}"));
+    let filtered = if embedded.provider_cmd.is_empty() {
+        mock_is_target
+    } else {
+        embedded
+            .provider_cmd
+            .iter()
+            .any(|c| c.contains("{watch_filter}"))
+    };
     let target_side = side(&target_ns, filtered.then(|| target_filter.clone()));
     baseline.create_namespace().await?;
     target_side.create_namespace().await?;
@@ -533,7 +611,7 @@ async fn run_scenarios(
             wait: settings.step_timeout * 3,
             serving: installed.serving.as_ref(),
             deferred: &installed.deferred,
-            launch: installed.launch.as_ref(),
+            launches: &installed.launches,
         };
         match target.start(&start).await {
             Ok(()) => {

@@ -79,9 +79,9 @@ pub const DEFAULT_CAPI_MANAGER: &str = "system:serviceaccount:capi-system:capi-m
 #[derive(Debug, Clone, Default)]
 pub struct EmbeddedOptions {
     pub inputs: crate::source::embedded::EmbeddedInputs,
-    /// `--provider-cmd`: the provider's controller command (else the mock is the target, or,
-    /// with `--crds` and no command, nothing reconciles the provider's kinds).
-    pub provider_cmd: Option<String>,
+    /// `--provider-cmd`: the providers' controller commands, one per provider (none: the mock
+    /// is the target, or, with `--crds`, nothing reconciles the provider's kinds).
+    pub provider_cmd: Vec<String>,
     /// Provider-wide faults of the in-process target mock (`--mock-faults`).
     pub target_faults: String,
     /// How the in-process target mock reads core objects (its CAPI-like modes; tests).

@@ -154,8 +154,8 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
             r.evidence(&im, "never provisioned", Some(path)),
         ),
     }
-    let history = r.env.recorder.history(&r.key(&im));
-    let values: Vec<&Value> = history.iter().map(|s| &s.value).collect();
+    let meant = r.meant_states(&im);
+    let values: Vec<&Value> = meant.iter().collect();
     if values.iter().any(|v| json::has_text(v, "spec.providerID")) {
         let bad = values
             .iter()

@@ -109,13 +109,12 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         )
         .await?;
     judge_tracking(r, &imp, 3).await;
-    let history = r.env.recorder.history(&r.key(&imp));
-    let inconsistent = history.iter().any(|s| {
-        get(&s.value, "status.replicas")
+    let inconsistent = r.meant_states(&imp).iter().any(|v| {
+        get(v, "status.replicas")
             .and_then(Value::as_i64)
             .unwrap_or(0)
             > 0
-            && get(&s.value, "spec.providerIDList")
+            && get(v, "spec.providerIDList")
                 .and_then(Value::as_array)
                 .is_none_or(Vec::is_empty)
     });

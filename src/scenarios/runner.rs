@@ -33,6 +33,8 @@ pub struct Side {
     pub trouble: TroubleLog,
     /// The workload clusters `<cluster>-kubeconfig` points at (embedded runs).
     pub workloads: Option<crate::capi_core::workload::WorkloadClusters>,
+    /// The writes the embedded server refused with an injected fault (`--server-faults`).
+    pub refused_writes: Option<embedded_apiserver::RefusedWrites>,
 }
 
 impl Side {
@@ -117,6 +119,7 @@ pub async fn run_subject(side: &Side, subject: &Subject) -> SubjectRun {
         round_trips: Default::default(),
         events: side.events.clone(),
         workloads: side.workloads.clone(),
+        refused_writes: side.refused_writes.clone(),
         core_version: subject.core_version,
     };
     // The objects the sample refers to exist before the scenario, as on a real cluster.

@@ -217,6 +217,41 @@ impl<'a> ScriptRun<'a> {
         key(&self.subject.resource, name)
     }
 
+    /// The recorded states of the subject's object `name` its writers meant: every state but
+    /// one that follows a write to the object the embedded server refused with an injected
+    /// fault (`--server-faults`) since the state before it. A provider writes spec and status
+    /// in two requests (CAPI's `patch.Helper`: spec, then status); when the server refuses the
+    /// first, the second still lands and leaves a state nobody wrote as such ("provisioned" with
+    /// the providerID of the refused spec patch missing), which kube-apiserver under the same
+    /// error would show too, and which is the environment's doing. Without server faults (and on
+    /// a real cluster), every state.
+    pub fn meant_states(&self, name: &str) -> Vec<Value> {
+        let history = self.env.recorder.history(&self.key(name));
+        let Some(refused) = &self.env.refused_writes else {
+            return history.into_iter().map(|s| s.value).collect();
+        };
+        // The refused write precedes the state it half-made, and follows the provider seeing
+        // the state before; the watch delivers that one a little after it was written.
+        let slack = std::time::Duration::from_millis(100);
+        let plural = &self.subject.resource.plural;
+        let mut before = self.env.recorder.instant(0);
+        let mut meant = Vec::with_capacity(history.len());
+        for s in history {
+            let at = self.env.recorder.instant(s.at_ms);
+            if !refused.refused_between(
+                &self.env.namespace,
+                plural,
+                name,
+                before.checked_sub(slack).unwrap_or(before),
+                at,
+            ) {
+                meant.push(s.value);
+            }
+            before = at;
+        }
+        meant
+    }
+
     /// "Must not act": watches for a provider change (other than the Paused condition) for the
     /// quiet window; None means it stayed quiet.
     pub async fn stays_quiet(&self, name: &str, mark: Mark) -> Option<Vec<String>> {

@@ -94,6 +94,13 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     for (k, v) in r.env.run_labels() {
         clone["metadata"]["labels"][k] = v;
     }
+    if r.subject.role() == capi_contract::contract::Role::ControlPlaneTemplate {
+        let schema = base_schema(r, &base).await;
+        let reference = machine_template_kind(r).await;
+        if let Some(spec) = clone.get_mut("spec") {
+            set_topology_fields(spec, &schema, &reference, &format!("{p}-clone"));
+        }
+    }
     clone["metadata"]["annotations"]["cluster.x-k8s.io/cloned-from-name"] = json!(name);
     clone["metadata"]["annotations"]["cluster.x-k8s.io/cloned-from-groupkind"] =
         json!(format!("{}.{}", res.kind, res.group));
@@ -119,6 +126,118 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         ),
     }
     Ok(())
+}
+
+/// The `openAPIV3Schema` of `base` at its version, read from its CRD (`Null` when unknown).
+async fn base_schema(r: &ScriptRun<'_>, base: &kube::discovery::ApiResource) -> Value {
+    let crds: kube::Api<DynamicObject> = kube::Api::all_with(
+        r.env.client.clone(),
+        &kube::discovery::ApiResource {
+            group: "apiextensions.k8s.io".into(),
+            version: "v1".into(),
+            api_version: "apiextensions.k8s.io/v1".into(),
+            kind: "CustomResourceDefinition".into(),
+            plural: "customresourcedefinitions".into(),
+        },
+    );
+    let Ok(crd) = crds.get(&format!("{}.{}", base.plural, base.group)).await else {
+        return Value::Null;
+    };
+    crd.data
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|v| v.get("name").and_then(Value::as_str) == Some(base.version.as_str()))
+        .and_then(|v| v.pointer("/schema/openAPIV3Schema"))
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// The InfraMachineTemplate kind a cloned control plane's machine template names: the mock's,
+/// when the server serves it (every embedded run), since a provider's conversion may look the
+/// kind up (KCP's v1beta1 conversion reads the referenced CRD's contract label to write its
+/// `apiVersion`); else a kind of no one's (a real cluster: the clone is a dry run).
+async fn machine_template_kind(r: &ScriptRun<'_>) -> (String, String) {
+    let mock = kube::discovery::ApiResource {
+        group: "infrastructure.mock.capi-conformance.io".into(),
+        version: "v1beta2".into(),
+        api_version: "infrastructure.mock.capi-conformance.io/v1beta2".into(),
+        kind: "MockMachineTemplate".into(),
+        plural: "mockmachinetemplates".into(),
+    };
+    let served =
+        kube::Api::<DynamicObject>::namespaced_with(r.env.client.clone(), &r.env.namespace, &mock)
+            .list(&kube::api::ListParams::default().limit(1))
+            .await
+            .is_ok();
+    if served {
+        (mock.group, mock.kind)
+    } else {
+        (
+            "infrastructure.cluster.x-k8s.io".into(),
+            "ConformanceMachineTemplate".into(),
+        )
+    }
+}
+
+/// Whether `schema` (an OpenAPI v3 schema) declares the dotted `path`.
+fn declares(schema: &Value, path: &str) -> bool {
+    let mut cur = schema;
+    for key in path.split('.') {
+        match cur.pointer(&format!("/properties/{key}")) {
+            Some(next) => cur = next,
+            None => return false,
+        }
+    }
+    true
+}
+
+/// What CAPI's topology controller sets on a control plane it makes from its template
+/// (`exp/topology/desiredstate/desired_state.go` `computeControlPlane`, v1.11): the Cluster's
+/// Kubernetes version and, with a ClusterClass `machineInfrastructure`, the machine template's
+/// infrastructure reference (`spec.machineTemplate.spec.infrastructureRef` in the v1beta2
+/// contract, `spec.machineTemplate.infrastructureRef` in v1beta1). Set where `schema` (the
+/// control plane's) declares them and the template left them out; the reference names a
+/// template of kind `reference` (group, kind) that need not exist (the clone is a dry run).
+pub fn set_topology_fields(
+    spec: &mut Value,
+    schema: &Value,
+    reference: &(String, String),
+    name: &str,
+) {
+    let Some(spec) = spec.as_object_mut() else {
+        return;
+    };
+    if declares(schema, "spec.version") {
+        spec.entry("version").or_insert_with(|| json!("v1.33.0"));
+    }
+    let (group, kind) = reference;
+    let (path, reference) = if declares(schema, "spec.machineTemplate.spec.infrastructureRef") {
+        (
+            &["machineTemplate", "spec"][..],
+            json!({"apiGroup": group, "kind": kind, "name": name}),
+        )
+    } else if declares(schema, "spec.machineTemplate.infrastructureRef") {
+        (
+            &["machineTemplate"][..],
+            json!({"apiVersion": format!("{group}/v1beta1"), "kind": kind, "name": name}),
+        )
+    } else {
+        return;
+    };
+    let mut at = spec;
+    for key in path {
+        let Some(next) = at
+            .entry(key.to_string())
+            .or_insert_with(|| json!({}))
+            .as_object_mut()
+        else {
+            return;
+        };
+        at = next;
+    }
+    at.entry("infrastructureRef").or_insert(reference);
 }
 
 /// Sets `spec.template.metadata.annotations[key]` (creating the maps; a no-op when
@@ -157,5 +276,48 @@ mod tests {
         let mut odd = json!({"spec": {"template": "x"}});
         add_template_annotation(&mut odd, CHANGE_ANNOTATION, "dry-run");
         assert_eq!(odd, json!({"spec": {"template": "x"}}));
+    }
+
+    fn schema(paths: &[&str]) -> Value {
+        let mut root = json!({});
+        for p in paths {
+            let mut cur = &mut root;
+            for key in p.split('.') {
+                cur = &mut cur["properties"][key];
+            }
+            *cur = json!({"type": "object"});
+        }
+        root
+    }
+
+    fn reference() -> (String, String) {
+        ("infrastructure.cluster.x-k8s.io".into(), "T".into())
+    }
+
+    #[test]
+    fn topology_fields_follow_the_control_planes_schema() {
+        let b2 = schema(&[
+            "spec.version",
+            "spec.machineTemplate.spec.infrastructureRef",
+        ]);
+        let mut spec = json!({"kubeadmConfigSpec": {}});
+        set_topology_fields(&mut spec, &b2, &reference(), "x");
+        assert_eq!(spec["version"], "v1.33.0");
+        assert_eq!(
+            spec["machineTemplate"]["spec"]["infrastructureRef"]["apiGroup"],
+            "infrastructure.cluster.x-k8s.io"
+        );
+        let b1 = schema(&["spec.version", "spec.machineTemplate.infrastructureRef"]);
+        let mut spec = json!({"version": "v1.30.1"});
+        set_topology_fields(&mut spec, &b1, &reference(), "x");
+        assert_eq!(spec["version"], "v1.30.1", "the template's own value stays");
+        assert_eq!(
+            spec["machineTemplate"]["infrastructureRef"]["apiVersion"],
+            "infrastructure.cluster.x-k8s.io/v1beta1"
+        );
+        // A control plane without machines gets neither.
+        let mut spec = json!({});
+        set_topology_fields(&mut spec, &schema(&["spec.replicas"]), &reference(), "x");
+        assert_eq!(spec, json!({}));
     }
 }

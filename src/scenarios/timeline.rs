@@ -324,6 +324,11 @@ impl Recorder {
     }
 
     /// Every observed version of `object`, oldest first.
+    /// The instant `at_ms` of a [`Snapshot`] stands for.
+    pub fn instant(&self, at_ms: u64) -> Instant {
+        self.start + Duration::from_millis(at_ms)
+    }
+
     pub fn history(&self, object: &str) -> Vec<Snapshot> {
         let mut st = self.lock();
         st.asked.insert(object.to_string());

@@ -148,6 +148,9 @@ fn fill_contract_fields(r: &ScriptRun<'_>, obj: &mut Value) {
     }
 }
 
+/// How many conflicting writes of someone else the conversion round trip reads past.
+const CONFLICT_RETRIES: u32 = 10;
+
 async fn conversion(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     let crd = crd_of(r).await?;
     let strategy = crd
@@ -202,19 +205,27 @@ async fn conversion(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         let there: Api<DynamicObject> =
             Api::namespaced_with(r.env.client.clone(), &r.env.namespace, &there_res);
         let trip = async {
-            let read = there
-                .get(&name)
-                .await
-                .map_err(|e| format!("reading it at {other} failed: {}", api_message(&e)))?;
-            there
-                .replace(&name, &PostParams::default(), &read)
-                .await
-                .map_err(|e| {
-                    format!(
-                        "writing it back unchanged at {other} was refused: {}",
-                        api_message(&e)
-                    )
-                })?;
+            // A write in between (the provider's Paused condition on the paused object) makes
+            // the write back a conflict, which says nothing about conversion: read again.
+            let mut conflicts = 0;
+            loop {
+                let read = there
+                    .get(&name)
+                    .await
+                    .map_err(|e| format!("reading it at {other} failed: {}", api_message(&e)))?;
+                match there.replace(&name, &PostParams::default(), &read).await {
+                    Ok(_) => break,
+                    Err(kube::Error::Api(s)) if s.code == 409 && conflicts < CONFLICT_RETRIES => {
+                        conflicts += 1;
+                    }
+                    Err(e) => {
+                        return Err(format!(
+                            "writing it back unchanged at {other} was refused: {}",
+                            api_message(&e)
+                        ));
+                    }
+                }
+            }
             here.get(&name).await.map(to_value).map_err(|e| {
                 format!(
                     "reading it again at {} failed: {}",
@@ -246,6 +257,19 @@ async fn conversion(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     Ok(())
 }
 
+/// Whether `a` and `b` are two spellings of one Go duration (`"90s"` and `"1m30s"`): a
+/// `metav1.Duration` field comes back from any Go round trip in `time.Duration.String()`'s
+/// form (CAPI's v1beta1 `nodeDrainTimeout` through v1beta2's `nodeDrainTimeoutSeconds`), which
+/// loses nothing.
+fn same_duration(a: &Value, b: &Value) -> bool {
+    let parse = |v: &Value| {
+        v.as_str()
+            .filter(|s| s.chars().any(|c| c.is_ascii_alphabetic()))
+            .and_then(|s| crate::kubeconn::parse_duration(s).ok())
+    };
+    matches!((parse(a), parse(b)), (Some(x), Some(y)) if x == y)
+}
+
 /// The first path where `a` and `b` differ (dotted), with both values (`<absent>` when missing).
 pub fn first_difference(a: &Value, b: &Value, at: &str) -> Option<(String, String, String)> {
     let show = |v: Option<&Value>| v.map_or_else(|| "<absent>".to_string(), Value::to_string);
@@ -259,7 +283,7 @@ pub fn first_difference(a: &Value, b: &Value, at: &str) -> Option<(String, Strin
                 (p, q) => Some((format!("{at}.{k}"), show(p), show(q))),
             })
         }
-        _ if a == b => None,
+        _ if a == b || same_duration(a, b) => None,
         _ => Some((at.to_string(), a.to_string(), b.to_string())),
     }
 }
@@ -276,7 +300,7 @@ pub fn first_changed(sent: &Value, got: &Value, at: &str) -> Option<(String, Str
                 None => Some((path, v.to_string(), "<absent>".into())),
             }
         }),
-        _ if sent == got => None,
+        _ if sent == got || same_duration(sent, got) => None,
         _ => Some((at.to_string(), sent.to_string(), got.to_string())),
     }
 }
@@ -429,5 +453,20 @@ mod tests {
             first_difference(&json!({}), &json!({"n": 1}), "spec"),
             Some(("spec.n".into(), "<absent>".into(), "1".into()))
         );
+    }
+
+    #[test]
+    fn a_go_duration_respelled_is_the_same_value() {
+        let sent = json!({"t": "90s", "n": "90"});
+        assert_eq!(
+            first_changed(&sent, &json!({"t": "1m30s", "n": "90"}), "spec"),
+            None
+        );
+        assert_eq!(
+            first_changed(&sent, &json!({"t": "1m31s", "n": "90"}), "spec").map(|d| d.0),
+            Some("spec.t".into())
+        );
+        // Plain numbers stay numbers.
+        assert!(first_difference(&json!("90"), &json!("1m30s"), "spec").is_some());
     }
 }

@@ -43,9 +43,10 @@ pub struct EmbeddedInputs {
     pub core_crds: Option<PathBuf>,
     /// `--kustomize`: renders the kustomize roots among `crds` and `core_crds`.
     pub kustomize: crate::documents::Kustomize,
-    /// `--provider-cmd` with the Deployment's args and env (`--no-deployment-args`,
-    /// `--no-deployment-env`): run the manager as the components' Deployment runs it.
-    pub manager: Option<crate::run::manager_launch::LaunchRequest>,
+    /// Each `--provider-cmd` with the Deployment's args and env (`--no-deployment-args`,
+    /// `--no-deployment-env`): run each manager as its components' Deployment runs it
+    /// ([`manager_launches`] pairs commands with Deployments).
+    pub managers: Vec<crate::run::manager_launch::LaunchRequest>,
 }
 
 /// What installing the `--crds` components gave the run.
@@ -59,9 +60,9 @@ pub struct Installed {
     pub deferred: Vec<Document>,
     /// The components are the mock's own (its webhook mode): the mock's kinds are the target.
     pub mock_components: bool,
-    /// How the `--provider-cmd` manager runs as the components' Deployment runs it
-    /// ([`crate::run::manager_launch`]).
-    pub launch: Option<crate::run::manager_launch::ManagerLaunch>,
+    /// How each `--provider-cmd` manager (same order) runs as its components' Deployment runs
+    /// it ([`crate::run::manager_launch`]; `None`: as the command says, nothing added).
+    pub launches: Vec<Option<crate::run::manager_launch::ManagerLaunch>>,
     /// Where the `--crds` input declared each Role and ClusterRole it installed, by
     /// [`RoleKey`]: read back from the server, they keep that origin ([`input_origins`]).
     pub input_roles: BTreeMap<RoleKey, Origin>,
@@ -289,17 +290,38 @@ async fn install_provider_manifests(
         return Ok(Installed::default());
     }
     let vars = crate::manifests::Variables::from_flags(&inputs.vars)?;
-    let mut docs = crate::manifests::load(&inputs.crds, &vars, &inputs.kustomize)
-        .context("installing --crds on the embedded server")?;
+    // Each input on its own: a provider's components are one input (`--provider-cmd` pairs
+    // with them in order).
+    let mut per_input = Vec::with_capacity(inputs.crds.len());
+    for path in &inputs.crds {
+        per_input.push(
+            crate::manifests::load(std::slice::from_ref(path), &vars, &inputs.kustomize)
+                .context("installing --crds on the embedded server")?,
+        );
+    }
     let mut notes = Vec::new();
-    let launch = manager_launch(&docs, inputs)?;
-    if let Some(l) = &launch {
-        eprintln!("{}", l.note);
+    let (launches, unrun) = manager_launches(&per_input, &inputs.crds, &inputs.managers)?;
+    if let Some(message) = unrun {
+        eprintln!("--provider-cmd: {message}");
         notes.push(crate::report::Note {
             source: "--provider-cmd".into(),
+            message,
+        });
+    }
+    for (i, l) in launches.iter().enumerate() {
+        let Some(l) = l else { continue };
+        let source = if inputs.managers.len() > 1 {
+            format!("--provider-cmd #{}", i + 1)
+        } else {
+            "--provider-cmd".into()
+        };
+        eprintln!("{source}: {}", l.note);
+        notes.push(crate::report::Note {
+            source,
             message: l.note.clone(),
         });
     }
+    let mut docs: Vec<Document> = per_input.into_iter().flatten().collect();
     let serving = if inputs.serve_webhooks {
         webhook_serving(&mut docs, &mut notes)?
     } else {
@@ -345,24 +367,77 @@ async fn install_provider_manifests(
         serving,
         deferred,
         mock_components,
-        launch,
+        launches,
         input_roles,
     })
 }
 
-/// How the `--provider-cmd` manager runs as the components' Deployment runs it (`None` without
-/// the command, a Deployment, or with both parts turned off).
-fn manager_launch(
-    docs: &[Document],
-    inputs: &EmbeddedInputs,
-) -> anyhow::Result<Option<crate::run::manager_launch::ManagerLaunch>> {
-    let Some(request) = &inputs.manager else {
-        return Ok(None);
-    };
-    let values: Vec<Value> = docs.iter().map(|d| d.value.clone()).collect();
-    Ok(crate::run::manager_launch::ManagerLaunch::from_components(
-        &values, request,
-    )?)
+/// Which `--provider-cmd` runs which Deployment, as `clusterctl init` installs providers: one
+/// provider per `--crds` input. The inputs that hold a Deployment are the providers, in
+/// command-line order; the i-th command runs the i-th of them. One command with one such input
+/// is the common case; an input with several Deployments chooses as
+/// [`crate::run::manager_launch::ManagerLaunch::from_components`] says. A command with no
+/// provider left runs as written; a provider with no command is installed and not run (both
+/// said in a note).
+pub fn pair_commands(per_input: &[Vec<Value>], commands: usize) -> Vec<Option<usize>> {
+    let providers: Vec<usize> = per_input
+        .iter()
+        .enumerate()
+        .filter(|(_, docs)| {
+            docs.iter().any(|d| {
+                d.get("apiVersion").and_then(Value::as_str) == Some("apps/v1")
+                    && d.get("kind").and_then(Value::as_str) == Some("Deployment")
+            })
+        })
+        .map(|(i, _)| i)
+        .collect();
+    (0..commands).map(|i| providers.get(i).copied()).collect()
+}
+
+/// How each `--provider-cmd` manager runs as its components' Deployment runs it
+/// ([`pair_commands`]); `None` for a command without a Deployment, or with both parts turned
+/// off. The note of each says which input's Deployment it runs; the second value names the
+/// inputs whose Deployment no command runs.
+type Launches = (
+    Vec<Option<crate::run::manager_launch::ManagerLaunch>>,
+    Option<String>,
+);
+fn manager_launches(
+    per_input: &[Vec<Document>],
+    paths: &[PathBuf],
+    requests: &[crate::run::manager_launch::LaunchRequest],
+) -> anyhow::Result<Launches> {
+    let values: Vec<Vec<Value>> = per_input
+        .iter()
+        .map(|docs| docs.iter().map(|d| d.value.clone()).collect())
+        .collect();
+    let pairs = pair_commands(&values, requests.len());
+    let mut launches = Vec::with_capacity(requests.len());
+    for (request, input) in requests.iter().zip(&pairs) {
+        let Some(input) = *input else {
+            launches.push(None);
+            continue;
+        };
+        let mut launch =
+            crate::run::manager_launch::ManagerLaunch::from_components(&values[input], request)?;
+        if let (Some(l), true) = (&mut launch, requests.len() > 1) {
+            l.note = format!("from {}: {}", paths[input].display(), l.note);
+        }
+        launches.push(launch);
+    }
+    let unrun: Vec<String> = pair_commands(&values, values.len())
+        .into_iter()
+        .flatten()
+        .skip(requests.len())
+        .map(|i| paths[i].display().to_string())
+        .collect();
+    let unrun = (!requests.is_empty() && !unrun.is_empty()).then(|| {
+        format!(
+            "installed, not run (no --provider-cmd for it; give one per provider, in the order of their --crds): the Deployment of {}; nothing reconciles its kinds unless another command does",
+            unrun.join(", ")
+        )
+    });
+    Ok((launches, unrun))
 }
 
 #[cfg(test)]

@@ -123,13 +123,23 @@ static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(())
 /// `check --embedded -o json --crds <components> --provider-cmd <cmd> <extra…>` with the test
 /// binary, its reports in `dir`.
 pub async fn check(dir: &Path, components: &Path, cmd: &str, extra: &[&str]) -> Run {
+    check_providers(dir, &[(components, cmd)], extra).await
+}
+
+/// [`check`] with several providers, as `clusterctl init` installs them: one `--crds` and one
+/// `--provider-cmd` per provider, in the same order. [`Run::log`] holds every manager's log.
+pub async fn check_providers(dir: &Path, providers: &[(&Path, &str)], extra: &[&str]) -> Run {
     let _one = ONE_AT_A_TIME.lock().await;
     let reports = dir.join("reports");
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_capi-conformance"))
-        .args(["check", "--embedded", "--progress", "never", "-o", "json"])
-        .arg("--crds")
-        .arg(components)
-        .args(["--provider-cmd", cmd])
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_capi-conformance"));
+    command.args(["check", "--embedded", "--progress", "never", "-o", "json"]);
+    for (components, _) in providers {
+        command.arg("--crds").arg(components);
+    }
+    for (_, cmd) in providers {
+        command.args(["--provider-cmd", cmd]);
+    }
+    let out = command
         .args(extra)
         .arg("--report-dir")
         .arg(&reports)
@@ -140,8 +150,25 @@ pub async fn check(dir: &Path, components: &Path, cmd: &str, extra: &[&str]) -> 
     let report: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("no JSON report ({e}); stderr: {stderr}"));
     let run_id = report["context"]["run_id"].as_str().unwrap_or_default();
-    let log =
-        std::fs::read_to_string(reports.join(format!("provider-{run_id}.log"))).unwrap_or_default();
+    // `provider-<run>.log` for one manager, `provider-<run>-<n>-<deployment>.log` for several.
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(&reports)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                n.starts_with(&format!("provider-{run_id}")) && n.ends_with(".log")
+            })
+        })
+        .collect();
+    logs.sort();
+    assert_eq!(logs.len(), providers.len(), "one log per manager: {logs:?}");
+    let log = logs
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n");
     Run {
         code: out.status.code(),
         report,

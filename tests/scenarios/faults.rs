@@ -180,6 +180,10 @@ async fn each_fault_through_provider_cmd_fails_exactly_its_rule() {
                 let out = tokio::process::Command::new(bin)
                     .args(["check", "--embedded", "--progress", "never", "-o", "json"])
                     .args(["--rules", &rules.join(","), "--provider-cmd", &cmd])
+                    // The mock acts within milliseconds; a faulted rule waits out its deadline,
+                    // and this asks which rule fails, not how long a manager may take: the
+                    // in-process mock's 10 s instead of the 45 s for real managers.
+                    .args(["--timeout", "10s"])
                     .arg("--report-dir")
                     .arg(&reports)
                     .output()

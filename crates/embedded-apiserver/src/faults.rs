@@ -2,9 +2,10 @@
 //! 429/500 at a rate, added latency, slow CRD establishment, and a persistent 500 on one resource
 //! from some moment on (a fault that outlasts any retry).
 
-use std::sync::Mutex;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use rand::Rng;
 use thiserror::Error;
@@ -24,6 +25,53 @@ pub struct Faults {
     crd_delay_ms: AtomicU64,
     /// Resources (plural) whose every request fails with 500 from the given instant on.
     failing: Mutex<Vec<(String, std::time::Instant)>>,
+    /// Writes refused by an injected 429/500.
+    refused: RefusedWrites,
+}
+
+/// The writes (POST, PUT, PATCH, DELETE) the server refused with an injected 429 or 500: when,
+/// and the request path. A client's write refused this way can leave an object half written
+/// (a spec patch refused, the status patch after it accepted): whoever judges the states an
+/// object went through can tell those apart from states the writer meant.
+#[derive(Debug, Clone, Default)]
+pub struct RefusedWrites(Arc<Mutex<VecDeque<(Instant, String)>>>);
+
+impl RefusedWrites {
+    /// At most this many are kept (the oldest go first).
+    const KEEP: usize = 8192;
+
+    /// Records a refused write to `path`, now.
+    pub fn record(&self, path: &str) {
+        if let Ok(mut log) = self.0.lock() {
+            if log.len() == Self::KEEP {
+                log.pop_front();
+            }
+            log.push_back((Instant::now(), path.to_string()));
+        }
+    }
+
+    /// Whether a write to the namespaced object `plural`/`name` in `namespace` (or its
+    /// subresources) was refused in `(after, until]`.
+    pub fn refused_between(
+        &self,
+        namespace: &str,
+        plural: &str,
+        name: &str,
+        after: Instant,
+        until: Instant,
+    ) -> bool {
+        let object = format!("/namespaces/{namespace}/{plural}/{name}");
+        self.0.lock().is_ok_and(|log| {
+            log.iter().any(|(at, path)| {
+                *at > after
+                    && *at <= until
+                    && path.find(&object).is_some_and(|i| {
+                        let rest = &path[i + object.len()..];
+                        rest.is_empty() || rest.starts_with('/')
+                    })
+            })
+        })
+    }
 }
 
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -198,6 +246,11 @@ impl Faults {
             f.iter()
                 .any(|(r, from)| r == resource && std::time::Instant::now() >= *from)
         })
+    }
+
+    /// The writes refused by an injected error (a handle that stays current).
+    pub fn refused_writes(&self) -> RefusedWrites {
+        self.refused.clone()
     }
 
     /// The injected error status for this request, if any (429 first, then 500).

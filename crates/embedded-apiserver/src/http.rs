@@ -74,6 +74,9 @@ async fn handle(State(server): State<EmbeddedServer>, req: Request) -> Response 
     let routed = route(&path);
     let is_health = matches!(routed, Route::Health);
     if !is_health && let Some(code) = faults.roll_error() {
+        if !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) {
+            faults.refused_writes().record(&path);
+        }
         return if code == 429 {
             throttled(1)
         } else {

@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -111,7 +112,24 @@ impl EmbeddedServer {
         };
         let tls = super::tls::serving_with_client_auth(&identity, client_auth.as_ref())?;
         let token = uuid::Uuid::new_v4().simple().to_string();
-        let app = super::http::authenticated_router(self.clone(), token.clone(), client_auth);
+        let watches = Arc::new(AtomicU64::new(0));
+        let counted = watches.clone();
+        let app = super::http::authenticated_router(self.clone(), token.clone(), client_auth)
+            .layer(axum::middleware::from_fn(
+                move |req: axum::extract::Request, next: axum::middleware::Next| {
+                    if req.uri().query().is_some_and(|q| {
+                        q.split('&').any(|kv| {
+                            kv.split_once('=').is_some_and(|(k, v)| {
+                                k == "watch"
+                                    && matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "t")
+                            })
+                        })
+                    }) {
+                        counted.fetch_add(1, Ordering::Relaxed);
+                    }
+                    next.run(req)
+                },
+            ));
         let (tx, rx) = oneshot::channel::<()>();
         let acceptor = tls.acceptor.clone();
         let handle = tokio::spawn(super::serve::serve_tls(listener, acceptor, app, rx));
@@ -130,6 +148,7 @@ impl EmbeddedServer {
             ca_der: tls.ca_der,
             shutdown: Some(tx),
             handle: Some(handle),
+            watches,
         })
     }
 
@@ -249,9 +268,17 @@ pub struct Listener {
     ca_der: Vec<u8>,
     shutdown: Option<oneshot::Sender<()>>,
     handle: Option<tokio::task::JoinHandle<()>>,
+    /// Watch requests served through this listener.
+    watches: Arc<AtomicU64>,
 }
 
 impl Listener {
+    /// How many watch requests (`watch=true`) came through this listener so far: its clients
+    /// started watching, whatever the server's other clients do.
+    pub fn watch_requests(&self) -> u64 {
+        self.watches.load(Ordering::Relaxed)
+    }
+
     /// A kubeconfig pointing at this listener with its bearer token.
     pub fn kubeconfig_yaml(&self) -> String {
         format!(

@@ -1,0 +1,178 @@
+//! KCP v1.11.11 (the kubeadm control plane) run the way `clusterctl init` installs it: with its
+//! bootstrap companion CABPK (KCP creates KubeadmConfigs; CABPK turns them into bootstrap data)
+//! and CAPD's in-memory machines as infrastructure (KCP clones the DevMachineTemplate of its
+//! machine template): three managers in one run, one `--crds` and one `--provider-cmd` each.
+
+use super::capd;
+use super::support::{check_providers, components, manager, manager_cmd, sample};
+use std::collections::BTreeSet;
+
+/// The failures that are true findings about KCP v1.11.11 and its companions (CAPI at tag
+/// v1.11.11):
+/// - `all/conversion-lossless` (MUST), KubeadmControlPlaneTemplate v1beta2: a template created
+///   at v1beta2 and read at v1beta1 gets the v1beta1 schema's default
+///   `spec.template.spec.rolloutStrategy` (`{type: RollingUpdate, rollingUpdate: {maxSurge: 1}}`
+///   in `config/crd` of `controlplane/kubeadm`, applied on read by kube-apiserver as by ours);
+///   written back unchanged, KCP's validating webhook refuses it as a change of an immutable
+///   field: `internal/webhooks/kubeadmcontrolplanetemplate.go` `ValidateUpdate` allows only
+///   the transition from the old default to unset, not from unset to it.
+/// - `bootstrap/failure-gate` (SHOULD, v1beta1 contract), KubeadmConfig v1beta1, when caught:
+///   nothing under `bootstrap/kubeadm/internal/controllers` reads `failureReason`
+///   (see `cabpk.rs`).
+/// - CAPD's in-memory findings (`capd.rs`, [`capd::true_findings`]).
+fn true_findings() -> BTreeSet<(String, String)> {
+    let mut all = capd::true_findings();
+    all.insert((
+        "all/conversion-lossless".into(),
+        "control-plane-kubeadm/KubeadmControlPlaneTemplate@v1beta2".into(),
+    ));
+    all
+}
+
+/// What the run cannot judge here, each for a stated reason: KCP's other replica counters count
+/// its Machines' `Ready`/`Available`/`UpToDate` conditions, and its scale-up waits for healthy
+/// Machines (`preflightChecks`: Nodes, control plane Pods, etcd members), both set from the
+/// workload cluster by CAPI core's Machine controller, which the simulation does not run.
+fn environment_limits() -> BTreeSet<(String, String)> {
+    [
+        "control-plane/status-replicas",
+        "control-plane/scale-subresource",
+    ]
+    .into_iter()
+    .flat_map(|rule| {
+        ["v1beta1", "v1beta2"].map(|v| {
+            (
+                rule.to_string(),
+                format!("control-plane-kubeadm/KubeadmControlPlane@{v}"),
+            )
+        })
+    })
+    .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kcp_with_cabpk_and_capd_in_memory_gets_a_verdict_in_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (Some(kcp), Some(cabpk), Some(capd)) = (
+        manager(dir.path(), "kubeadm-controlplane-manager"),
+        manager(dir.path(), "kubeadm-bootstrap-manager"),
+        manager(dir.path(), "capd-manager"),
+    ) else {
+        return;
+    };
+    let (Some(kcp_c), Some(cabpk_c), Some(capd_c)) =
+        (components("kcp"), components("cabpk"), components("capd"))
+    else {
+        return;
+    };
+    let samples = [
+        sample("kcp-in-memory.yaml"),
+        sample("cabpk-v1beta2.yaml"),
+        sample("capd-in-memory.yaml"),
+    ];
+    let cmds = [manager_cmd(&kcp), manager_cmd(&cabpk), manager_cmd(&capd)];
+    let mut extra = vec!["--kinds", "Kubeadm*,Dev*", "--var", "CLUSTER_TOPOLOGY=true"];
+    for s in &samples {
+        extra.extend(["--sample", s.to_str().unwrap()]);
+    }
+    let run = check_providers(
+        dir.path(),
+        &[
+            (kcp_c.as_path(), cmds[0].as_str()),
+            (cabpk_c.as_path(), cmds[1].as_str()),
+            (capd_c.as_path(), cmds[2].as_str()),
+        ],
+        &extra,
+    )
+    .await;
+    assert_ne!(run.code, Some(2), "{}", run.stderr);
+    assert_eq!(run.panics(), 0, "{}", run.log);
+    // Each manager ran as its own Deployment runs it, and said so.
+    for deployment in [
+        "capi-kubeadm-control-plane-system/capi-kubeadm-control-plane-controller-manager",
+        "capi-kubeadm-bootstrap-system/capi-kubeadm-bootstrap-controller-manager",
+        "capd-system/capd-controller-manager",
+    ] {
+        assert!(
+            run.stderr
+                .contains(&format!("runs as Deployment {deployment}")),
+            "{deployment}: {}",
+            run.stderr
+        );
+    }
+    let lifecycle = run.lifecycle();
+    let cells = run.cells();
+    // The control plane is judged through its companions: initialized from the workload
+    // cluster, its kubeconfig and certificates, version from the Machines it made.
+    for v in ["v1beta1", "v1beta2"] {
+        for rule in [
+            "control-plane/initialized",
+            "control-plane/kubeconfig-secret",
+            "control-plane/certificates",
+            "control-plane/status-version",
+            "all/pause",
+        ] {
+            let column = format!("control-plane-kubeadm/KubeadmControlPlane@{v}");
+            assert!(
+                cells
+                    .iter()
+                    .any(|(r, c, o, _)| r == rule && *c == column && o == "pass"),
+                "{rule} {column}: {cells:#?}"
+            );
+        }
+    }
+    // Its companions are judged in their own columns in the same run.
+    for (rule, column) in [
+        (
+            "bootstrap/data-secret-created",
+            "bootstrap-kubeadm/KubeadmConfig@v1beta2",
+        ),
+        (
+            "infra-machine/delete",
+            "infrastructure-docker/DevMachine@v1beta2",
+        ),
+    ] {
+        assert!(
+            cells
+                .iter()
+                .any(|(r, c, o, _)| r == rule && c == column && o == "pass"),
+            "{rule} {column}: {cells:#?}"
+        );
+    }
+    let problems = run.problems();
+    let failed: BTreeSet<(String, String)> = problems
+        .iter()
+        .filter(|(r, c, o, _)| {
+            o == "fail"
+                && !(r == "bootstrap/failure-gate"
+                    && c == "bootstrap-kubeadm/KubeadmConfig@v1beta1")
+        })
+        .map(|(r, c, ..)| (r.clone(), c.clone()))
+        .filter(|(r, c)| {
+            let sensitive = super::support::TIMING_SENSITIVE.contains(&r.as_str());
+            if sensitive {
+                eprintln!("timing-sensitive failure (not asserted): {r} {c}");
+            }
+            !sensitive
+        })
+        .collect();
+    assert_eq!(failed, true_findings(), "stderr: {}", run.stderr);
+    let inconclusive: BTreeSet<(String, String)> = problems
+        .iter()
+        .filter(|(r, _, o, _)| o == "inconclusive" && r != "all/multi-instance-flags")
+        .map(|(r, c, ..)| (r.clone(), c.clone()))
+        .collect();
+    assert_eq!(inconclusive, environment_limits());
+    // Nothing of the three providers' selected kinds is left unjudged for a missing sample.
+    let unsampled: Vec<_> = lifecycle
+        .iter()
+        .filter(|(_, c, o, why)| {
+            (c.contains("/Kubeadm") || c.contains("/Dev"))
+                && o == "skip"
+                && why.contains("no sample")
+        })
+        .collect();
+    assert!(unsampled.is_empty(), "{unsampled:#?}");
+    // A MUST finding (the template's round trip) makes it a failing verdict.
+    assert_eq!(run.code, Some(1), "stderr: {}", run.stderr);
+}
