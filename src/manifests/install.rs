@@ -134,9 +134,7 @@ pub async fn install(
     let rest = docs.split_off(split);
     // Namespaces and CRDs: their APIs are always served.
     let mut discovery = discover(client).await?;
-    for doc in &docs {
-        apply(client, &discovery, doc, &mut report).await?;
-    }
+    apply_all(client, &discovery, &docs, &mut report).await?;
     let crds: Vec<&Document> = docs
         .iter()
         .filter(|d| kind_of(&d.value) == "CustomResourceDefinition")
@@ -145,10 +143,62 @@ pub async fn install(
         wait_established(client, &crds, crd_timeout).await?;
         discovery = discover(client).await?;
     }
-    for doc in &rest {
-        apply(client, &discovery, doc, &mut report).await?;
-    }
+    apply_all(client, &discovery, &rest, &mut report).await?;
     Ok(report)
+}
+
+/// How many objects of one creation tier are created at once.
+const CONCURRENT_CREATES: usize = 8;
+
+/// Applies `docs` (sorted by [`create_priority`]) tier by tier, as `clusterctl init` orders
+/// them; the objects of one tier do not depend on each other and are created concurrently (a
+/// provider's components are dozens of objects, one round trip each). The report keeps the
+/// documents' order, except that a tier's webhook configurations come after the rest of it
+/// (so no hook starts intercepting objects created beside it); the first error in that order
+/// is returned.
+async fn apply_all(
+    client: &kube::Client,
+    discovery: &Discovery,
+    docs: &[Document],
+    report: &mut InstallReport,
+) -> Result<(), InstallError> {
+    let is_hook = |d: &&Document| kind_of(&d.value).ends_with("WebhookConfiguration");
+    let tiers = docs
+        .chunk_by(|a, b| create_priority(kind_of(&a.value)) == create_priority(kind_of(&b.value)));
+    for tier in tiers {
+        let (hooks, rest): (Vec<&Document>, Vec<&Document>) = tier.iter().partition(is_hook);
+        apply_tier(client, discovery, &rest, report).await?;
+        apply_tier(client, discovery, &hooks, report).await?;
+    }
+    Ok(())
+}
+
+/// [`apply_all`]'s concurrent part: `docs` at once, their outcomes in order.
+async fn apply_tier(
+    client: &kube::Client,
+    discovery: &Discovery,
+    docs: &[&Document],
+    report: &mut InstallReport,
+) -> Result<(), InstallError> {
+    use futures::StreamExt;
+    let outcomes: Vec<Result<Applied, InstallError>> = futures::stream::iter(docs)
+        .map(|doc| apply(client, discovery, doc))
+        .buffered(CONCURRENT_CREATES)
+        .collect()
+        .await;
+    for outcome in outcomes {
+        match outcome? {
+            Applied::Done(object) => report.applied.push(object),
+            Applied::Skipped(s) => report.skipped.push(s),
+        }
+    }
+    Ok(())
+}
+
+/// What became of one document.
+enum Applied {
+    Done(String),
+    Skipped(Skipped),
 }
 
 async fn discover(client: &kube::Client) -> Result<Discovery, InstallError> {
@@ -176,18 +226,16 @@ async fn apply(
     client: &kube::Client,
     discovery: &Discovery,
     doc: &Document,
-    report: &mut InstallReport,
-) -> Result<(), InstallError> {
+) -> Result<Applied, InstallError> {
     let gvk = gvk_of(doc)?;
     let object = describe(&doc.value);
     let Some((ar, caps)) = discovery.resolve_gvk(&gvk) else {
         let group_served = discovery.has_group(&gvk.group);
-        report.skipped.push(Skipped {
+        return Ok(Applied::Skipped(Skipped {
             object,
             origin: doc.origin.location(),
             reason: unserved_reason(&gvk, group_served),
-        });
-        return Ok(());
+        }));
     };
     let mut value = doc.value.clone();
     let api = api_for(client, &ar, &caps, &mut value);
@@ -220,8 +268,7 @@ async fn apply(
         }
         Err(e) => return Err(rejected(e)),
     }
-    report.applied.push(object);
-    Ok(())
+    Ok(Applied::Done(object))
 }
 
 /// The API for the object's resource; namespaced objects without a namespace go to the

@@ -65,15 +65,20 @@ pub async fn add_effective_rbac(
     user: &str,
     inv: &Inventory,
 ) -> anyhow::Result<()> {
+    use futures::StreamExt;
     let installed = core_installed(client).await?;
     let label = format!("effective RBAC (SubjectAccessReview as {user})");
-    for cell in matrix
+    let cells: Vec<&mut crate::report::RuleResult> = matrix
         .results
         .iter_mut()
         .filter(|r| r.rule_id == RBAC_RULE && matches!(r.outcome, Outcome::Pass | Outcome::Fail))
-    {
+        .collect();
+    // Every column's questions at once (one review per verb and kind, independent of each
+    // other), the answers folded in the matrix's order.
+    let answers: Vec<_> = futures::stream::iter(cells.iter().map(|cell| {
         let target = crd_resource(inv, &cell.column);
-        let (outcome, reason, evidence) = match (&target, installed) {
+        async move {
+            match (&target, installed) {
             (_, false) => (
                 Outcome::Skip,
                 Some(format!(
@@ -87,7 +92,13 @@ pub async fn add_effective_rbac(
                 Vec::new(),
             ),
             (Some((group, plural)), true) => effective(client, user, group, plural).await,
-        };
+            }
+        }
+    }))
+    .buffered(8)
+    .collect()
+    .await;
+    for (cell, (outcome, reason, evidence)) in cells.into_iter().zip(answers) {
         combine::fold(
             cell,
             combine::Part {
@@ -119,8 +130,11 @@ async fn effective(
     plural: &str,
 ) -> (Outcome, Option<String>, Vec<Evidence>) {
     let mut denied = Vec::new();
-    for verb in ALL_VERBS {
-        match may(client, user, group, plural, verb).await {
+    let answers =
+        futures::future::join_all(ALL_VERBS.map(|verb| may(client, user, group, plural, verb)))
+            .await;
+    for (verb, answer) in ALL_VERBS.into_iter().zip(answers) {
+        match answer {
             Ok(true) => {}
             Ok(false) => denied.push(verb),
             Err(e) => {

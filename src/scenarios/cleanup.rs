@@ -108,19 +108,26 @@ async fn remove(
     wait: Duration,
     force: bool,
 ) -> Vec<Created> {
-    let mut ours = Vec::with_capacity(items.len());
-    for c in items {
-        // Cluster-scoped objects (namespaces, CRDs) are tracked before their create returns, so
-        // an interrupted create is not left behind; one that turned out to be someone else's
-        // (no run label, or gone) is not touched.
-        if c.namespace.is_none() && !carries_run_label(client, &c).await {
-            continue;
-        }
-        let _ = api_for(client, &c)
-            .delete(&c.name, &DeleteParams::background())
-            .await;
-        ours.push(c);
-    }
+    use futures::StreamExt;
+    // One round trip each, at most CONCURRENT at once (nothing waits between the deletes:
+    // each only starts the object's deletion), in the order given.
+    let ours: Vec<Created> = futures::stream::iter(items)
+        .map(|c| async move {
+            // Cluster-scoped objects (namespaces, CRDs) are tracked before their create
+            // returns, so an interrupted create is not left behind; one that turned out to be
+            // someone else's (no run label, or gone) is not touched.
+            if c.namespace.is_none() && !carries_run_label(client, &c).await {
+                return None;
+            }
+            let _ = api_for(client, &c)
+                .delete(&c.name, &DeleteParams::background())
+                .await;
+            Some(c)
+        })
+        .buffered(CONCURRENT)
+        .filter_map(std::future::ready)
+        .collect()
+        .await;
     let deadline = tokio::time::Instant::now() + wait;
     let mut remaining = ours;
     loop {
@@ -131,9 +138,7 @@ async fn remove(
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     if force && !remaining.is_empty() {
-        for c in &remaining {
-            strip_finalizers(client, c).await;
-        }
+        futures::future::join_all(remaining.iter().map(|c| strip_finalizers(client, c))).await;
         let deadline = tokio::time::Instant::now() + wait;
         loop {
             remaining = still_present(client, remaining).await;
@@ -153,14 +158,19 @@ fn api_for(client: &kube::Client, c: &Created) -> Api<DynamicObject> {
     }
 }
 
+/// How many cleanup requests are in flight at once.
+const CONCURRENT: usize = 16;
+
 async fn still_present(client: &kube::Client, items: Vec<Created>) -> Vec<Created> {
-    let mut out = Vec::new();
-    for c in items {
-        if let Ok(Some(_)) = api_for(client, &c).get_opt(&c.name).await {
-            out.push(c);
-        }
-    }
-    out
+    use futures::StreamExt;
+    futures::stream::iter(items)
+        .map(|c| async move {
+            matches!(api_for(client, &c).get_opt(&c.name).await, Ok(Some(_))).then_some(c)
+        })
+        .buffered(CONCURRENT)
+        .filter_map(std::future::ready)
+        .collect()
+        .await
 }
 
 async fn carries_run_label(client: &kube::Client, c: &Created) -> bool {

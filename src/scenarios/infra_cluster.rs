@@ -111,9 +111,23 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     let mut obj = r.provider_object(&ic2, &[(MANAGED_BY_ANNOTATION, "external")]);
     obj["metadata"]["ownerReferences"] = json!([cluster_owner(&c)]);
     obj["metadata"]["labels"][CLUSTER_NAME_LABEL] = json!(cluster);
+    // A sentinel created right after it, the same but not externally managed: once the
+    // provider has provisioned the sentinel it has dequeued the older object too (a provider
+    // slowed by load or faults is waited for, never passed for a write it had no time to
+    // make); the window then still covers twice its acting latency.
+    let sentinel = format!("{p}-ic3");
+    r.watch(&res, &sentinel).await;
+    let mut sentinel_obj = r.provider_object(&sentinel, &[]);
+    sentinel_obj["metadata"]["ownerReferences"] = json!([cluster_owner(&c)]);
+    sentinel_obj["metadata"]["labels"][CLUSTER_NAME_LABEL] = json!(cluster);
     let mark = r.env.recorder.mark();
     r.env.create(&res, obj).await?;
+    r.env.create(&res, sentinel_obj).await?;
+    if !acting_latency.is_zero() {
+        let _ = r.wait(&sentinel, |v| get_bool(v, path) == Some(true)).await;
+    }
     let acted = r.stays_quiet_for(&ic2, mark, acting_latency).await;
+    r.env.delete(&res, &sentinel).await?;
     r.verdicts.check(
         id::infra_cluster::EXTERNALLY_MANAGED,
         acted.is_none(),
