@@ -388,8 +388,11 @@ pub struct MockRunArgs {
     /// reconciler needs the Cluster's InfraCluster), `worker-join` (bootstrap data needs the
     /// cluster CA Secret and a join token on the workload cluster), `finalizer-first` (finalizer before owner and pause, as CAPI's controllers),
     /// `workqueue-backoff` (failed reconciles retried with controller-runtime's rate limiter),
-    /// `informer-lag=<n>ms` (Clusters read from a cache that lags), `capi-like` (all but v1beta1
-    /// and the lag).
+    /// `owner-version` (owners resolved from the ownerReference's apiVersion in a scheme of
+    /// the read core version only), `annotations-unguarded` (writes into a nil
+    /// `metadata.annotations` fail), `pod-ip-endpoint` (the InfraCluster endpoint host is
+    /// `$POD_IP`, as CAPI's in-memory backend), `informer-lag=<n>ms` (Clusters read from a cache
+    /// that lags), `capi-like` (all but v1beta1 and the lag).
     #[arg(long = "core-reads", value_name = "MODES")]
     pub core_reads: Option<String>,
     #[command(flatten)]

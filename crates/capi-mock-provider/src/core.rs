@@ -90,6 +90,11 @@ pub struct CoreReads {
     /// controller-runtime recovers into an error), so it never provisions. Objects CAPI clones
     /// from templates always carry annotations.
     pub annotations_unguarded: bool,
+    /// The InfraCluster's `spec.controlPlaneEndpoint.host` is the process's `POD_IP` (empty
+    /// when unset), as CAPI's in-memory backend takes the address it serves the workload API
+    /// servers on from the variable its Deployment sets from `status.podIP`: run outside a Pod
+    /// without it, the endpoint has no host.
+    pub pod_ip_endpoint: bool,
 }
 
 impl CoreReads {
@@ -105,11 +110,12 @@ impl CoreReads {
             workqueue_backoff: true,
             owner_version: false,
             annotations_unguarded: false,
+            pod_ip_endpoint: false,
         }
     }
 
     /// Parses `v1beta1,infrastructure-ref,worker-join,finalizer-first,workqueue-backoff,
-    /// owner-version,annotations-unguarded,informer-lag=<n>ms` (any subset; `capi-like` = all but `v1beta1` and the lag); unknown
+    /// owner-version,annotations-unguarded,pod-ip-endpoint,informer-lag=<n>ms` (any subset; `capi-like` = all but `v1beta1` and the lag); unknown
     /// words are errors.
     pub fn parse(spec: &str) -> Result<Self, String> {
         let mut out = CoreReads::default();
@@ -126,6 +132,7 @@ impl CoreReads {
                 "workqueue-backoff" => out.workqueue_backoff = true,
                 "owner-version" => out.owner_version = true,
                 "annotations-unguarded" => out.annotations_unguarded = true,
+                "pod-ip-endpoint" => out.pod_ip_endpoint = true,
                 "capi-like" => {
                     out.infrastructure_ref = true;
                     out.worker_join = true;
@@ -134,7 +141,7 @@ impl CoreReads {
                 }
                 other => {
                     return Err(format!(
-                        "unknown core read mode {other:?} (v1beta1, infrastructure-ref, worker-join, finalizer-first, workqueue-backoff, owner-version, annotations-unguarded, capi-like, informer-lag=<n>ms)"
+                        "unknown core read mode {other:?} (v1beta1, infrastructure-ref, worker-join, finalizer-first, workqueue-backoff, owner-version, annotations-unguarded, pod-ip-endpoint, capi-like, informer-lag=<n>ms)"
                     ));
                 }
             }

@@ -46,7 +46,11 @@ async fn apply(s: &Subject, ctx: &Ctx) -> Result<Action> {
     if !s.fault("control-plane-endpoint")
         && object::string_field(&latest, "spec.controlPlaneEndpoint.host").is_none()
     {
-        let host = format!("{}.{}.mock.capi-conformance.io", s.name, s.namespace);
+        let host = if ctx.opts.core.pod_ip_endpoint {
+            std::env::var("POD_IP").unwrap_or_default()
+        } else {
+            format!("{}.{}.mock.capi-conformance.io", s.name, s.namespace)
+        };
         s.patch(
             json!({ "spec": { "controlPlaneEndpoint": { "host": host, "port": ENDPOINT_PORT } } }),
         )
