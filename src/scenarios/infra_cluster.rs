@@ -128,6 +128,12 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     }
     let acted = r.stays_quiet_for(&ic2, mark, acting_latency).await;
     r.env.delete(&res, &sentinel).await?;
+    // Gone before the scenario ends (its finalizer is the provider's), so every run records it.
+    let _ = r
+        .env
+        .recorder
+        .wait_gone(&r.key(&sentinel), r.env.step_deadline())
+        .await;
     r.verdicts.check(
         id::infra_cluster::EXTERNALLY_MANAGED,
         acted.is_none(),

@@ -434,10 +434,10 @@ mod tests {
     #[test]
     fn first_difference_names_the_path() {
         let a = json!({"x": {"y": 1, "z": "90s"}});
-        let b = json!({"x": {"y": 1, "z": "1m30s"}});
+        let b = json!({"x": {"y": 1, "z": "1m31s"}});
         assert_eq!(
             first_difference(&a, &b, "spec"),
-            Some(("spec.x.z".into(), "\"90s\"".into(), "\"1m30s\"".into()))
+            Some(("spec.x.z".into(), "\"90s\"".into(), "\"1m31s\"".into()))
         );
         assert_eq!(first_difference(&a, &a, "spec"), None);
         // Defaults the server adds are not changes of what was sent.
