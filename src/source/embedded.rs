@@ -294,10 +294,19 @@ async fn install_provider_manifests(
     // with them in order).
     let mut per_input = Vec::with_capacity(inputs.crds.len());
     for path in &inputs.crds {
-        per_input.push(
-            crate::manifests::load(std::slice::from_ref(path), &vars, &inputs.kustomize)
-                .context("installing --crds on the embedded server")?,
-        );
+        match crate::manifests::load(std::slice::from_ref(path), &vars, &inputs.kustomize) {
+            Ok(docs) => per_input.push(docs),
+            Err(first) => {
+                // One error for every input (all the variables without a value, in every
+                // file), as loading them together gives it.
+                let all = crate::manifests::load(&inputs.crds, &vars, &inputs.kustomize)
+                    .err()
+                    .unwrap_or(first);
+                return Err(
+                    anyhow::Error::new(all).context("installing --crds on the embedded server")
+                );
+            }
+        }
     }
     let mut notes = Vec::new();
     let (launches, unrun) = manager_launches(&per_input, &inputs.crds, &inputs.managers)?;
