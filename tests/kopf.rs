@@ -237,13 +237,11 @@ async fn kopf_provider_passes_every_rule_through_its_own_webhooks() {
                 "all/defaulting-admitted",
             ],
         ),
+        // No SSA dry run for an InfraClusterTemplate: CAPI's topology only clones it
+        // (`template/ssa-dry-run` applies to the templates topology server-side applies).
         (
             "KopfClusterTemplate",
-            &[
-                "template/ssa-dry-run",
-                "template/clone-compatible",
-                "all/defaulting-admitted",
-            ],
+            &["template/clone-compatible", "all/defaulting-admitted"],
         ),
         (
             "KopfMachineTemplate",
