@@ -59,7 +59,8 @@ pub fn true_findings() -> BTreeSet<(String, String)> {
 /// `--timeout`, no hand-set environment (its Deployment's `POD_IP` and feature gates come from
 /// the components, `CLUSTER_TOPOLOGY=true` as a clusterctl variable so CAPD's webhook admits
 /// DevClusterTemplates). `--kinds 'Dev*'`: the Docker* kinds need a Docker engine, so only the
-/// in-memory kinds get scenarios (the Docker* kinds keep their static cells).
+/// in-memory kinds get scenarios (the Docker* kinds keep their static cells). Then the same run
+/// under server faults must give the same cells ([`under_server_faults_it_equals`]).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn capd_in_memory_gets_a_verdict_with_only_true_findings() {
     let dir = tempfile::tempdir().unwrap();
@@ -68,20 +69,15 @@ async fn capd_in_memory_gets_a_verdict_with_only_true_findings() {
         return;
     };
     let sample = sample("capd-in-memory.yaml");
-    let run = check(
-        dir.path(),
-        &comps,
-        &manager_cmd(&capd),
-        &[
-            "--sample",
-            sample.to_str().unwrap(),
-            "--kinds",
-            "Dev*",
-            "--var",
-            "CLUSTER_TOPOLOGY=true",
-        ],
-    )
-    .await;
+    let args = [
+        "--sample",
+        sample.to_str().unwrap(),
+        "--kinds",
+        "Dev*",
+        "--var",
+        "CLUSTER_TOPOLOGY=true",
+    ];
+    let run = check(dir.path(), &comps, &manager_cmd(&capd), &args).await;
     assert_eq!(run.panics(), 0, "{}", run.log);
     let failed: BTreeSet<(String, String)> = without_timing_sensitive(
         run.problems()
@@ -113,6 +109,7 @@ async fn capd_in_memory_gets_a_verdict_with_only_true_findings() {
         );
     }
     assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
+    under_server_faults_it_equals(&run, &capd, &comps, &args, dir.path()).await;
 }
 
 /// The same run under the server faults of issue 22 (watches dropped every 2 s, the next 20
@@ -120,22 +117,13 @@ async fn capd_in_memory_gets_a_verdict_with_only_true_findings() {
 /// run's verdict, cell for cell: a slowed, interrupted provider is waited for, its half-refused
 /// writes are not judged as meant, and the tool's own requests retry. The
 /// [`TIMING_SENSITIVE`](super::support::TIMING_SENSITIVE) rules are printed when they differ.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn capd_in_memory_under_server_faults_equals_the_clean_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let (Some(capd), Some(comps)) = (manager(dir.path(), "capd-manager"), components("capd"))
-    else {
-        return;
-    };
-    let sample = sample("capd-in-memory.yaml");
-    let args = [
-        "--sample",
-        sample.to_str().unwrap(),
-        "--kinds",
-        "Dev*",
-        "--var",
-        "CLUSTER_TOPOLOGY=true",
-    ];
+async fn under_server_faults_it_equals(
+    clean: &super::support::Run,
+    capd: &std::path::Path,
+    comps: &std::path::Path,
+    args: &[&str],
+    dir: &std::path::Path,
+) {
     let cells = |run: &super::support::Run| -> BTreeSet<(String, String, String)> {
         run.cells()
             .into_iter()
@@ -149,13 +137,12 @@ async fn capd_in_memory_under_server_faults_equals_the_clean_run() {
             .map(|(r, c, o, _)| (r, c, o))
             .collect()
     };
-    let clean = check(dir.path(), &comps, &manager_cmd(&capd), &args).await;
     let faults = "drop-watch=2s,force-410=20,429=5%,500=5%,latency=200ms";
     let mut faulted_args = args.to_vec();
     faulted_args.extend(["--server-faults", faults]);
-    let faulted = check(dir.path(), &comps, &manager_cmd(&capd), &faulted_args).await;
+    let faulted = check(dir, comps, &manager_cmd(capd), &faulted_args).await;
     assert_eq!(faulted.panics(), 0, "{}", faulted.log);
-    let (a, b) = (cells(&clean), cells(&faulted));
+    let (a, b) = (cells(clean), cells(&faulted));
     assert!(a.len() > 1000, "{}", clean.stderr);
     let differ: Vec<_> = a.symmetric_difference(&b).collect();
     assert!(
