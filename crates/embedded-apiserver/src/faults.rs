@@ -278,6 +278,45 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_refused_write_is_found_by_object_and_time() {
+        let log = RefusedWrites::default();
+        let before = Instant::now();
+        log.record("/apis/g/v1/namespaces/ns/things/a/status");
+        log.record("/apis/g/v1/namespaces/ns/things/ab");
+        let after = Instant::now();
+        assert!(log.refused_between(
+            "ns",
+            "things",
+            "a",
+            before - Duration::from_millis(1),
+            after
+        ));
+        assert!(log.refused_between(
+            "ns",
+            "things",
+            "ab",
+            before - Duration::from_millis(1),
+            after
+        ));
+        // Another object, namespace or time is not it.
+        assert!(!log.refused_between(
+            "ns",
+            "things",
+            "b",
+            before - Duration::from_millis(1),
+            after
+        ));
+        assert!(!log.refused_between(
+            "other",
+            "things",
+            "a",
+            before - Duration::from_millis(1),
+            after
+        ));
+        assert!(!log.refused_between("ns", "things", "a", after, after + Duration::from_secs(1)));
+    }
+
+    #[test]
     fn spec_parses_every_fault() {
         let f = Faults::default();
         f.apply_spec("drop-watch=5s,expire-watch,429=1,latency=200ms,crd-delay=1.5s")
