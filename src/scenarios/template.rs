@@ -4,6 +4,7 @@
 use super::core_sim::CLUSTER_NAME_LABEL;
 use super::env::EnvError;
 use super::script::ScriptRun;
+use super::webhooks::resource;
 use crate::rule_ids as id;
 use kube::api::{DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
@@ -132,13 +133,12 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
 async fn base_schema(r: &ScriptRun<'_>, base: &kube::discovery::ApiResource) -> Value {
     let crds: kube::Api<DynamicObject> = kube::Api::all_with(
         r.env.client.clone(),
-        &kube::discovery::ApiResource {
-            group: "apiextensions.k8s.io".into(),
-            version: "v1".into(),
-            api_version: "apiextensions.k8s.io/v1".into(),
-            kind: "CustomResourceDefinition".into(),
-            plural: "customresourcedefinitions".into(),
-        },
+        &resource(
+            "apiextensions.k8s.io",
+            "v1",
+            "CustomResourceDefinition",
+            "customresourcedefinitions",
+        ),
     );
     let Ok(crd) = crds.get(&format!("{}.{}", base.plural, base.group)).await else {
         return Value::Null;
@@ -159,13 +159,12 @@ async fn base_schema(r: &ScriptRun<'_>, base: &kube::discovery::ApiResource) -> 
 /// kind up (KCP's v1beta1 conversion reads the referenced CRD's contract label to write its
 /// `apiVersion`); else a kind of no one's (a real cluster: the clone is a dry run).
 async fn machine_template_kind(r: &ScriptRun<'_>) -> (String, String) {
-    let mock = kube::discovery::ApiResource {
-        group: "infrastructure.mock.capi-conformance.io".into(),
-        version: "v1beta2".into(),
-        api_version: "infrastructure.mock.capi-conformance.io/v1beta2".into(),
-        kind: "MockMachineTemplate".into(),
-        plural: "mockmachinetemplates".into(),
-    };
+    let mock = resource(
+        "infrastructure.mock.capi-conformance.io",
+        "v1beta2",
+        "MockMachineTemplate",
+        "mockmachinetemplates",
+    );
     let served =
         kube::Api::<DynamicObject>::namespaced_with(r.env.client.clone(), &r.env.namespace, &mock)
             .list(&kube::api::ListParams::default().limit(1))

@@ -35,7 +35,7 @@ fn cluster_scoped(r: &ScriptRun<'_>, group: &str, kind: &str, plural: &str) -> A
     Api::all_with(r.env.client.clone(), &resource(group, "v1", kind, plural))
 }
 
-fn resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
+pub(super) fn resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
     ApiResource {
         group: group.into(),
         version: version.into(),

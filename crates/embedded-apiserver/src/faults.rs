@@ -284,35 +284,11 @@ mod tests {
         log.record("/apis/g/v1/namespaces/ns/things/a/status");
         log.record("/apis/g/v1/namespaces/ns/things/ab");
         let after = Instant::now();
-        assert!(log.refused_between(
-            "ns",
-            "things",
-            "a",
-            before - Duration::from_millis(1),
-            after
-        ));
-        assert!(log.refused_between(
-            "ns",
-            "things",
-            "ab",
-            before - Duration::from_millis(1),
-            after
-        ));
+        let from = before - Duration::from_millis(1);
+        let refused = |ns: &str, name: &str| log.refused_between(ns, "things", name, from, after);
+        assert!(refused("ns", "a") && refused("ns", "ab"));
         // Another object, namespace or time is not it.
-        assert!(!log.refused_between(
-            "ns",
-            "things",
-            "b",
-            before - Duration::from_millis(1),
-            after
-        ));
-        assert!(!log.refused_between(
-            "other",
-            "things",
-            "a",
-            before - Duration::from_millis(1),
-            after
-        ));
+        assert!(!refused("ns", "b") && !refused("other", "a"));
         assert!(!log.refused_between("ns", "things", "a", after, after + Duration::from_secs(1)));
     }
 
