@@ -13,5 +13,7 @@ mod support;
 mod cabpk;
 #[path = "managers/capd.rs"]
 mod capd;
+#[path = "managers/core_reference.rs"]
+mod core_reference;
 #[path = "managers/kcp.rs"]
 mod kcp;

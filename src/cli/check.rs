@@ -89,6 +89,20 @@ pub struct CheckArgs {
     /// serve cluster.x-k8s.io v1beta1 and v1beta2, converted as CAPI core converts.
     #[arg(long = "core-crds", value_name = "FILE")]
     pub core_crds: Option<PathBuf>,
+    /// With --embedded and --core-crds (CAPI core's components file): run a real CAPI core
+    /// manager (e.g. cluster-api-manager) as the reference of the core simulation, as its
+    /// Deployment in that file runs it, with the placeholders of --provider-cmd and
+    /// `--namespace` of its own. Before the scenarios, one Cluster and one Machine of the mock
+    /// provider are taken through their life under it and under the simulation at once; every
+    /// field the contract names that differs (references, owner references, labels,
+    /// annotations, what core copies) is a report note. The scenarios still play core.
+    #[arg(
+        long = "core-cmd",
+        value_name = "CMD",
+        requires = "embedded",
+        requires = "core_crds"
+    )]
+    pub core_cmd: Option<String>,
     /// On a real cluster without CAPI core: install minimal core CRDs of our own.
     #[arg(long = "install-core-crds")]
     pub install_core_crds: bool,
@@ -213,6 +227,7 @@ impl CheckArgs {
                         .collect(),
                 },
                 provider_cmd: self.provider_cmd.clone(),
+                core_cmd: self.core_cmd.clone(),
                 target_faults: self.mock_faults.clone().unwrap_or_default(),
                 target_core_reads: Default::default(),
             }),

@@ -16,7 +16,9 @@ use crate::plan::{Plan, ScenarioRuns};
 use crate::report::Matrix;
 use crate::report::report_dir;
 use crate::scenarios::cleanup::CleanupGuard;
-use crate::scenarios::runner::{RunOutput, RunPlan, Side, run_baseline, run_targets};
+use crate::scenarios::runner::{
+    RunOutput, RunPlan, Side, cells_of, run_baseline, run_target_subjects, run_targets,
+};
 use crate::source::embedded::Installed;
 use anyhow::Context;
 use capi_contract::inventory::Document;
@@ -27,7 +29,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 /// A started `--provider-cmd` process, its log streamed to a file.
-struct ProviderProcess {
+pub(super) struct ProviderProcess {
     child: tokio::process::Child,
     /// Kills the provider's process group if the run is aborted before [`Self::stop`].
     _abort: Option<super::interrupt::AbortKill>,
@@ -37,7 +39,7 @@ impl ProviderProcess {
     /// Stops the provider and everything it started: the command runs in its own process
     /// group (`sh -c` may fork the provider instead of exec-ing it), which gets SIGTERM, then
     /// SIGKILL for whatever is still there after 3 s.
-    async fn stop(mut self) {
+    pub(super) async fn stop(mut self) {
         #[cfg(unix)]
         if let Some(group) = self.child.id() {
             use super::interrupt::signal_group;
@@ -357,7 +359,7 @@ impl TargetProcesses {
 }
 
 /// Where a `--provider-cmd` provider's webhook server is expected, and how to verify it.
-struct WebhookProbe {
+pub(super) struct WebhookProbe {
     addr: std::net::SocketAddr,
     server_name: String,
     tls: std::sync::Arc<tokio_rustls::rustls::ClientConfig>,
@@ -366,7 +368,7 @@ struct WebhookProbe {
 /// Waits (at most `limit`) until the provider serves: a TLS handshake with the run's
 /// certificate at every probe, else (no webhooks) `GET /readyz` 200 at `{health-addr}` when
 /// the command takes it. `Err`: why not, also when the provider exits first.
-async fn wait_until_serving(
+pub(super) async fn wait_until_serving(
     provider: &mut ProviderProcess,
     probes: &[WebhookProbe],
     health: Option<std::net::SocketAddr>,
@@ -414,7 +416,7 @@ async fn wait_until_serving(
 /// mock's CRD faults) is in place. Counted on their own listener, so the server's other
 /// watchers (the baseline mock re-watching under `drop-watch`) cannot end or stretch the wait.
 /// A provider that never watches only costs the wait.
-async fn wait_for_watches(listener: &Listener, providers: u64, limit: Duration) {
+pub(super) async fn wait_for_watches(listener: &Listener, providers: u64, limit: Duration) {
     let deadline = tokio::time::Instant::now() + limit;
     while listener.watch_requests() < providers && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(5)).await;
@@ -434,7 +436,7 @@ pub fn expand_command(cmd: &str, kubeconfig: &str, namespace: &str, watch_filter
 
 /// Starts `sh -c cmd` with `env` over the tool's environment (a variable the command assigns
 /// itself wins, as `sh` makes it), its output to `log`.
-fn start_provider(
+pub(super) fn start_provider(
     cmd: &str,
     env: &[super::manager_launch::env::EnvVar],
     log: &std::path::Path,
@@ -490,6 +492,10 @@ pub async fn run(
     if let Some(scenarios) = &plan.scenarios {
         let run_id = new_run_id();
         matrix.context.run_id = Some(run_id.clone());
+        if let Some(cmd) = &embedded.core_cmd {
+            let notes = core_reference_notes(server, client, opts, embedded, cmd, &run_id).await?;
+            matrix.notes.extend(notes);
+        }
         let side = SideInputs {
             client,
             opts,
@@ -502,6 +508,55 @@ pub async fn run(
     }
     finish(&mut matrix, plan);
     Ok(matrix)
+}
+
+/// `--core-cmd`: the core reference's report notes (each also on stderr).
+async fn core_reference_notes(
+    server: &EmbeddedServer,
+    client: &kube::Client,
+    opts: &RunOptions,
+    embedded: &EmbeddedOptions,
+    cmd: &str,
+    run_id: &str,
+) -> anyhow::Result<Vec<crate::report::Note>> {
+    let inputs = &embedded.inputs;
+    let Some(file) = &inputs.core_crds else {
+        anyhow::bail!("--core-cmd needs --core-crds (CAPI core's components file)");
+    };
+    let vars = crate::manifests::Variables::from_flags(&inputs.vars)?;
+    let components: Vec<serde_json::Value> =
+        crate::manifests::load(std::slice::from_ref(file), &vars, &inputs.kustomize)
+            .with_context(|| format!("--core-crds {}", file.display()))?
+            .into_iter()
+            .map(|d| d.value)
+            .collect();
+    let dir = opts
+        .report_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("reports"));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let req = super::core_reference::Request {
+        command: cmd,
+        components: &components,
+        run_id,
+        settings: opts.settings,
+        log_dir: &dir,
+    };
+    let outcome = super::core_reference::compare(server, client, &req).await?;
+    let mut lines = outcome.notes();
+    if let Some(n) = &outcome.launch_note {
+        lines.insert(0, format!("core manager: {n}"));
+    }
+    Ok(lines
+        .into_iter()
+        .map(|message| {
+            eprintln!("--core-cmd: {message}");
+            crate::report::Note {
+                source: "--core-cmd".into(),
+                message,
+            }
+        })
+        .collect())
 }
 
 /// What filling the server left for the run: the embedded source's [`Installed`] and CAPI
@@ -592,26 +647,38 @@ async fn run_scenarios(
         rules: rules.clone(),
     };
     // Baseline first; the target (in-process faulty mock or --provider-cmd) starts only after
-    // it, so a target that changes shared objects (the mock's CRD-level faults) cannot disturb
-    // the baseline, and the target scenarios wait until the target provider watches.
+    // it, so a target that changes shared objects (the mock's CRD-level faults, webhook
+    // configurations for the mock's groups) cannot disturb the baseline, and a provider
+    // process (a Go manager, on a machine of few cores) cannot slow it: what the baseline
+    // could not pass is the environment's. An in-process mock target that changes nothing
+    // shared runs beside the baseline: separate namespaces and watch filters, the same code, a
+    // few milliseconds of CPU per reconcile (issue 25; README "Performance").
+    let concurrent = embedded.provider_cmd.is_empty()
+        && mock_is_target
+        && installed.deferred.is_empty()
+        && !capi_mock_provider::crd_faults::changes_crds(&FaultSet::parse(&embedded.target_faults));
+    let start = TargetStart {
+        server,
+        client,
+        embedded,
+        report_dir: opts.report_dir.as_deref(),
+        run_id,
+        target_ns: &target_ns,
+        target_filter: &target_filter,
+        mock_is_target,
+        // A provider process may take a while to start on a loaded machine (a debug build,
+        // four runs at once in CI took more than one step timeout); the wait ends at its
+        // first watch, so a healthy provider never waits this long.
+        wait: settings.step_timeout * 3,
+        serving: installed.serving.as_ref(),
+        deferred: &installed.deferred,
+        launches: &installed.launches,
+    };
     let phases = async {
-        let baseline_runs = run_baseline(&run_plan).await;
-        let start = TargetStart {
-            server,
-            client,
-            embedded,
-            report_dir: opts.report_dir.as_deref(),
-            run_id,
-            target_ns: &target_ns,
-            target_filter: &target_filter,
-            mock_is_target,
-            // A provider process may take a while to start on a loaded machine (a debug build,
-            // four runs at once in CI took more than one step timeout); the wait ends at its
-            // first watch, so a healthy provider never waits this long.
-            wait: settings.step_timeout * 3,
-            serving: installed.serving.as_ref(),
-            deferred: &installed.deferred,
-            launches: &installed.launches,
+        let baseline_runs = if concurrent {
+            None
+        } else {
+            Some(run_baseline(&run_plan).await)
         };
         match target.start(&start).await {
             Ok(()) => {
@@ -620,7 +687,14 @@ async fn run_scenarios(
                     // (without webhooks they were dry-run before any scenario).
                     plan.dry_run_samples(client, &target_ns).await?;
                 }
-                Ok(run_targets(&run_plan, baseline_runs).await)
+                Ok(match baseline_runs {
+                    Some(b) => run_targets(&run_plan, b).await,
+                    None => {
+                        let (b, t) =
+                            tokio::join!(run_baseline(&run_plan), run_target_subjects(&run_plan));
+                        cells_of(&run_plan, b, t)
+                    }
+                })
             }
             Err(reason) => Ok(RunOutput {
                 results: environment_inconclusive(rules, &run_plan.targets, &reason),

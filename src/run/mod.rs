@@ -9,6 +9,7 @@
 pub mod access;
 pub mod cluster;
 pub mod cluster_baseline;
+pub mod core_reference;
 pub mod effective_rbac;
 pub mod embedded;
 pub mod interrupt;
@@ -82,6 +83,9 @@ pub struct EmbeddedOptions {
     /// `--provider-cmd`: the providers' controller commands, one per provider (none: the mock
     /// is the target, or, with `--crds`, nothing reconciles the provider's kinds).
     pub provider_cmd: Vec<String>,
+    /// `--core-cmd`: a real CAPI core manager run as the reference of the simulation
+    /// ([`core_reference`]).
+    pub core_cmd: Option<String>,
     /// Provider-wide faults of the in-process target mock (`--mock-faults`).
     pub target_faults: String,
     /// How the in-process target mock reads core objects (its CAPI-like modes; tests).

@@ -2,6 +2,7 @@
 //! MachinePool objects (v1beta2 core API), sets owner references and the cluster-name label the
 //! way core does, and opens/closes the gates providers wait for.
 
+mod copies;
 mod initialized;
 mod sample_refs;
 
@@ -283,12 +284,29 @@ impl Env {
                 },
             )
             .await?;
-        let mut obj = sample_object(&sample, name);
-        clone_annotations(&mut obj, Role::InfraCluster, &resource);
-        obj["metadata"]["ownerReferences"] = json!([cluster_owner_ref(&cluster)]);
-        obj["metadata"]["labels"][CLUSTER_NAME_LABEL] = json!(name);
-        self.create(&resource, obj).await?;
+        self.create_owned_infra_cluster(&cluster, &resource, &sample)
+            .await?;
         Ok(cluster)
+    }
+
+    /// Creates `cluster`'s InfraCluster of `resource` from `sample`, named as the Cluster, as
+    /// core leaves it: cloned (its annotations), owned by the Cluster (controller reference),
+    /// labelled with the cluster's name (`ensureOwnerRefAndLabel`).
+    pub async fn create_owned_infra_cluster(
+        &self,
+        cluster: &Value,
+        resource: &ApiResource,
+        sample: &Value,
+    ) -> Result<Value, EnvError> {
+        let name = cluster
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let mut obj = sample_object(sample, name);
+        clone_annotations(&mut obj, Role::InfraCluster, resource);
+        obj["metadata"]["ownerReferences"] = json!([cluster_owner_ref(cluster)]);
+        obj["metadata"]["labels"][CLUSTER_NAME_LABEL] = json!(name);
+        self.create(resource, obj).await
     }
 
     /// Creates the InfraMachine a Machine of a non-infrastructure scenario references: the
@@ -426,6 +444,27 @@ impl Env {
             // a stand-alone one has the key alone): CABPK tells init / join-control-plane from a
             // worker join by the key's presence (`util.IsControlPlaneMachine`).
             meta["labels"][CONTROL_PLANE_LABEL] = json!("");
+        }
+        // A stand-alone Machine is owned by its Cluster (a plain owner reference): core's
+        // Machine controller adopts it (`reconcileMachineOwnerAndLabels`, `shouldAdopt`:
+        // no controller, no MachineSet / MachinePool / control-plane name label). A Cluster
+        // that does not exist adopts nothing.
+        if let Some(c) = self
+            .api(&cluster_resource())
+            .get_opt(cluster)
+            .await
+            .map_err(|source| EnvError::Api {
+                action: "read",
+                object: format!("Cluster/{cluster}"),
+                source,
+            })?
+        {
+            meta["ownerReferences"] = json!([{
+                "apiVersion": format!("{CORE_GROUP}/{CORE_VERSION}"),
+                "kind": "Cluster",
+                "name": cluster,
+                "uid": c.metadata.uid,
+            }]);
         }
         let obj = json!({"metadata": meta, "spec": spec});
         self.create(&machine_resource(), obj).await

@@ -13,6 +13,7 @@ pub mod baseline;
 pub mod bootstrap;
 pub mod cleanup;
 pub mod control_plane;
+pub mod core_reference;
 pub mod core_sim;
 pub mod env;
 pub mod infra_cluster;

@@ -364,7 +364,22 @@ pub async fn run_baseline(plan: &RunPlan) -> Vec<SubjectRun> {
 
 /// The target phase (after [`run_baseline`]): runs the targets and builds every cell.
 pub async fn run_targets(plan: &RunPlan, baseline_runs: Vec<SubjectRun>) -> RunOutput {
-    let target_runs = run_many(&plan.target, plan.targets.clone(), plan).await;
+    let target_runs = run_target_subjects(plan).await;
+    cells_of(plan, baseline_runs, target_runs)
+}
+
+/// The targets' scripts alone (their cells need the baseline's runs: [`cells_of`]).
+pub async fn run_target_subjects(plan: &RunPlan) -> Vec<SubjectRun> {
+    run_many(&plan.target, plan.targets.clone(), plan).await
+}
+
+/// Every cell of the baseline's and the targets' runs: a target cell without a baseline run
+/// of its role and contract is inconclusive, as is one whose rule the baseline could not pass.
+pub fn cells_of(
+    plan: &RunPlan,
+    baseline_runs: Vec<SubjectRun>,
+    target_runs: Vec<SubjectRun>,
+) -> RunOutput {
     let mut out = RunOutput::default();
     for b in &baseline_runs {
         out.results.extend(cells(&plan.rules, b, None));

@@ -82,6 +82,12 @@ fn base_crd_name(template_crd: &str) -> Option<String> {
 }
 
 /// The CRD changes `faults` ask for: (CRD name, what to do to each version's root schema).
+/// Whether `faults` change shared CRDs (what [`apply_crd_faults`] would write): a mock with
+/// such faults changes what every other mock on the server reads.
+pub fn changes_crds(faults: &FaultSet) -> bool {
+    !changes(faults).is_empty()
+}
+
 fn changes(faults: &FaultSet) -> Vec<(String, Change)> {
     let mut out = Vec::new();
     for (crd, role_rule) in TEMPLATES {

@@ -1,0 +1,568 @@
+//! The core reference trace (`check --embedded --core-cmd`): one Cluster and one Machine of the
+//! mock provider taken through their life, with CAPI core's part played either by a real core
+//! manager or by the simulation ([`super::core_sim`]). After each step, what the contract names
+//! (references, owner references, labels, annotations, the fields core copies, which objects
+//! exist) is snapshotted; [`differences`] compares two traces field by field. Where they
+//! differ, the simulation is wrong (docs/core-simulation.md "Checked against real core").
+
+use super::core_sim::{
+    ClusterSpec, MachineSpec, clone_annotations, cluster_resource, controller_owner_ref,
+    machine_resource, mock_companion, sample_object,
+};
+use super::env::{Env, EnvError, key};
+use super::{RUN_LABEL, WATCH_FILTER_LABEL};
+use capi_contract::contract::{Contract, Role};
+use kube::discovery::ApiResource;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+/// Who plays core.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Core {
+    /// The tool, with the simulation's own acts.
+    Simulated,
+    /// A core manager watching the namespace: the tool creates what a user (or topology)
+    /// creates and waits for core to act.
+    Real,
+}
+
+/// The names of the trace's Cluster and Machine (the same on both sides).
+pub const CLUSTER: &str = "reference";
+pub const MACHINE: &str = "reference-cp";
+
+/// What the contract names of the trace's objects after one step: `"<Kind>/<name> <field>"` →
+/// value (absent fields are not listed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    pub step: &'static str,
+    pub fields: BTreeMap<String, Value>,
+}
+
+/// One field that differs between the real core's trace and the simulation's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Difference {
+    pub step: &'static str,
+    pub field: String,
+    pub real: Option<Value>,
+    pub simulated: Option<Value>,
+}
+
+impl std::fmt::Display for Difference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let show = |v: &Option<Value>| v.as_ref().map_or("(absent)".into(), Value::to_string);
+        write!(
+            f,
+            "after \"{}\": {}: real core {}, simulation {}",
+            self.step,
+            self.field,
+            show(&self.real),
+            show(&self.simulated)
+        )
+    }
+}
+
+/// The mock's kinds of the trace (v1beta2 contract) with their samples.
+struct Kinds {
+    infra_cluster: (ApiResource, Value),
+    infra_machine: (ApiResource, Value),
+    bootstrap: (ApiResource, Value),
+}
+
+impl Kinds {
+    fn mock() -> Result<Self, EnvError> {
+        Ok(Kinds {
+            infra_cluster: mock_companion(Role::InfraCluster, Contract::V1Beta2)?,
+            infra_machine: mock_companion(Role::InfraMachine, Contract::V1Beta2)?,
+            bootstrap: mock_companion(Role::BootstrapConfig, Contract::V1Beta2)?,
+        })
+    }
+
+    /// Every object of the trace, in snapshot order.
+    fn objects(&self) -> Vec<(ApiResource, &'static str)> {
+        vec![
+            (cluster_resource(), CLUSTER),
+            (self.infra_cluster.0.clone(), CLUSTER),
+            (machine_resource(), MACHINE),
+            (self.bootstrap.0.clone(), MACHINE),
+            (self.infra_machine.0.clone(), MACHINE),
+        ]
+    }
+}
+
+fn is_true(v: Option<&Value>) -> bool {
+    v == Some(&Value::Bool(true))
+}
+
+fn non_empty(v: Option<&Value>) -> bool {
+    v.and_then(Value::as_str).is_some_and(|s| !s.is_empty())
+}
+
+/// Waits (watching, at most the step timeout) until `name`'s state satisfies `pred` (`None`:
+/// the object does not exist).
+async fn await_state(
+    env: &Env,
+    resource: &ApiResource,
+    name: &str,
+    what: &'static str,
+    pred: impl Fn(Option<&Value>) -> bool,
+) -> Result<(), EnvError> {
+    use kube::runtime::wait::await_condition;
+    let api = env.api(resource);
+    let cond = move |o: Option<&kube::api::DynamicObject>| {
+        let v = o.and_then(|o| serde_json::to_value(o).ok());
+        pred(v.as_ref())
+    };
+    let timeout = env.step_deadline();
+    match tokio::time::timeout(timeout, await_condition(api, name, cond)).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(EnvError::Invalid(format!(
+            "watching {}: {e}",
+            key(resource, name)
+        ))),
+        Err(_) => Err(EnvError::NotSeen {
+            object: key(resource, name),
+            what,
+            secs: timeout.as_secs(),
+        }),
+    }
+}
+
+/// An object of the trace created as a user or core's template cloning creates it, before core
+/// acts on it: its sample, core's clone annotations and the cluster-name label
+/// (`external.GenerateTemplate` sets both).
+fn cloned(role: Role, (resource, sample): &(ApiResource, Value), name: &str) -> Value {
+    let mut obj = sample_object(sample, name);
+    clone_annotations(&mut obj, role, resource);
+    obj["metadata"]["labels"][super::core_sim::CLUSTER_NAME_LABEL] = json!(CLUSTER);
+    obj
+}
+
+/// Runs the trace on `env` (a namespace of its own, the mock reconciling it) with `core`
+/// playing core; one snapshot per step.
+pub async fn trace(env: &Env, core: Core) -> Result<Vec<Snapshot>, EnvError> {
+    let kinds = Kinds::mock()?;
+    let objects = kinds.objects();
+    let (ic, im, bc) = (
+        &kinds.infra_cluster.0,
+        &kinds.infra_machine.0,
+        &kinds.bootstrap.0,
+    );
+    let mut out = Vec::new();
+
+    // 1. A Cluster referencing its InfraCluster, which the provider provisions.
+    let cluster_spec = || ClusterSpec {
+        infrastructure: Some((ic, CLUSTER)),
+        ..ClusterSpec::default()
+    };
+    match core {
+        Core::Simulated => {
+            let cluster = env.create_cluster(CLUSTER, cluster_spec()).await?;
+            env.create_owned_infra_cluster(&cluster, ic, &kinds.infra_cluster.1)
+                .await?;
+        }
+        Core::Real => {
+            env.create(
+                ic,
+                cloned(Role::InfraCluster, &kinds.infra_cluster, CLUSTER),
+            )
+            .await?;
+            env.create_cluster(CLUSTER, cluster_spec()).await?;
+        }
+    }
+    await_state(env, ic, CLUSTER, "provisioned", |o| {
+        is_true(o.and_then(|o| o.pointer("/status/initialization/provisioned")))
+    })
+    .await?;
+    match core {
+        Core::Simulated => {
+            env.copy_cluster_infrastructure(CLUSTER, ic, CLUSTER)
+                .await?;
+        }
+        Core::Real => {
+            await_state(
+                env,
+                &cluster_resource(),
+                CLUSTER,
+                "infrastructure provisioned",
+                |o| {
+                    is_true(o.and_then(|o| {
+                        o.pointer("/status/initialization/infrastructureProvisioned")
+                    }))
+                },
+            )
+            .await?;
+        }
+    }
+    out.push(snapshot(env, "cluster infrastructure provisioned", &objects).await?);
+
+    // 2. A control-plane Machine with its bootstrap config and InfraMachine; the bootstrap
+    // provider creates its data.
+    env.create(bc, cloned(Role::BootstrapConfig, &kinds.bootstrap, MACHINE))
+        .await?;
+    env.create(
+        im,
+        cloned(Role::InfraMachine, &kinds.infra_machine, MACHINE),
+    )
+    .await?;
+    let machine = env
+        .create_machine(
+            MACHINE,
+            CLUSTER,
+            (im, MACHINE),
+            MachineSpec {
+                bootstrap_config: Some((bc, MACHINE)),
+                control_plane: true,
+                ..MachineSpec::default()
+            },
+        )
+        .await?;
+    if core == Core::Simulated {
+        env.adopt(bc, MACHINE, controller_owner_ref(&machine), CLUSTER)
+            .await?;
+        env.own_infra_machine(im, MACHINE, &machine, CLUSTER)
+            .await?;
+    }
+    await_state(env, bc, MACHINE, "bootstrap data", |o| {
+        non_empty(o.and_then(|o| o.pointer("/status/dataSecretName")))
+    })
+    .await?;
+    match core {
+        Core::Simulated => {
+            env.copy_machine_bootstrap(MACHINE, bc, MACHINE).await?;
+        }
+        Core::Real => {
+            await_state(
+                env,
+                &machine_resource(),
+                MACHINE,
+                "bootstrap data secret name",
+                |o| {
+                    non_empty(o.and_then(|o| o.pointer("/spec/bootstrap/dataSecretName")))
+                        && is_true(o.and_then(|o| {
+                            o.pointer("/status/initialization/bootstrapDataSecretCreated")
+                        }))
+                },
+            )
+            .await?;
+        }
+    }
+    out.push(snapshot(env, "machine bootstrap data created", &objects).await?);
+
+    // 3. The infrastructure provider provisions the InfraMachine.
+    await_state(env, im, MACHINE, "provisioned", |o| {
+        is_true(o.and_then(|o| o.pointer("/status/initialization/provisioned")))
+            && non_empty(o.and_then(|o| o.pointer("/spec/providerID")))
+    })
+    .await?;
+    match core {
+        Core::Simulated => {
+            env.copy_machine_infrastructure(MACHINE, im, MACHINE)
+                .await?;
+        }
+        Core::Real => {
+            await_state(
+                env,
+                &machine_resource(),
+                MACHINE,
+                "infrastructure provisioned",
+                |o| {
+                    is_true(o.and_then(|o| {
+                        o.pointer("/status/initialization/infrastructureProvisioned")
+                    })) && non_empty(o.and_then(|o| o.pointer("/spec/providerID")))
+                },
+            )
+            .await?;
+        }
+    }
+    out.push(snapshot(env, "machine infrastructure provisioned", &objects).await?);
+
+    // 4. The Machine is deleted: its bootstrap config and InfraMachine go with it.
+    env.delete(&machine_resource(), MACHINE).await?;
+    for (r, n) in [
+        (machine_resource(), MACHINE),
+        (bc.clone(), MACHINE),
+        (im.clone(), MACHINE),
+    ] {
+        await_state(env, &r, n, "gone", |o| o.is_none()).await?;
+    }
+    out.push(snapshot(env, "machine deleted", &objects).await?);
+
+    // 5. The Cluster is deleted: its InfraCluster goes with it.
+    env.delete(&cluster_resource(), CLUSTER).await?;
+    for (r, n) in [(cluster_resource(), CLUSTER), (ic.clone(), CLUSTER)] {
+        await_state(env, &r, n, "gone", |o| o.is_none()).await?;
+    }
+    out.push(snapshot(env, "cluster deleted", &objects).await?);
+    Ok(out)
+}
+
+/// Labels and annotations the comparison leaves out: the run's own labels, and the annotation
+/// core's conversion writes (it is the API server's doing, not core's).
+fn compared(map: &str, k: &str) -> bool {
+    match map {
+        "labels" => k != RUN_LABEL && k != WATCH_FILTER_LABEL,
+        _ => k != crate::capi_core::conversion::DATA_ANNOTATION,
+    }
+}
+
+/// The fields of one object the comparison looks at, besides its metadata.
+fn contract_fields(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "Cluster" => &[
+            "/spec/infrastructureRef",
+            "/spec/controlPlaneRef",
+            "/spec/controlPlaneEndpoint",
+            "/spec/paused",
+            "/status/initialization",
+            "/status/failureDomains",
+        ],
+        "Machine" => &[
+            "/spec/clusterName",
+            "/spec/bootstrap",
+            "/spec/infrastructureRef",
+            "/spec/providerID",
+            "/spec/failureDomain",
+            "/status/initialization",
+            "/status/addresses",
+        ],
+        // A provider's object: what core copies from it (only to tell a copy, see
+        // [`normalize`]).
+        _ => &[
+            "/spec/providerID",
+            "/spec/controlPlaneEndpoint",
+            "/spec/failureDomain",
+            "/status/addresses",
+            "/status/failureDomains",
+        ],
+    }
+}
+
+/// What core copies from a provider's objects: values of the provider's own choice each run
+/// (a providerID, addresses, an endpoint), so compared only as what a core field is a copy of.
+const REPORTED: [&str; 5] = [
+    "spec.providerID",
+    "spec.controlPlaneEndpoint",
+    "spec.failureDomain",
+    "status.addresses",
+    "status.failureDomains",
+];
+
+fn is_core_key(k: &str) -> bool {
+    k.starts_with("Cluster/") || k.starts_with("Machine/")
+}
+
+fn reported(k: &str) -> bool {
+    !is_core_key(k) && REPORTED.iter().any(|f| k.ends_with(&format!(" {f}")))
+}
+
+/// Makes two sides' snapshots comparable: a core field holding a value the provider reported
+/// becomes `copy of <that field>`, and the provider's values themselves are left out (how far
+/// the provider got between two of core's steps is the provider's pace, not core's doing); the
+/// side's namespace in any string becomes `<namespace>`.
+fn normalize(fields: &mut BTreeMap<String, Value>, namespace: &str) {
+    let provider: Vec<(String, Value)> = fields
+        .iter()
+        .filter(|(k, _)| reported(k))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    fields.retain(|k, _| !reported(k));
+    for (k, v) in fields.iter_mut() {
+        if is_core_key(k)
+            && let Some((pk, _)) = provider.iter().find(|(_, pv)| pv == v)
+        {
+            *v = json!(format!("copy of {pk}"));
+        }
+        unname(v, namespace);
+    }
+}
+
+fn unname(v: &mut Value, namespace: &str) {
+    match v {
+        Value::String(s) if s.contains(namespace) => *s = s.replace(namespace, "<namespace>"),
+        Value::Array(a) => a.iter_mut().for_each(|x| unname(x, namespace)),
+        Value::Object(m) => m.values_mut().for_each(|x| unname(x, namespace)),
+        _ => {}
+    }
+}
+
+/// Owner references without their uids (each side's owners are its own objects).
+fn owner_refs(refs: &Value) -> Value {
+    let mut out: Vec<Value> = refs
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            let mut r = r.clone();
+            if let Some(m) = r.as_object_mut() {
+                m.remove("uid");
+            }
+            r
+        })
+        .collect();
+    out.sort_by_key(|r| r.to_string());
+    Value::Array(out)
+}
+
+/// What the contract names of `obj` (`None`: it does not exist).
+pub fn project(kind: &str, name: &str, obj: Option<&Value>) -> BTreeMap<String, Value> {
+    let id = format!("{kind}/{name}");
+    let mut out = BTreeMap::new();
+    out.insert(format!("{id} exists"), Value::Bool(obj.is_some()));
+    let Some(obj) = obj else {
+        return out;
+    };
+    for map in ["labels", "annotations"] {
+        if let Some(m) = obj
+            .pointer(&format!("/metadata/{map}"))
+            .and_then(Value::as_object)
+        {
+            for (k, v) in m.iter().filter(|(k, _)| compared(map, k)) {
+                out.insert(format!("{id} metadata.{map}[{k}]"), v.clone());
+            }
+        }
+    }
+    if let Some(refs) = obj.pointer("/metadata/ownerReferences") {
+        out.insert(format!("{id} metadata.ownerReferences"), owner_refs(refs));
+    }
+    for p in contract_fields(kind) {
+        if let Some(v) = obj.pointer(p) {
+            out.insert(format!("{id} {}", p[1..].replace('/', ".")), v.clone());
+        }
+    }
+    out
+}
+
+async fn snapshot(
+    env: &Env,
+    step: &'static str,
+    objects: &[(ApiResource, &'static str)],
+) -> Result<Snapshot, EnvError> {
+    let mut fields = BTreeMap::new();
+    for (r, name) in objects {
+        let obj = match env.api(r).get_opt(name).await {
+            Ok(o) => o.and_then(|o| serde_json::to_value(o).ok()),
+            Err(source) => {
+                return Err(EnvError::Api {
+                    action: "read",
+                    object: key(r, name),
+                    source,
+                });
+            }
+        };
+        fields.extend(project(&r.kind, name, obj.as_ref()));
+    }
+    normalize(&mut fields, &env.namespace);
+    Ok(Snapshot { step, fields })
+}
+
+/// Every field that differs between the two traces, step by step (a step one trace lacks is
+/// one difference naming it).
+pub fn differences(real: &[Snapshot], simulated: &[Snapshot]) -> Vec<Difference> {
+    let mut out = Vec::new();
+    for i in 0..real.len().max(simulated.len()) {
+        let (r, s) = (real.get(i), simulated.get(i));
+        let step = r.or(s).map_or("", |x| x.step);
+        let empty = BTreeMap::new();
+        let rf = r.map_or(&empty, |x| &x.fields);
+        let sf = s.map_or(&empty, |x| &x.fields);
+        let keys: std::collections::BTreeSet<&String> = rf.keys().chain(sf.keys()).collect();
+        for k in keys {
+            let (a, b) = (rf.get(k), sf.get(k));
+            if a != b {
+                out.push(Difference {
+                    step,
+                    field: k.clone(),
+                    real: a.cloned(),
+                    simulated: b.cloned(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// How many fields the traces compared (the larger count of the two, per step, summed).
+pub fn compared_fields(real: &[Snapshot], simulated: &[Snapshot]) -> usize {
+    (0..real.len().max(simulated.len()))
+        .map(|i| {
+            let n = |t: &[Snapshot]| t.get(i).map_or(0, |s| s.fields.len());
+            n(real).max(n(simulated))
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn projection_leaves_out_uids_run_labels_and_conversion_data() {
+        let obj = json!({"metadata": {
+            "labels": {RUN_LABEL: "r", "cluster.x-k8s.io/cluster-name": "c"},
+            "annotations": {crate::capi_core::conversion::DATA_ANNOTATION: "{}", "a": "b"},
+            "ownerReferences": [{"kind": "Machine", "name": "m", "uid": "1", "controller": true}],
+        }, "spec": {"providerID": "p"}});
+        let p = project("MockMachine", "m", Some(&obj));
+        assert_eq!(p["MockMachine/m exists"], json!(true));
+        assert_eq!(
+            p["MockMachine/m metadata.labels[cluster.x-k8s.io/cluster-name]"],
+            json!("c")
+        );
+        assert!(!p.keys().any(|k| k.contains(RUN_LABEL)));
+        assert!(!p.keys().any(|k| k.contains("conversion-data")));
+        assert_eq!(
+            p["MockMachine/m metadata.ownerReferences"],
+            json!([{"kind": "Machine", "name": "m", "controller": true}])
+        );
+        assert_eq!(p["MockMachine/m spec.providerID"], json!("p"));
+        assert_eq!(project("Machine", "m", None).len(), 1);
+    }
+
+    #[test]
+    fn copies_and_namespaces_are_compared_not_the_providers_own_values() {
+        let mut f = BTreeMap::from([
+            (
+                "MockMachine/m spec.providerID".to_string(),
+                json!("mock://ns-a/m/1"),
+            ),
+            (
+                "Machine/m spec.providerID".to_string(),
+                json!("mock://ns-a/m/1"),
+            ),
+            ("Machine/m spec.clusterName".to_string(), json!("ns-a-c")),
+            (
+                "Cluster/c spec.controlPlaneEndpoint".to_string(),
+                json!({"host": "h"}),
+            ),
+        ]);
+        normalize(&mut f, "ns-a");
+        assert!(!f.contains_key("MockMachine/m spec.providerID"));
+        assert_eq!(
+            f["Machine/m spec.providerID"],
+            json!("copy of MockMachine/m spec.providerID")
+        );
+        assert_eq!(f["Machine/m spec.clusterName"], json!("<namespace>-c"));
+        // Not the provider's value: kept as it is, so a wrong copy differs.
+        assert_eq!(
+            f["Cluster/c spec.controlPlaneEndpoint"],
+            json!({"host": "h"})
+        );
+    }
+
+    #[test]
+    fn differences_name_the_step_and_both_values() {
+        let snap = |v: Value| Snapshot {
+            step: "s",
+            fields: BTreeMap::from([("Machine/m spec.providerID".to_string(), v)]),
+        };
+        assert!(differences(&[snap(json!("a"))], &[snap(json!("a"))]).is_empty());
+        let d = differences(&[snap(json!("a"))], &[snap(json!("b"))]);
+        assert_eq!(d.len(), 1);
+        assert_eq!(
+            d[0].to_string(),
+            "after \"s\": Machine/m spec.providerID: real core \"a\", simulation \"b\""
+        );
+        let missing = differences(&[snap(json!("a"))], &[]);
+        assert_eq!(missing[0].simulated, None);
+    }
+}

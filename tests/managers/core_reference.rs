@@ -1,0 +1,73 @@
+//! CAPI core's own manager as the reference of the core simulation (`check --embedded
+//! --core-crds <core components> --core-cmd '<cluster-api-manager> …'`): a Cluster and a Machine
+//! of the mock provider taken through their life under the real core and under the simulation
+//! at once, every field the contract names compared step by step (docs/core-simulation.md
+//! "Checked against real core").
+
+use super::support::{components, manager, manager_cmd};
+use serde_json::Value;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_simulation_does_what_real_core_does_for_the_mock_provider() {
+    let dir = tempfile::tempdir().unwrap();
+    let (Some(core), Some(file)) = (
+        manager(dir.path(), "cluster-api-manager"),
+        components("core"),
+    ) else {
+        return;
+    };
+    let reports = dir.path().join("reports");
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_capi-conformance"))
+        .args(["check", "--embedded", "--progress", "never", "-o", "json"])
+        .arg("--core-crds")
+        .arg(&file)
+        .arg("--core-cmd")
+        .arg(manager_cmd(&core))
+        // The scenarios of one kind are enough beside the reference: the mock's own verdict
+        // is the embedded tests' business.
+        .args(["--kinds", "MockCluster"])
+        .arg("--report-dir")
+        .arg(&reports)
+        .output()
+        .await
+        .expect("the tool runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("no JSON report ({e}); stderr: {stderr}"));
+    let notes: Vec<String> = report["notes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|n| n["source"] == "--core-cmd")
+        .filter_map(|n| n["message"].as_str().map(str::to_string))
+        .collect();
+    let summary = notes
+        .iter()
+        .find(|n| n.starts_with("core reference: 5 steps"))
+        .unwrap_or_else(|| panic!("no core reference summary: {notes:#?}\n{stderr}"));
+    assert!(
+        summary.ends_with("all equal"),
+        "the simulation differs from CAPI core v1.11.11:\n{}",
+        notes.join("\n")
+    );
+    // What was compared: over a hundred fields (5 objects, 5 steps).
+    let fields: usize = summary
+        .split(", ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(fields > 100, "{summary}");
+    assert!(
+        notes.iter().any(|n| n.starts_with(
+            "core manager: --core-cmd runs as Deployment capi-system/capi-controller-manager"
+        )),
+        "{notes:#?}"
+    );
+    let run_id = report["context"]["run_id"].as_str().unwrap_or_default();
+    let log = std::fs::read_to_string(reports.join(format!("core-{run_id}.log")))
+        .expect("the core manager's log is in the report directory");
+    assert!(log.contains("Starting Controller"), "{log}");
+    assert_eq!(log.matches("Observed a panic").count(), 0, "{log}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}
