@@ -16,6 +16,8 @@ mod bad_input;
 mod conformant;
 #[path = "lint/corpus.rs"]
 mod corpus;
+#[path = "lint/ipam.rs"]
+mod ipam;
 #[path = "lint/kustomize.rs"]
 mod kustomize;
 #[path = "lint/repos.rs"]

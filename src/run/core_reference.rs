@@ -5,8 +5,8 @@
 //! ([`crate::scenarios::core_reference`]) runs on both at once, and every field the contract
 //! names that differs is reported: where they differ, the simulation is wrong.
 
-use super::embedded::{start_provider, wait_for_watches, wait_until_serving};
 use super::manager_launch::{LaunchRequest, ManagerLaunch};
+use super::processes::{start_provider, wait_for_watches, wait_until_serving};
 use crate::scenarios::Settings;
 use crate::scenarios::cleanup::CleanupGuard;
 use crate::scenarios::core_reference::{
@@ -179,7 +179,7 @@ pub async fn compare(
 /// The started core manager and what it needs while it runs.
 #[derive(Default)]
 struct CoreManager {
-    process: Option<super::embedded::ProviderProcess>,
+    process: Option<super::processes::ProviderProcess>,
     listener: Option<embedded_apiserver::Listener>,
     kubeconfig: Option<super::private_file::PrivateFile>,
     cert_dir: Option<crate::serving::CertDir>,

@@ -15,6 +15,7 @@ pub mod embedded;
 pub mod interrupt;
 pub mod manager_launch;
 pub mod private_file;
+pub mod processes;
 pub mod progress;
 
 use crate::events::Events;

@@ -123,10 +123,16 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     let mark = r.env.recorder.mark();
     r.env.create(&res, obj).await?;
     r.env.create(&res, sentinel_obj).await?;
-    if !acting_latency.is_zero() {
-        let _ = r.wait(&sentinel, |v| get_bool(v, path) == Some(true)).await;
-    }
-    let acted = r.stays_quiet_for(&ic2, mark, acting_latency).await;
+    let evidence = !acting_latency.is_zero()
+        && r.wait(&sentinel, |v| get_bool(v, path) == Some(true))
+            .await
+            .is_ok();
+    let acted = if evidence {
+        r.stays_quiet_after_evidence(&ic2, mark, acting_latency)
+            .await
+    } else {
+        r.stays_quiet_for(&ic2, mark, acting_latency).await
+    };
     r.env.delete(&res, &sentinel).await?;
     // Gone before the scenario ends (its finalizer is the provider's), so every run records it.
     let _ = r

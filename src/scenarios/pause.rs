@@ -55,6 +55,7 @@ impl ScriptRun<'_> {
             self.watch(&resource, name).await;
         }
         let mark = self.env.recorder.mark();
+        let written = std::time::Instant::now();
         if create {
             let mut obj = self.provider_object(name, &[]);
             obj["metadata"]["ownerReferences"] = json!([owner_ref]);
@@ -67,7 +68,15 @@ impl ScriptRun<'_> {
         // starts from there, so a provider that acts right after reporting the pause is caught
         // however slowly it got there. Every change since `mark` counts.
         let paused_seen = self.paused_condition_seen(name, true).await;
-        let acted = self.stays_quiet(name, mark).await;
+        // Paused=True is the evidence that the provider reconciled the object with the pause
+        // in view: what a provider ignoring it does comes right after.
+        let acted = match paused_seen {
+            Some(true) => {
+                self.stays_quiet_after_evidence(name, mark, written.elapsed())
+                    .await
+            }
+            _ => self.stays_quiet(name, mark).await,
+        };
         self.judge_pause(name, acted, "its Cluster was paused", role_pause_rule);
         self.check_paused_condition(
             name,
@@ -152,10 +161,12 @@ impl ScriptRun<'_> {
         let resource = self.subject.resource.clone();
         self.step("pause: paused annotation");
         self.settle(name).await;
+        let written = std::time::Instant::now();
         self.env
             .set_paused_annotation(&resource, name, true)
             .await?;
         let seen = self.paused_condition_seen(name, true).await;
+        let latency = written.elapsed();
         self.check_paused_condition(
             name,
             seen,
@@ -164,8 +175,13 @@ impl ScriptRun<'_> {
         );
         // A write already under way when the annotation landed (or worked out from a cache
         // that did not show it yet) may still arrive: let it, then judge from the touch on,
-        // which the provider can only see after the annotation.
-        self.settle(name).await;
+        // which the provider can only see after the annotation. Paused=True shows the
+        // reconcile that saw the annotation has run, and one object's reconciles follow one
+        // another (controller-runtime's and kube-runtime's queues): every earlier write has
+        // landed, and the touch's reconcile acts, if at all, within about that latency.
+        if seen != Some(true) {
+            self.settle(name).await;
+        }
         let mark = self.env.recorder.mark();
         self.env
             .merge_patch(
@@ -175,7 +191,10 @@ impl ScriptRun<'_> {
                 "touch",
             )
             .await?;
-        let acted = self.stays_quiet(name, mark).await;
+        let acted = match seen {
+            Some(true) => self.stays_quiet_after_evidence(name, mark, latency).await,
+            _ => self.stays_quiet(name, mark).await,
+        };
         self.judge_pause(name, acted, "it had the paused annotation", role_pause_rule);
         self.env
             .set_paused_annotation(&resource, name, false)

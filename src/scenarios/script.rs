@@ -281,6 +281,28 @@ impl<'a> ScriptRun<'a> {
             .map(|s| s.changed)
     }
 
+    /// [`Self::stays_quiet`] once the provider has shown that it reconciled past the trigger
+    /// (its Paused condition, a sentinel created after the trigger acted on): then a write the
+    /// trigger would cause comes within about the time the provider took to show it, `latency`.
+    /// The window is twice that, at least a tenth of the quiet window, at most the step deadline
+    /// (issue 25: windows ended by evidence; docs/core-simulation.md "Timing").
+    pub async fn stays_quiet_after_evidence(
+        &self,
+        name: &str,
+        mark: Mark,
+        latency: std::time::Duration,
+    ) -> Option<Vec<String>> {
+        let window = (latency * 2)
+            .max(self.env.quiet_window() / 10)
+            .min(self.env.step_deadline());
+        self.env.recorder.hold(window);
+        self.env
+            .recorder
+            .quiet(&self.key(name), mark, window, without_paused_condition)
+            .await
+            .map(|s| s.changed)
+    }
+
     /// Waits until `pred` holds on the object under test (Err: last state seen).
     pub async fn wait(
         &self,

@@ -28,15 +28,28 @@ async fn every_server_fault_at_once_gives_the_clean_verdicts() {
     assert!(expired > 0 && dropped > 0 && throttled > 0 && failed > 0);
 }
 
+/// A resource that fails from the start: nothing about it can be judged, on either side.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn persistent_failure_makes_affected_results_inconclusive_exit_3() {
+    persistent_failure("fail=mockmachines", false).await;
+}
+
+/// The same failure starting while both sides' scenarios run (the baseline and an in-process
+/// mock target run at once): what was judged before it keeps its verdict, what it hit is
+/// inconclusive, nothing is a failure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failure_starting_mid_run_fails_nothing_exit_3() {
+    persistent_failure("fail=mockmachines@700ms", true).await;
+}
+
+async fn persistent_failure(spec: &str, mid_run: bool) {
     let m = embedded(&[
         "--scenarios",
         "SC-inframachine",
         "--timeout",
         "2s",
         "--server-faults",
-        "fail=mockmachines@1s",
+        spec,
     ])
     .await
     .unwrap();
@@ -52,7 +65,7 @@ async fn persistent_failure_makes_affected_results_inconclusive_exit_3() {
     assert!(!affected.is_empty());
     for r in &affected {
         assert!(
-            !matches!(r.outcome, Outcome::Pass | Outcome::Fail),
+            r.outcome != Outcome::Fail && (mid_run || r.outcome != Outcome::Pass),
             "{} {}: {:?} {:?}",
             r.rule_id,
             r.column.id(),

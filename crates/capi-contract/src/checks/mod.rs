@@ -192,6 +192,14 @@ pub struct CheckCtx<'a> {
 }
 
 impl<'a> CheckCtx<'a> {
+    /// The contract whose text the column's rules are read in: the column's, or for an IPAM
+    /// pool (a kind CAPI reaches without a contract label) the v1beta2 text, which for pools
+    /// says what v1beta1's says.
+    pub fn rule_contract(&self) -> Option<Contract> {
+        self.contract
+            .or((self.role == Role::IpamPool).then_some(Contract::V1Beta2))
+    }
+
     /// The CRD, its mapped version and that version's schema, or the skip finding explaining
     /// why there is none.
     pub fn schema(&self) -> Result<(&'a ClassifiedCrd, &'a CrdVersion, &'a SchemaNode), Finding> {
@@ -277,7 +285,14 @@ fn evaluate_cell(rule: &Rule, ctx: &CheckCtx) -> Finding {
         RuleKind::Review => return Finding::skip("review only"),
         RuleKind::Static => {}
     }
-    if ctx.crd.is_some() && ctx.contract.is_none() && !LABEL_RULES.iter().any(|r| *r == *rule.id) {
+    // IPAM pools are judged without a contract label: CAPI never reads one for them (core and
+    // infrastructure providers reach a pool through `IPAddressClaim.spec.poolRef`: apiGroup,
+    // kind, name) and the IPAM contract asks none; their rules are the same in both contracts
+    // ([`CheckCtx::rule_contract`]; docs/contract.md §17).
+    if ctx.crd.is_some()
+        && ctx.rule_contract().is_none()
+        && !LABEL_RULES.iter().any(|r| *r == *rule.id)
+    {
         return Finding::skip(
             "no contract label on the CRD: cannot tell which contract and version apply (pass --contract to check against one)",
         );

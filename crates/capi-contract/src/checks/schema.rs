@@ -153,7 +153,7 @@ pub fn field_state(schema: &SchemaNode, path: &str, want: JsonType) -> FieldStat
 
 /// Interprets a rule's [`FieldCheck`] against the column's CRD version.
 pub fn run_field_check(check: &FieldCheck, ctx: &CheckCtx) -> Finding {
-    let Some(contract) = ctx.contract else {
+    let Some(contract) = ctx.rule_contract() else {
         return Finding::skip("no contract applies to this column");
     };
     let (_, version, schema) = match ctx.schema() {
