@@ -4,7 +4,7 @@
 //! at once, every field the contract names compared step by step (docs/core-simulation.md
 //! "Checked against real core").
 
-use super::support::{components, manager, manager_cmd};
+use super::support::{ONE_AT_A_TIME, components, manager, manager_cmd};
 use serde_json::Value;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -16,6 +16,8 @@ async fn the_simulation_does_what_real_core_does_for_the_mock_provider() {
     ) else {
         return;
     };
+    // One Go manager beside the tool at a time (see `ONE_AT_A_TIME`).
+    let _one = ONE_AT_A_TIME.lock().await;
     let reports = dir.path().join("reports");
     let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_capi-conformance"))
         .args(["check", "--embedded", "--progress", "never", "-o", "json"])

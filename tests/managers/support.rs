@@ -118,7 +118,7 @@ impl Run {
 /// beside the tool's embedded server, and on a 2-core machine two of them at once slow each
 /// other past the scenario windows (CAPD also binds a fixed port, :19000, for its in-memory API
 /// servers).
-static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+pub static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// `check --embedded -o json --crds <components> --provider-cmd <cmd> <extra…>` with the test
 /// binary, its reports in `dir`.
