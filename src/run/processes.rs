@@ -8,7 +8,7 @@ use embedded_apiserver::Listener;
 use std::process::Stdio;
 use std::time::Duration;
 
-/// A started `--provider-cmd` process, its log streamed to a file.
+/// A started manager process (`--provider-cmd`, `--core-cmd`), its log streamed to a file.
 pub struct ProviderProcess {
     child: tokio::process::Child,
     /// Kills the provider's process group if the run is aborted before [`Self::stop`].
