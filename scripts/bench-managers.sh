@@ -30,16 +30,16 @@ cases=(
   "CABPK, v1beta2 sample|cabpk|kubeadm-bootstrap-manager|--sample tests/data/capi-managers/cabpk-v1beta2.yaml"
 )
 
+# row NAME CMD...: runs CMD $RUNS times and appends one table row (median wall, each run, exit codes).
 out="| manager | median wall (s) | runs (s) | exit codes |\n|---|---|---|---|\n"
-for c in "${cases[@]}"; do
-  IFS='|' read -r name comps mgr extra <<<"$c"
-  times=(); codes=()
+row() {
+  local name=$1 start end code median
+  shift
+  local times=() codes=()
   for _ in $(seq "$RUNS"); do
     start=$(date +%s.%N)
     set +e
-    # shellcheck disable=SC2086 # $extra is a word list
-    "$bin" check --embedded --progress never -o json --crds "$capi/components/$comps.yaml" $extra \
-      --provider-cmd "$tmp/$mgr $flags" --report-dir "$tmp/reports" >/dev/null 2>&1
+    "$@" >/dev/null 2>&1
     code=$?
     set -e
     end=$(date +%s.%N)
@@ -48,22 +48,18 @@ for c in "${cases[@]}"; do
   done
   median=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
   out+="| $name | $(printf '%.1f' "$median") | $(printf '%.1f ' "${times[@]}")| ${codes[*]} |\n"
+}
+
+for c in "${cases[@]}"; do
+  IFS='|' read -r name comps mgr extra <<<"$c"
+  # shellcheck disable=SC2086 # $extra is a word list
+  row "$name" "$bin" check --embedded --progress never -o json --crds "$capi/components/$comps.yaml" $extra \
+    --provider-cmd "$tmp/$mgr $flags" --report-dir "$tmp/reports"
 done
 # CAPI core as the reference of the simulation (--core-cmd), the mock as target.
-times=(); codes=()
-for _ in $(seq "$RUNS"); do
-  start=$(date +%s.%N)
-  set +e
+row "core reference (--core-cmd cluster-api-manager, mock target)" \
   "$bin" check --embedded --progress never -o json --core-crds "$capi/components/core.yaml" \
-    --core-cmd "$tmp/cluster-api-manager $flags" --report-dir "$tmp/reports" >/dev/null 2>&1
-  code=$?
-  set -e
-  end=$(date +%s.%N)
-  times+=("$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')")
-  codes+=("$code")
-done
-median=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-out+="| core reference (--core-cmd cluster-api-manager, mock target) | $(printf '%.1f' "$median") | $(printf '%.1f ' "${times[@]}")| ${codes[*]} |\n"
+  --core-cmd "$tmp/cluster-api-manager $flags" --report-dir "$tmp/reports"
 
 mkdir -p "$(dirname "$BENCH_OUT")"
 printf "%b" "$out" | tee "$BENCH_OUT"

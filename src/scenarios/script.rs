@@ -273,6 +273,17 @@ impl<'a> ScriptRun<'a> {
             .env
             .quiet_window()
             .max((evidence * 2).min(self.env.step_deadline()));
+        self.quiet_for(name, mark, window).await
+    }
+
+    /// What the provider changed on `name` since `mark` (not the Paused condition) during
+    /// `window`, counted as time the scenario kept gates closed ([`super::timeline::Recorder::hold`]).
+    async fn quiet_for(
+        &self,
+        name: &str,
+        mark: Mark,
+        window: std::time::Duration,
+    ) -> Option<Vec<String>> {
         self.env.recorder.hold(window);
         self.env
             .recorder
@@ -295,12 +306,7 @@ impl<'a> ScriptRun<'a> {
         let window = (latency * 2)
             .max(self.env.quiet_window() / 10)
             .min(self.env.step_deadline());
-        self.env.recorder.hold(window);
-        self.env
-            .recorder
-            .quiet(&self.key(name), mark, window, without_paused_condition)
-            .await
-            .map(|s| s.changed)
+        self.quiet_for(name, mark, window).await
     }
 
     /// Waits until `pred` holds on the object under test (Err: last state seen).

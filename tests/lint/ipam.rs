@@ -2,7 +2,7 @@
 //! kubebuilder-style `config/` with two pool kinds, no contract label): every static pool rule
 //! is judged, and a broken copy fails exactly the rules it breaks (issue 24).
 
-use crate::kustomize::{cells, kustomize_or_skip, lint_json};
+use crate::kustomize::{cells, copy_dir, kustomize_or_skip, lint_json};
 use crate::support::fixtures;
 use std::path::Path;
 
@@ -41,7 +41,7 @@ fn a_broken_ipam_repository_fails_exactly_the_rules_it_breaks() {
     }
     let good = cells(&lint(&fixtures().join("ipam-kubebuilder/config")).1);
     let dir = tempfile::tempdir().unwrap();
-    copy(&fixtures().join("ipam-kubebuilder/config"), dir.path());
+    copy_dir(&fixtures().join("ipam-kubebuilder/config"), dir.path());
     let bases = dir.path().join("crd/bases");
     // BazIPPool: a plural that is not flect's (the CRD name CAPI computes differs).
     let pool = bases.join("ipam.baz.example.io_bazippools.yaml");
@@ -83,16 +83,4 @@ fn a_broken_ipam_repository_fails_exactly_the_rules_it_breaks() {
     );
     // ipam/pool-crd is a MUST: the run fails.
     assert_eq!(code, 1, "{stderr}");
-}
-
-fn copy(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            copy(&p, &to.join(e.file_name()));
-        } else {
-            std::fs::copy(&p, to.join(e.file_name())).unwrap();
-        }
-    }
 }

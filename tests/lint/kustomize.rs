@@ -88,21 +88,23 @@ fn outcome<'a>(report: &'a Value, rule: &str, column: &str) -> Option<&'a Value>
         .find(|r| r["rule_id"] == rule && r["column"] == column)
 }
 
-/// A copy of our tree in a temporary directory (for tests that edit it).
-fn copy_tree() -> tempfile::TempDir {
-    fn copy(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for e in std::fs::read_dir(from).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                copy(&p, &to.join(e.file_name()));
-            } else {
-                std::fs::copy(&p, to.join(e.file_name())).unwrap();
-            }
+/// Copies directory `from` into `to`, recursively.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            copy_dir(&p, &to.join(e.file_name()));
+        } else {
+            std::fs::copy(&p, to.join(e.file_name())).unwrap();
         }
     }
+}
+
+/// A copy of our tree in a temporary directory (for tests that edit it).
+fn copy_tree() -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
-    copy(&tree(), d.path());
+    copy_dir(&tree(), d.path());
     d
 }
 
