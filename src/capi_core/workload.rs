@@ -108,13 +108,14 @@ impl WorkloadClusters {
         if let Some(w) = self.lock().get(&key) {
             return Ok(w.clone());
         }
-        let reservation = self.reservations().remove(&key);
-        let addr = match reservation {
-            Some(l) => l.local_addr().map_err(|e| reserve_failed(cluster, &e))?,
-            None => SocketAddr::from(([127, 0, 0, 1], 0)),
+        // The reserved socket itself is served on: releasing the port and binding it again
+        // would let another process (a parallel run) take it in between.
+        let bound = match self.reservations().remove(&key) {
+            Some(l) => l,
+            None => std::net::TcpListener::bind("127.0.0.1:0")
+                .map_err(|e| reserve_failed(cluster, &e))?,
         };
-        // The port is released just before the server binds it again (loopback, this process).
-        let started = Arc::new(start(cluster, ca, addr).await?);
+        let started = Arc::new(start(cluster, ca, bound).await?);
         let mut map = self.lock();
         // Two starts racing for one cluster: the first one stored wins.
         Ok(map.entry(key).or_insert(started).clone())
@@ -170,7 +171,7 @@ fn reserve_failed(cluster: &str, e: &std::io::Error) -> WorkloadError {
 async fn start(
     cluster: &str,
     ca: Authority,
-    addr: SocketAddr,
+    bound: std::net::TcpListener,
 ) -> Result<WorkloadCluster, WorkloadError> {
     let fail = |message: String| WorkloadError::Start {
         cluster: cluster.to_string(),
@@ -191,7 +192,7 @@ async fn start(
         &["127.0.0.1".to_string(), "localhost".to_string()],
     )?;
     let listener = server
-        .listen_with_identity(addr, identity)
+        .listen_on_with_identity(bound, identity)
         .await
         .map_err(|e| fail(format!("{e:#}")))?;
     Ok(WorkloadCluster {

@@ -370,9 +370,12 @@ async fn cluster_lookup(r: &mut ScriptRun<'_>, p: &str, res: &ApiResource) -> Re
     let acted = r
         .env
         .recorder
-        .wait_for(&r.key(&bc), r.env.quiet_window(), |v| {
-            json::has_text(v, "status.dataSecretName") || get_bool(v, created) == Some(true)
-        })
+        .wait_for_settled(
+            &r.key(&bc),
+            r.env.quiet_window(),
+            r.env.step_deadline(),
+            |v| json::has_text(v, "status.dataSecretName") || get_bool(v, created) == Some(true),
+        )
         .await
         .is_ok();
     r.verdicts.check(

@@ -305,11 +305,17 @@ async fn cluster_lookup(r: &mut ScriptRun<'_>, p: &str, res: &ApiResource) -> Re
     Ok(())
 }
 
-/// Whether `pred` becomes true within the quiet window.
+/// Whether `pred` becomes true within the quiet window (longer while the provider is still
+/// writing the object: [`super::timeline::Recorder::wait_for_settled`]).
 async fn quick_check(r: &ScriptRun<'_>, name: &str, pred: impl Fn(&Value) -> bool) -> bool {
     r.env
         .recorder
-        .wait_for(&r.key(name), r.env.quiet_window(), pred)
+        .wait_for_settled(
+            &r.key(name),
+            r.env.quiet_window(),
+            r.env.step_deadline(),
+            pred,
+        )
         .await
         .is_ok()
 }

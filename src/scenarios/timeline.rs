@@ -356,6 +356,65 @@ impl Recorder {
             .await
     }
 
+    /// [`Self::wait_for`] as a "must not act" window: `window` long, and longer while the
+    /// provider is still writing `object`. It ends once the provider has left the object alone
+    /// for half the window, at most `cap` after it began. A provider still answering the last
+    /// stimulus when the window would end (a slow manager, a loaded machine) has not yet shown
+    /// that it stays quiet, and the tool's next write would cut its answer short, leaving a
+    /// different history than on an idle machine.
+    pub async fn wait_for_settled(
+        &self,
+        object: &str,
+        window: Duration,
+        cap: Duration,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Result<Value, Option<Value>> {
+        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        let start = self.elapsed_ms();
+        let last = start.saturating_add(ms(cap.max(window)));
+        let mut end = start.saturating_add(ms(window));
+        loop {
+            let left = Duration::from_millis(end.saturating_sub(self.elapsed_ms()));
+            let last_state = match self.wait_for(object, left, &pred).await {
+                Ok(v) => return Ok(v),
+                Err(last_state) => last_state,
+            };
+            // Quiet for half the window, or for twice the time the provider took for its
+            // last write (from the version before it), whichever is longer.
+            let settled = self
+                .last_provider_write_ms(object)
+                .map_or(0, |(at, took)| {
+                    at.saturating_add((ms(window) / 2).max(took.saturating_mul(2)))
+                })
+                .min(last);
+            if settled <= end {
+                return Err(last_state);
+            }
+            end = settled;
+        }
+    }
+
+    /// When (ms since the recorder started) the provider last wrote `object` (the newest
+    /// version the watch delivered that is not one of the tool's own writes), and how long after
+    /// the version before it.
+    fn last_provider_write_ms(&self, object: &str) -> Option<(u64, u64)> {
+        let st = self.lock();
+        let mut versions = st
+            .snapshots
+            .iter()
+            .rev()
+            .filter(|s| s.object == object && s.event != "DELETED");
+        let by_tool = |s: &Snapshot| {
+            st.tool_rvs
+                .contains(&(s.object.clone(), s.resource_version.clone()))
+        };
+        let last = versions.find(|s| !by_tool(s))?;
+        let took = versions
+            .next()
+            .map_or(0, |before| last.at_ms.saturating_sub(before.at_ms));
+        Some((last.at_ms, took))
+    }
+
     /// Waits until some recorded version of `object` (not only the latest) satisfies `pred`;
     /// returns the first such version. A flag that was true and flipped back still counts.
     pub async fn wait_ever(

@@ -24,6 +24,7 @@ fn lifecycle_outcomes(m: &capi_conformance::report::Matrix) -> Vec<Outcome> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule_failure_leaves_nothing_behind() {
+    let _shared = super::common::sharing_the_machine().await;
     let server = new_server();
     let m = embedded_on(
         &server,
@@ -39,6 +40,7 @@ async fn rule_failure_leaves_nothing_behind() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn step_timeout_with_a_provider_that_never_acts_leaves_nothing_behind() {
+    let _shared = super::common::sharing_the_machine().await;
     let dir = tempfile::tempdir().unwrap();
     let server = new_server();
     let report_dir = dir.path().display().to_string();
@@ -77,6 +79,7 @@ async fn step_timeout_with_a_provider_that_never_acts_leaves_nothing_behind() {
 /// tool, even one that ignores SIGTERM (so the first Ctrl-C's cleanup is still waiting for it).
 #[test]
 fn second_sigint_aborts_and_takes_the_provider_along() {
+    let _shared = super::common::sharing_the_machine_blocking();
     let marker = format!("121.{}", std::process::id());
     let cmd = format!("trap '' TERM; sleep {marker}; exit 0");
     let check = Command::new(bin())
@@ -155,6 +158,7 @@ fn processes_with_argument(arg: &str) -> Vec<u32> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn provider_process_crash_mid_run_leaves_nothing_behind() {
+    let _shared = super::common::sharing_the_machine().await;
     let dir = tempfile::tempdir().unwrap();
     let server = new_server();
     let report_dir = dir.path().display().to_string();
@@ -197,6 +201,7 @@ fn kills() -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigint_at_random_moments_leaves_nothing_behind() {
+    let _shared = super::common::sharing_the_machine().await;
     let dir = tempfile::tempdir().unwrap();
     let s = serve::start(dir.path());
     let client = serve::client(&s.kubeconfig).await;
@@ -241,6 +246,7 @@ async fn sigint_at_random_moments_leaves_nothing_behind() {
 /// baseline namespace: slow here, every request takes 150 ms), is handled like any other.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigint_while_the_run_sets_up_leaves_nothing_behind() {
+    let _shared = super::common::sharing_the_machine().await;
     use futures::TryStreamExt;
     use k8s_openapi::api::core::v1::Namespace;
     use kube::runtime::watcher;
@@ -335,6 +341,7 @@ fn cleanup(kubeconfig: &std::path::Path, which: &[&str]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cleanup_removes_what_a_sigkilled_run_left_and_says_what() {
+    let _shared = super::common::sharing_the_machine().await;
     let dir = tempfile::tempdir().unwrap();
     let s = serve::start(dir.path());
     let client = serve::client(&s.kubeconfig).await;

@@ -7,6 +7,27 @@ use capi_conformance::commands::check::embedded_matrix;
 use capi_conformance::report::Matrix;
 use clap::Parser;
 
+/// The determinism test compares whole histories (what the provider wrote, in order), which a
+/// machine loaded by this binary's other tests (server faults, process kills, every run at
+/// full speed on 2 cores) changes: a provider answering slower than the windows leaves a
+/// different, equally valid history. It runs alone; the other tests share the machine.
+static MACHINE: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
+/// Held by a test that may run beside the others.
+pub async fn sharing_the_machine() -> tokio::sync::RwLockReadGuard<'static, ()> {
+    MACHINE.read().await
+}
+
+/// [`sharing_the_machine`] for a test outside a runtime.
+pub fn sharing_the_machine_blocking() -> tokio::sync::RwLockReadGuard<'static, ()> {
+    MACHINE.blocking_read()
+}
+
+/// Held by the test that must have the machine to itself.
+pub async fn alone_on_the_machine() -> tokio::sync::RwLockWriteGuard<'static, ()> {
+    MACHINE.write().await
+}
+
 pub fn check_args(words: &[&str]) -> CheckArgs {
     let mut argv = vec!["capi-conformance", "check"];
     argv.extend_from_slice(words);
@@ -98,6 +119,28 @@ fn record_differences(a: &Matrix, b: &Matrix) -> Vec<String> {
         }
         for e in rb.timeline.iter().filter(|e| !ra.timeline.contains(e)) {
             out.push(format!("{:?}: second only: {}", key(ra), show(e)));
+        }
+        // The whole history of each object whose entries differ, in both runs, to read why.
+        let objects: std::collections::BTreeSet<&str> = ra
+            .timeline
+            .iter()
+            .filter(|e| !rb.timeline.contains(e))
+            .chain(rb.timeline.iter().filter(|e| !ra.timeline.contains(e)))
+            .map(|e| e.object.as_str())
+            .collect();
+        for o in objects {
+            for (which, r) in [("first", ra), ("second", rb)] {
+                let history: Vec<String> = r
+                    .timeline
+                    .iter()
+                    .filter(|e| e.object == o)
+                    .map(|e| format!("{} {:?}", e.event, e.changed))
+                    .collect();
+                out.push(format!(
+                    "{:?}: {which} history of {o}: {history:#?}",
+                    key(ra)
+                ));
+            }
         }
     }
     for rb in &b.scenarios {

@@ -11,6 +11,7 @@ pub const ALL_FAULTS: &str =
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_server_fault_at_once_gives_the_clean_verdicts() {
+    let _shared = super::common::sharing_the_machine().await;
     let faulty_server = new_server();
     let (clean, faulty) = tokio::join!(
         embedded(&[]),
@@ -31,6 +32,7 @@ async fn every_server_fault_at_once_gives_the_clean_verdicts() {
 /// A resource that fails from the start: nothing about it can be judged, on either side.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn persistent_failure_makes_affected_results_inconclusive_exit_3() {
+    let _shared = super::common::sharing_the_machine().await;
     persistent_failure("fail=mockmachines", false).await;
 }
 
@@ -39,6 +41,7 @@ async fn persistent_failure_makes_affected_results_inconclusive_exit_3() {
 /// inconclusive, nothing is a failure.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failure_starting_mid_run_fails_nothing_exit_3() {
+    let _shared = super::common::sharing_the_machine().await;
     persistent_failure("fail=mockmachines@700ms", true).await;
 }
 
@@ -96,6 +99,7 @@ async fn persistent_failure(spec: &str, mid_run: bool) {
 /// backoff) gives the clean run's cells under every server fault at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_capi_like_mock_gives_the_clean_verdicts_under_every_server_fault() {
+    let _shared = super::common::sharing_the_machine().await;
     use capi_conformance::commands::check::embedded;
     let opts = |faults: bool| {
         // A step deadline generous enough for two runs at once on a loaded 2-core CI machine

@@ -195,6 +195,7 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_secret_value_in_any_output_format_report_dir_or_log() {
+    let _shared = super::common::sharing_the_machine().await;
     let dir = tempfile::tempdir().unwrap();
     let (table_dir, yaml_dir) = (dir.path().join("table"), dir.path().join("yaml"));
     let (a, b) = tokio::join!(

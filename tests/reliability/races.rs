@@ -54,6 +54,7 @@ fn target_pause(m: &Matrix) -> Vec<(String, Outcome, Option<String>)> {
 /// provider passes, and one that really acts while paused still fails.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_provider_with_a_lagging_cluster_cache_is_judged_after_it_can_see_the_pause() {
+    let _shared = super::common::sharing_the_machine().await;
     let started = std::time::Instant::now();
     let fair = LAG + Duration::from_millis(500);
     let (old_order, new_order, acting) = tokio::join!(

@@ -88,19 +88,49 @@ impl EmbeddedServer {
         self.listen_inner(addr, Some(identity)).await
     }
 
-    async fn listen_inner(
+    /// [`Self::listen_with_identity`] on a socket the embedder already holds bound (an address
+    /// handed out before the server starts stays taken until the server serves on it).
+    pub async fn listen_on_with_identity(
         &self,
-        addr: SocketAddr,
-        identity: Option<super::tls::ServingIdentity>,
+        bound: std::net::TcpListener,
+        identity: super::tls::ServingIdentity,
     ) -> anyhow::Result<Listener> {
+        let addr = bound.local_addr()?;
+        self.refuse_remote(addr)?;
+        bound
+            .set_nonblocking(true)
+            .with_context(|| format!("serving on {addr}"))?;
+        let listener = tokio::net::TcpListener::from_std(bound)
+            .with_context(|| format!("serving on {addr}"))?;
+        self.serve_listener(listener, Some(identity)).await
+    }
+
+    fn refuse_remote(&self, addr: SocketAddr) -> anyhow::Result<()> {
         if !addr.ip().is_loopback() && !self.inner.opts.allow_remote {
             anyhow::bail!(
                 "refusing to listen on non-loopback address {addr} (pass --allow-remote to allow it)"
             );
         }
+        Ok(())
+    }
+
+    async fn listen_inner(
+        &self,
+        addr: SocketAddr,
+        identity: Option<super::tls::ServingIdentity>,
+    ) -> anyhow::Result<Listener> {
+        self.refuse_remote(addr)?;
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("binding {addr}"))?;
+        self.serve_listener(listener, identity).await
+    }
+
+    async fn serve_listener(
+        &self,
+        listener: tokio::net::TcpListener,
+        identity: Option<super::tls::ServingIdentity>,
+    ) -> anyhow::Result<Listener> {
         let local = listener.local_addr()?;
         let client_auth = match &self.inner.opts.client_ca_pem {
             Some(pem) => Some(ClientCertAuthenticator::from_ca_pem(pem)?),

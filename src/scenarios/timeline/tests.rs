@@ -189,3 +189,80 @@ fn rv_order() {
     assert_eq!(rv_before("10", "9"), Some(false));
     assert_eq!(rv_before("a", "9"), None);
 }
+
+/// A "must not act" window is extended while the provider keeps writing the object, until it
+/// has left it alone for half the window; then the window ends without the predicate.
+#[tokio::test]
+async fn a_settled_window_lasts_while_the_provider_is_still_writing() {
+    let r = Recorder::new();
+    r.tool_write("K/x", "1", "create", None);
+    r.observe("K/x", false, obj("1", json!({})));
+    let writer = r.clone();
+    tokio::spawn(async move {
+        // Provider writes at 250 ms and 380 ms, then stops; provisioned never comes.
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        writer.observe("K/x", false, obj("2", json!({"phase": "a"})));
+        tokio::time::sleep(Duration::from_millis(130)).await;
+        writer.observe("K/x", false, obj("3", json!({"phase": "b"})));
+    });
+    let start = tokio::time::Instant::now();
+    let provisioned = |v: &Value| v.pointer("/status/ready") == Some(&json!(true));
+    let window = Duration::from_millis(300);
+    let r2 = r.clone();
+    let res = r2
+        .wait_for_settled("K/x", window, Duration::from_secs(10), provisioned)
+        .await;
+    assert!(res.is_err());
+    let took = start.elapsed();
+    // The last write at 380 ms plus half the window: 530 ms, not 300 ms.
+    assert!(
+        took >= Duration::from_millis(520) && took < Duration::from_secs(3),
+        "{took:?}"
+    );
+}
+
+/// Only the tool writing (its own versions) does not extend the window, and the cap bounds a
+/// provider that never stops writing.
+#[tokio::test]
+async fn a_settled_window_ignores_the_tools_writes_and_stops_at_its_cap() {
+    let r = Recorder::new();
+    r.tool_write("K/x", "1", "create", None);
+    r.observe("K/x", false, obj("1", json!({})));
+    let window = Duration::from_millis(300);
+    let start = tokio::time::Instant::now();
+    let r2 = r.clone();
+    let tool = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        r2.tool_write("K/x", "2", "patch", None);
+        r2.observe("K/x", false, obj("2", json!({"tool": true})));
+    });
+    assert!(
+        r.wait_for_settled("K/x", window, Duration::from_secs(10), |_| false)
+            .await
+            .is_err()
+    );
+    let took = start.elapsed();
+    assert!(took < Duration::from_millis(540), "{took:?}");
+    tool.await.unwrap();
+
+    let busy = Recorder::new();
+    let writer = busy.clone();
+    let hot = tokio::spawn(async move {
+        for i in 0..100u32 {
+            writer.observe("K/y", false, obj(&format!("{}", i + 1), json!({"n": i})));
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    });
+    let start = tokio::time::Instant::now();
+    assert!(
+        busy.wait_for_settled("K/y", window, Duration::from_secs(1), |_| false)
+            .await
+            .is_err()
+    );
+    let took = start.elapsed();
+    assert!(
+        took >= Duration::from_millis(990) && took < Duration::from_secs(4),
+        "{took:?}"
+    );
+    hot.abort();
+}
