@@ -18,6 +18,9 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
+/// The Secret type of a bootstrap token (kubeadm's join token).
+pub const JOIN_TOKEN_TYPE: &str = "bootstrap.kubernetes.io/token";
+
 /// Kubernetes version the workload clusters claim in `kubeadm-config`.
 pub const WORKLOAD_KUBERNETES_VERSION: &str = "v1.33.0";
 
@@ -146,6 +149,34 @@ impl WorkloadClusters {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The clusters (by name) whose `kube-system` holds bootstrap token Secrets (type
+    /// `bootstrap.kubernetes.io/token`, as CABPK creates for a joining node): evidence that a
+    /// bootstrap provider reached its workload cluster. Names only, never the Secrets' data.
+    pub async fn clusters_with_join_tokens(&self) -> std::collections::BTreeSet<String> {
+        let all: Vec<(String, Arc<WorkloadCluster>)> = self
+            .lock()
+            .iter()
+            .map(|(k, w)| (k.clone(), w.clone()))
+            .collect();
+        let mut out = std::collections::BTreeSet::new();
+        for (key, w) in all {
+            let api: kube::Api<k8s_openapi::api::core::v1::Secret> =
+                kube::Api::namespaced(w.server.client(), "kube-system");
+            let Ok(list) = api.list(&kube::api::ListParams::default()).await else {
+                continue;
+            };
+            if list
+                .items
+                .iter()
+                .any(|s| s.type_.as_deref() == Some(JOIN_TOKEN_TYPE))
+            {
+                let cluster = key.rsplit('/').next().unwrap_or(&key).to_string();
+                out.insert(cluster);
+            }
+        }
+        out
     }
 
     /// Stops every listener (the servers go with their last reference).

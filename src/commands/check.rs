@@ -121,6 +121,17 @@ async fn embedded_with_core(
     )
     .await?;
     matrix.notes.extend(notes);
+    let reached = core.workloads.clusters_with_join_tokens().await;
+    if !reached.is_empty() {
+        matrix.notes.push(crate::report::Note {
+            source: "workload clusters".into(),
+            message: format!(
+                "workload clusters with bootstrap token Secrets in kube-system (a bootstrap \
+                 provider reached them and created its join token): {}",
+                reached.into_iter().collect::<Vec<_>>().join(", ")
+            ),
+        });
+    }
     Ok(matrix)
 }
 

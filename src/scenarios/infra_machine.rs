@@ -21,8 +21,8 @@ const ADDRESS_TYPES: [&str; 5] = [
     "InternalDNS",
 ];
 
-/// The main object's flow and three independent experiments (owner gate + cluster lookup,
-/// delete with a closed gate, the b1 failure gate) run concurrently: each has its own objects
+/// The main object's flow and four independent experiments (owner gate + cluster lookup,
+/// delete with a closed gate, the bootstrap gate, the b1 failure gate) run concurrently: each has its own objects
 /// and quiet windows, so the script takes as long as its longest part.
 pub async fn run(r: &mut ScriptRun<'_>) {
     let p = r.prefix();
@@ -30,11 +30,13 @@ pub async fn run(r: &mut ScriptRun<'_>) {
     let mut gates = r.part();
     let mut lookup = r.part();
     let mut failure = r.part();
-    let (main, closed, looked, failed) = tokio::join!(
+    let mut bootstrap = r.part();
+    let (main, closed, looked, failed, booted) = tokio::join!(
         steps(r),
         delete_with_closed_gate(&mut gates, &p, &res),
         owner_gate_and_lookup(&mut lookup, &p, &res),
         failure_gate(&mut failure, &p, &res),
+        bootstrap_gate(&mut bootstrap, &p, &res),
     );
     if let Err(e) = main {
         r.env_failed(e);
@@ -44,6 +46,7 @@ pub async fn run(r: &mut ScriptRun<'_>) {
     r.absorb(gates, closed.map(|_| ()));
     r.absorb(lookup, looked);
     r.absorb(failure, failed);
+    r.absorb(bootstrap, booted);
     // Deleting with the gate closed is only attributable to the gate when deletion works
     // with the gate open.
     if let Some(gone) = gone
@@ -121,17 +124,9 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         r.evidence(&im, "no finalizer", Some("metadata.finalizers")),
     );
 
-    r.step("cluster gate open, bootstrap gate closed");
+    r.step("gates open: provision");
     r.env.set_infra_provisioned(&cluster, true).await?;
-    let early = quick_check(r, &im, provisioned_or_id(path)).await;
-    r.verdicts.check(
-        id::infra_machine::BOOTSTRAP_GATE,
-        !early,
-        "provisioned (or set providerID) before Machine.spec.bootstrap.dataSecretName was set",
-        r.evidence(&im, "acted before the bootstrap gate opened", Some(path)),
-    );
-
-    r.step("bootstrap gate open: provision");
+    r.gate_opens(&im);
     r.env.set_data_secret_name(&machine, &boot).await?;
     match r.wait_ever(&im, |v| get_bool(v, path) == Some(true)).await {
         Ok(_) => {
@@ -236,6 +231,43 @@ async fn delete_with_closed_gate(
         .wait_gone(&r.key(&im), r.env.settings.step_timeout)
         .await;
     Ok(Some(gone))
+}
+
+/// Bootstrap gate with the cluster infrastructure gate open: no provisioning (nor providerID)
+/// while the Machine has no `spec.bootstrap.dataSecretName`.
+async fn bootstrap_gate(r: &mut ScriptRun<'_>, p: &str, res: &ApiResource) -> Result<(), EnvError> {
+    r.step("cluster gate open, bootstrap gate closed");
+    let path = provisioned_path(r.contract());
+    let cluster = format!("{p}-c5");
+    let machine = format!("{p}-m5");
+    let im = format!("{p}-im5");
+    r.env
+        .create_cluster_of(r.subject, &cluster, ClusterSpec::default())
+        .await?;
+    r.env.set_infra_provisioned(&cluster, true).await?;
+    let m = r
+        .env
+        .create_machine(&machine, &cluster, (res, &im), MachineSpec::default())
+        .await?;
+    r.watch(res, &im).await;
+    r.env.create(res, r.provider_object(&im, &[])).await?;
+    r.env
+        .adopt(
+            res,
+            &im,
+            super::core_sim::controller_owner_ref(&m),
+            &cluster,
+        )
+        .await?;
+    let early = quick_check(r, &im, provisioned_or_id(path)).await;
+    r.verdicts.check(
+        id::infra_machine::BOOTSTRAP_GATE,
+        !early,
+        "provisioned (or set providerID) before Machine.spec.bootstrap.dataSecretName was set",
+        r.evidence(&im, "acted before the bootstrap gate opened", Some(path)),
+    );
+    r.env.delete(res, &im).await?;
+    Ok(())
 }
 
 /// Contract v1beta1: once `status.failureReason` is set the provider stops reconciling.

@@ -85,6 +85,8 @@ impl ScriptRun<'_> {
             "Paused condition missing or wrong while paused",
         );
         self.step("pause: unpause");
+        // Often the last gate in front of the object's act (a bootstrap config's data).
+        self.gate_opens(name);
         self.env.set_cluster_paused(cluster, false).await?;
         let seen = self.paused_condition_seen(name, false).await;
         self.check_paused_condition(

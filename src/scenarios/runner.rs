@@ -297,8 +297,23 @@ pub struct RunOutput {
     pub runs: Vec<SubjectRun>,
 }
 
-async fn run_many(side: &Side, subjects: Vec<Subject>, plan: &RunPlan) -> Vec<SubjectRun> {
+/// Longest first: the lifecycle scripts before the templates' (a few requests each), and
+/// contract v1beta1 before v1beta2 (no Paused condition to end its pause windows early). With
+/// fewer slots than subjects, a long script started last would end the run late
+/// (longest-processing-time-first scheduling); the order does not change any verdict.
+fn longest_first(subjects: &mut [Subject]) {
+    subjects.sort_by_key(|s| {
+        let role = s.role();
+        (
+            role.is_template() || super::script_for(role).is_none(),
+            s.column.contract != Some(capi_contract::contract::Contract::V1Beta1),
+        )
+    });
+}
+
+async fn run_many(side: &Side, mut subjects: Vec<Subject>, plan: &RunPlan) -> Vec<SubjectRun> {
     use futures::StreamExt;
+    longest_first(&mut subjects);
     side.events.emit(Event::ScenariosPlanned {
         count: subjects.len(),
     });

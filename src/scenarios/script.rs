@@ -322,6 +322,13 @@ impl<'a> ScriptRun<'a> {
             .await
     }
 
+    /// Marks that the next tool write opens the last gate in front of the act of `name`
+    /// ([`super::timeline::Recorder::gate_opens`]): the time the act then takes is the evidence
+    /// window of [`Self::failed_then_owned`] on a sibling.
+    pub fn gate_opens(&self, name: &str) {
+        self.env.recorder.gate_opens(&self.key(name));
+    }
+
     /// Waits until some recorded state of the object under test satisfies `pred`.
     pub async fn wait_ever(
         &self,
@@ -345,10 +352,12 @@ impl<'a> ScriptRun<'a> {
     ///
     /// The window is ended by evidence, not only by the clock: `sibling` is an object of the
     /// same kind in the same situation without the failure (the scenario's main object), and
-    /// the failed one is judged a quiet window after the sibling has shown `acted` (or its step
-    /// deadline passed). A provider that ignores the failure fields but takes longer than the
-    /// quiet window to act (CABPK's join data waits for its ClusterCache connection) is not
-    /// passed for a write it had no time to make.
+    /// the failed one is judged after the sibling has shown `acted` (or its step deadline
+    /// passed), for the quiet window or twice the time the act took on the sibling
+    /// (from [`Self::gate_opens`]), whichever is longer. A provider that ignores the failure fields
+    /// but takes longer than the quiet window to act (CABPK's join data waits for its
+    /// ClusterCache connection; CAPD under 200 ms of added latency) is not passed for a write it
+    /// had no time to make.
     pub async fn failed_then_owned(
         &mut self,
         name: &str,
@@ -383,10 +392,21 @@ impl<'a> ScriptRun<'a> {
             .recorder
             .wait_ever(&self.key(sibling), self.env.step_deadline(), &acted)
             .await;
+        // The failed object was triggered no later than the sibling acted: a provider ignoring
+        // the failure acts within about the time the same act took it on the sibling.
+        let took = self
+            .env
+            .recorder
+            .acting_latency(&self.key(sibling), &acted)
+            .unwrap_or_default();
+        let window = self
+            .env
+            .quiet_window()
+            .max((took * 2).min(self.env.step_deadline()));
         Ok(self
             .env
             .recorder
-            .wait_ever(&self.key(name), self.env.quiet_window(), &acted)
+            .wait_ever(&self.key(name), window, &acted)
             .await
             .is_ok())
     }

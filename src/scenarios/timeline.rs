@@ -42,6 +42,8 @@ struct State {
     watched: BTreeSet<String>,
     /// Objects a script waited for or read the history of (its own, whatever their labels).
     asked: BTreeSet<String>,
+    /// When the tool opened the last gate in front of an object's act ([`Recorder::gate_opens`]).
+    gates_opened: BTreeMap<String, u64>,
 }
 
 /// One entry of [`State::log`]: an index into `snapshots` or `actions`.
@@ -153,6 +155,27 @@ impl Recorder {
     /// The time counted by [`Recorder::hold`] so far.
     pub fn held(&self) -> Duration {
         Duration::from_millis(self.held_ms.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// Marks that the tool is about to open the last gate in front of `object`'s act
+    /// (provisioning, generating data): [`Recorder::acting_latency`] measures from here.
+    pub fn gate_opens(&self, object: &str) {
+        let at = self.elapsed_ms();
+        self.lock().gates_opened.insert(object.to_string(), at);
+    }
+
+    /// How long after [`Recorder::gate_opens`] the first version of `object` satisfying `acted`
+    /// arrived: how long the provider takes for that act, evidence for the window of a check
+    /// that it does not do the same on a sibling object. None before it acted.
+    pub fn acting_latency(&self, object: &str, acted: impl Fn(&Value) -> bool) -> Option<Duration> {
+        let st = self.lock();
+        let opened = *st.gates_opened.get(object)?;
+        st.snapshots
+            .iter()
+            .find(|s| {
+                s.object == object && s.at_ms >= opened && s.event != "DELETED" && acted(&s.value)
+            })
+            .map(|s| Duration::from_millis(s.at_ms - opened))
     }
 
     /// Records a watch event. Repeated deliveries of the same resourceVersion are ignored.

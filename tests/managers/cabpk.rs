@@ -27,6 +27,24 @@ async fn judged_with(sample_file: &str) {
         !run.log.contains("cluster is not reachable"),
         "{sample_file}: CABPK's ClusterCache could not reach the workload cluster"
     );
+    // It did reach it: its join tokens are in the workload clusters' kube-system, for the
+    // worker joins of both columns.
+    let notes: Vec<&str> = run.report["notes"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|n| n["message"].as_str())
+        .collect();
+    let tokens = notes
+        .iter()
+        .find(|n| n.starts_with("workload clusters with bootstrap token Secrets"))
+        .unwrap_or_else(|| {
+            panic!("{sample_file}: no join token in any workload cluster: {notes:#?}")
+        });
+    for column in ["kubeadmconfig-b1-", "kubeadmconfig-b2-"] {
+        assert!(tokens.contains(column), "{sample_file}: {column}: {tokens}");
+    }
     let config: Vec<_> = run
         .cells()
         .into_iter()

@@ -128,8 +128,7 @@ async fn under_server_faults_it_equals(
         run.cells()
             .into_iter()
             .filter(|(r, c, ..)| {
-                let sensitive = super::support::TIMING_SENSITIVE.contains(&r.as_str())
-                    || super::support::FAULT_SLOWED.contains(&r.as_str());
+                let sensitive = super::support::TIMING_SENSITIVE.contains(&r.as_str());
                 if sensitive {
                     eprintln!("timing-sensitive cell (not compared): {r} {c}");
                 }

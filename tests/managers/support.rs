@@ -184,14 +184,6 @@ pub async fn check_providers(dir: &Path, providers: &[(&Path, &str)], extra: &[&
 /// A failure of one of these is printed, not asserted; any other failure fails the test.
 pub const TIMING_SENSITIVE: [&str; 2] = ["all/pause", "all/ready-condition-lifecycle"];
 
-/// Cells whose verdict under server faults may still differ from the clean run's (seen once in
-/// 4 debug runs of CAPD's DevMachine at v1beta1): the failure-gate check waits for the failed
-/// object only one quiet window once its sibling has acted, and CAPD slowed by 200 ms latency
-/// and 429/500s may not act on it in that time (a pass where the clean run finds the true
-/// finding). Printed, not compared, until the window follows the provider's own acting latency
-/// (`ScriptRun::failed_then_owned`; issue 25 item 3).
-pub const FAULT_SLOWED: [&str; 1] = ["infra-machine/failure-gate"];
-
 /// `failed` without the [`TIMING_SENSITIVE`] rules, each one dropped printed to stderr.
 pub fn without_timing_sensitive(failed: Vec<(String, String)>) -> Vec<(String, String)> {
     failed

@@ -38,7 +38,7 @@ pub struct ServerOptions {
 impl Default for ServerOptions {
     fn default() -> Self {
         Self {
-            history: 10_000,
+            history: 2_048,
             bookmark_interval: Duration::from_secs(60),
             garbage_collector: true,
             namespace_controller: true,

@@ -69,7 +69,7 @@ pub struct Expired {
 
 impl Store {
     pub fn new(history_cap: usize) -> Self {
-        let (tx, _) = broadcast::channel(4096);
+        let (tx, _) = broadcast::channel(1024);
         Self {
             objects: BTreeMap::new(),
             rv: 1,

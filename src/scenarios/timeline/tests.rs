@@ -266,3 +266,29 @@ async fn a_settled_window_ignores_the_tools_writes_and_stops_at_its_cap() {
     );
     hot.abort();
 }
+
+/// The acting latency runs from the gate opening to the first version showing the act; versions
+/// before the gate opened do not count, and without a mark or an act there is none.
+#[tokio::test]
+async fn acting_latency_runs_from_the_gate_to_the_first_act() {
+    let r = Recorder::new();
+    let ready = |v: &Value| v.pointer("/status/ready") == Some(&json!(true));
+    r.observe("K/x", false, obj("1", json!({"ready": true})));
+    assert_eq!(r.acting_latency("K/x", ready), None, "no gate opened");
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    r.gate_opens("K/x");
+    assert_eq!(
+        r.acting_latency("K/x", ready),
+        None,
+        "acted before the gate"
+    );
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    r.observe("K/x", false, obj("2", json!({"ready": false})));
+    r.observe("K/x", false, obj("3", json!({"ready": true})));
+    r.observe("K/x", false, obj("4", json!({"ready": true, "more": 1})));
+    let took = r.acting_latency("K/x", ready).unwrap();
+    assert!(
+        took >= Duration::from_millis(60) && took < Duration::from_secs(2),
+        "{took:?}"
+    );
+}
