@@ -35,20 +35,10 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
             },
         )
         .await?;
-    // The owner gate on an object of its own, beside the pause check of the main one: each
-    // waits out a quiet window, and neither object is related to the other's trigger.
-    let ic0 = format!("{p}-ic0");
-    let mut gate = r.part();
-    let (owned, gated) = tokio::join!(
-        r.owned_while_paused(&ic, &cluster, cluster_owner(&c), None, true),
-        async {
-            gate.create_unowned_and_expect_quiet(&ic0, id::infra_cluster::OWNER_GATE)
-                .await?;
-            gate.env.delete(&res, &ic0).await
-        },
-    );
-    r.absorb(gate, gated);
-    owned?;
+    r.create_unowned_and_expect_quiet(&ic, id::infra_cluster::OWNER_GATE)
+        .await?;
+    r.adopt_while_paused(&ic, &cluster, cluster_owner(&c), None)
+        .await?;
 
     r.step("provision");
     let path = provisioned_path(contract);

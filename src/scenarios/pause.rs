@@ -162,7 +162,13 @@ impl ScriptRun<'_> {
     ) -> Result<(), EnvError> {
         let resource = self.subject.resource.clone();
         self.step("pause: paused annotation");
-        self.settle(name).await;
+        // Under v1beta2 the Paused condition ends the wait below, so the provider must be done
+        // with what it was doing first. Under v1beta1 (no Paused condition) the settle after
+        // the annotation takes in whatever was still under way before it, and nothing before
+        // the touch is judged: a settle here would only wait twice.
+        if self.contract() == Contract::V1Beta2 {
+            self.settle(name).await;
+        }
         let written = std::time::Instant::now();
         self.env
             .set_paused_annotation(&resource, name, true)
