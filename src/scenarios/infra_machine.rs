@@ -203,16 +203,7 @@ async fn delete_with_closed_gate(
         .await?;
     r.env.set_infra_provisioned(&cluster, false).await?;
     let m = machine_with_data(r, res, (&machine, &im, &boot), &cluster).await?;
-    r.watch(res, &im).await;
-    r.env.create(res, r.provider_object(&im, &[])).await?;
-    r.env
-        .adopt(
-            res,
-            &im,
-            super::core_sim::controller_owner_ref(&m),
-            &cluster,
-        )
-        .await?;
+    create_adopted(r, res, &im, &m, &cluster).await?;
     let early = quick_check(r, &im, provisioned_or_id(path)).await;
     r.verdicts.check(
         id::infra_machine::CLUSTER_INFRA_GATE,
@@ -249,16 +240,7 @@ async fn bootstrap_gate(r: &mut ScriptRun<'_>, p: &str, res: &ApiResource) -> Re
         .env
         .create_machine(&machine, &cluster, (res, &im), MachineSpec::default())
         .await?;
-    r.watch(res, &im).await;
-    r.env.create(res, r.provider_object(&im, &[])).await?;
-    r.env
-        .adopt(
-            res,
-            &im,
-            super::core_sim::controller_owner_ref(&m),
-            &cluster,
-        )
-        .await?;
+    create_adopted(r, res, &im, &m, &cluster).await?;
     let early = quick_check(r, &im, provisioned_or_id(path)).await;
     r.verdicts.check(
         id::infra_machine::BOOTSTRAP_GATE,
@@ -317,16 +299,7 @@ async fn cluster_lookup(r: &mut ScriptRun<'_>, p: &str, res: &ApiResource) -> Re
     let im = format!("{p}-im3");
     let boot = format!("{p}-boot3");
     let m = machine_with_data(r, res, (&machine, &im, &boot), &missing).await?;
-    r.watch(res, &im).await;
-    r.env.create(res, r.provider_object(&im, &[])).await?;
-    r.env
-        .adopt(
-            res,
-            &im,
-            super::core_sim::controller_owner_ref(&m),
-            &missing,
-        )
-        .await?;
+    create_adopted(r, res, &im, &m, &missing).await?;
     let acted = quick_check(r, &im, provisioned_or_id(path)).await;
     r.verdicts.check(
         id::infra_machine::CLUSTER_LOOKUP,
@@ -422,6 +395,23 @@ fn judge(r: &mut ScriptRun<'_>, im: &str, v: &Value) {
 
 /// A Machine of `cluster` for the InfraMachine `im` whose bootstrap data Secret `boot` exists
 /// (`bootstrap.dataSecretName` only, as SC-inframachine's Machines are: docs/core-simulation.md).
+/// Creates the InfraMachine `im` from the sample (watched from before), then adopts it as core
+/// does: the Machine `m` as controller owner, `cluster` as its cluster-name label.
+async fn create_adopted(
+    r: &mut ScriptRun<'_>,
+    res: &ApiResource,
+    im: &str,
+    m: &Value,
+    cluster: &str,
+) -> Result<(), EnvError> {
+    r.watch(res, im).await;
+    r.env.create(res, r.provider_object(im, &[])).await?;
+    r.env
+        .adopt(res, im, super::core_sim::controller_owner_ref(m), cluster)
+        .await?;
+    Ok(())
+}
+
 async fn machine_with_data(
     r: &ScriptRun<'_>,
     res: &ApiResource,
