@@ -6,7 +6,7 @@
 //! names that differs is reported: where they differ, the simulation is wrong.
 
 use super::manager_launch::{LaunchRequest, ManagerLaunch};
-use super::processes::{start_provider, wait_for_watches, wait_until_serving};
+use super::processes::{start_provider, wait_for_watches, wait_until_serving_restarting};
 use crate::scenarios::Settings;
 use crate::scenarios::cleanup::CleanupGuard;
 use crate::scenarios::core_reference::{
@@ -245,7 +245,7 @@ impl CoreManager {
         let mut process = start_provider(&line, env, log)?;
         let health = crate::serving::placeholders::uses(req.command, "{health-addr}")
             || launch.as_ref().is_some_and(|l| l.uses("{health-addr}"));
-        let ready = wait_until_serving(
+        let ready = wait_until_serving_restarting(
             &mut process,
             &[],
             placeholders.health_addr.filter(|_| health),
@@ -255,7 +255,7 @@ impl CoreManager {
         self.process = Some(process);
         self.kubeconfig = Some(kc);
         self.cert_dir = Some(dir);
-        ready.map_err(|why| {
+        let restarts = ready.map_err(|why| {
             anyhow::anyhow!(
                 "the core manager {:?}: {why} (its output: {})",
                 req.command,
@@ -265,13 +265,17 @@ impl CoreManager {
         wait_for_watches(&listener, 1, wait).await;
         self.listener = Some(listener);
         // The note is worded for `--provider-cmd`, whose Deployment parts can be turned off.
-        Ok(launch.map(|l| {
+        let note = launch.map(|l| {
             let note = l.note.replacen("--provider-cmd", "--core-cmd", 1);
             match note.split_once("; turn off with") {
                 Some((kept, _)) => kept.to_string(),
                 None => note,
             }
-        }))
+        });
+        Ok(note
+            .into_iter()
+            .chain(restarts)
+            .reduce(|a, b| format!("{a}; {b}")))
     }
 
     async fn stop(&mut self) {

@@ -7,7 +7,7 @@
 //! components' webhook Services are routed to it and the run waits until it serves.
 
 use super::processes::{
-    ProviderProcess, WebhookProbe, start_provider, wait_for_watches, wait_until_serving,
+    ProviderProcess, WebhookProbe, start_provider, wait_for_watches, wait_until_serving_restarting,
 };
 use super::{
     EmbeddedOptions, RunOptions, environment_inconclusive, finish, merge_into, new_run_id,
@@ -93,6 +93,8 @@ struct TargetProcesses {
     kubeconfig_on_abort: Option<super::interrupt::AbortRemove>,
     /// Service ports routed to a provider (`namespace`, `name`, `port`), unrouted at stop.
     routes: Vec<(String, String, u16)>,
+    /// What starting the providers took beyond one start each (restarts), for the report.
+    notes: Vec<crate::report::Note>,
 }
 
 impl TargetProcesses {
@@ -175,8 +177,22 @@ impl TargetProcesses {
             // Every provider comes up at once; the first that does not is the reason.
             let waits = self.providers.iter_mut().zip(&started).zip(&commands).map(
                 |((provider, (placeholders, probes)), c)| async move {
-                    wait_until_serving(provider, probes, placeholders.health_addr, t.wait)
+                    let cmd = c.cmd;
+                    wait_until_serving_restarting(provider, probes, placeholders.health_addr, t.wait)
                         .await
+                        .map(|restarts| {
+                            restarts
+                                .into_iter()
+                                .map(|r| {
+                                    let message = format!("--provider-cmd {cmd:?}: {r}");
+                                    eprintln!("{message}");
+                                    crate::report::Note {
+                                        source: "--provider-cmd".into(),
+                                        message,
+                                    }
+                                })
+                                .collect::<Vec<_>>()
+                        })
                         .map_err(|why| {
                             let hint = if !probes.is_empty() && !c.uses_webhooks() {
                                 "; the components declare webhooks: give the command {webhook-cert-dir} and {webhook-port} (see README \"Your own manager\")"
@@ -194,7 +210,7 @@ impl TargetProcesses {
                 },
             );
             for r in futures::future::join_all(waits).await {
-                r?;
+                self.notes.extend(r?);
             }
             if let Some(l) = &self.listener {
                 wait_for_watches(l, commands.len() as u64, t.wait).await;
@@ -561,14 +577,16 @@ async fn run_scenarios(
                     // (without webhooks they were dry-run before any scenario).
                     plan.dry_run_samples(client, &target_ns).await?;
                 }
-                Ok(match baseline_runs {
+                let mut out = match baseline_runs {
                     Some(b) => run_targets(&run_plan, b).await,
                     None => {
                         let (b, t) =
                             tokio::join!(run_baseline(&run_plan), run_target_subjects(&run_plan));
                         cells_of(&run_plan, b, t)
                     }
-                })
+                };
+                out.notes = std::mem::take(&mut target.notes);
+                Ok(out)
             }
             Err(reason) => Ok(RunOutput {
                 results: environment_inconclusive(rules, &run_plan.targets, &reason),

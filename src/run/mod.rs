@@ -130,6 +130,7 @@ pub fn merge_into(matrix: &mut Matrix, out: &RunOutput, rules: &[Rule]) {
     combine::merge_cells(&mut matrix.results, out.results.clone(), rules);
     matrix.columns.extend(out.columns.iter().cloned());
     matrix.scenarios.extend(out.records.iter().cloned());
+    matrix.notes.extend(out.notes.iter().cloned());
     let used: std::collections::BTreeSet<&str> =
         matrix.results.iter().map(|r| r.rule_id.as_str()).collect();
     matrix.rules = rules

@@ -8,11 +8,27 @@ use embedded_apiserver::Listener;
 use std::process::Stdio;
 use std::time::Duration;
 
+/// How often a manager that exits before it serves is started again (as kubelet restarts the
+/// container of a Deployment, `restartPolicy: Always`), and the first pause before it: a Go
+/// manager exits when a request of its start-up fails (a CRD lookup answered 500), which a
+/// server under `--server-faults` or a real one in a rolling upgrade does. Kubelet's back-off
+/// starts at 10 s; the run's at 1 s, doubling.
+const STARTUP_RESTARTS: u32 = 3;
+const STARTUP_BACKOFF: Duration = if cfg!(test) {
+    Duration::from_millis(10)
+} else {
+    Duration::from_secs(1)
+};
+
 /// A started manager process (`--provider-cmd`, `--core-cmd`), its log streamed to a file.
 pub struct ProviderProcess {
     child: tokio::process::Child,
     /// Kills the provider's process group if the run is aborted before [`Self::stop`].
     _abort: Option<super::interrupt::AbortKill>,
+    /// How it was started (for a restart).
+    cmd: String,
+    env: Vec<super::manager_launch::env::EnvVar>,
+    log: std::path::PathBuf,
 }
 
 impl ProviderProcess {
@@ -32,6 +48,21 @@ impl ProviderProcess {
             signal_group("KILL", group);
         }
         let _ = self.child.kill().await;
+    }
+
+    /// Starts the same command again, its output appended to the same log after a line that
+    /// says why.
+    async fn restart(&mut self, why: &str) -> anyhow::Result<()> {
+        use std::io::Write;
+        let mut out = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&self.log)
+            .with_context(|| format!("cannot open {}", self.log.display()))?;
+        writeln!(out, "--- capi-conformance: {why}; started again ---")?;
+        let next = spawn(&self.cmd, &self.env, &self.log, out)?;
+        let old = std::mem::replace(self, next);
+        old.stop().await;
+        Ok(())
     }
 }
 
@@ -88,6 +119,39 @@ pub async fn wait_until_serving(
     }
 }
 
+/// [`wait_until_serving`], starting the provider again when it exits first
+/// ([`STARTUP_RESTARTS`] times at most, as kubelet would). `Ok`: what happened on the way, one
+/// line per restart (for the report's notes); `Err`: why it does not serve.
+pub async fn wait_until_serving_restarting(
+    provider: &mut ProviderProcess,
+    probes: &[WebhookProbe],
+    health: Option<std::net::SocketAddr>,
+    limit: Duration,
+) -> Result<Vec<String>, String> {
+    let mut notes = Vec::new();
+    let mut backoff = STARTUP_BACKOFF;
+    loop {
+        let why = match wait_until_serving(provider, probes, health, limit).await {
+            Ok(()) => return Ok(notes),
+            Err(why) if why.starts_with("it exited") && notes.len() < STARTUP_RESTARTS as usize => {
+                why
+            }
+            Err(why) => return Err(why),
+        };
+        notes.push(format!(
+            "{why}; started again after {} s, as kubelet restarts a Deployment's container (its output: {})",
+            backoff.as_secs(),
+            provider.log.display()
+        ));
+        tokio::time::sleep(backoff).await;
+        backoff *= 2;
+        provider
+            .restart(&why)
+            .await
+            .map_err(|e| format!("{why}; starting it again failed: {e:#}"))?;
+    }
+}
+
 /// Waits (at most `limit`) until `providers` watch requests came through the providers'
 /// listener (one each at least): the started providers watch, so whatever they do first (the
 /// mock's CRD faults) is in place. Counted on their own listener, so the server's other
@@ -112,6 +176,16 @@ pub fn start_provider(
     }
     let out =
         std::fs::File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
+    spawn(cmd, env, log, out)
+}
+
+/// Starts `sh -c cmd` with `env`, its output to `out` (the file at `log`).
+fn spawn(
+    cmd: &str,
+    env: &[super::manager_launch::env::EnvVar],
+    log: &std::path::Path,
+    out: std::fs::File,
+) -> anyhow::Result<ProviderProcess> {
     let err = out.try_clone()?;
     let mut command = tokio::process::Command::new("sh");
     command
@@ -133,5 +207,76 @@ pub fn start_provider(
     Ok(ProviderProcess {
         child,
         _abort: abort,
+        cmd: cmd.to_string(),
+        env: env.to_vec(),
+        log: log.to_path_buf(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// Answers `GET /readyz` with 200 at `listener` once `ready` exists.
+    async fn readyz_once(listener: tokio::net::TcpListener, ready: std::path::PathBuf) {
+        while !ready.exists() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        while let Ok((mut tcp, _)) = listener.accept().await {
+            let mut buf = [0u8; 512];
+            let _ = tcp.read(&mut buf).await;
+            let _ = tcp
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+                .await;
+        }
+    }
+
+    /// A manager that exits during start-up (its first start) is started again, as kubelet
+    /// would, and the restart is told; one that keeps exiting is given up on with the reason.
+    #[tokio::test]
+    async fn a_manager_that_exits_during_start_up_is_started_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let (first, second) = (dir.path().join("first"), dir.path().join("second"));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(readyz_once(listener, second.clone()));
+        let cmd = format!(
+            "if [ -e {f} ]; then touch {s}; exec sleep 30; else touch {f}; echo failing; exit 1; fi",
+            f = first.display(),
+            s = second.display()
+        );
+        let log = dir.path().join("provider.log");
+        let mut p = start_provider(&cmd, &[], &log).unwrap();
+        let notes = wait_until_serving_restarting(&mut p, &[], Some(addr), Duration::from_secs(20))
+            .await
+            .unwrap();
+        p.stop().await;
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].starts_with(
+                "it exited (exit status: 1) before its webhook server came up; started again"
+            ),
+            "{notes:?}"
+        );
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(
+            text.starts_with("failing\n--- capi-conformance: it exited"),
+            "{text}"
+        );
+
+        let free = crate::serving::placeholders::free_addr().unwrap();
+        let mut p = start_provider("exit 3", &[], &log).unwrap();
+        let why = wait_until_serving_restarting(&mut p, &[], Some(free), Duration::from_secs(20))
+            .await
+            .unwrap_err();
+        p.stop().await;
+        assert!(why.starts_with("it exited (exit status: 3)"), "{why}");
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(
+            text.matches("started again").count(),
+            STARTUP_RESTARTS as usize,
+            "{text}"
+        );
+    }
 }

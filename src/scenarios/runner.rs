@@ -295,6 +295,8 @@ pub struct RunOutput {
     pub columns: Vec<crate::report::Column>,
     pub records: Vec<ScenarioRecord>,
     pub runs: Vec<SubjectRun>,
+    /// What the run noted on the way (a provider process started again).
+    pub notes: Vec<crate::report::Note>,
 }
 
 /// Longest first: the lifecycle scripts before the templates' (a few requests each), and

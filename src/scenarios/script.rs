@@ -7,7 +7,7 @@ use super::core_sim::{PAUSED_ANNOTATION, cluster_owner_ref};
 use super::env::{Env, EnvError, key};
 use super::json::{self, condition};
 use super::observer::{Observer, watch_object};
-use super::timeline::Mark;
+use super::timeline::{Mark, Snapshot};
 use super::verdicts::Verdicts;
 use crate::report::{Evidence, Outcome, StepRecord};
 use crate::rule_ids::{self as id, RuleId};
@@ -226,7 +226,12 @@ impl<'a> ScriptRun<'a> {
     /// error would show too, and which is the environment's doing. Without server faults (and on
     /// a real cluster), every state.
     pub fn meant_states(&self, name: &str) -> Vec<Value> {
-        let history = self.env.recorder.history(&self.key(name));
+        self.meant(name, self.env.recorder.history(&self.key(name)))
+    }
+
+    /// The states of `history` (the recorded versions of the subject's object `name`) its
+    /// writers meant ([`Self::meant_states`]).
+    fn meant(&self, name: &str, history: Vec<Snapshot>) -> Vec<Value> {
         let Some(refused) = &self.env.refused_writes else {
             return history.into_iter().map(|s| s.value).collect();
         };
@@ -329,17 +334,45 @@ impl<'a> ScriptRun<'a> {
         self.env.recorder.gate_opens(&self.key(name));
     }
 
-    /// Waits until some recorded state of the object under test satisfies `pred`.
+    /// Waits until some recorded state of the object under test satisfies `pred`; returns
+    /// the first. Under server faults, the first its writers meant ([`Self::meant_states`]):
+    /// when the first that satisfies `pred` follows a refused write (a provider whose spec
+    /// patch was refused while its status patch landed: "provisioned" without the endpoint or
+    /// providerID of that reconcile), the provider is given until it settles, and the first
+    /// meant state that satisfies `pred` then, else the settled one when it does, is judged:
+    /// as it would be on a server that refused nothing. A state after a refused write the
+    /// writer retried is meant too, and stays the answer when nothing follows it.
     pub async fn wait_ever(
         &self,
         name: &str,
         pred: impl Fn(&Value) -> bool,
     ) -> Result<Value, Option<Value>> {
         let timeout = self.env.step_deadline();
-        self.env
+        let key = self.key(name);
+        let first = self.env.recorder.wait_ever(&key, timeout, &pred).await?;
+        if self.env.refused_writes.is_none() {
+            return Ok(first);
+        }
+        let meant = |history: Vec<Snapshot>| {
+            let versions = history
+                .into_iter()
+                .filter(|s| s.event != "DELETED")
+                .collect();
+            self.meant(name, versions).into_iter().find(|v| pred(v))
+        };
+        if let Some(v) = meant(self.env.recorder.history(&key)) {
+            return Ok(v);
+        }
+        let settled = self
+            .env
             .recorder
-            .wait_ever(&self.key(name), timeout, pred)
+            .wait_for_settled(&key, self.env.quiet_window(), timeout, |_| false)
             .await
+            .err()
+            .flatten();
+        Ok(meant(self.env.recorder.history(&key))
+            .or(settled.filter(|v| pred(v)))
+            .unwrap_or(first))
     }
 
     /// Creates `name` unowned and paused (its own `cluster.x-k8s.io/paused` annotation), marks

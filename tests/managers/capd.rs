@@ -145,9 +145,17 @@ async fn under_server_faults_it_equals(
     let (a, b) = (cells(clean), cells(&faulted));
     assert!(a.len() > 1000, "{}", clean.stderr);
     let differ: Vec<_> = a.symmetric_difference(&b).collect();
+    // Each differing cell with its reason in both runs.
+    let why: Vec<_> = clean
+        .cells()
+        .into_iter()
+        .map(|c| ("clean", c))
+        .chain(faulted.cells().into_iter().map(|c| ("faulted", c)))
+        .filter(|(_, (r, c, ..))| differ.iter().any(|(dr, dc, _)| dr == r && dc == c))
+        .collect();
     assert!(
         differ.is_empty(),
-        "clean vs faulted: {differ:#?}\n{}",
+        "clean vs faulted: {why:#?}\n{}",
         faulted.stderr
     );
     assert_eq!(faulted.code, clean.code, "{}", faulted.stderr);

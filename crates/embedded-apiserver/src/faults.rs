@@ -29,8 +29,8 @@ pub struct Faults {
     refused: RefusedWrites,
 }
 
-/// The writes (POST, PUT, PATCH, DELETE) the server refused with an injected 429 or 500: when,
-/// and the request path. A client's write refused this way can leave an object half written
+/// The writes (POST, PUT, PATCH, DELETE) the server refused with an injected 429 or 500, or
+/// failed itself with a 429 or 5xx (a webhook it could not call): when, and the request path. A client's write refused this way can leave an object half written
 /// (a spec patch refused, the status patch after it accepted): whoever judges the states an
 /// object went through can tell those apart from states the writer meant.
 #[derive(Debug, Clone, Default)]

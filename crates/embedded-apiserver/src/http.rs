@@ -144,10 +144,14 @@ async fn handle(State(server): State<EmbeddedServer>, req: Request) -> Response 
         Ok(r) => r,
         Err(e) => error_response(&e),
     };
+    let status = response.status().as_u16();
     if let Some(l) = labels {
-        server
-            .metrics()
-            .record(&l.borrowed(), response.status().as_u16());
+        server.metrics().record(&l.borrowed(), status);
+    }
+    // A write the server failed (a webhook it could not call, a conversion that failed): as
+    // with an injected fault, its writer's next write may land without it.
+    if mutating == Some(true) && (status == 429 || status >= 500) {
+        faults.refused_writes().record(&path);
     }
     response
 }

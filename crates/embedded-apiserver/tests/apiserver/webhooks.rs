@@ -249,6 +249,26 @@ pub(crate) async fn failure_policy_fail_and_ignore_on_a_dead_webhook() {
     let r = h.post(G1, gadget_v1("a", None)).await;
     assert_eq!(r.code, 201, "Ignore admits: {}", r.body);
     assert!(h.server.webhook_counters().failed_calls >= 2);
+    // Fail again: an update the server fails is logged as refused, as an injected fault's is,
+    // so whoever judges the states of the object can tell that its writer's next state was
+    // not meant as such.
+    let mut fail = cur;
+    fail["metadata"] = put.body["metadata"].clone();
+    let put = h.put(&format!("{VWC}/dead"), fail).await;
+    assert_eq!(put.code, 200, "{}", put.body);
+    let before = std::time::Instant::now();
+    let r = h
+        .patch(
+            &format!("{G1}/a"),
+            "application/merge-patch+json",
+            json!({"metadata": {"labels": {"x": "y"}}}),
+        )
+        .await;
+    assert_eq!(r.code, 500, "{}", r.body);
+    let refused = h.server.faults().refused_writes();
+    let now = std::time::Instant::now();
+    assert!(refused.refused_between("default", "gadgets", "a", before, now));
+    assert!(!refused.refused_between("default", "gadgets", "b", before, now));
 }
 
 #[tokio::test]
