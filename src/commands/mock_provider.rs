@@ -31,6 +31,8 @@ fn print_manifests(args: &MockManifestsArgs) -> anyhow::Result<i32> {
 }
 
 async fn run_controllers(args: MockRunArgs) -> anyhow::Result<i32> {
+    // Registered before the ready line: SIGINT/SIGTERM right after it stop cleanly.
+    let mut stop = crate::run::interrupt::Signals::register();
     let faults = FaultSet::parse(args.faults.as_deref().unwrap_or_default());
     let unknown = faults.unknown();
     if !unknown.is_empty() {
@@ -96,9 +98,7 @@ async fn run_controllers(args: MockRunArgs) -> anyhow::Result<i32> {
         opts.watch_filter.as_deref().unwrap_or("none")
     );
     let handle = MockProvider::start(client, opts);
-    tokio::signal::ctrl_c()
-        .await
-        .context("waiting for Ctrl-C")?;
+    stop.next().await;
     handle.shutdown().await;
     drop(webhooks);
     Ok(0)

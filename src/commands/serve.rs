@@ -12,6 +12,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<i32> {
         .addr
         .parse()
         .with_context(|| format!("invalid --addr {:?}", args.addr))?;
+    // Registered before anything is announced: a SIGINT right after the ready line is
+    // handled, not fatal.
+    let mut stop = crate::run::interrupt::Signals::register();
     let server = EmbeddedServer::new(ServerOptions {
         allow_remote: args.allow_remote,
         ..ServerOptions::default()
@@ -45,9 +48,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<i32> {
         listener.url,
         kubeconfig.display()
     );
-    tokio::signal::ctrl_c()
-        .await
-        .context("waiting for Ctrl-C")?;
+    stop.next().await;
     listener.shutdown().await;
     Ok(0)
 }

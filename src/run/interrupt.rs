@@ -190,8 +190,9 @@ impl Drop for Section {
 }
 
 /// SIGINT and SIGTERM, registered when created (not at first poll), so a signal arriving
-/// between [`install`] and the signal task's first poll is not lost or fatal.
-struct Signals {
+/// between [`install`] and the signal task's first poll is not lost or fatal. Long-running
+/// commands (`serve`, `mock-provider`) register them before they announce they are ready.
+pub struct Signals {
     #[cfg(unix)]
     int: Option<tokio::signal::unix::Signal>,
     #[cfg(unix)]
@@ -199,7 +200,7 @@ struct Signals {
 }
 
 impl Signals {
-    fn register() -> Self {
+    pub fn register() -> Self {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{SignalKind, signal};
@@ -214,7 +215,7 @@ impl Signals {
         }
     }
 
-    async fn next(&mut self) {
+    pub async fn next(&mut self) {
         #[cfg(unix)]
         {
             async fn recv(s: &mut Option<tokio::signal::unix::Signal>) {

@@ -41,11 +41,7 @@ fn serve_loads_manifests_and_stops_on_interrupt() {
         let cms: kube::Api<k8s_openapi::api::core::v1::ConfigMap> = kube::Api::default_namespaced(client);
         assert!(cms.get("loaded").await.is_ok());
     });
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    send_sigint(child.id());
     let start = std::time::Instant::now();
     loop {
         if let Some(code) = child.try_wait().unwrap() {
@@ -59,6 +55,45 @@ fn serve_loads_manifests_and_stops_on_interrupt() {
         std::thread::sleep(Duration::from_millis(50));
     }
     let _ = child.kill();
+}
+
+/// SIGINT sent the moment the ready line is read stops `serve` cleanly: the handler is in place
+/// before the line is printed (a signal in between used to kill it with status 2).
+#[test]
+fn serve_stops_on_interrupt_right_after_the_ready_line() {
+    for _ in 0..5 {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_capi-conformance"))
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert!(line.starts_with("serving https://"), "{line}");
+        send_sigint(child.id());
+        let start = std::time::Instant::now();
+        let code = loop {
+            if let Some(code) = child.try_wait().unwrap() {
+                break code;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "serve did not stop on SIGINT"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(code.success(), "{code:?}");
+    }
+}
+
+fn send_sigint(pid: u32) {
+    let status = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
 }
 
 #[test]
