@@ -88,3 +88,67 @@ fn core_crd(kind: &str, plural: &str, short: &[&str], scale: bool) -> Value {
         },
     })
 }
+
+/// CAPI core's IPAM API group (IPAddressClaim, IPAddress).
+pub const IPAM_CORE_GROUP: &str = "ipam.cluster.x-k8s.io";
+/// The version the mock reads and writes IPAddressClaims and IPAddresses at.
+pub const IPAM_CORE_VERSION: &str = "v1beta2";
+
+/// CAPI core's two IPAM CRDs (IPAddressClaim with a status subresource, IPAddress without),
+/// minimal like [`core_crd_documents`]: open spec and status, served and stored at
+/// [`IPAM_CORE_VERSION`] only. Not part of [`core_crd_documents`]: whoever installs core
+/// decides whether and how to add them.
+pub fn ipam_crd_documents() -> Vec<Value> {
+    vec![
+        ipam_crd("IPAddressClaim", "ipaddressclaims", true),
+        ipam_crd("IPAddress", "ipaddresses", false),
+    ]
+}
+
+fn ipam_crd(kind: &str, plural: &str, status: bool) -> Value {
+    let open = json!({ "type": "object", "x-kubernetes-preserve-unknown-fields": true });
+    let mut properties = json!({
+        "apiVersion": { "type": "string" },
+        "kind": { "type": "string" },
+        "metadata": { "type": "object" },
+        "spec": open,
+    });
+    if status {
+        properties["status"] = open.clone();
+    }
+    let mut version = json!({
+        "name": IPAM_CORE_VERSION,
+        "served": true,
+        "storage": true,
+        "schema": { "openAPIV3Schema": { "type": "object", "properties": properties } },
+        "additionalPrinterColumns": [
+            { "name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp" },
+        ],
+    });
+    if status {
+        version["subresources"] = json!({ "status": {} });
+    }
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {
+            "name": format!("{plural}.{IPAM_CORE_GROUP}"),
+            "labels": {
+                "cluster.x-k8s.io/provider": "cluster-api",
+                "capi-conformance.io/core-crd": "minimal",
+            },
+        },
+        "spec": {
+            "group": IPAM_CORE_GROUP,
+            "scope": "Namespaced",
+            "names": {
+                "kind": kind,
+                "listKind": format!("{kind}List"),
+                "plural": plural,
+                "singular": kind.to_lowercase(),
+                "categories": ["cluster-api"],
+            },
+            "versions": [version],
+        },
+    })
+}

@@ -2,7 +2,7 @@
 //! two served versions merged (`v1beta2` stored), the contract labels and the provider label.
 
 use super::api::{
-    bootstrap, controlplane, infrastructure_v1beta1 as i1, infrastructure_v1beta2 as i2,
+    bootstrap, controlplane, infrastructure_v1beta1 as i1, infrastructure_v1beta2 as i2, ipam,
 };
 use super::kinds::provider_label;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
@@ -57,6 +57,31 @@ pub fn mock_crds() -> Result<Vec<CustomResourceDefinition>, MergeError> {
                 .map(with_type_meta)
         })
         .collect()
+}
+
+/// The mock's IPAM CRDs: the pool kind `mockippools.ipam.mock.capi-conformance.io`, one version
+/// (`v1alpha1`), with the provider label `ipam-mock` and no contract labels (IPAM pool CRDs
+/// carry none: the IPAM contract is not versioned by them).
+pub fn mock_ipam_crds() -> Vec<CustomResourceDefinition> {
+    let mut crd = with_type_meta(ipam::MockIPPool::crd());
+    for version in &mut crd.spec.versions {
+        if let Some(schema) = version
+            .schema
+            .as_mut()
+            .and_then(|s| s.open_api_v3_schema.as_mut())
+        {
+            schema.description = Some(
+                "MockIPPool of the capi-conformance mock provider: addresses for IPAddressClaims."
+                    .into(),
+            );
+        }
+    }
+    let labels = crd.metadata.labels.get_or_insert_with(Default::default);
+    labels.insert(
+        "cluster.x-k8s.io/provider".into(),
+        provider_label(&crd.spec.group).into(),
+    );
+    vec![crd]
 }
 
 /// Sets `listKind`, adds `apiVersion`, `kind` and `metadata` to every version's root schema
