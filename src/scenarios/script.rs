@@ -217,14 +217,21 @@ impl<'a> ScriptRun<'a> {
         key(&self.subject.resource, name)
     }
 
-    /// The recorded states of the subject's object `name` its writers meant: every state but
-    /// one that follows a write to the object the embedded server refused with an injected
-    /// fault (`--server-faults`) since the state before it. A provider writes spec and status
-    /// in two requests (CAPI's `patch.Helper`: spec, then status); when the server refuses the
-    /// first, the second still lands and leaves a state nobody wrote as such ("provisioned" with
-    /// the providerID of the refused spec patch missing), which kube-apiserver under the same
-    /// error would show too, and which is the environment's doing. Without server faults (and on
-    /// a real cluster), every state.
+    /// The recorded states of the subject's object `name` its writers meant. A provider writes
+    /// spec and status in separate requests (CAPI's `patch.Helper`: conditions, spec, then
+    /// status); when the server refuses one, the next still lands and leaves a state nobody
+    /// wrote as such ("provisioned" with the providerID of the refused spec patch missing),
+    /// which kube-apiserver under the same error would show too, and which is the
+    /// environment's doing. Left out:
+    ///
+    /// - a state written after a refused write to the object and before the provider's next
+    ///   write to the same part (a change of spec or metadata after a refused write to the
+    ///   object, a change of status after a refused status write): the half state lasts until
+    ///   the retry, and the retry's first request (its conditions patch) carries it forward;
+    /// - the order is the server's resourceVersion ([`embedded_apiserver::Refusal`]), not when
+    ///   a (dropped, resumed) watch delivered the state.
+    ///
+    /// Without server faults (and on a real cluster), every state.
     pub fn meant_states(&self, name: &str) -> Vec<Value> {
         self.meant(name, self.env.recorder.history(&self.key(name)))
     }
@@ -235,26 +242,14 @@ impl<'a> ScriptRun<'a> {
         let Some(refused) = &self.env.refused_writes else {
             return history.into_iter().map(|s| s.value).collect();
         };
-        // The refused write precedes the state it half-made, and follows the provider seeing
-        // the state before; the watch delivers that one a little after it was written.
-        let slack = std::time::Duration::from_millis(100);
-        let plural = &self.subject.resource.plural;
-        let mut before = self.env.recorder.instant(0);
-        let mut meant = Vec::with_capacity(history.len());
-        for s in history {
-            let at = self.env.recorder.instant(s.at_ms);
-            if !refused.refused_between(
-                &self.env.namespace,
-                plural,
-                name,
-                before.checked_sub(slack).unwrap_or(before),
-                at,
-            ) {
-                meant.push(s.value);
-            }
-            before = at;
-        }
-        meant
+        let refusals = refused.of(&self.env.namespace, &self.subject.resource.plural, name);
+        meant_among(
+            &refusals,
+            &self.env.namespace,
+            &self.subject.resource.plural,
+            name,
+            history,
+        )
     }
 
     /// "Must not act": watches for a provider change (other than the Paused condition) for the
@@ -606,4 +601,154 @@ pub fn has_annotation(v: &Value, key: &str) -> bool {
     v.pointer("/metadata/annotations")
         .and_then(|a| a.get(key))
         .is_some()
+}
+
+/// [`ScriptRun::meant_states`] of `history` given the object's `refusals`.
+fn meant_among(
+    refusals: &[embedded_apiserver::Refusal],
+    namespace: &str,
+    plural: &str,
+    name: &str,
+    history: Vec<Snapshot>,
+) -> Vec<Value> {
+    let rv = |s: &Snapshot| s.resource_version.parse::<u64>().unwrap_or(0);
+    let outside_status = |v: &Value| {
+        let meta = v.get("metadata");
+        let pick = |k: &str| meta.and_then(|m| m.get(k)).cloned();
+        (
+            v.get("spec").cloned(),
+            pick("labels"),
+            pick("annotations"),
+            pick("finalizers"),
+            pick("ownerReferences"),
+        )
+    };
+    let mut meant = Vec::with_capacity(history.len());
+    let (mut main_shadow, mut status_shadow) = (false, false);
+    let mut prev: Option<Snapshot> = None;
+    for s in history {
+        // Before the first state the object did not exist: nothing of it was half written.
+        let (from, to) = (prev.as_ref().map_or(u64::MAX, &rv), rv(&s));
+        if let Some(p) = &prev {
+            // The retry's write to the part the refused write was for ends the shadow.
+            if main_shadow && outside_status(&p.value) != outside_status(&s.value) {
+                main_shadow = false;
+            }
+            if status_shadow && p.value.get("status") != s.value.get("status") {
+                status_shadow = false;
+            }
+        }
+        let mut refused_here = false;
+        for r in refusals
+            .iter()
+            .filter(|r| (from..to).contains(&r.resource_version))
+        {
+            refused_here = true;
+            match r.subresource_of(namespace, plural, name) {
+                Some("status") => status_shadow = true,
+                _ => main_shadow = true,
+            }
+        }
+        if !refused_here && !main_shadow && !status_shadow {
+            meant.push(s.value.clone());
+        }
+        prev = Some(s);
+    }
+    meant
+}
+
+#[cfg(test)]
+mod meant_tests {
+    use super::*;
+
+    fn state(rv: u64, provisioned: bool, provider_id: bool, reason: &str) -> Snapshot {
+        let mut v = json!({"metadata": {"name": "m"}, "spec": {}, "status": {"conditions": [{"type": "A", "reason": reason}]}});
+        if provisioned {
+            v["status"]["ready"] = json!(true);
+        }
+        if provider_id {
+            v["spec"]["providerID"] = json!("p://m");
+        }
+        Snapshot {
+            at_ms: rv,
+            object: "M/m".into(),
+            resource_version: rv.to_string(),
+            event: "MODIFIED",
+            value: v,
+            changed: Vec::new(),
+        }
+    }
+
+    fn refusal(rv: u64, status: bool) -> embedded_apiserver::Refusal {
+        embedded_apiserver::Refusal {
+            at: std::time::Instant::now(),
+            path: format!(
+                "/apis/g/v1/namespaces/ns/ms/m{}",
+                if status { "/status" } else { "" }
+            ),
+            resource_version: rv,
+        }
+    }
+
+    fn half(states: &[Value]) -> bool {
+        states.iter().any(|v| {
+            v.pointer("/status/ready").is_some() && v.pointer("/spec/providerID").is_none()
+        })
+    }
+
+    /// A refused spec patch, the status patch after it, then the retry's conditions patch
+    /// (still without providerID) and its spec patch: neither half state is meant; after the
+    /// retry every state is.
+    #[test]
+    fn a_half_state_carried_forward_by_the_retry_is_not_meant() {
+        let history = vec![
+            state(10, false, false, "a"),
+            state(12, true, false, "a"), // status patch after the refused spec patch (rv 11)
+            state(15, true, false, "b"), // retry: conditions patch
+            state(16, true, true, "b"),  // retry: spec patch
+            state(17, true, true, "c"),
+        ];
+        let meant = meant_among(&[refusal(11, false)], "ns", "ms", "m", history.clone());
+        assert!(!half(&meant), "{meant:#?}");
+        assert_eq!(meant.len(), 3);
+        // Without the refusal the half states are meant: a provider that writes them fails.
+        let all = meant_among(&[], "ns", "ms", "m", history);
+        assert!(half(&all));
+        assert_eq!(all.len(), 5);
+    }
+
+    /// The refusal's resourceVersion places it, not when the watch delivered the states: a
+    /// refusal while the server was at rv 12 came after the state of rv 12 (however late a
+    /// resumed watch delivered that state), so it leaves that state meant and shadows the next;
+    /// one before the object existed shadows nothing.
+    #[test]
+    fn the_resource_version_places_a_refusal() {
+        let history = vec![
+            state(10, false, false, "a"),
+            state(12, true, true, "a"),
+            state(14, true, true, "b"),
+        ];
+        let meant = meant_among(&[refusal(12, false)], "ns", "ms", "m", history.clone());
+        assert_eq!(meant.len(), 2);
+        let meant = meant_among(&[refusal(9, false)], "ns", "ms", "m", history);
+        assert_eq!(meant.len(), 3);
+    }
+
+    /// A refused status write shadows states until the status changes again.
+    #[test]
+    fn a_refused_status_write_shadows_until_the_status_changes() {
+        let history = vec![
+            state(10, false, false, "a"),
+            state(12, false, true, "a"), // spec patch lands; its status patch refused at rv 12
+            state(13, false, true, "a"), // another spec-side write: shadowed
+            state(14, false, true, "a"), // still no status change: shadowed
+            state(15, true, true, "a"),  // the status retry
+        ];
+        let meant = meant_among(&[refusal(12, true)], "ns", "ms", "m", history);
+        let ready: Vec<_> = meant
+            .iter()
+            .map(|v| v["status"].get("ready").is_some())
+            .collect();
+        assert_eq!(ready, [false, false, true]);
+    }
 }

@@ -30,23 +30,56 @@ pub struct Faults {
 }
 
 /// The writes (POST, PUT, PATCH, DELETE) the server refused with an injected 429 or 500, or
-/// failed itself with a 429 or 5xx (a webhook it could not call): when, and the request path. A client's write refused this way can leave an object half written
-/// (a spec patch refused, the status patch after it accepted): whoever judges the states an
-/// object went through can tell those apart from states the writer meant.
+/// failed itself with a 429 or 5xx (a webhook it could not call): when, the request path and
+/// the global resourceVersion at that moment. A client's write refused this way can leave an
+/// object half written (a spec patch refused, the status patch after it accepted): whoever
+/// judges the states an object went through can tell those apart from states the writer meant.
+/// The resourceVersion orders a refusal among the object's states exactly (a state written
+/// after it has a greater one), however late a watch delivers those states.
 #[derive(Debug, Clone, Default)]
-pub struct RefusedWrites(Arc<Mutex<VecDeque<(Instant, String)>>>);
+pub struct RefusedWrites(Arc<Mutex<VecDeque<Refusal>>>);
+
+/// One refused write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub at: Instant,
+    pub path: String,
+    /// The server's resourceVersion when it refused: every write before has one at most this,
+    /// every write after a greater one.
+    pub resource_version: u64,
+}
+
+impl Refusal {
+    /// The subresource of the namespaced object `plural`/`name` in `namespace` this refusal
+    /// was a write to: `Some("")` for the object itself, `Some("status")` for its status,
+    /// `None` for another object.
+    pub fn subresource_of(&self, namespace: &str, plural: &str, name: &str) -> Option<&str> {
+        let object = format!("/namespaces/{namespace}/{plural}/{name}");
+        let i = self.path.find(&object)?;
+        let rest = &self.path[i + object.len()..];
+        if rest.is_empty() {
+            Some("")
+        } else {
+            rest.strip_prefix('/')
+        }
+    }
+}
 
 impl RefusedWrites {
     /// At most this many are kept (the oldest go first).
     const KEEP: usize = 8192;
 
-    /// Records a refused write to `path`, now.
-    pub fn record(&self, path: &str) {
+    /// Records a refused write to `path`, now, with the server at `resource_version`.
+    pub fn record(&self, path: &str, resource_version: u64) {
         if let Ok(mut log) = self.0.lock() {
             if log.len() == Self::KEEP {
                 log.pop_front();
             }
-            log.push_back((Instant::now(), path.to_string()));
+            log.push_back(Refusal {
+                at: Instant::now(),
+                path: path.to_string(),
+                resource_version,
+            });
         }
     }
 
@@ -60,17 +93,23 @@ impl RefusedWrites {
         after: Instant,
         until: Instant,
     ) -> bool {
-        let object = format!("/namespaces/{namespace}/{plural}/{name}");
-        self.0.lock().is_ok_and(|log| {
-            log.iter().any(|(at, path)| {
-                *at > after
-                    && *at <= until
-                    && path.find(&object).is_some_and(|i| {
-                        let rest = &path[i + object.len()..];
-                        rest.is_empty() || rest.starts_with('/')
-                    })
+        self.of(namespace, plural, name)
+            .iter()
+            .any(|r| r.at > after && r.at <= until)
+    }
+
+    /// The refused writes to the namespaced object `plural`/`name` in `namespace` (or its
+    /// subresources), oldest first.
+    pub fn of(&self, namespace: &str, plural: &str, name: &str) -> Vec<Refusal> {
+        self.0
+            .lock()
+            .map(|log| {
+                log.iter()
+                    .filter(|r| r.subresource_of(namespace, plural, name).is_some())
+                    .cloned()
+                    .collect()
             })
-        })
+            .unwrap_or_default()
     }
 }
 
@@ -281,8 +320,8 @@ mod tests {
     fn a_refused_write_is_found_by_object_and_time() {
         let log = RefusedWrites::default();
         let before = Instant::now();
-        log.record("/apis/g/v1/namespaces/ns/things/a/status");
-        log.record("/apis/g/v1/namespaces/ns/things/ab");
+        log.record("/apis/g/v1/namespaces/ns/things/a/status", 7);
+        log.record("/apis/g/v1/namespaces/ns/things/ab", 9);
         let after = Instant::now();
         let from = before - Duration::from_millis(1);
         let refused = |ns: &str, name: &str| log.refused_between(ns, "things", name, from, after);
@@ -290,6 +329,14 @@ mod tests {
         // Another object, namespace or time is not it.
         assert!(!refused("ns", "b") && !refused("other", "a"));
         assert!(!log.refused_between("ns", "things", "a", after, after + Duration::from_secs(1)));
+        let a = log.of("ns", "things", "a");
+        assert_eq!(a.len(), 1);
+        assert_eq!(a[0].resource_version, 7);
+        assert_eq!(a[0].subresource_of("ns", "things", "a"), Some("status"));
+        assert_eq!(
+            log.of("ns", "things", "ab")[0].subresource_of("ns", "things", "ab"),
+            Some("")
+        );
     }
 
     #[test]

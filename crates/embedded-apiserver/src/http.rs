@@ -75,7 +75,9 @@ async fn handle(State(server): State<EmbeddedServer>, req: Request) -> Response 
     let is_health = matches!(routed, Route::Health);
     if !is_health && let Some(code) = faults.roll_error() {
         if !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) {
-            faults.refused_writes().record(&path);
+            faults
+                .refused_writes()
+                .record(&path, server.resource_version());
         }
         return if code == 429 {
             throttled(1)
@@ -151,7 +153,9 @@ async fn handle(State(server): State<EmbeddedServer>, req: Request) -> Response 
     // A write the server failed (a webhook it could not call, a conversion that failed): as
     // with an injected fault, its writer's next write may land without it.
     if mutating == Some(true) && (status == 429 || status >= 500) {
-        faults.refused_writes().record(&path);
+        faults
+            .refused_writes()
+            .record(&path, server.resource_version());
     }
     response
 }

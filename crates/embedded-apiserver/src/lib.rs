@@ -62,7 +62,7 @@ pub mod selector;
 pub mod smp;
 
 pub use error::ApiError;
-pub use faults::{Faults, RefusedWrites};
+pub use faults::{Faults, Refusal, RefusedWrites};
 pub use server::Listener;
 pub use state::{EmbeddedServer, ServerOptions};
 
