@@ -14,7 +14,7 @@ use kube::core::crd::{MergeError, merge_crds};
 /// The storage version of every mock CRD.
 pub const STORAGE_VERSION: &str = "v1beta2";
 
-/// Every mock CRD, in manifest order (base kind before its template).
+/// Every mock CRD, in manifest order (base kind before its template; the IPAM pool last).
 pub fn mock_crds() -> Result<Vec<CustomResourceDefinition>, MergeError> {
     let pairs = vec![
         (i1::MockCluster::crd(), i2::MockCluster::crd()),
@@ -49,14 +49,16 @@ pub fn mock_crds() -> Result<Vec<CustomResourceDefinition>, MergeError> {
             controlplane::v1beta2::MockControlPlaneTemplate::crd(),
         ),
     ];
-    pairs
+    let mut crds = pairs
         .into_iter()
         .map(|(b1, b2)| {
             merge_crds(vec![b1, b2], STORAGE_VERSION)
                 .map(labelled)
                 .map(with_type_meta)
         })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    crds.extend(mock_ipam_crds());
+    Ok(crds)
 }
 
 /// The mock's IPAM CRDs: the pool kind `mockippools.ipam.mock.capi-conformance.io`, one version

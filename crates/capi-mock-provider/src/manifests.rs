@@ -4,7 +4,7 @@
 
 use super::api::{BOOTSTRAP_GROUP, CONTROLPLANE_GROUP, INFRASTRUCTURE_GROUP, IPAM_GROUP};
 use super::core_crds::IPAM_CORE_GROUP;
-use super::crds::{mock_crds, mock_ipam_crds};
+use super::crds::mock_crds;
 use super::kinds::{ALL, MOCK_IP_POOL, provider_label};
 use serde_json::{Value, json};
 
@@ -51,9 +51,6 @@ const GROUPS: [&str; 3] = [INFRASTRUCTURE_GROUP, BOOTSTRAP_GROUP, CONTROLPLANE_G
 pub fn manifests(opts: &ManifestOptions) -> Result<Vec<Value>, ManifestError> {
     let mut docs = vec![namespace(opts)];
     for crd in mock_crds()? {
-        docs.push(serde_json::to_value(crd)?);
-    }
-    for crd in mock_ipam_crds() {
         docs.push(serde_json::to_value(crd)?);
     }
     docs.push(aggregated_cluster_role());
