@@ -134,8 +134,8 @@ impl MockProvider {
 /// The watch of the mock's own objects: any version, only those labelled with the watch filter.
 fn own_watch_config(ctx: &Ctx) -> watcher::Config {
     let mut wc = watcher::Config::default().any_semantic();
-    if let Some(filter) = ctx.opts.watch_filter.as_deref().filter(|f| !f.is_empty()) {
-        wc = wc.labels(&format!("{WATCH_FILTER_LABEL}={filter}"));
+    if let Some(selector) = ctx.opts.own_selector(WATCH_FILTER_LABEL) {
+        wc = wc.labels(&selector);
     }
     wc
 }
@@ -404,8 +404,8 @@ async fn run_controller(
         .filter(|n| !n.is_empty());
     let ar = kind.api_resource(Contract::V1Beta2);
     let mut wc = watcher::Config::default().any_semantic();
-    if let Some(filter) = ctx.opts.watch_filter.as_deref().filter(|f| !f.is_empty()) {
-        wc = wc.labels(&format!("{WATCH_FILTER_LABEL}={filter}"));
+    if let Some(selector) = ctx.opts.own_selector(WATCH_FILTER_LABEL) {
+        wc = wc.labels(&selector);
     }
     let mut controller = Controller::new_with(api_for(&client, ns, &ar), wc, ar.clone())
         .with_config(ControllerConfig::default().debounce(Duration::ZERO));
