@@ -14,10 +14,11 @@ pub const CHECK_ROLE: &str = "capi-conformance-check";
 pub const RUN_ROLE: &str = "capi-conformance-run";
 
 /// API groups of the built-in mock provider, which runs as the baseline before the provider.
-pub const MOCK_GROUPS: [&str; 3] = [
+pub const MOCK_GROUPS: [&str; 4] = [
     "bootstrap.mock.capi-conformance.io",
     "controlplane.mock.capi-conformance.io",
     "infrastructure.mock.capi-conformance.io",
+    "ipam.mock.capi-conformance.io",
 ];
 
 /// `rbac --help`: the shape of the printed RBAC and the reasons for it.
@@ -196,6 +197,19 @@ fn run_role(provider_groups: &[String]) -> ClusterRole {
                 &["create", "delete", "get", "list", "patch", "watch"],
             ),
             rule("cluster.x-k8s.io", &["clusters/status"], &["patch"]),
+            // SC-ipam: the tool claims addresses from the provider's pools as an
+            // infrastructure provider does, and reads the IPAddresses the provider makes.
+            rule(
+                "ipam.cluster.x-k8s.io",
+                &["ipaddressclaims", "ipaddresses"],
+                &["create", "delete", "get", "list", "patch", "watch"],
+            ),
+            // The in-process mock baseline reports its claims' addresses there.
+            rule(
+                "ipam.cluster.x-k8s.io",
+                &["ipaddressclaims/status"],
+                &["patch"],
+            ),
             rule(
                 "",
                 &["secrets"],
@@ -242,7 +256,7 @@ mod tests {
             "infrastructure.cluster.x-k8s.io".to_string(),
         ])
         .unwrap();
-        assert_eq!(groups.len(), 4);
+        assert_eq!(groups.len(), 5);
         assert!(groups.windows(2).all(|w| w[0] < w[1]));
         assert!(groups.contains(&"infrastructure.cluster.x-k8s.io".to_string()));
     }

@@ -14,6 +14,7 @@ mod mock {
     pub mod harness;
     pub mod infra_cluster;
     pub mod infra_machine;
+    pub mod ipam;
     pub mod isolation;
     pub mod machine_pool;
     pub mod manifests;

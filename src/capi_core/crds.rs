@@ -375,15 +375,20 @@ mod tests {
     #[test]
     fn minimal_crds_convert_through_capis_service() {
         let docs = minimal("PEM");
-        assert_eq!(docs.len(), 5);
-        for d in &docs[..3] {
+        // Cluster, Machine, MachinePool, IPAddressClaim, IPAddress; the Namespace and Service.
+        assert_eq!(docs.len(), 7);
+        assert_eq!(
+            docs[3]["metadata"]["name"],
+            "ipaddressclaims.ipam.cluster.x-k8s.io"
+        );
+        for d in &docs[..5] {
             assert_eq!(d["spec"]["conversion"]["strategy"], "Webhook");
             let cc = &d["spec"]["conversion"]["webhook"]["clientConfig"];
             assert_eq!(cc["service"]["name"], "capi-webhook-service");
             assert_eq!(cc["service"]["path"], "/convert");
             assert!(cc.get("url").is_none());
         }
-        assert_eq!(kind_of(&docs[3]), "Namespace");
-        assert_eq!(kind_of(&docs[4]), "Service");
+        assert_eq!(kind_of(&docs[5]), "Namespace");
+        assert_eq!(kind_of(&docs[6]), "Service");
     }
 }

@@ -367,6 +367,11 @@ pub struct MockRunArgs {
     /// Only reconcile objects labelled `cluster.x-k8s.io/watch-filter=<VALUE>`.
     #[arg(long = "watch-filter", value_name = "VALUE")]
     pub watch_filter: Option<String>,
+    /// Only reconcile objects that also match this label selector (e.g.
+    /// `!cluster.x-k8s.io/watch-filter`: leave objects another watch filter claims, such as a
+    /// `check`'s baseline, alone).
+    #[arg(long = "label-selector", value_name = "SELECTOR")]
+    pub label_selector: Option<String>,
     /// Provider-wide faults (comma-separated fault names).
     #[arg(long)]
     pub faults: Option<String>,

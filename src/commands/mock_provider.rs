@@ -87,6 +87,7 @@ async fn run_controllers(args: MockRunArgs) -> anyhow::Result<i32> {
             .or(args.kube.namespace.clone())
             .filter(|n| !n.is_empty()),
         watch_filter: args.watch_filter.filter(|f| !f.is_empty()),
+        label_selector: args.label_selector.filter(|s| !s.trim().is_empty()),
         faults,
         provision_delay,
         core: capi_mock_provider::core::CoreReads::parse(args.core_reads.as_deref().unwrap_or(""))

@@ -4,7 +4,7 @@
 use crate::report::Column;
 use crate::scenarios::Subject;
 use crate::scenarios::baseline::{SCENARIO_ROLES, mock_sample};
-use capi_contract::contract::Contract;
+use capi_contract::contract::{Contract, Role};
 use capi_contract::inventory::{ClassifiedCrd, Inventory};
 use capi_contract::model::ContractSelection;
 use kube::api::{Api, DynamicObject, ListParams};
@@ -33,7 +33,25 @@ fn resource_of(c: &ClassifiedCrd, version: &str) -> ApiResource {
 }
 
 /// (contract, version) pairs a CRD is driven under.
-fn contracts_of(c: &ClassifiedCrd, sel: ContractSelection) -> Vec<(Contract, String)> {
+fn contracts_of(c: &ClassifiedCrd, sel: ContractSelection) -> Vec<(Option<Contract>, String)> {
+    // An IPAM pool without a contract label (as real IPAM CRDs are: CAPI reaches pools through
+    // `IPAddressClaim.spec.poolRef`, never through a label) gets one column without a contract,
+    // at its storage version; the IPAM rules read the same in both contracts.
+    if c.role == Role::IpamPool && c.declared.is_empty() {
+        return c
+            .crd
+            .storage_version()
+            .map(|v| (None, v.name.clone()))
+            .into_iter()
+            .collect();
+    }
+    contract_versions(c, sel)
+        .into_iter()
+        .map(|(k, v)| (Some(k), v))
+        .collect()
+}
+
+fn contract_versions(c: &ClassifiedCrd, sel: ContractSelection) -> Vec<(Contract, String)> {
     let declared = |k: Contract| {
         c.declared
             .iter()
@@ -139,7 +157,7 @@ pub fn subjects(inv: &Inventory, opts: &PlanOptions) -> Vec<Subject> {
                         provider: p.name.as_str().into(),
                         kind: c.crd.kind.as_str().into(),
                         role: c.role,
-                        contract: Some(contract),
+                        contract,
                         baseline: false,
                     },
                     resource: resource_of(c, &version),

@@ -26,12 +26,13 @@ pub fn mock_kind(role: Role) -> Option<(&'static str, &'static str)> {
         Role::BootstrapConfigTemplate => (BOOTSTRAP, "MockConfigTemplate"),
         Role::ControlPlane => (CP, "MockControlPlane"),
         Role::ControlPlaneTemplate => (CP, "MockControlPlaneTemplate"),
+        Role::IpamPool => ("ipam.mock.capi-conformance.io", "MockIPPool"),
         _ => return None,
     })
 }
 
 /// The roles the scenarios drive (the mock implements all of them).
-pub const SCENARIO_ROLES: [Role; 10] = [
+pub const SCENARIO_ROLES: [Role; 11] = [
     Role::InfraCluster,
     Role::InfraClusterTemplate,
     Role::InfraMachine,
@@ -42,7 +43,28 @@ pub const SCENARIO_ROLES: [Role; 10] = [
     Role::BootstrapConfigTemplate,
     Role::ControlPlane,
     Role::ControlPlaneTemplate,
+    Role::IpamPool,
 ];
+
+/// The version the mock serves a role's kind at: the contract's name, or for the IPAM pool (one
+/// version, no contract label: CAPI reaches pools through `IPAddressClaim.spec.poolRef`)
+/// `v1alpha1`.
+fn mock_version(role: Role, contract: Option<Contract>) -> Option<&'static str> {
+    match (role, contract) {
+        (Role::IpamPool, None) => Some("v1alpha1"),
+        (Role::IpamPool, Some(_)) | (_, None) => None,
+        (_, Some(c)) => Some(c.as_str()),
+    }
+}
+
+/// The contracts a role's columns are judged in: the pool's single column has none.
+pub fn mock_contracts(role: Role) -> Vec<Option<Contract>> {
+    if role == Role::IpamPool {
+        vec![None]
+    } else {
+        Contract::ALL.iter().copied().map(Some).collect()
+    }
+}
 
 fn resource(group: &str, version: &str, kind: &str) -> ApiResource {
     ApiResource {
@@ -63,6 +85,12 @@ fn base_spec(role: Role) -> Value {
         Role::InfraMachinePool | Role::InfraMachinePoolTemplate => {
             json!({"machinePoolMachines": true})
         }
+        // A documentation network (RFC 5737), its gateway outside the handed-out range.
+        Role::IpamPool => json!({
+            "addresses": ["192.0.2.10-192.0.2.20"],
+            "prefix": 24,
+            "gateway": "192.0.2.1",
+        }),
         _ => json!({}),
     }
 }
@@ -72,8 +100,12 @@ fn base_spec(role: Role) -> Value {
 pub const MOCK_CONTRACT_ANNOTATION: &str = "mock.capi-conformance.io/contract";
 
 /// The mock's default sample for a role and contract: `{metadata, spec}` (templates wrap the
-/// base spec and carry the contract annotation for the clones too).
-pub fn mock_sample(role: Role, contract: Contract) -> Value {
+/// base spec and carry the contract annotation for the clones too; the IPAM pool, judged
+/// without a contract, carries none).
+pub fn mock_sample(role: Role, contract: impl Into<Option<Contract>>) -> Value {
+    let Some(contract) = contract.into() else {
+        return json!({"metadata": {}, "spec": base_spec(role)});
+    };
     let annotations = json!({MOCK_CONTRACT_ANNOTATION: contract.as_str()});
     if role.is_template() {
         json!({"metadata": {"annotations": annotations.clone()},
@@ -83,15 +115,17 @@ pub fn mock_sample(role: Role, contract: Contract) -> Value {
     }
 }
 
-/// The mock subject for a role and contract (the mock serves version = contract name).
+/// The mock subject for a role and contract (the mock serves version = contract name; the IPAM
+/// pool's column has no contract).
 pub fn mock_subject(
     role: Role,
-    contract: Contract,
+    contract: impl Into<Option<Contract>>,
     provider: &str,
     baseline: bool,
 ) -> Option<Subject> {
+    let contract = contract.into();
     let (group, kind) = mock_kind(role)?;
-    let version = contract.as_str();
+    let version = mock_version(role, contract)?;
     let base = role
         .is_template()
         .then(|| kind.strip_suffix("Template"))
@@ -102,7 +136,7 @@ pub fn mock_subject(
             provider: provider.into(),
             kind: kind.into(),
             role,
-            contract: Some(contract),
+            contract,
             baseline,
         },
         resource: resource(group, version, kind),
@@ -114,11 +148,11 @@ pub fn mock_subject(
     })
 }
 
-/// Baseline subjects for every role × contract.
+/// Baseline subjects for every role × contract (the IPAM pool once, without a contract).
 pub fn all_mock_subjects(provider: &str, baseline: bool) -> Vec<Subject> {
     SCENARIO_ROLES
         .iter()
-        .flat_map(|r| Contract::ALL.iter().map(move |c| (*r, *c)))
+        .flat_map(|r| mock_contracts(*r).into_iter().map(move |c| (*r, c)))
         .filter_map(|(r, c)| mock_subject(r, c, provider, baseline))
         .collect()
 }
@@ -130,7 +164,14 @@ mod tests {
     #[test]
     fn every_role_and_contract_has_a_mock_subject() {
         let all = all_mock_subjects(BASELINE_PROVIDER, true);
-        assert_eq!(all.len(), 20);
+        assert_eq!(all.len(), 21);
+        let pool = mock_subject(Role::IpamPool, None, "mock", true).unwrap();
+        assert_eq!(
+            pool.resource.api_version,
+            "ipam.mock.capi-conformance.io/v1alpha1"
+        );
+        assert_eq!(pool.column.contract, None);
+        assert!(mock_subject(Role::IpamPool, Contract::V1Beta2, "mock", true).is_none());
         let t = mock_subject(Role::InfraMachineTemplate, Contract::V1Beta2, "mock", true).unwrap();
         assert_eq!(t.resource.plural, "mockmachinetemplates");
         assert_eq!(t.base.unwrap().kind, "MockMachine");

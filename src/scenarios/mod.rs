@@ -4,7 +4,7 @@
 //! - [`core_sim`]: Cluster / Machine / MachinePool objects, owner references, gates.
 //! - [`observer`] + [`timeline`]: a watch per object under test → timeline of transitions.
 //! - one file per script: [`infra_cluster`], [`infra_machine`], [`bootstrap`],
-//!   [`control_plane`], [`machine_pool`], [`template`].
+//!   [`control_plane`], [`machine_pool`], [`template`], [`ipam`].
 //! - [`cleanup`]: the guard that removes what a run created.
 //! - [`runner`]: baseline (mock) first, then the target; verdicts → matrix cells.
 
@@ -18,6 +18,7 @@ pub mod core_sim;
 pub mod env;
 pub mod infra_cluster;
 pub mod infra_machine;
+pub mod ipam;
 pub mod json;
 pub mod machine_pool;
 pub mod observer;
@@ -209,6 +210,7 @@ pub fn script_for(role: Role) -> Option<&'static str> {
         Role::BootstrapConfig => "SC-bootstrap",
         Role::ControlPlane => "SC-controlplane",
         Role::InfraMachinePool => "SC-machinepool",
+        Role::IpamPool => "SC-ipam",
         r if r.is_template() => "SC-template",
         _ => return None,
     })

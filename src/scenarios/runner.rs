@@ -146,6 +146,7 @@ pub async fn run_subject(side: &Side, subject: &Subject) -> SubjectRun {
             Role::BootstrapConfig => super::bootstrap::run(&mut run).await,
             Role::ControlPlane => super::control_plane::run(&mut run).await,
             Role::InfraMachinePool => super::machine_pool::run(&mut run).await,
+            Role::IpamPool => super::ipam::run(&mut run).await,
             r if r.is_template() => super::template::run(&mut run).await,
             _ => {}
         }
@@ -176,6 +177,15 @@ pub async fn run_subject(side: &Side, subject: &Subject) -> SubjectRun {
     out
 }
 
+/// The contract whose text a column's rules are read in: the column's, or for an IPAM pool (a
+/// kind CAPI reaches without a contract label) v1beta2's, which for pools says what v1beta1's
+/// says (as the static checks' `CheckCtx::rule_contract`).
+fn rule_contract(column: &crate::report::Column) -> Option<capi_contract::contract::Contract> {
+    column
+        .contract
+        .or((column.role == Role::IpamPool).then_some(capi_contract::contract::Contract::V1Beta2))
+}
+
 /// Whether a catalog rule is judged by a lifecycle scenario.
 pub fn is_scenario_rule(rule: &Rule) -> bool {
     rule.kind == RuleKind::Scenario || rule.scenario.is_some()
@@ -185,7 +195,7 @@ pub fn is_scenario_rule(rule: &Rule) -> bool {
 /// contract, if the target is not itself the baseline.
 pub fn cells(rules: &[Rule], run: &SubjectRun, baseline: Option<&SubjectRun>) -> Vec<RuleResult> {
     let column = &run.subject.column;
-    let Some(contract) = column.contract else {
+    let Some(contract) = rule_contract(column) else {
         return Vec::new();
     };
     let script = run.script.unwrap_or("a scenario");
@@ -348,10 +358,11 @@ pub async fn run_all(plan: &RunPlan) -> RunOutput {
 
 /// The baseline phase: the mock's run of every (role, contract) the targets need.
 pub async fn run_baseline(plan: &RunPlan) -> Vec<SubjectRun> {
-    let mut wanted: Vec<(Role, capi_contract::contract::Contract)> = plan
+    let mut wanted: Vec<(Role, Option<capi_contract::contract::Contract>)> = plan
         .targets
         .iter()
-        .filter_map(|s| s.column.contract.map(|c| (s.role(), c)))
+        .filter(|s| rule_contract(&s.column).is_some())
+        .map(|s| (s.role(), s.column.contract))
         .collect();
     wanted.sort();
     wanted.dedup();
@@ -361,7 +372,7 @@ pub async fn run_baseline(plan: &RunPlan) -> Vec<SubjectRun> {
             .filter_map(|(r, c)| {
                 plan.baseline_subjects
                     .iter()
-                    .find(|s| s.role() == *r && s.column.contract == Some(*c))
+                    .find(|s| s.role() == *r && s.column.contract == *c)
                     .cloned()
                     .or_else(|| {
                         super::baseline::mock_subject(

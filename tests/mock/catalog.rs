@@ -71,6 +71,7 @@ fn every_fault_is_exercised_by_a_fault_test() {
         include_str!("faults_bootstrap.rs"),
         include_str!("faults_control_plane.rs"),
         include_str!("faults_templates.rs"),
+        include_str!("ipam.rs"),
         include_str!("../scenarios/webhooks.rs"),
     ]
     .concat();

@@ -327,10 +327,22 @@ impl Drop for Provider {
     }
 }
 
+/// What the provider under test, itself the mock, reconciles: objects no watch filter claims.
+/// The in-process baseline's objects carry its filter, so they are left to the baseline (as a
+/// real provider, whose kinds are not the mock's, leaves them), and a permission only the
+/// baseline uses (e.g. `create ipaddresses` for SC-ipam's IPAddress) is proven needed.
+pub(crate) const PROVIDER_SELECTOR: &str = "!cluster.x-k8s.io/watch-filter";
+
 pub(crate) fn provider(admin_kubeconfig: &Path) -> Provider {
     Provider(
         Command::new(tool_bin())
-            .args(["mock-provider", "run", "--kubeconfig"])
+            .args([
+                "mock-provider",
+                "run",
+                "--label-selector",
+                PROVIDER_SELECTOR,
+                "--kubeconfig",
+            ])
             .arg(admin_kubeconfig)
             .stdout(Stdio::null())
             .stderr(Stdio::null())

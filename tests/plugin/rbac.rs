@@ -163,6 +163,21 @@ fn run_role_covers_core_objects_secrets_and_given_groups() {
         }
     }
     assert!(allows(run, "cluster.x-k8s.io", "clusters/status", "patch"));
+    // SC-ipam claims addresses and reads what the provider made of them.
+    for res in ["ipaddressclaims", "ipaddresses"] {
+        for verb in ["create", "delete", "get", "watch"] {
+            assert!(
+                allows(run, "ipam.cluster.x-k8s.io", res, verb),
+                "{res} {verb}"
+            );
+        }
+    }
+    assert!(allows(
+        run,
+        "ipam.mock.capi-conformance.io",
+        "mockippools",
+        "create"
+    ));
     assert!(!allows(run, "cluster.x-k8s.io", "machines/status", "patch"));
     assert!(allows(run, "", "secrets", "create"));
     assert!(

@@ -2,7 +2,7 @@
 //! two served versions merged (`v1beta2` stored), the contract labels and the provider label.
 
 use super::api::{
-    bootstrap, controlplane, infrastructure_v1beta1 as i1, infrastructure_v1beta2 as i2,
+    bootstrap, controlplane, infrastructure_v1beta1 as i1, infrastructure_v1beta2 as i2, ipam,
 };
 use super::kinds::provider_label;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
@@ -14,7 +14,7 @@ use kube::core::crd::{MergeError, merge_crds};
 /// The storage version of every mock CRD.
 pub const STORAGE_VERSION: &str = "v1beta2";
 
-/// Every mock CRD, in manifest order (base kind before its template).
+/// Every mock CRD, in manifest order (base kind before its template; the IPAM pool last).
 pub fn mock_crds() -> Result<Vec<CustomResourceDefinition>, MergeError> {
     let pairs = vec![
         (i1::MockCluster::crd(), i2::MockCluster::crd()),
@@ -49,14 +49,41 @@ pub fn mock_crds() -> Result<Vec<CustomResourceDefinition>, MergeError> {
             controlplane::v1beta2::MockControlPlaneTemplate::crd(),
         ),
     ];
-    pairs
+    let mut crds = pairs
         .into_iter()
         .map(|(b1, b2)| {
             merge_crds(vec![b1, b2], STORAGE_VERSION)
                 .map(labelled)
                 .map(with_type_meta)
         })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    crds.extend(mock_ipam_crds());
+    Ok(crds)
+}
+
+/// The mock's IPAM CRDs: the pool kind `mockippools.ipam.mock.capi-conformance.io`, one version
+/// (`v1alpha1`), with the provider label `ipam-mock` and no contract labels (IPAM pool CRDs
+/// carry none: the IPAM contract is not versioned by them).
+pub fn mock_ipam_crds() -> Vec<CustomResourceDefinition> {
+    let mut crd = with_type_meta(ipam::MockIPPool::crd());
+    for version in &mut crd.spec.versions {
+        if let Some(schema) = version
+            .schema
+            .as_mut()
+            .and_then(|s| s.open_api_v3_schema.as_mut())
+        {
+            schema.description = Some(
+                "MockIPPool of the capi-conformance mock provider: addresses for IPAddressClaims."
+                    .into(),
+            );
+        }
+    }
+    let labels = crd.metadata.labels.get_or_insert_with(Default::default);
+    labels.insert(
+        "cluster.x-k8s.io/provider".into(),
+        provider_label(&crd.spec.group).into(),
+    );
+    vec![crd]
 }
 
 /// Sets `listKind`, adds `apiVersion`, `kind` and `metadata` to every version's root schema

@@ -263,6 +263,46 @@ pub const FAULTS: &[(RuleId, &str)] = &[
         "the MockConfigTemplate CRD makes spec immutable, rejecting dry-run applies with the topology dry-run annotation (CRD fault)",
     ),
     (
+        id::ipam::CLAIM_FILTER,
+        "also handles IPAddressClaims whose spec.poolRef names another group or kind, allocating from the MockIPPool of the same name",
+    ),
+    (
+        id::ipam::PAUSED,
+        "handles IPAddressClaims (create and delete) whose Cluster is paused or missing",
+    ),
+    (
+        id::ipam::CLAIM_FINALIZER,
+        "adds no finalizer to IPAddressClaims (the IPAddress of a vanished claim is still released)",
+    ),
+    (
+        id::ipam::ADDRESS_OBJECT,
+        "allocates an address outside the pool (after the pool's last address)",
+    ),
+    (
+        id::ipam::ADDRESS_OWNERS,
+        "the IPAddress's owner reference to the pool has no blockOwnerDeletion",
+    ),
+    (
+        id::ipam::ADDRESS_FINALIZER,
+        "creates IPAddresses without the ipam.cluster.x-k8s.io/protect-address finalizer",
+    ),
+    (
+        id::ipam::ADDRESS_REF,
+        "never sets the IPAddressClaim's status.addressRef",
+    ),
+    (
+        id::ipam::DELETE,
+        "on claim deletion removes the claim's finalizer but leaves the IPAddress (and its finalizer)",
+    ),
+    (
+        id::ipam::POOL_MOVE_LABEL,
+        "removes the cluster.x-k8s.io/cluster-name label from the MockIPPools it reconciles",
+    ),
+    (
+        id::ipam::POOL_READY_CONDITION,
+        "never sets a Ready condition on MockIPPools",
+    ),
+    (
         id::template::CLONE_COMPATIBLE,
         "template CRDs default spec.template.spec.flavor to a value the base kinds reject (CRD fault)",
     ),
@@ -315,7 +355,10 @@ pub const NOT_APPLICABLE: &[(RuleId, &str)] = &[
         id::control_plane::KUBECONFIG_ROTATION,
         "the mock's kubeconfig uses a token, not a client certificate",
     ),
-    (id::ipam::CONSUMER_CLAIM, "the mock does not use IPAM"),
+    (
+        id::ipam::CONSUMER_CLAIM,
+        "the mock's InfraMachine does not consume IP addresses (the mock's IPAM pool serves claims, it makes none)",
+    ),
 ];
 
 /// Second faults of a rule: (name, the rule it breaks, what the mock does wrong). Named
@@ -368,6 +411,14 @@ impl FaultSet {
             set.extend(FaultSet::parse(list).0);
         }
         FaultSet(set)
+    }
+
+    /// This set plus the faults of `obj`'s annotation (for the IPAM controller, whose faults
+    /// may sit on the claim, on its pool or on the IPAddress).
+    pub fn with_object(mut self, obj: &DynamicObject) -> FaultSet {
+        let theirs = FaultSet::for_object(&FaultSet::default(), obj);
+        self.0.extend(theirs.0);
+        self
     }
 
     /// Whether the fault of the rule `rule` is on.

@@ -1,6 +1,12 @@
 //! The mock's kinds: group, kind, plural and contract role of each, plus the provider label.
+//!
+//! [`ALL`] holds the kinds served at both contract versions (infrastructure, bootstrap, control
+//! plane); the IPAM pool kind [`MOCK_IP_POOL`] has one version ([`IPAM_VERSION`]) and is kept
+//! apart, as its CRD is ([`super::crds::mock_ipam_crds`]).
 
-use super::api::{BOOTSTRAP_GROUP, CONTROLPLANE_GROUP, INFRASTRUCTURE_GROUP};
+use super::api::{
+    BOOTSTRAP_GROUP, CONTROLPLANE_GROUP, INFRASTRUCTURE_GROUP, IPAM_GROUP, IPAM_VERSION,
+};
 use capi_contract::contract::{Contract, Role};
 use kube::core::{ApiResource, GroupVersionKind};
 
@@ -14,9 +20,15 @@ pub struct MockKind {
 }
 
 impl MockKind {
-    /// The `ApiResource` of this kind at the version that carries `contract`'s shapes.
+    /// The `ApiResource` of this kind at the version that carries `contract`'s shapes (for the
+    /// IPAM pool kind, whose one version carries no contract's shapes: that version).
     pub fn api_resource(&self, contract: Contract) -> ApiResource {
-        let gvk = GroupVersionKind::gvk(self.group, contract.as_str(), self.kind);
+        let version = if self.group == IPAM_GROUP {
+            IPAM_VERSION
+        } else {
+            contract.as_str()
+        };
+        let gvk = GroupVersionKind::gvk(self.group, version, self.kind);
         ApiResource::from_gvk_with_plural(&gvk, self.plural)
     }
 
@@ -31,6 +43,7 @@ pub fn provider_label(group: &str) -> &'static str {
     match group {
         BOOTSTRAP_GROUP => "bootstrap-mock",
         CONTROLPLANE_GROUP => "control-plane-mock",
+        IPAM_GROUP => "ipam-mock",
         _ => "infrastructure-mock",
     }
 }
@@ -80,7 +93,10 @@ pub const MOCK_CONTROL_PLANE: MockKind = kind(
     Role::ControlPlane,
 );
 
-/// Every kind (base kinds and templates), in manifest order.
+/// The IPAM pool kind (not in [`ALL`]: one version, no contract labels).
+pub const MOCK_IP_POOL: MockKind = kind(IPAM_GROUP, "MockIPPool", "mockippools", Role::IpamPool);
+
+/// Every kind served at both contract versions (base kinds and templates), in manifest order.
 pub const ALL: [MockKind; 10] = [
     MOCK_CLUSTER,
     kind(

@@ -1,9 +1,11 @@
-//! What `mock-provider manifests` prints: Namespace, CRDs, the aggregated ClusterRole core needs,
-//! the controller's own RBAC and a Deployment running `capi-conformance mock-provider run`.
+//! What `mock-provider manifests` prints: Namespace, CRDs (the contract kinds', then the IPAM
+//! pool's), the aggregated ClusterRole core needs, the controller's own RBAC and a Deployment
+//! running `capi-conformance mock-provider run`.
 
-use super::api::{BOOTSTRAP_GROUP, CONTROLPLANE_GROUP, INFRASTRUCTURE_GROUP};
+use super::api::{BOOTSTRAP_GROUP, CONTROLPLANE_GROUP, INFRASTRUCTURE_GROUP, IPAM_GROUP};
+use super::core_crds::IPAM_CORE_GROUP;
 use super::crds::mock_crds;
-use super::kinds::{ALL, provider_label};
+use super::kinds::{ALL, MOCK_IP_POOL, provider_label};
 use serde_json::{Value, json};
 
 /// Name of the ClusterRole aggregated into CAPI core's manager role.
@@ -84,12 +86,16 @@ fn namespace(opts: &ManifestOptions) -> Value {
     })
 }
 
-/// Full verbs on every plural (templates included) of the mock's groups, aggregated into core.
+/// Full verbs on every plural (templates included) of the mock's groups, the IPAM pool's
+/// included, aggregated into core.
 pub fn aggregated_cluster_role() -> Value {
-    let rules: Vec<Value> = GROUPS
+    let mut rules: Vec<Value> = GROUPS
         .iter()
         .map(|g| json!({ "apiGroups": [g], "resources": plurals_of(g), "verbs": ALL_VERBS }))
         .collect();
+    rules.push(
+        json!({ "apiGroups": [IPAM_GROUP], "resources": [MOCK_IP_POOL.plural], "verbs": ALL_VERBS }),
+    );
     json!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRole",
@@ -122,6 +128,7 @@ pub fn manager_cluster_role() -> Value {
             json!({ "apiGroups": [group], "resources": sub("finalizers"), "verbs": ["update"] }),
         );
     }
+    rules.extend(ipam_rules());
     rules.push(json!({ "apiGroups": [""], "resources": ["secrets"], "verbs": ALL_VERBS }));
     rules.push(json!({ "apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"] }));
     rules.push(json!({ "apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"] }));
@@ -137,6 +144,28 @@ pub fn manager_cluster_role() -> Value {
         "metadata": { "name": MANAGER_NAME, "labels": labels() },
         "rules": rules,
     })
+}
+
+/// What the IPAM controllers need: the pool kind (with status and finalizers), core's
+/// IPAddressClaims (with status; finalizers added and removed) and IPAddresses (created,
+/// released and deleted).
+pub fn ipam_rules() -> Vec<Value> {
+    let pool = MOCK_IP_POOL.plural;
+    vec![
+        json!({ "apiGroups": [IPAM_GROUP], "resources": [pool], "verbs": ALL_VERBS }),
+        json!({ "apiGroups": [IPAM_GROUP], "resources": [format!("{pool}/status")], "verbs": ["get", "patch", "update"] }),
+        json!({ "apiGroups": [IPAM_GROUP], "resources": [format!("{pool}/finalizers")], "verbs": ["update"] }),
+        json!({
+            "apiGroups": [IPAM_CORE_GROUP],
+            "resources": ["ipaddressclaims", "ipaddresses"],
+            "verbs": ALL_VERBS,
+        }),
+        json!({
+            "apiGroups": [IPAM_CORE_GROUP],
+            "resources": ["ipaddressclaims/status", "ipaddressclaims/finalizers", "ipaddresses/finalizers"],
+            "verbs": ["get", "patch", "update"],
+        }),
+    ]
 }
 
 fn service_account(opts: &ManifestOptions) -> Value {

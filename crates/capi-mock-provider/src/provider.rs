@@ -1,14 +1,17 @@
 //! Running the mock: one kube-runtime `Controller` per kind with a reconciler, each also
-//! triggered by the core objects (Cluster, Machine, MachinePool) its gates read.
+//! triggered by the core objects (Cluster, Machine, MachinePool) its gates read; and the two
+//! IPAM controllers (IPAddressClaims naming a MockIPPool, and MockIPPools).
 
 use super::cluster_cache::LaggingClusters;
 use super::core::CoreKind;
 use super::infra::SimulatedInfra;
 use super::kinds::{
-    MOCK_CLUSTER, MOCK_CONFIG, MOCK_CONTROL_PLANE, MOCK_MACHINE, MOCK_MACHINE_POOL, MockKind,
+    MOCK_CLUSTER, MOCK_CONFIG, MOCK_CONTROL_PLANE, MOCK_IP_POOL, MOCK_MACHINE, MOCK_MACHINE_POOL,
+    MockKind,
 };
 use super::object::{self, CLUSTER_NAME_LABEL, WATCH_FILTER_LABEL};
 use super::options::MockOptions;
+use super::reconcile::ipam::{self, IpamCtx};
 use super::reconcile::{self, Ctx, ReconcileError};
 use capi_contract::contract::Contract;
 use futures::StreamExt;
@@ -117,8 +120,266 @@ impl MockProvider {
             );
             tokio::spawn(fut)
         }));
+        let ipam = Arc::new(IpamCtx::new(ctx.clone()));
+        tasks.push(tokio::spawn(run_claim_controller(
+            client.clone(),
+            ipam.clone(),
+            stopped.clone(),
+        )));
+        tasks.push(tokio::spawn(run_pool_controller(client, ipam, stopped)));
         MockHandle { stop, tasks, infra }
     }
+}
+
+/// The watch of the mock's own objects: any version, only those labelled with the watch filter.
+fn own_watch_config(ctx: &Ctx) -> watcher::Config {
+    let mut wc = watcher::Config::default().any_semantic();
+    if let Some(selector) = ctx.opts.own_selector(WATCH_FILTER_LABEL) {
+        wc = wc.labels(&selector);
+    }
+    wc
+}
+
+fn watch_namespace(ctx: &Ctx) -> Option<&str> {
+    ctx.opts
+        .watch_namespace
+        .as_deref()
+        .filter(|n| !n.is_empty())
+}
+
+/// How often the IPAM controllers look for their kinds while the server does not serve them.
+const IPAM_DISCOVERY_INTERVAL: Duration = Duration::from_millis(500);
+
+/// Whether the server serves `plurals` of `api_version`.
+async fn serves(client: &Client, api_version: &str, plurals: &[&str]) -> bool {
+    client
+        .list_api_group_resources(api_version)
+        .await
+        .is_ok_and(|list| {
+            plurals
+                .iter()
+                .all(|p| list.resources.iter().any(|r| r.name == *p))
+        })
+}
+
+/// Waits until the server serves IPAddressClaims, IPAddresses and MockIPPools (a cluster
+/// without CAPI's IPAM CRDs, or without the pool's, has nothing for the IPAM controllers to
+/// watch); `false` when the mock is stopped first.
+async fn ipam_kinds_served(client: &Client, stopped: &mut watch::Receiver<bool>) -> bool {
+    let core = format!(
+        "{}/{}",
+        crate::core_crds::IPAM_CORE_GROUP,
+        crate::core_crds::IPAM_CORE_VERSION
+    );
+    let pool = format!("{}/{}", crate::api::IPAM_GROUP, crate::api::IPAM_VERSION);
+    loop {
+        if *stopped.borrow() {
+            return false;
+        }
+        if serves(client, &core, &["ipaddressclaims", "ipaddresses"]).await
+            && serves(client, &pool, &[MOCK_IP_POOL.plural]).await
+        {
+            return true;
+        }
+        tokio::select! {
+            _ = stopped.wait_for(|s| *s) => return false,
+            () = tokio::time::sleep(IPAM_DISCOVERY_INTERVAL) => {}
+        }
+    }
+}
+
+/// IPAddressClaims (watch namespace and filter as the other controllers), triggered by their
+/// Cluster, their IPAddress and their pool; started once the IPAM kinds are served.
+async fn run_claim_controller(
+    client: Client,
+    ictx: Arc<IpamCtx>,
+    mut stopped: watch::Receiver<bool>,
+) {
+    if !ipam_kinds_served(&client, &mut stopped).await {
+        return;
+    }
+    let ctx = ictx.ctx.clone();
+    let ns = watch_namespace(&ctx);
+    let ar = ipam::claim_resource();
+    let mut controller = Controller::new_with(
+        api_for(&client, ns, &ar),
+        own_watch_config(&ctx),
+        ar.clone(),
+    )
+    .with_config(ControllerConfig::default().debounce(Duration::ZERO));
+    let store = controller.store();
+    if let Some(cache) = &ctx.clusters {
+        controller = controller.reconcile_all_on(cache.applied());
+    } else {
+        let cluster_ar = CoreKind::Cluster.api_resource_at(ctx.opts.core.version());
+        let (store, ar) = (store.clone(), ar.clone());
+        controller = controller.watches_with(
+            api_for(&client, ns, &cluster_ar),
+            cluster_ar,
+            watcher::Config::default().any_semantic(),
+            move |cluster| {
+                let name = cluster.name_any();
+                claims_where(&store, &ar, &cluster, |c| {
+                    ipam::claim_cluster_name(c) == Some(name.as_str())
+                })
+            },
+        );
+    }
+    let address_ar = ipam::address_resource();
+    let claim_ar = ar.clone();
+    controller = controller.watches_with(
+        api_for(&client, ns, &address_ar),
+        address_ar,
+        watcher::Config::default().any_semantic(),
+        move |address| {
+            let name = object::string_field(&address, "spec.claimRef.name")
+                .map(str::to_string)
+                .unwrap_or_else(|| address.name_any());
+            let mut r = ObjectRef::new_with(&name, claim_ar.clone());
+            r.namespace = address.namespace();
+            Some(r)
+        },
+    );
+    let pool_ar = ipam::pool_resource();
+    let (pool_store, claim_ar) = (store.clone(), ar.clone());
+    controller = controller.watches_with(
+        api_for(&client, ns, &pool_ar),
+        pool_ar,
+        watcher::Config::default().any_semantic(),
+        move |pool| {
+            let name = pool.name_any();
+            claims_where(&pool_store, &claim_ar, &pool, |c| {
+                ipam::pool_ref_name(c) == Some(name.as_str())
+            })
+        },
+    );
+    let shutdown = async move {
+        let _ = stopped.wait_for(|s| *s).await;
+    };
+    controller
+        .graceful_shutdown_on(shutdown)
+        .run(
+            |obj, ictx: Arc<IpamCtx>| async move {
+                let key = retry_key(&obj);
+                let result = ipam::reconcile_claim(obj, ictx.clone()).await;
+                if result.is_ok() {
+                    ictx.ctx.rate_limiter.forget(&key);
+                }
+                result
+            },
+            ipam_error_policy,
+            ictx,
+        )
+        .for_each(|result| async move {
+            if let Err(e) = result {
+                tracing::debug!(error = %e, "mock IPAM claim reconcile failed");
+            }
+        })
+        .await;
+}
+
+/// The objects of `store` in `trigger`'s namespace that satisfy `pred`.
+fn claims_where(
+    store: &Store<DynamicObject>,
+    ar: &kube::core::ApiResource,
+    trigger: &DynamicObject,
+    pred: impl Fn(&DynamicObject) -> bool,
+) -> Vec<ObjectRef<DynamicObject>> {
+    let ns = trigger.namespace();
+    store
+        .state()
+        .into_iter()
+        .filter(|o| o.namespace() == ns && pred(o))
+        .map(|o| ObjectRef::from_obj_with(o.as_ref(), ar.clone()))
+        .collect()
+}
+
+/// MockIPPools (watch namespace and filter as the other controllers), triggered by the
+/// IPAddresses and the claims that name them; started once the IPAM kinds are served.
+async fn run_pool_controller(
+    client: Client,
+    ictx: Arc<IpamCtx>,
+    mut stopped: watch::Receiver<bool>,
+) {
+    if !ipam_kinds_served(&client, &mut stopped).await {
+        return;
+    }
+    let ctx = ictx.ctx.clone();
+    let ns = watch_namespace(&ctx);
+    let ar = ipam::pool_resource();
+    let pool_of = {
+        let ar = ar.clone();
+        move |obj: DynamicObject, name: Option<String>| {
+            name.map(|n| {
+                let mut r = ObjectRef::new_with(&n, ar.clone());
+                r.namespace = obj.namespace();
+                r
+            })
+        }
+    };
+    let address_ar = ipam::address_resource();
+    let claim_ar = ipam::claim_resource();
+    let by_address = pool_of.clone();
+    let by_claim = pool_of;
+    let controller = Controller::new_with(
+        api_for(&client, ns, &ar),
+        own_watch_config(&ctx),
+        ar.clone(),
+    )
+    .with_config(ControllerConfig::default().debounce(Duration::ZERO))
+    .watches_with(
+        api_for(&client, ns, &address_ar),
+        address_ar,
+        watcher::Config::default().any_semantic(),
+        move |address| {
+            let name = ipam::pool_ref_name(&address)
+                .map(str::to_string)
+                .or_else(|| {
+                    address
+                        .owner_references()
+                        .iter()
+                        .find(|o| o.kind == MOCK_IP_POOL.kind)
+                        .map(|o| o.name.clone())
+                });
+            by_address(address, name)
+        },
+    )
+    .watches_with(
+        api_for(&client, ns, &claim_ar),
+        claim_ar,
+        watcher::Config::default().any_semantic(),
+        move |claim| {
+            let name = ipam::pool_ref_name(&claim).map(str::to_string);
+            by_claim(claim, name)
+        },
+    );
+    let shutdown = async move {
+        let _ = stopped.wait_for(|s| *s).await;
+    };
+    controller
+        .graceful_shutdown_on(shutdown)
+        .run(
+            |obj, ictx: Arc<IpamCtx>| async move {
+                let key = retry_key(&obj);
+                let result = ipam::reconcile_pool(obj, ictx.clone()).await;
+                if result.is_ok() {
+                    ictx.ctx.rate_limiter.forget(&key);
+                }
+                result
+            },
+            ipam_error_policy,
+            ictx,
+        )
+        .for_each(|result| async move {
+            if let Err(e) = result {
+                tracing::debug!(error = %e, "mock IPAM pool reconcile failed");
+            }
+        })
+        .await;
+}
+
+fn ipam_error_policy(obj: Arc<DynamicObject>, err: &ReconcileError, ictx: Arc<IpamCtx>) -> Action {
+    error_policy(obj, err, ictx.ctx.clone())
 }
 
 fn api_for(client: &Client, ns: Option<&str>, ar: &kube::core::ApiResource) -> Api<DynamicObject> {
@@ -143,8 +404,8 @@ async fn run_controller(
         .filter(|n| !n.is_empty());
     let ar = kind.api_resource(Contract::V1Beta2);
     let mut wc = watcher::Config::default().any_semantic();
-    if let Some(filter) = ctx.opts.watch_filter.as_deref().filter(|f| !f.is_empty()) {
-        wc = wc.labels(&format!("{WATCH_FILTER_LABEL}={filter}"));
+    if let Some(selector) = ctx.opts.own_selector(WATCH_FILTER_LABEL) {
+        wc = wc.labels(&selector);
     }
     let mut controller = Controller::new_with(api_for(&client, ns, &ar), wc, ar.clone())
         .with_config(ControllerConfig::default().debounce(Duration::ZERO));

@@ -1,5 +1,6 @@
 //! CAPI core's conversion between `cluster.x-k8s.io/v1beta1` and `v1beta2` for Cluster, Machine
-//! and MachinePool, as core's conversion webhook does it (CAPI `api/core/v1beta1/conversion.go`,
+//! and MachinePool (and between `ipam.cluster.x-k8s.io/v1beta1` and `v1beta2` for IPAddressClaim
+//! and IPAddress, [`ipam`]), as core's conversion webhook does it (CAPI `api/core/v1beta1/conversion.go`,
 //! hub v1beta2; docs/core-simulation.md "The core API: one object, two versions"):
 //!
 //! - references: v1beta2 `{apiGroup, kind, name}` ↔ v1beta1 `ObjectReference`; going down, the
@@ -20,6 +21,7 @@
 
 mod cluster;
 mod fields;
+mod ipam;
 mod machine;
 mod pool;
 #[cfg(test)]
@@ -41,6 +43,8 @@ pub enum Kind {
     Cluster,
     Machine,
     MachinePool,
+    IpAddressClaim,
+    IpAddress,
 }
 
 impl Kind {
@@ -49,7 +53,17 @@ impl Kind {
             "Cluster" => Some(Kind::Cluster),
             "Machine" => Some(Kind::Machine),
             "MachinePool" => Some(Kind::MachinePool),
+            "IPAddressClaim" => Some(Kind::IpAddressClaim),
+            "IPAddress" => Some(Kind::IpAddress),
             _ => None,
+        }
+    }
+
+    /// The kind's API group.
+    pub fn group(self) -> &'static str {
+        match self {
+            Kind::Cluster | Kind::Machine | Kind::MachinePool => GROUP,
+            Kind::IpAddressClaim | Kind::IpAddress => ipam::GROUP,
         }
     }
 }
@@ -58,9 +72,11 @@ impl Kind {
 /// webhook fails it).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConvertError {
-    #[error("cannot convert {0}: capi-conformance converts Cluster, Machine and MachinePool only")]
+    #[error(
+        "cannot convert {0}: capi-conformance converts Cluster, Machine, MachinePool, IPAddressClaim and IPAddress only"
+    )]
     UnknownKind(String),
-    #[error("cannot convert to {0}: only {GROUP}/v1beta1 and {GROUP}/v1beta2")]
+    #[error("cannot convert to {0}: only v1beta1 and v1beta2 of {GROUP} and ipam.{GROUP}")]
     UnknownVersion(String),
     #[error("object is not a mapping")]
     NotAnObject,
@@ -131,20 +147,55 @@ pub fn convert(
         .get("apiVersion")
         .and_then(Value::as_str)
         .unwrap_or_default();
+    let group = kind.group();
     let to_version = desired
-        .strip_prefix(&format!("{GROUP}/"))
+        .strip_prefix(&format!("{group}/"))
         .ok_or_else(|| ConvertError::UnknownVersion(desired.into()))?;
     let from_version = from
-        .strip_prefix(&format!("{GROUP}/"))
+        .strip_prefix(&format!("{group}/"))
         .ok_or_else(|| ConvertError::UnknownVersion(from.into()))?;
     match (from_version, to_version) {
         (a, b) if a == b => Ok(obj.clone()),
+        (V1BETA2, V1BETA1) if group == ipam::GROUP => ipam_convert(kind, obj, V1BETA1),
+        (V1BETA1, V1BETA2) if group == ipam::GROUP => ipam_convert(kind, obj, V1BETA2),
         (V1BETA2, V1BETA1) => down(kind, obj, lookup),
         (V1BETA1, V1BETA2) => up(kind, obj),
         (V1BETA2 | V1BETA1, other) | (other, _) => {
-            Err(ConvertError::UnknownVersion(format!("{GROUP}/{other}")))
+            Err(ConvertError::UnknownVersion(format!("{group}/{other}")))
         }
     }
+}
+
+/// An IPAM object to `version` (v1beta1 or v1beta2; [`ipam`]).
+fn ipam_convert(kind: Kind, obj: &Value, version: &str) -> Result<Value, ConvertError> {
+    let mut out = obj.as_object().ok_or(ConvertError::NotAnObject)?.clone();
+    out.insert(
+        "apiVersion".into(),
+        json!(format!("{}/{version}", ipam::GROUP)),
+    );
+    let spec = obj.get("spec").cloned().unwrap_or_else(|| json!({}));
+    let status = obj.get("status").cloned().unwrap_or_else(|| json!({}));
+    let down = version == V1BETA1;
+    match kind {
+        Kind::IpAddressClaim => {
+            let status = if down {
+                ipam::claim_status_down(&status)
+            } else {
+                ipam::claim_status_up(&status)
+            };
+            ipam::put(&mut out, spec, Some(status));
+        }
+        Kind::IpAddress => {
+            let spec = if down {
+                ipam::address_spec_down(&spec)
+            } else {
+                ipam::address_spec_up(&spec)
+            };
+            ipam::put(&mut out, spec, None);
+        }
+        _ => return Err(ConvertError::UnknownKind(format!("{kind:?}"))),
+    }
+    Ok(Value::Object(out))
 }
 
 /// v1beta2 → v1beta1.
@@ -173,6 +224,7 @@ pub fn down(kind: Kind, hub: &Value, lookup: &dyn VersionLookup) -> Result<Value
             machine::status_down(&status),
         ),
         Kind::MachinePool => (pool::spec_down(&spec, &cx)?, pool::status_down(&status)),
+        Kind::IpAddressClaim | Kind::IpAddress => return ipam_convert(kind, hub, V1BETA1),
     };
     out.insert("spec".into(), spec);
     out.insert("status".into(), status);
@@ -232,6 +284,7 @@ pub fn up(kind: Kind, spoke: &Value) -> Result<Value, ConvertError> {
             pool::spec_up(&spec, restored),
             pool::status_up(&status, restored),
         ),
+        Kind::IpAddressClaim | Kind::IpAddress => return ipam_convert(kind, spoke, V1BETA2),
     };
     set_or_remove(&mut out, "spec", spec);
     set_or_remove(&mut out, "status", status);

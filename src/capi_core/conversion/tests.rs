@@ -231,3 +231,51 @@ fn newest_contract_then_newest_version() {
     assert_eq!(parse_duration_seconds("500ms"), Some(0));
     assert_eq!(parse_duration_seconds("x"), None);
 }
+
+/// IPAM kinds as CAPI's `api/ipam/v1beta1/conversion.go` converts them: conditions swap
+/// places, the v1beta1 claim always has `addressRef`, an IPAddress's prefix is always set;
+/// no conversion-data annotation; a round trip gives the hub back; v1alpha1 is refused.
+#[test]
+fn ipam_claims_and_addresses_convert_like_capis_webhook() {
+    let claim = json!({
+        "apiVersion": "ipam.cluster.x-k8s.io/v1beta2",
+        "kind": "IPAddressClaim",
+        "metadata": {"name": "c", "namespace": "ns"},
+        "spec": {"clusterName": "cl", "poolRef": {"apiGroup": "ipam.foo.io", "kind": "FooPool", "name": "p"}},
+        "status": {
+            "conditions": [{"type": "Ready", "status": "True", "reason": "Ready"}],
+            "deprecated": {"v1beta1": {"conditions": [{"type": "Ready", "status": "True"}]}},
+        },
+    });
+    let down = convert(&claim, "ipam.cluster.x-k8s.io/v1beta1", &Fixed).unwrap();
+    assert_eq!(down["apiVersion"], "ipam.cluster.x-k8s.io/v1beta1");
+    assert_eq!(down["status"]["conditions"][0]["type"], "Ready");
+    assert!(down["status"]["conditions"][0].get("reason").is_none());
+    assert_eq!(
+        down["status"]["v1beta2"]["conditions"][0]["reason"],
+        "Ready"
+    );
+    assert_eq!(down["status"]["addressRef"], json!({}));
+    assert!(down.pointer("/metadata/annotations").is_none());
+    assert_eq!(down["spec"], claim["spec"]);
+    let up = convert(&down, "ipam.cluster.x-k8s.io/v1beta2", &Fixed).unwrap();
+    assert_eq!(up, claim);
+
+    let address = json!({
+        "apiVersion": "ipam.cluster.x-k8s.io/v1beta2",
+        "kind": "IPAddress",
+        "metadata": {"name": "c", "namespace": "ns"},
+        "spec": {"address": "192.0.2.10", "claimRef": {"name": "c"},
+                 "poolRef": {"apiGroup": "ipam.foo.io", "kind": "FooPool", "name": "p"}},
+    });
+    let down = convert(&address, "ipam.cluster.x-k8s.io/v1beta1", &Fixed).unwrap();
+    assert_eq!(down["spec"]["prefix"], 0);
+    let up = convert(&down, "ipam.cluster.x-k8s.io/v1beta2", &Fixed).unwrap();
+    assert_eq!(up["spec"]["prefix"], 0);
+    assert!(matches!(
+        convert(&address, "ipam.cluster.x-k8s.io/v1alpha1", &Fixed),
+        Err(ConvertError::UnknownVersion(_))
+    ));
+    // A core kind is not converted to an IPAM version, nor the reverse.
+    assert!(convert(&address, "cluster.x-k8s.io/v1beta1", &Fixed).is_err());
+}

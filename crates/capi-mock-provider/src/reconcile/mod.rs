@@ -6,6 +6,7 @@ pub mod control_plane;
 pub mod infra_cluster;
 pub mod infra_machine;
 pub mod infra_machine_pool;
+pub mod ipam;
 pub mod secrets;
 pub mod worker_join;
 

@@ -38,7 +38,13 @@ pub fn webhook_manifests(opts: &ManifestOptions) -> Result<Vec<Value>, ManifestE
     let mut docs = manifests(opts)?;
     for doc in &mut docs {
         match doc.get("kind").and_then(Value::as_str) {
-            Some("CustomResourceDefinition") => webhook_crd(doc, ns),
+            // The IPAM pool CRD has one version: nothing to convert.
+            Some("CustomResourceDefinition")
+                if doc.pointer("/spec/group").and_then(Value::as_str)
+                    != Some(crate::api::IPAM_GROUP) =>
+            {
+                webhook_crd(doc, ns)
+            }
             Some("Deployment")
                 if doc.pointer("/metadata/name").and_then(Value::as_str)
                     == Some(DEPLOYMENT_NAME) =>
@@ -171,8 +177,14 @@ mod tests {
         let crds: Vec<&Value> = docs
             .iter()
             .filter(|d| d["kind"] == "CustomResourceDefinition")
+            .filter(|d| d["spec"]["group"] != crate::api::IPAM_GROUP)
             .collect();
         assert_eq!(crds.len(), ALL.len());
+        let pool = docs
+            .iter()
+            .find(|d| d["spec"]["group"] == crate::api::IPAM_GROUP)
+            .unwrap();
+        assert!(pool["spec"].get("conversion").is_none());
         for crd in &crds {
             assert_eq!(crd["spec"]["conversion"]["strategy"], "Webhook");
             assert_eq!(
