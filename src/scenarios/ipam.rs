@@ -111,6 +111,12 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         .set_paused_annotation(&cluster_resource(), &annotated_cluster, true)
         .await?;
     let foreign = format!("{p}-foreign");
+    // A claim of the subject's pool for `cluster`, which must be left alone (ipam/paused).
+    let mine = |suffix: &str, cluster: &str| {
+        let name = format!("{p}-{suffix}");
+        let obj = claim(&name, (&group, &kind, &pool), cluster);
+        (name, obj, id::ipam::PAUSED)
+    };
     let untouched: Vec<(String, Value, RuleId)> = vec![
         (
             foreign.clone(),
@@ -121,33 +127,9 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
             ),
             id::ipam::CLAIM_FILTER,
         ),
-        (
-            format!("{p}-paused"),
-            claim(
-                &format!("{p}-paused"),
-                (&group, &kind, &pool),
-                &paused_cluster,
-            ),
-            id::ipam::PAUSED,
-        ),
-        (
-            format!("{p}-annotated"),
-            claim(
-                &format!("{p}-annotated"),
-                (&group, &kind, &pool),
-                &annotated_cluster,
-            ),
-            id::ipam::PAUSED,
-        ),
-        (
-            format!("{p}-nocluster"),
-            claim(
-                &format!("{p}-nocluster"),
-                (&group, &kind, &pool),
-                &format!("{p}-missing"),
-            ),
-            id::ipam::PAUSED,
-        ),
+        mine("paused", &paused_cluster),
+        mine("annotated", &annotated_cluster),
+        mine("nocluster", &format!("{p}-missing")),
     ];
     for (name, obj, _) in &untouched {
         r.watch(&claims, name).await;

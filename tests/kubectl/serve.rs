@@ -14,21 +14,15 @@ fn serve_loads_manifests_and_stops_on_interrupt() {
     let cm = dir.path().join("cm.yaml");
     std::fs::write(&cm, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: loaded\n  namespace: default\ndata: {a: b}\n").unwrap();
     let kubeconfig = dir.path().join("kc");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_capi-conformance"))
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_capi-conformance"));
+    serve
         .args(["serve", "--addr", "127.0.0.1:0", "--load"])
         .arg(&crd)
         .arg("--load")
         .arg(&cm)
         .arg("--write-kubeconfig")
-        .arg(&kubeconfig)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert!(line.starts_with("serving https://"), "{line}");
+        .arg(&kubeconfig);
+    let child = started(serve);
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let kc = kube::config::Kubeconfig::read_from(&kubeconfig).unwrap();
@@ -41,20 +35,7 @@ fn serve_loads_manifests_and_stops_on_interrupt() {
         let cms: kube::Api<k8s_openapi::api::core::v1::ConfigMap> = kube::Api::default_namespaced(client);
         assert!(cms.get("loaded").await.is_ok());
     });
-    send_sigint(child.id());
-    let start = std::time::Instant::now();
-    loop {
-        if let Some(code) = child.try_wait().unwrap() {
-            assert!(code.success(), "{code:?}");
-            break;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "serve did not stop on SIGINT"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = child.kill();
+    stops_cleanly_on_sigint(child);
 }
 
 /// SIGINT sent the moment the ready line is read stops `serve` cleanly: the handler is in place
@@ -62,30 +43,38 @@ fn serve_loads_manifests_and_stops_on_interrupt() {
 #[test]
 fn serve_stops_on_interrupt_right_after_the_ready_line() {
     for _ in 0..5 {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_capi-conformance"))
-            .args(["serve", "--addr", "127.0.0.1:0"])
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        assert!(line.starts_with("serving https://"), "{line}");
-        send_sigint(child.id());
-        let start = std::time::Instant::now();
-        let code = loop {
-            if let Some(code) = child.try_wait().unwrap() {
-                break code;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(10),
-                "serve did not stop on SIGINT"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        assert!(code.success(), "{code:?}");
+        let mut serve = Command::new(env!("CARGO_BIN_EXE_capi-conformance"));
+        serve.args(["serve", "--addr", "127.0.0.1:0"]);
+        stops_cleanly_on_sigint(started(serve));
     }
+}
+
+/// `serve` started from `command`, once it has printed its ready line.
+fn started(mut command: Command) -> std::process::Child {
+    let mut child = command.stdout(Stdio::piped()).spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.starts_with("serving https://"), "{line}");
+    child
+}
+
+/// Sends SIGINT to `child` and asserts it exits with status 0 within 10 s.
+fn stops_cleanly_on_sigint(mut child: std::process::Child) {
+    send_sigint(child.id());
+    let start = std::time::Instant::now();
+    let code = loop {
+        if let Some(code) = child.try_wait().unwrap() {
+            break code;
+        }
+        if start.elapsed() >= Duration::from_secs(10) {
+            let _ = child.kill();
+            panic!("serve did not stop on SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(code.success(), "{code:?}");
 }
 
 fn send_sigint(pid: u32) {
