@@ -105,7 +105,7 @@ async fn scenarios_on_cluster(
             events: args.events.clone(),
             trouble: trouble.clone(),
             workloads: None,
-            refused_writes: None,
+            ledger: None,
         };
         let baseline_ns = format!("capi-conformance-{run_id}-baseline");
         let baseline_filter = format!("capi-conformance-baseline-{run_id}");

@@ -83,7 +83,7 @@ fn env_for(side: &Side) -> Env {
         round_trips: Default::default(),
         events: side.events.clone(),
         workloads: None,
-        refused_writes: None,
+        ledger: None,
         core_version: crate::capi_core::conversion::V1BETA2,
     }
 }
@@ -116,7 +116,7 @@ pub async fn compare(
         events: Default::default(),
         trouble: Default::default(),
         workloads: None,
-        refused_writes: None,
+        ledger: None,
     };
     let (real, sim) = (side(&real_ns), side(&sim_ns));
     real.create_namespace().await?;

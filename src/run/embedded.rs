@@ -502,7 +502,7 @@ async fn run_scenarios(
         events: opts.events.clone(),
         trouble: trouble.clone(),
         workloads: Some(workloads.clone()),
-        refused_writes: Some(server.faults().refused_writes()),
+        ledger: Some(embedded_apiserver::Ledger::new(server)),
     };
     let baseline = side(&baseline_ns, Some(baseline_filter.clone()));
     // Target objects carry the target filter when the target controller filters on it.

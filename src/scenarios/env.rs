@@ -50,10 +50,10 @@ pub struct Env {
     /// The workload clusters `<cluster>-kubeconfig` points at; `None` on a real cluster (no
     /// kubeconfig Secret is made there, docs/core-simulation.md).
     pub workloads: Option<crate::capi_core::workload::WorkloadClusters>,
-    /// The writes the embedded server refused with an injected fault (`--server-faults`): a
-    /// state a provider's half-refused write left is not what it meant
+    /// The writes the embedded server refused with an injected fault (`--server-faults`) and
+    /// the states it stored: a state a provider's half-refused write left is not what it meant
     /// ([`super::script::ScriptRun::meant_states`]).
-    pub refused_writes: Option<embedded_apiserver::RefusedWrites>,
+    pub ledger: Option<embedded_apiserver::Ledger>,
     /// The `cluster.x-k8s.io` version the tool's owner references to core objects name: the
     /// core of the subject provider's CAPI line ([`super::Subject::core_version`]).
     pub core_version: &'static str,

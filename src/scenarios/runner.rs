@@ -33,8 +33,9 @@ pub struct Side {
     pub trouble: TroubleLog,
     /// The workload clusters `<cluster>-kubeconfig` points at (embedded runs).
     pub workloads: Option<crate::capi_core::workload::WorkloadClusters>,
-    /// The writes the embedded server refused with an injected fault (`--server-faults`).
-    pub refused_writes: Option<embedded_apiserver::RefusedWrites>,
+    /// The writes the embedded server refused with an injected fault (`--server-faults`) and
+    /// the states it stored.
+    pub ledger: Option<embedded_apiserver::Ledger>,
 }
 
 impl Side {
@@ -119,7 +120,7 @@ pub async fn run_subject(side: &Side, subject: &Subject) -> SubjectRun {
         round_trips: Default::default(),
         events: side.events.clone(),
         workloads: side.workloads.clone(),
-        refused_writes: side.refused_writes.clone(),
+        ledger: side.ledger.clone(),
         core_version: subject.core_version,
     };
     // The objects the sample refers to exist before the scenario, as on a real cluster.

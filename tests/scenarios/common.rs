@@ -100,7 +100,7 @@ pub fn run_env(
         round_trips: Default::default(),
         events: Default::default(),
         workloads,
-        refused_writes: None,
+        ledger: None,
         core_version: "v1beta2",
     }
 }

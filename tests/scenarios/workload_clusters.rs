@@ -320,7 +320,7 @@ async fn a_live_run_leaves_worker_join_cells_inconclusive_not_failed() {
             events: Default::default(),
             trouble: Default::default(),
             workloads: workloads.clone(),
-            refused_writes: None,
+            ledger: None,
         };
         side.create_namespace().await.unwrap();
         let run = runner::run_subject(&side, &subject).await;

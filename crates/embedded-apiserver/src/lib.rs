@@ -29,6 +29,7 @@ pub mod fieldpath;
 pub mod filter;
 pub mod http;
 pub mod impersonation;
+pub mod ledger;
 pub mod list;
 mod managed_fields;
 pub mod meta;
@@ -63,6 +64,7 @@ pub mod smp;
 
 pub use error::ApiError;
 pub use faults::{Faults, Refusal, RefusedWrites};
+pub use ledger::{Ledger, StoredState, StoredStates};
 pub use server::Listener;
 pub use state::{EmbeddedServer, ServerOptions};
 

@@ -120,6 +120,29 @@ impl Store {
         Ok(self.history.iter().filter(|e| e.rv > rv).cloned().collect())
     }
 
+    /// The retained events of one object, oldest first, and the resourceVersion after which
+    /// the history is complete (every event with a greater one is retained).
+    pub fn object_events(
+        &self,
+        group: &str,
+        resource: &str,
+        namespace: &str,
+        name: &str,
+    ) -> (u64, Vec<Arc<StoreEvent>>) {
+        let events = self
+            .history
+            .iter()
+            .filter(|e| {
+                e.group == group
+                    && e.resource == resource
+                    && e.namespace == namespace
+                    && e.object.pointer("/metadata/name").and_then(Value::as_str) == Some(name)
+            })
+            .cloned()
+            .collect();
+        (self.compacted, events)
+    }
+
     /// Forgets all history (fault injection: the next resume from an old RV gets 410).
     pub fn compact(&mut self) {
         self.history.clear();
@@ -178,6 +201,23 @@ mod tests {
         s.compact();
         assert!(s.events_since(3).is_err());
         assert!(s.events_since(4).unwrap().is_empty());
+    }
+
+    #[test]
+    fn object_events_are_one_objects_retained_events() {
+        let mut s = Store::new(3);
+        for name in ["a", "b", "a", "a"] {
+            let rv = s.next_rv();
+            let mut e = ev(rv);
+            e.object = Arc::new(json!({"metadata": {"name": name}}));
+            s.publish(e);
+        }
+        // rvs 2..=5 published; cap 3 keeps 3 (b), 4 (a), 5 (a): complete after 2.
+        let (after, events) = s.object_events("", "configmaps", "default", "a");
+        assert_eq!(after, 2);
+        assert_eq!(events.iter().map(|e| e.rv).collect::<Vec<_>>(), [4, 5]);
+        assert!(s.object_events("", "secrets", "default", "a").1.is_empty());
+        assert!(s.object_events("", "configmaps", "other", "a").1.is_empty());
     }
 
     #[test]
