@@ -171,13 +171,21 @@ pub fn subjects(inv: &Inventory, opts: &PlanOptions) -> Vec<Subject> {
             }
         }
     }
-    link_companions(&mut out, &opts.samples);
+    let pool_kinds = inv
+        .providers
+        .iter()
+        .flat_map(|p| &p.crds)
+        .filter(|c| c.role == capi_contract::contract::Role::IpamPool)
+        .map(|c| (c.crd.group.clone(), c.crd.kind.clone()))
+        .collect();
+    link_companions(&mut out, &opts.samples, pool_kinds);
     out
 }
 
 /// Fills each subject's [`crate::scenarios::Companions`]: the InfraCluster of the same
-/// provider and contract (with a sample) its Clusters reference, and the `--sample` documents.
-fn link_companions(subjects: &mut [Subject], samples: &[Value]) {
+/// provider and contract (with a sample) its Clusters reference, the `--sample` documents and
+/// the inventory's pool kinds.
+fn link_companions(subjects: &mut [Subject], samples: &[Value], pool_kinds: Vec<(String, String)>) {
     let infra_clusters: Vec<(String, Option<Contract>, ApiResource, Value)> = subjects
         .iter()
         .filter(|s| s.role() == capi_contract::contract::Role::InfraCluster)
@@ -196,6 +204,7 @@ fn link_companions(subjects: &mut [Subject], samples: &[Value]) {
             .find(|(p, c, _, _)| p.as_str() == &*s.column.provider && *c == s.column.contract)
             .map(|(_, _, r, v)| (r.clone(), v.clone()));
         s.companions.sample_documents = samples.to_vec();
+        s.companions.pool_kinds = pool_kinds.clone();
     }
 }
 

@@ -103,6 +103,42 @@ pub const MOCK_CONTRACT_ANNOTATION: &str = "mock.capi-conformance.io/contract";
 /// base spec and carry the contract annotation for the clones too; the IPAM pool, judged
 /// without a contract, carries none).
 pub fn mock_sample(role: Role, contract: impl Into<Option<Contract>>) -> Value {
+    let mut sample = companion_sample(role, contract);
+    if role == Role::InfraMachine {
+        // The IPAM contract's infrastructure side (ipam/consumer-claim): the mock's machine
+        // claims its address from a MockIPPool, which the scenario creates from the pool's
+        // sample (a reference the sample names, docs/core-simulation.md).
+        sample["spec"]["addressesFromPools"] = json!([MOCK_MACHINE_POOL_REF.reference()]);
+    }
+    sample
+}
+
+/// The pool the mock's InfraMachine sample claims its address from.
+pub const MOCK_MACHINE_POOL_REF: PoolRef = PoolRef {
+    group: "ipam.mock.capi-conformance.io",
+    kind: "MockIPPool",
+    name: "pool",
+};
+
+/// An IP address pool a sample names (group, kind, name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolRef {
+    pub group: &'static str,
+    pub kind: &'static str,
+    pub name: &'static str,
+}
+
+impl PoolRef {
+    /// As a typed local object reference (`apiGroup`, `kind`, `name`).
+    pub fn reference(&self) -> Value {
+        json!({"apiGroup": self.group, "kind": self.kind, "name": self.name})
+    }
+}
+
+/// The mock's sample of a role as another scenario's companion: [`mock_sample`] without what
+/// only the role's own scenario judges (a machine's pool references: a companion machine
+/// claims nothing, so the scenarios it serves do not wait on an IPAM pool).
+pub fn companion_sample(role: Role, contract: impl Into<Option<Contract>>) -> Value {
     let Some(contract) = contract.into() else {
         return json!({"metadata": {}, "spec": base_spec(role)});
     };
@@ -143,7 +179,13 @@ pub fn mock_subject(
         base,
         sample: Some(mock_sample(role, contract)),
         schema: None,
-        companions: Default::default(),
+        companions: super::Companions {
+            pool_kinds: vec![(
+                MOCK_MACHINE_POOL_REF.group.into(),
+                MOCK_MACHINE_POOL_REF.kind.into(),
+            )],
+            ..Default::default()
+        },
         core_version: crate::capi_core::conversion::V1BETA2,
     })
 }

@@ -6,7 +6,9 @@ mod copies;
 mod initialized;
 mod sample_refs;
 
-pub use sample_refs::{Referenced, plan_sample_references, referenced_kinds, truncate_name};
+pub use sample_refs::{
+    Referenced, plan_sample_references, referenced_kinds, referenced_objects, truncate_name,
+};
 
 use super::Subject;
 use super::env::{Env, EnvError};
@@ -19,11 +21,15 @@ pub(super) fn mock_companion(
     role: Role,
     contract: Contract,
 ) -> Result<(ApiResource, Value), EnvError> {
+    // The IPAM pool, judged without a contract, has one version whatever the contract.
+    let contract = (role != Role::IpamPool).then_some(contract);
     let s =
         super::baseline::mock_subject(role, contract, super::baseline::BASELINE_PROVIDER, false)
             .ok_or_else(|| EnvError::Invalid(format!("the mock has no {role:?} kind")))?;
-    let sample = s.sample.unwrap_or_else(|| json!({}));
-    Ok((s.resource, sample))
+    Ok((
+        s.resource,
+        super::baseline::companion_sample(role, contract),
+    ))
 }
 
 /// An object named `name` from a sample (`spec`, `metadata.labels/annotations`, and the

@@ -5,6 +5,7 @@
 use super::core_sim::{ClusterSpec, MachineSpec};
 use super::env::EnvError;
 use super::infra_cluster::sticky_violation;
+use super::ip_consumer;
 use super::json::{self, get, get_bool};
 use super::script::{ScriptRun, has_finalizer, has_ready_condition, provisioned_path};
 use crate::rule_ids as id;
@@ -88,6 +89,12 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     let res = r.subject.resource.clone();
     let path = provisioned_path(r.contract());
 
+    // A machine whose sample names an IP address pool consumes IPs (ipam/consumer-claim).
+    let pools = ip_consumer::named_pools(r);
+    if !pools.is_empty() {
+        ip_consumer::watch_claims(r);
+    }
+
     r.step("create Cluster, Machine, bootstrap Secret");
     r.env
         .create_cluster_of(r.subject, &cluster, ClusterSpec::default())
@@ -128,9 +135,13 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     r.env.set_infra_provisioned(&cluster, true).await?;
     r.gate_opens(&im);
     r.env.set_data_secret_name(&machine, &boot).await?;
+    let mut claims = None;
     match r.wait_ever(&im, |v| get_bool(v, path) == Some(true)).await {
         Ok(_) => {
             r.verdicts.pass(id::infra_machine::PROVISIONED);
+            if !pools.is_empty() {
+                claims = Some(ip_consumer::judge_provisioned(r, &pools, &im, &cluster, path).await);
+            }
             // Judge the settled state: providerID may legitimately follow in the same reconcile.
             let settled = match r
                 .wait(&im, |v| {
@@ -181,7 +192,16 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         r.evidence(&im, "provisioned flag flipped back", Some(path)),
     );
     r.delete_and_expect_gone(&im, id::infra_machine::DELETE)
-        .await
+        .await?;
+    match claims {
+        Some(claims) => ip_consumer::judge_deleted(r, &im, claims).await,
+        None if pools.is_empty() => ip_consumer::skip_without_pools(r),
+        None => r.verdicts.skip(
+            id::ipam::CONSUMER_CLAIM,
+            "the machine was never provisioned (see infra-machine/provisioned)",
+        ),
+    }
+    Ok(())
 }
 
 /// Cluster infrastructure gate with the bootstrap gate open: no provisioning while the

@@ -18,6 +18,7 @@ pub mod core_sim;
 pub mod env;
 pub mod infra_cluster;
 pub mod infra_machine;
+pub mod ip_consumer;
 pub mod ipam;
 pub mod json;
 pub mod machine_pool;
@@ -180,6 +181,9 @@ pub struct Companions {
     pub infra_cluster: Option<(ApiResource, Value)>,
     /// Every `--sample` document (the objects a sample's references may name).
     pub sample_documents: Vec<Value>,
+    /// The IP address pool kinds (group, kind) known to the run: a machine whose sample names
+    /// one consumes IPs (ipam/consumer-claim).
+    pub pool_kinds: Vec<(String, String)>,
 }
 
 impl Subject {

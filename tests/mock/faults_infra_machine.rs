@@ -234,3 +234,73 @@ async fn delete_fault_never_completes() {
     .await;
     env.stop().await;
 }
+
+/// MockMachine `im` (Machine `m`, Cluster `c`, gates open) claiming from MockIPPool `pool`
+/// (192.0.2.10-192.0.2.11), with `faults`: the claim `im-0` and the machine once provisioned.
+async fn consume(faults: &str) -> (Env, DynamicObject, DynamicObject) {
+    let env = with_mock(faults).await;
+    let (_, machine) = machine_setup(&env, None).await;
+    let pools = Api::<DynamicObject>::namespaced_with(
+        env.client.clone(),
+        NS,
+        &capi_conformance::mock::reconcile::ipam::pool_resource(),
+    );
+    let pool: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "ipam.mock.capi-conformance.io/v1alpha1",
+        "kind": "MockIPPool",
+        "metadata": {"name": "pool", "namespace": NS},
+        "spec": {"addresses": ["192.0.2.10-192.0.2.11"], "prefix": 24, "gateway": "192.0.2.1"},
+    }))
+    .unwrap();
+    pools
+        .create(&kube::api::PostParams::default(), &pool)
+        .await
+        .unwrap();
+    let spec = json!({"addressesFromPools": [
+        {"apiGroup": "ipam.mock.capi-conformance.io", "kind": "MockIPPool", "name": "pool"}
+    ]});
+    env.create_mock(MOCK_MACHINE, B2, "im", json!({}), spec)
+        .await;
+    env.own(MOCK_MACHINE, B2, "im", &machine, "c").await;
+    let api = env.mock_api(MOCK_MACHINE, B2);
+    let claims = Api::<DynamicObject>::namespaced_with(
+        env.client.clone(),
+        NS,
+        &capi_conformance::mock::reconcile::ipam::claim_resource(),
+    );
+    // The gates closed, nothing is claimed: the claim comes with the providerID.
+    stays(&api, "im", "no claim before the gates open", |o| {
+        provider_id(o).is_none()
+    })
+    .await;
+    assert!(claims.get_opt("im-0").await.unwrap().is_none());
+    open_gates(&env).await;
+    let machine = wait_for(&api, "im", "provisioned", provisioned).await;
+    let claim = claims.get_opt("im-0").await.unwrap().expect("claim im-0");
+    (env, claim, machine)
+}
+
+#[tokio::test]
+async fn a_machine_naming_a_pool_claims_its_address_before_provisioning() {
+    let (env, claim, machine) = consume("").await;
+    let owner = &claim.metadata.owner_references.as_ref().unwrap()[0];
+    assert_eq!(owner.kind, "MockMachine");
+    assert_eq!(owner.name, "im");
+    assert_eq!(owner.controller, Some(true));
+    assert_eq!(owner.block_owner_deletion, Some(true));
+    assert_eq!(at(&claim, "spec.clusterName"), Some(&json!("c")));
+    assert_eq!(at(&claim, "spec.poolRef.name"), Some(&json!("pool")));
+    // The claimed address is the machine's (the pool's first).
+    let addresses = at(&machine, "status.addresses").unwrap().to_string();
+    assert!(addresses.contains("192.0.2.10"), "{addresses}");
+    env.stop().await;
+}
+
+#[tokio::test]
+async fn consumer_claim_fault_claims_without_a_controller_reference() {
+    let (env, claim, _) = consume("ipam/consumer-claim").await;
+    let owner = &claim.metadata.owner_references.as_ref().unwrap()[0];
+    assert_eq!(owner.name, "im");
+    assert_eq!(owner.controller, Some(false));
+    env.stop().await;
+}

@@ -419,7 +419,17 @@ fn full_check_without(roles: &[ClusterRole], role_index: usize, removed: &Policy
         }
         let bound = [STATIC_ROLE.to_string(), CHECK_ROLE.to_string()];
         let kc = cluster.service_account("tool", &bound).await;
-        check(&kc, &FULL)
+        let started = std::time::Instant::now();
+        let out = check(&kc, &FULL);
+        eprintln!(
+            "without {:?} {:?} {:?}: exit {:?} after {:.1}s",
+            removed.verbs,
+            removed.api_groups,
+            removed.resources,
+            out.status.code(),
+            started.elapsed().as_secs_f64()
+        );
+        out
     })
 }
 

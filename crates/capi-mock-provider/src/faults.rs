@@ -303,6 +303,10 @@ pub const FAULTS: &[(RuleId, &str)] = &[
         "never sets a Ready condition on MockIPPools",
     ),
     (
+        id::ipam::CONSUMER_CLAIM,
+        "the MockMachine's IPAddressClaims name it in an owner reference that is not the controller's",
+    ),
+    (
         id::template::CLONE_COMPATIBLE,
         "template CRDs default spec.template.spec.flavor to a value the base kinds reject (CRD fault)",
     ),
@@ -354,10 +358,6 @@ pub const NOT_APPLICABLE: &[(RuleId, &str)] = &[
     (
         id::control_plane::KUBECONFIG_ROTATION,
         "the mock's kubeconfig uses a token, not a client certificate",
-    ),
-    (
-        id::ipam::CONSUMER_CLAIM,
-        "the mock's InfraMachine does not consume IP addresses (the mock's IPAM pool serves claims, it makes none)",
     ),
 ];
 

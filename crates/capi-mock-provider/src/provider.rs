@@ -17,6 +17,7 @@ use capi_contract::contract::Contract;
 use futures::StreamExt;
 use kube::api::Api;
 use kube::core::DynamicObject;
+use kube::runtime::WatchStreamExt;
 use kube::runtime::controller::{Action, Config as ControllerConfig, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
@@ -402,6 +403,7 @@ async fn run_controller(
         .watch_namespace
         .as_deref()
         .filter(|n| !n.is_empty());
+    let ns_owned = ns.map(str::to_string);
     let ar = kind.api_resource(Contract::V1Beta2);
     let mut wc = watcher::Config::default().any_semantic();
     if let Some(selector) = ctx.opts.own_selector(WATCH_FILTER_LABEL) {
@@ -426,6 +428,28 @@ async fn run_controller(
             watcher::Config::default().any_semantic(),
             move |core_obj| affected(&store, &ar, trigger, &core_obj),
         );
+    }
+    if kind.kind == MOCK_MACHINE.kind {
+        // The IPAM contract's infrastructure side: a claim's change (its address allocated)
+        // reconciles the machine that owns it, once the server serves CAPI's IPAM kinds
+        // (without them machines claim nothing).
+        let (client, owner_ar, config) = (client.clone(), ar.clone(), own_watch_config(&ctx));
+        let mut served = stopped.clone();
+        let claims = futures::stream::once(async move {
+            ipam_kinds_served(&client, &mut served).await.then(|| {
+                let claim_ar = ipam::claim_resource();
+                watcher::watcher(api_for(&client, ns_owned.as_deref(), &claim_ar), config)
+                    .default_backoff()
+                    .touched_objects()
+                    .filter_map(move |claim| {
+                        let owner = claim.ok().and_then(|c| claim_owner(&c, &owner_ar));
+                        async move { owner }
+                    })
+            })
+        })
+        .filter_map(|w| async move { w })
+        .flatten();
+        controller = controller.reconcile_on(claims);
     }
     let shutdown = async move {
         let _ = stopped.wait_for(|s| *s).await;
@@ -476,6 +500,21 @@ fn retry_key(obj: &DynamicObject) -> String {
 }
 
 /// The mock objects a change of `core_obj` may unblock.
+/// The MockMachine a claim's controller owner reference names, if it does.
+fn claim_owner(
+    claim: &DynamicObject,
+    ar: &kube::core::ApiResource,
+) -> Option<ObjectRef<DynamicObject>> {
+    let owner = claim.owner_references().iter().find(|r| {
+        r.kind == ar.kind && r.api_version.split('/').next() == Some(ar.group.as_str())
+    })?;
+    let r = ObjectRef::new_with(&owner.name, ar.clone());
+    Some(match claim.namespace() {
+        Some(ns) => r.within(&ns),
+        None => r,
+    })
+}
+
 fn affected(
     store: &Store<DynamicObject>,
     ar: &kube::core::ApiResource,

@@ -126,6 +126,23 @@ pub fn referenced_kinds(spec: &Value) -> Vec<(String, String)> {
     out
 }
 
+/// The `(group, kind, name)` of every object reference in `spec` (see
+/// [`plan_sample_references`]).
+pub fn referenced_objects(spec: &Value) -> Vec<(String, String, String)> {
+    let mut spec = spec.clone();
+    let mut out = Vec::new();
+    walk_references(&mut spec, &mut |r| {
+        if let (Some(g), Some(k), Some(n)) = (
+            reference_group(r),
+            r.get("kind").and_then(Value::as_str),
+            r.get("name").and_then(Value::as_str),
+        ) {
+            out.push((g, k.to_string(), n.to_string()));
+        }
+    });
+    out
+}
+
 fn walk_references(v: &mut Value, f: &mut dyn FnMut(&mut serde_json::Map<String, Value>)) {
     match v {
         Value::Object(m) => {

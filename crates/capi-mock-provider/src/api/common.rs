@@ -101,6 +101,22 @@ pub struct MachineAddress {
     pub address: String,
 }
 
+/// An IP address pool an InfraMachine claims an address from (the IPAM contract's
+/// infrastructure side: the claim's `spec.poolRef`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IpPoolReference {
+    /// API group of the pool kind.
+    #[schemars(length(min = 1, max = 253))]
+    pub api_group: String,
+    /// Kind of the pool.
+    #[schemars(length(min = 1, max = 63))]
+    pub kind: String,
+    /// Name of the pool, in the machine's namespace.
+    #[schemars(length(min = 1, max = 253))]
+    pub name: String,
+}
+
 /// Contract v1beta1 failure domain (value of the `status.failureDomains` map).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

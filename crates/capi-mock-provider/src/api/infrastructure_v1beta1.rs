@@ -4,7 +4,8 @@
 //! a provider's Go types are, so the two read side by side (the duplication is the point).
 
 use super::common::{
-    ApiEndpointV1Beta1, ConditionV1Beta1, FailureDomainSpecV1Beta1, MachineAddress, TemplateMeta,
+    ApiEndpointV1Beta1, ConditionV1Beta1, FailureDomainSpecV1Beta1, IpPoolReference,
+    MachineAddress, TemplateMeta,
 };
 use kube::CustomResource;
 use schemars::JsonSchema;
@@ -125,6 +126,11 @@ pub struct MockMachineSpec {
         skip_serializing_if = "Option::is_none"
     )]
     pub provider_id: Option<String>,
+    /// Pools to claim one address each from (an IPAddressClaim per pool, owned by the
+    /// machine); provisioning waits until every claim has its address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 8))]
+    pub addresses_from_pools: Option<Vec<IpPoolReference>>,
 }
 
 /// Observed state of a MockMachine (contract v1beta1).

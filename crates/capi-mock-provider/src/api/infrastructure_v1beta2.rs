@@ -5,7 +5,7 @@
 
 use super::common::{
     ApiEndpointV1Beta2, ConditionV1Beta2, FailureDomainV1Beta2, InfrastructureInitialization,
-    MachineAddress, TemplateMeta,
+    IpPoolReference, MachineAddress, TemplateMeta,
 };
 use kube::CustomResource;
 use schemars::JsonSchema;
@@ -129,6 +129,11 @@ pub struct MockMachineSpec {
     )]
     #[schemars(length(min = 1, max = 512))]
     pub provider_id: Option<String>,
+    /// Pools to claim one address each from (an IPAddressClaim per pool, owned by the
+    /// machine); provisioning waits until every claim has its address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 8))]
+    pub addresses_from_pools: Option<Vec<IpPoolReference>>,
 }
 
 /// Observed state of a MockMachine (contract v1beta2).

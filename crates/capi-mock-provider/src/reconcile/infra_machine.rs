@@ -1,13 +1,16 @@
 //! InfraMachine (MockMachine): owner gate (Machine controller) → cluster lookup → pause →
 //! finalizer → cluster infrastructure gate → bootstrap data gate → provision → providerID →
-//! provisioned + addresses + failure domain + Ready; deletion releases (gates never block it).
+//! IPAddressClaims of `spec.addressesFromPools` allocated → provisioned + addresses + failure domain + Ready; deletion releases (gates never block it).
 
+use super::ipam;
 use super::{Ctx, Gates, Result, Subject, common_gates};
 use crate::conditions::Wanted;
 use crate::core::{self, CoreKind};
 use crate::kinds::MOCK_MACHINE;
-use crate::object::{self, POOL_NAME_LABEL, is_deleting};
+use crate::object::{self, CLUSTER_NAME_LABEL, POOL_NAME_LABEL, WATCH_FILTER_LABEL, is_deleting};
 use capi_contract::contract::Contract;
+use capi_contract::rule_ids as id;
+use kube::api::{Api, PostParams};
 use kube::core::DynamicObject;
 use kube::runtime::controller::Action;
 use serde_json::{Value, json};
@@ -100,7 +103,16 @@ async fn apply(s: &Subject, ctx: &Ctx, cluster: Option<&DynamicObject>) -> Resul
         s.patch(json!({ "spec": { "providerID": provider_id } }))
             .await?;
     }
-    let status = status(s, ctx, machine.as_ref());
+    // The instance has its providerID; it is provisioned once its addresses are allocated.
+    let Some(claimed) = claimed_addresses(s, ctx).await? else {
+        return waiting(
+            s,
+            "WaitingForIPAddress",
+            "an IPAddressClaim of spec.addressesFromPools has no address yet",
+        )
+        .await;
+    };
+    let status = status(s, ctx, machine.as_ref(), &claimed);
     s.patch_status_if_changed(status).await?;
     if !has_id && late_id {
         tokio::time::sleep(super::observable_gap(ctx)).await;
@@ -110,7 +122,7 @@ async fn apply(s: &Subject, ctx: &Ctx, cluster: Option<&DynamicObject>) -> Resul
     Ok(Action::await_change())
 }
 
-fn status(s: &Subject, ctx: &Ctx, machine: Option<&DynamicObject>) -> Value {
+fn status(s: &Subject, ctx: &Ctx, machine: Option<&DynamicObject>, claimed: &[String]) -> Value {
     let latest = s.latest();
     let flip_key = format!("{}sticky", s.infra_id());
     let path = if s.is_b1() {
@@ -139,10 +151,16 @@ fn status(s: &Subject, ctx: &Ctx, machine: Option<&DynamicObject>) -> Value {
     } else {
         "InternalIP"
     };
-    status["addresses"] = json!([
-        { "type": ip_type, "address": internal_ip(s) },
-        { "type": "Hostname", "address": s.name },
-    ]);
+    let mut addresses = vec![
+        json!({ "type": ip_type, "address": internal_ip(s) }),
+        json!({ "type": "Hostname", "address": s.name }),
+    ];
+    addresses.extend(
+        claimed
+            .iter()
+            .map(|a| json!({ "type": "InternalIP", "address": a })),
+    );
+    status["addresses"] = Value::Array(addresses);
     let wanted_fd = machine.and_then(|m| object::string_field(m, "spec.failureDomain"));
     if let (Contract::V1Beta2, Some(fd)) = (s.contract, wanted_fd) {
         let placed = if s.fault("failure-domain-placement") {
@@ -198,6 +216,91 @@ async fn infra_cluster_available(s: &Subject, ctx: &Ctx, cluster: &DynamicObject
         &crate::kinds::MOCK_CLUSTER.api_resource(Contract::V1Beta2),
     );
     Ok(api.get_opt(name).await?.is_some())
+}
+
+/// The IPAM contract's infrastructure side: one IPAddressClaim per pool of
+/// `spec.addressesFromPools`, named `<machine>-<index>`, for the machine's Cluster
+/// (`spec.clusterName` and the cluster-name label), owned by the machine (`controller: true`,
+/// `blockOwnerDeletion: true`) so that deleting the machine deletes it. `Ok(None)` while a
+/// claim has no `status.addressRef` (the claim's change reconciles the machine again), else
+/// the claimed addresses. A server without CAPI's IPAM kinds: nothing is claimed.
+async fn claimed_addresses(s: &Subject, ctx: &Ctx) -> Result<Option<Vec<String>>> {
+    let pools = s
+        .obj
+        .data
+        .pointer("/spec/addressesFromPools")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if pools.is_empty() {
+        return Ok(Some(Vec::new()));
+    }
+    let claims: Api<DynamicObject> =
+        Api::namespaced_with(ctx.client.clone(), &s.namespace, &ipam::claim_resource());
+    let addresses: Api<DynamicObject> =
+        Api::namespaced_with(ctx.client.clone(), &s.namespace, &ipam::address_resource());
+    let mut out = Vec::with_capacity(pools.len());
+    for (i, pool) in pools.iter().enumerate() {
+        let name = format!("{}-{i}", s.name);
+        let claim = match claims.get_opt(&name).await? {
+            Some(c) => c,
+            None => match claims
+                .create(&PostParams::default(), &claim_of(s, &name, pool)?)
+                .await
+            {
+                Ok(c) => c,
+                // Not served here: a cluster without CAPI's IPAM kinds.
+                Err(kube::Error::Api(e)) if e.code == 404 => return Ok(Some(Vec::new())),
+                Err(e) => return Err(e.into()),
+            },
+        };
+        let Some(address_name) = object::string_field(&claim, "status.addressRef.name") else {
+            return Ok(None);
+        };
+        let Some(address) = addresses.get_opt(address_name).await? else {
+            return Ok(None);
+        };
+        out.extend(object::string_field(&address, "spec.address").map(str::to_string));
+    }
+    Ok(Some(out))
+}
+
+/// The claim `name` of `pool` for the machine `s`.
+fn claim_of(s: &Subject, name: &str, pool: &Value) -> Result<DynamicObject> {
+    let cluster = object::label(&s.obj, CLUSTER_NAME_LABEL).unwrap_or_default();
+    let mut labels = serde_json::Map::new();
+    labels.insert(CLUSTER_NAME_LABEL.into(), json!(cluster));
+    if let Some(filter) = object::label(&s.obj, WATCH_FILTER_LABEL) {
+        labels.insert(WATCH_FILTER_LABEL.into(), json!(filter));
+    }
+    let owner = json!({
+        "apiVersion": s.obj.types.as_ref().map(|t| t.api_version.clone()).unwrap_or_default(),
+        "kind": MOCK_MACHINE.kind,
+        "name": s.name,
+        "uid": s.obj.metadata.uid.clone().unwrap_or_default(),
+        // The fault: an owner reference that is not the controller's.
+        "controller": !s.faults.has(id::ipam::CONSUMER_CLAIM),
+        "blockOwnerDeletion": true,
+    });
+    let claim = json!({
+        "apiVersion": ipam::claim_resource().api_version,
+        "kind": "IPAddressClaim",
+        "metadata": {
+            "name": name,
+            "namespace": s.namespace,
+            "labels": labels,
+            "ownerReferences": [owner],
+        },
+        "spec": {
+            "clusterName": cluster,
+            "poolRef": {
+                "apiGroup": pool.get("apiGroup").cloned().unwrap_or_default(),
+                "kind": pool.get("kind").cloned().unwrap_or_default(),
+                "name": pool.get("name").cloned().unwrap_or_default(),
+            },
+        },
+    });
+    serde_json::from_value(claim).map_err(|e| super::ReconcileError::Invalid(e.to_string()))
 }
 
 async fn waiting(s: &Subject, reason: &str, message: &str) -> Result<Action> {
