@@ -207,6 +207,7 @@ impl CheckArgs {
                 install_core_crds: self.install_core_crds,
                 capi_manager: self.capi_manager.clone(),
                 events: Default::default(),
+                denials: None,
             },
             embedded: self.embedded.then(|| EmbeddedOptions {
                 inputs: EmbeddedInputs {

@@ -44,25 +44,44 @@ impl std::fmt::Display for Denial {
 
 impl std::error::Error for Denial {}
 
-/// Shared slot for the first denial of a run.
+/// Shared slot for the first denial of a run, and a signal that one was recorded (the run
+/// stops there: whatever it would still do cannot give a verdict).
 #[derive(Debug, Clone, Default)]
-pub struct Denials(Arc<Mutex<Option<Denial>>>);
+pub struct Denials(Arc<DenialSlot>);
+
+#[derive(Debug, Default)]
+struct DenialSlot {
+    first: Mutex<Option<Denial>>,
+    recorded: tokio::sync::Notify,
+}
 
 impl Denials {
     pub fn first(&self) -> Option<Denial> {
-        match self.0.lock() {
+        match self.0.first.lock() {
             Ok(g) => g.clone(),
             Err(poisoned) => poisoned.into_inner().clone(),
         }
     }
 
+    /// Completes once a denial is recorded (at once if one already was).
+    pub async fn denied(&self) {
+        loop {
+            let recorded = self.0.recorded.notified();
+            if self.first().is_some() {
+                return;
+            }
+            recorded.await;
+        }
+    }
+
     fn record(&self, denial: Denial) {
-        let mut slot = match self.0.lock() {
+        let mut slot = match self.0.first.lock() {
             Ok(g) => g,
             Err(poisoned) => poisoned.into_inner(),
         };
         if slot.is_none() {
             *slot = Some(denial);
+            self.0.recorded.notify_waiters();
         }
     }
 }
@@ -204,6 +223,26 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `denied` waits for the first denial (the run stops there), and returns at once after
+    /// it; a second denial keeps the first.
+    #[tokio::test]
+    async fn denied_completes_once_the_first_denial_is_recorded() {
+        let denials = Denials::default();
+        let waiter = tokio::spawn({
+            let d = denials.clone();
+            async move { d.denied().await }
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        assert!(!waiter.is_finished());
+        let uri: http::Uri = "/api/v1/namespaces/run/secrets".parse().unwrap();
+        denials.record(denial(&http::Method::POST, &uri, "first"));
+        denials.record(denial(&http::Method::GET, &uri, "second"));
+        let wait = std::time::Duration::from_secs(5);
+        tokio::time::timeout(wait, waiter).await.unwrap().unwrap();
+        tokio::time::timeout(wait, denials.denied()).await.unwrap();
+        assert_eq!(denials.first().map(|d| d.message), Some("first".into()));
+    }
 
     #[test]
     fn denial_names_verb_and_resource_like_kubectl_auth_can_i() {

@@ -213,6 +213,7 @@ async fn on_cluster(args: &CheckArgs, mut opts: CheckOptions) -> anyhow::Result<
     )
     .map_err(|e| anyhow::anyhow!("cannot build a client for {}: {e}", conn.source))?;
     opts.statics.source = conn.config.cluster_url.to_string();
+    opts.run.denials = Some(denials.clone());
     let result = async {
         let read = Source::Cluster { client: &client }.read().await?;
         let mut plan = plan(read.loaded.documents, &opts)?;

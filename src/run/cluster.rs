@@ -138,7 +138,14 @@ async fn scenarios_on_cluster(
         let out = run_all(&plan).await;
         anyhow::Ok((out, with_baseline, plan.targets))
     };
-    let finished = section.run(work).await;
+    let finished = match &args.denials {
+        // A refused request ends the run: cleanup follows, and `check` reports the denial.
+        Some(denials) => tokio::select! {
+            finished = section.run(work) => finished,
+            () = denials.denied() => Some(Err(anyhow::anyhow!("a request of the run was refused"))),
+        },
+        None => section.run(work).await,
+    };
     let leftovers = guard
         .cleanup(client, settings.step_timeout, args.force_cleanup)
         .await;

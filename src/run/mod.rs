@@ -58,6 +58,9 @@ pub struct RunOptions {
     pub capi_manager: String,
     /// Where the run tells its progress.
     pub events: Events,
+    /// The RBAC denials of the run's client: the first one stops the scenarios (and cleans
+    /// up) at once, since no verdict can follow a request the cluster refused.
+    pub denials: Option<crate::client_retry::forbidden::Denials>,
 }
 
 impl Default for RunOptions {
@@ -70,6 +73,7 @@ impl Default for RunOptions {
             install_core_crds: false,
             capi_manager: DEFAULT_CAPI_MANAGER.into(),
             events: Events::default(),
+            denials: None,
         }
     }
 }

@@ -410,6 +410,51 @@ async fn claim_filter_fault_handles_claims_for_other_pool_kinds() {
     env.stop().await;
 }
 
+/// Each variant of the `ipam/paused` fault breaks one of its three cases (a Cluster with
+/// `spec.paused`, one with the paused annotation, a missing Cluster) and keeps the other two.
+#[tokio::test]
+async fn paused_fault_variants_each_break_one_case() {
+    use capi_conformance::mock::reconcile::ipam::{
+        MISSING_CLUSTER_FAULT, PAUSED_ANNOTATION_FAULT, PAUSED_SPEC_FAULT,
+    };
+    let env = ipam_env("").await;
+    env.create_core("Cluster", "c-spec", json!({}), json!({"paused": true}))
+        .await;
+    env.create_core("Cluster", "c-ann", json!({}), json!({"paused": false}))
+        .await;
+    env.patch_core(
+        "Cluster",
+        "c-ann",
+        json!({"metadata": {"annotations": {"cluster.x-k8s.io/paused": ""}}}),
+    )
+    .await;
+    pool(&env, "p1", json!({})).await;
+    let i = ipam(&env);
+    let cases = [
+        (PAUSED_SPEC_FAULT, "c-spec"),
+        (PAUSED_ANNOTATION_FAULT, "c-ann"),
+        (MISSING_CLUSTER_FAULT, "missing"),
+    ];
+    for (v, (variant, _)) in cases.iter().enumerate() {
+        for (c, (_, cluster)) in cases.iter().enumerate() {
+            let name = format!("v{v}-c{c}");
+            let pool_ref = (POOL_GROUP, "MockIPPool", "p1");
+            claim_for(&env, &name, fault(variant), pool_ref, cluster).await;
+        }
+    }
+    for (v, (variant, _)) in cases.iter().enumerate() {
+        let name = format!("v{v}-c{v}");
+        wait_for(&i.claims, &name, variant, allocated).await;
+    }
+    for v in 0..cases.len() {
+        for c in (0..cases.len()).filter(|c| *c != v) {
+            let name = format!("v{v}-c{c}");
+            stays(&i.claims, &name, "left alone", |o| !allocated(o)).await;
+        }
+    }
+    env.stop().await;
+}
+
 #[tokio::test]
 async fn paused_fault_allocates_for_paused_and_missing_clusters() {
     let env = ipam_env("").await;

@@ -4,6 +4,7 @@
 
 use super::common::{embedded, failed_scenario_rules, lifecycle};
 use capi_conformance::mock::FAULTS;
+use capi_conformance::mock::faults::FAULT_VARIANTS;
 use capi_conformance::report::Outcome;
 use capi_conformance::scenarios::runner::is_scenario_rule;
 use capi_conformance::scenarios::script_for;
@@ -48,10 +49,12 @@ const SAME_BEHAVIOUR: &[(&str, &[&str])] = &[
 /// Couplings inside the mock (not in the scenarios). None today: each fault breaks one behaviour.
 const MOCK_COUPLED: &[(&str, &[&str])] = &[];
 
+/// The rules a fault (or a variant, `<rule id>:<variant>`) fails.
 fn expected(fault: &str) -> BTreeSet<String> {
-    let mut want: BTreeSet<String> = [fault.to_string()].into();
+    let rule = fault.split_once(':').map_or(fault, |(rule, _)| rule);
+    let mut want: BTreeSet<String> = [rule.to_string()].into();
     for (f, also) in SAME_BEHAVIOUR.iter().chain(MOCK_COUPLED) {
-        if *f == fault {
+        if *f == rule {
             want.extend(also.iter().map(|s| s.to_string()));
         }
     }
@@ -66,16 +69,20 @@ fn scripts_of(rule: &Rule) -> String {
     s.join(",")
 }
 
+/// Every fault and fault variant of a scenario rule, with its rule (the webhook mode's faults
+/// are tests/scenarios/webhooks.rs's).
 fn catalog_faults(catalog: &Catalog) -> Vec<(Rule, &'static str)> {
+    let variants = FAULT_VARIANTS.iter().map(|(name, id, _)| (*id, *name));
     FAULTS
         .iter()
-        // The webhook mode's faults: tests/scenarios/webhooks.rs.
+        .map(|(id, _)| (*id, id.as_str()))
+        .chain(variants)
         .filter(|(id, _)| !capi_conformance::mock::webhook::WEBHOOK_FAULTS.contains(&id.as_str()))
-        .filter_map(|(id, _)| {
+        .filter_map(|(id, name)| {
             catalog
-                .get(id)
+                .get(id.as_str())
                 .filter(|r| is_scenario_rule(r) && !scripts_of(r).is_empty())
-                .map(|r| (r.clone(), id.as_str()))
+                .map(|r| (r.clone(), name))
         })
         .collect()
 }

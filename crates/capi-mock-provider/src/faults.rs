@@ -363,11 +363,28 @@ pub const NOT_APPLICABLE: &[(RuleId, &str)] = &[
 
 /// Second faults of a rule: (name, the rule it breaks, what the mock does wrong). Named
 /// `<rule id>:<variant>`; the rule's own fault is in [`FAULTS`].
-pub const FAULT_VARIANTS: &[(&str, RuleId, &str)] = &[(
-    "all/defaulting-admitted:timeout",
-    id::all::DEFAULTING_ADMITTED,
-    "webhook mode: the defaulting webhook, when it has a default to fill in on a dry run, answers only after its timeoutSeconds (as one that looks its defaults up somewhere slow when it may not write)",
-)];
+pub const FAULT_VARIANTS: &[(&str, RuleId, &str)] = &[
+    (
+        "all/defaulting-admitted:timeout",
+        id::all::DEFAULTING_ADMITTED,
+        "webhook mode: the defaulting webhook, when it has a default to fill in on a dry run, answers only after its timeoutSeconds (as one that looks its defaults up somewhere slow when it may not write)",
+    ),
+    (
+        crate::reconcile::ipam::PAUSED_SPEC_FAULT,
+        id::ipam::PAUSED,
+        "fulfils claims whose Cluster has spec.paused (it honours the paused annotation and a missing Cluster)",
+    ),
+    (
+        crate::reconcile::ipam::PAUSED_ANNOTATION_FAULT,
+        id::ipam::PAUSED,
+        "fulfils claims whose Cluster carries the cluster.x-k8s.io/paused annotation (it honours spec.paused and a missing Cluster)",
+    ),
+    (
+        crate::reconcile::ipam::MISSING_CLUSTER_FAULT,
+        id::ipam::PAUSED,
+        "fulfils claims whose Cluster does not exist (it honours both ways of pausing)",
+    ),
+];
 
 /// The fault that makes the mock break `rule_id`, if there is one.
 pub fn fault_for(rule_id: &str) -> Option<&'static str> {

@@ -149,7 +149,7 @@ pub async fn reconcile_claim(obj: Arc<DynamicObject>, ictx: Arc<IpamCtx>) -> Res
     if !names_mock_pool(&obj) && !faults.has(id::ipam::CLAIM_FILTER) {
         return Ok(Action::await_change());
     }
-    if !faults.has(id::ipam::PAUSED) && !cluster_allows(ctx, &ns, &obj).await? {
+    if !faults.has(id::ipam::PAUSED) && !cluster_allows(ctx, &ns, &obj, &faults).await? {
         return Ok(Action::await_change());
     }
     let claims: Api<DynamicObject> =
@@ -213,19 +213,35 @@ pub async fn reconcile_claim(obj: Arc<DynamicObject>, ictx: Arc<IpamCtx>) -> Res
     Ok(Action::await_change())
 }
 
-/// Whether the claim's Cluster exists and neither it nor the claim is paused.
-async fn cluster_allows(ctx: &super::Ctx, ns: &str, claim: &DynamicObject) -> Result<bool> {
+/// Whether the claim's Cluster exists and neither it nor the claim is paused. The variants of
+/// the `ipam/paused` fault each ignore one of the three ([`PAUSED_SPEC_FAULT`],
+/// [`PAUSED_ANNOTATION_FAULT`], [`MISSING_CLUSTER_FAULT`]).
+async fn cluster_allows(
+    ctx: &super::Ctx,
+    ns: &str,
+    claim: &DynamicObject,
+    faults: &FaultSet,
+) -> Result<bool> {
     let Some(cluster_name) = claim_cluster_name(claim) else {
         return Ok(false);
     };
     let Some(cluster) = ctx.cluster(ns, cluster_name).await? else {
-        return Ok(false);
+        return Ok(faults.has_named(MISSING_CLUSTER_FAULT));
     };
-    let paused = core::cluster_paused(&cluster)
-        || object::annotation(&cluster, PAUSED_ANNOTATION).is_some()
-        || object::annotation(claim, PAUSED_ANNOTATION).is_some();
-    Ok(!paused)
+    let spec_paused = core::cluster_paused(&cluster) && !faults.has_named(PAUSED_SPEC_FAULT);
+    let annotated = (object::annotation(&cluster, PAUSED_ANNOTATION).is_some()
+        || object::annotation(claim, PAUSED_ANNOTATION).is_some())
+        && !faults.has_named(PAUSED_ANNOTATION_FAULT);
+    Ok(!spec_paused && !annotated)
 }
+
+/// Variant of `ipam/paused`: claims whose Cluster has `spec.paused` are handled.
+pub const PAUSED_SPEC_FAULT: &str = "ipam/paused:spec";
+/// Variant of `ipam/paused`: claims whose Cluster (or themselves) carry the paused annotation
+/// are handled.
+pub const PAUSED_ANNOTATION_FAULT: &str = "ipam/paused:annotation";
+/// Variant of `ipam/paused`: claims whose Cluster does not exist are handled.
+pub const MISSING_CLUSTER_FAULT: &str = "ipam/paused:missing-cluster";
 
 /// The delete path: release the IPAddress, then drop the claim's finalizer.
 async fn delete_claim(
