@@ -14,6 +14,7 @@
 //! options of [`capi_contract::model::options`] and of the modules below it. It must never be
 //! a dependency of the crates in `crates/`.
 
+pub mod allocator;
 pub mod capi_core;
 pub mod catalog_text;
 pub mod cli;

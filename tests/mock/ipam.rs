@@ -414,7 +414,7 @@ async fn claim_filter_fault_handles_claims_for_other_pool_kinds() {
 /// `spec.paused`, one with the paused annotation, a missing Cluster) and keeps the other two.
 #[tokio::test]
 async fn paused_fault_variants_each_break_one_case() {
-    use capi_conformance::mock::reconcile::ipam::{
+    use capi_conformance::mock::faults::{
         MISSING_CLUSTER_FAULT, PAUSED_ANNOTATION_FAULT, PAUSED_SPEC_FAULT,
     };
     let env = ipam_env("").await;

@@ -361,6 +361,14 @@ pub const NOT_APPLICABLE: &[(RuleId, &str)] = &[
     ),
 ];
 
+/// Variant of `ipam/paused`: claims whose Cluster has `spec.paused` are handled.
+pub const PAUSED_SPEC_FAULT: &str = "ipam/paused:spec";
+/// Variant of `ipam/paused`: claims whose Cluster (or themselves) carry the paused annotation
+/// are handled.
+pub const PAUSED_ANNOTATION_FAULT: &str = "ipam/paused:annotation";
+/// Variant of `ipam/paused`: claims whose Cluster does not exist are handled.
+pub const MISSING_CLUSTER_FAULT: &str = "ipam/paused:missing-cluster";
+
 /// Second faults of a rule: (name, the rule it breaks, what the mock does wrong). Named
 /// `<rule id>:<variant>`; the rule's own fault is in [`FAULTS`].
 pub const FAULT_VARIANTS: &[(&str, RuleId, &str)] = &[
@@ -370,17 +378,17 @@ pub const FAULT_VARIANTS: &[(&str, RuleId, &str)] = &[
         "webhook mode: the defaulting webhook, when it has a default to fill in on a dry run, answers only after its timeoutSeconds (as one that looks its defaults up somewhere slow when it may not write)",
     ),
     (
-        crate::reconcile::ipam::PAUSED_SPEC_FAULT,
+        PAUSED_SPEC_FAULT,
         id::ipam::PAUSED,
         "fulfils claims whose Cluster has spec.paused (it honours the paused annotation and a missing Cluster)",
     ),
     (
-        crate::reconcile::ipam::PAUSED_ANNOTATION_FAULT,
+        PAUSED_ANNOTATION_FAULT,
         id::ipam::PAUSED,
         "fulfils claims whose Cluster carries the cluster.x-k8s.io/paused annotation (it honours spec.paused and a missing Cluster)",
     ),
     (
-        crate::reconcile::ipam::MISSING_CLUSTER_FAULT,
+        MISSING_CLUSTER_FAULT,
         id::ipam::PAUSED,
         "fulfils claims whose Cluster does not exist (it honours both ways of pausing)",
     ),

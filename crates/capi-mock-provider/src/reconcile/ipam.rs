@@ -23,7 +23,9 @@ use crate::api::IPAM_GROUP;
 use crate::conditions::{self, Wanted};
 use crate::core;
 use crate::core_crds::{IPAM_CORE_GROUP, IPAM_CORE_VERSION};
-use crate::faults::{FAULT_ANNOTATION, FaultSet};
+use crate::faults::{
+    FAULT_ANNOTATION, FaultSet, MISSING_CLUSTER_FAULT, PAUSED_ANNOTATION_FAULT, PAUSED_SPEC_FAULT,
+};
 use crate::ip_pool::PoolAddresses;
 use crate::kinds::MOCK_IP_POOL;
 use crate::object::{self, CLUSTER_NAME_LABEL, FIELD_MANAGER, PAUSED_ANNOTATION};
@@ -234,14 +236,6 @@ async fn cluster_allows(
         && !faults.has_named(PAUSED_ANNOTATION_FAULT);
     Ok(!spec_paused && !annotated)
 }
-
-/// Variant of `ipam/paused`: claims whose Cluster has `spec.paused` are handled.
-pub const PAUSED_SPEC_FAULT: &str = "ipam/paused:spec";
-/// Variant of `ipam/paused`: claims whose Cluster (or themselves) carry the paused annotation
-/// are handled.
-pub const PAUSED_ANNOTATION_FAULT: &str = "ipam/paused:annotation";
-/// Variant of `ipam/paused`: claims whose Cluster does not exist are handled.
-pub const MISSING_CLUSTER_FAULT: &str = "ipam/paused:missing-cluster";
 
 /// The delete path: release the IPAddress, then drop the claim's finalizer.
 async fn delete_claim(
