@@ -486,7 +486,14 @@ async fn run_scenarios(
     let rules = &plan.rules;
     // The mock is the target without `--crds`, or when the components are its own.
     let mock_is_target = embedded.inputs.crds.is_empty() || installed.mock_components;
-    let guard = CleanupGuard::default();
+    // The server is the run's own: what a crashed provider left finalizing in the run's
+    // namespaces is released at cleanup.
+    let guard = {
+        let server = server.clone();
+        CleanupGuard::owning_the_server(move |ns| {
+            server.release_finalizers_in(ns);
+        })
+    };
     let baseline_ns = format!("capi-conformance-{run_id}-baseline");
     let baseline_filter = format!("capi-conformance-baseline-{run_id}");
     let target_ns = format!("capi-conformance-{run_id}");

@@ -19,13 +19,30 @@ struct Created {
 #[derive(Clone, Default)]
 pub struct CleanupGuard {
     created: Arc<Mutex<Vec<Created>>>,
+    /// On a server the run owns (`check --embedded`): releases what still holds a namespace of
+    /// the run after its own objects are gone and their finalizers stripped (objects a crashed
+    /// provider left finalizing there).
+    release_namespace: Option<ReleaseNamespace>,
 }
+
+/// Releases what holds a namespace of the run ([`CleanupGuard::owning_the_server`]).
+type ReleaseNamespace = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// What cleanup could not remove (`Kind namespace/name (finalizers: …)`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Leftovers(pub Vec<String>);
 
 impl CleanupGuard {
+    /// A guard for a run on a server it owns: with `force`, a namespace of the run still there
+    /// after the wait is handed to `release` (e.g.
+    /// `embedded_apiserver::EmbeddedServer::release_finalizers_in`), then waited for again.
+    pub fn owning_the_server(release: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        CleanupGuard {
+            created: Arc::default(),
+            release_namespace: Some(Arc::new(release)),
+        }
+    }
+
     pub fn track(&self, resource: &ApiResource, namespace: Option<&str>, name: &str) {
         let mut c = self
             .created
@@ -86,7 +103,17 @@ impl CleanupGuard {
         let (namespaced, namespaces): (Vec<Created>, Vec<Created>) =
             items.into_iter().partition(|c| c.namespace.is_some());
         let mut remaining = remove(client, namespaced, wait, force).await;
-        remaining.extend(remove(client, namespaces, wait, force).await);
+        let mut left_namespaces = remove(client, namespaces, wait, force).await;
+        if force
+            && !left_namespaces.is_empty()
+            && let Some(release) = &self.release_namespace
+        {
+            for ns in &left_namespaces {
+                release(&ns.name);
+            }
+            left_namespaces = wait_gone(client, left_namespaces, wait).await;
+        }
+        remaining.extend(left_namespaces);
         let mut names = Vec::new();
         for c in &remaining {
             let fins = match api_for(client, c).get_opt(&c.name).await {
@@ -128,27 +155,25 @@ async fn remove(
         .filter_map(std::future::ready)
         .collect()
         .await;
+    let mut remaining = wait_gone(client, ours, wait).await;
+    if force && !remaining.is_empty() {
+        futures::future::join_all(remaining.iter().map(|c| strip_finalizers(client, c))).await;
+        remaining = wait_gone(client, remaining, wait).await;
+    }
+    remaining
+}
+
+/// Waits up to `wait` for `items` to disappear; returns those still there.
+async fn wait_gone(client: &kube::Client, items: Vec<Created>, wait: Duration) -> Vec<Created> {
     let deadline = tokio::time::Instant::now() + wait;
-    let mut remaining = ours;
+    let mut remaining = items;
     loop {
         remaining = still_present(client, remaining).await;
         if remaining.is_empty() || tokio::time::Instant::now() >= deadline {
-            break;
+            return remaining;
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
-    if force && !remaining.is_empty() {
-        futures::future::join_all(remaining.iter().map(|c| strip_finalizers(client, c))).await;
-        let deadline = tokio::time::Instant::now() + wait;
-        loop {
-            remaining = still_present(client, remaining).await;
-            if remaining.is_empty() || tokio::time::Instant::now() >= deadline {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-    }
-    remaining
 }
 
 fn api_for(client: &kube::Client, c: &Created) -> Api<DynamicObject> {

@@ -282,6 +282,31 @@ fn namespace_sweep(server: &EmbeddedServer, ns: &str) {
     }
 }
 
+impl EmbeddedServer {
+    /// Clears the finalizers of every object being deleted in `namespace`, as an embedder may
+    /// do on a server it owns when the controllers that set them are gone (a provider that
+    /// crashed): the objects go, and with them a namespace being deleted. Returns how many.
+    pub fn release_finalizers_in(&self, namespace: &str) -> usize {
+        let mut store = self.lock();
+        let held: Vec<(String, String, String, Value)> = store
+            .objects
+            .iter()
+            .filter(|((_, _, ns, _), o)| {
+                ns == namespace && meta::is_deleting(o) && !meta::finalizers(o).is_empty()
+            })
+            .map(|((g, r, _, name), o)| (g.clone(), r.clone(), name.clone(), (**o).clone()))
+            .collect();
+        let mut released = 0;
+        for (g, r, name, mut obj) in held {
+            if let Some(t) = target(&store, &g, &r, namespace, &name) {
+                meta::set_finalizers(&mut obj, &[]);
+                released += usize::from(patch_as_controller(&mut store, &t, obj).is_ok());
+            }
+        }
+        released
+    }
+}
+
 fn owner_uids(obj: &Value) -> Vec<(String, bool)> {
     obj.pointer("/metadata/ownerReferences")
         .and_then(Value::as_array)

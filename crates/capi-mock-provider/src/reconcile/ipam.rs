@@ -215,7 +215,8 @@ pub async fn reconcile_claim(obj: Arc<DynamicObject>, ictx: Arc<IpamCtx>) -> Res
     Ok(Action::await_change())
 }
 
-/// Whether the claim's Cluster exists and neither it nor the claim is paused. The variants of
+/// Whether the claim's Cluster exists (or the claim is being deleted) and neither it nor the
+/// claim is paused. The variants of
 /// the `ipam/paused` fault each ignore one of the three ([`PAUSED_SPEC_FAULT`],
 /// [`PAUSED_ANNOTATION_FAULT`], [`MISSING_CLUSTER_FAULT`]).
 async fn cluster_allows(
@@ -228,7 +229,10 @@ async fn cluster_allows(
         return Ok(false);
     };
     let Some(cluster) = ctx.cluster(ns, cluster_name).await? else {
-        return Ok(faults.has_named(MISSING_CLUSTER_FAULT));
+        // A deleted claim is released without its Cluster, as CAPI's in-cluster IPAM provider
+        // does (`pkg/ipamutil/reconciler.go`): a Cluster deleted before its claims would
+        // otherwise hold them forever.
+        return Ok(object::is_deleting(claim) || faults.has_named(MISSING_CLUSTER_FAULT));
     };
     let spec_paused = core::cluster_paused(&cluster) && !faults.has_named(PAUSED_SPEC_FAULT);
     let annotated = (object::annotation(&cluster, PAUSED_ANNOTATION).is_some()

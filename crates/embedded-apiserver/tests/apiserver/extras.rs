@@ -288,3 +288,48 @@ async fn namespace_deletion_removes_content() {
     assert!(gone);
     assert_eq!(h.get("/api/v1/namespaces/tmp/configmaps/c").await.code, 404);
 }
+
+/// A namespace held by an object whose finalizer nobody removes (its controller gone) goes once
+/// the embedder releases the finalizers in it; objects outside it keep theirs.
+#[tokio::test]
+async fn released_finalizers_let_a_held_namespace_go() {
+    let h = H::new();
+    for ns in ["held", "other"] {
+        h.post(
+            "/api/v1/namespaces",
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}),
+        )
+        .await;
+        h.post(
+            &format!("/api/v1/namespaces/{ns}/configmaps"),
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                   "metadata": {"name": "c", "finalizers": ["example.com/held"]}}),
+        )
+        .await;
+    }
+    assert_eq!(h.delete("/api/v1/namespaces/held").await.code, 200);
+    assert_eq!(
+        h.delete("/api/v1/namespaces/other/configmaps/c").await.code,
+        200
+    );
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(
+        h.get("/api/v1/namespaces/held").await.code,
+        200,
+        "held by the finalizer"
+    );
+    assert_eq!(h.server.release_finalizers_in("held"), 1);
+    let mut gone = false;
+    for _ in 0..200 {
+        if h.get("/api/v1/namespaces/held").await.code == 404 {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(gone);
+    assert_eq!(
+        h.get("/api/v1/namespaces/other/configmaps/c").await.code,
+        200
+    );
+}
