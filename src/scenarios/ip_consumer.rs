@@ -206,18 +206,26 @@ pub async fn judge_provisioned(
                 ));
             }
             // The order of two objects' writes: their resourceVersions (one etcd revision
-            // counter on a real cluster, one counter on the embedded server).
+            // counter on a real cluster, one counter on the embedded server). The claims' watch
+            // may deliver the allocation after the machine's watch delivered "provisioned":
+            // wait for it (up to the step deadline) before reading the claim's history.
+            let claim_key = format!("IPAddressClaim/{name}");
+            let allocated = |v: &Value| {
+                v.pointer("/status/addressRef/name")
+                    .and_then(Value::as_str)
+                    .is_some_and(|n| !n.is_empty())
+            };
+            let _ = r
+                .env
+                .recorder
+                .wait_for(&claim_key, r.env.step_deadline(), allocated)
+                .await;
             let allocated_rv = r
                 .env
                 .recorder
-                .history(&format!("IPAddressClaim/{name}"))
+                .history(&claim_key)
                 .iter()
-                .find(|s| {
-                    s.value
-                        .pointer("/status/addressRef/name")
-                        .and_then(Value::as_str)
-                        .is_some_and(|n| !n.is_empty())
-                })
+                .find(|s| allocated(&s.value))
                 .and_then(|s| rv_of(&s.value));
             let early = match (provisioned_rv, allocated_rv) {
                 (Some(p), Some(a)) => a > p,
