@@ -262,6 +262,17 @@ async fn forced_watch_expiry_and_drop() {
     assert!(watch.ended_within(Duration::from_secs(2)).await);
 }
 
+/// Whether GET `path` answers 404 within 2 s.
+async fn gone_within_2s(h: &H, path: &str) -> bool {
+    for _ in 0..200 {
+        if h.get(path).await.code == 404 {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    false
+}
+
 #[tokio::test]
 async fn namespace_deletion_removes_content() {
     let h = H::new();
@@ -277,15 +288,7 @@ async fn namespace_deletion_removes_content() {
     .await;
     let r = h.delete("/api/v1/namespaces/tmp").await;
     assert_eq!(r.code, 200);
-    let mut gone = false;
-    for _ in 0..200 {
-        if h.get("/api/v1/namespaces/tmp").await.code == 404 {
-            gone = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(gone);
+    assert!(gone_within_2s(&h, "/api/v1/namespaces/tmp").await);
     assert_eq!(h.get("/api/v1/namespaces/tmp/configmaps/c").await.code, 404);
 }
 
@@ -319,15 +322,7 @@ async fn released_finalizers_let_a_held_namespace_go() {
         "held by the finalizer"
     );
     assert_eq!(h.server.release_finalizers_in("held"), 1);
-    let mut gone = false;
-    for _ in 0..200 {
-        if h.get("/api/v1/namespaces/held").await.code == 404 {
-            gone = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(gone);
+    assert!(gone_within_2s(&h, "/api/v1/namespaces/held").await);
     assert_eq!(
         h.get("/api/v1/namespaces/other/configmaps/c").await.code,
         200
