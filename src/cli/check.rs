@@ -112,7 +112,9 @@ pub struct CheckArgs {
     /// Quiet window for "must not act" assertions (e.g. `300ms`, `30s`).
     #[arg(long = "quiet-window", value_name = "DURATION")]
     pub quiet_window: Option<String>,
-    /// Deadline per scenario step (e.g. `10s`).
+    /// Deadline per scenario step (e.g. `10s`), fixed. Without it a step's deadline grows
+    /// with the retry backoff a provider may be in (gates the scenario kept closed, API server
+    /// faults the tool met: docs/core-simulation.md "Timing").
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
     /// Directory keeping the timeline and final objects of every scenario run, passing or not.
@@ -246,6 +248,7 @@ fn settings(args: &CheckArgs, defaults: Settings) -> anyhow::Result<Settings> {
         s.step_timeout = parse_duration(t)?.unwrap_or(Duration::from_secs(3600));
         // The deadline asked for is the deadline.
         s.backoff_allowance = Duration::ZERO;
+        s.fault_allowance = Duration::ZERO;
     }
     Ok(s)
 }

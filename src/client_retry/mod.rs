@@ -243,6 +243,9 @@ where
             Err(e) => (policy.backoff(retries), format!("connection error: {e}")),
         };
         let now = Instant::now();
+        if let Some(log) = &trouble {
+            log.fault(now);
+        }
         if now + wait > deadline {
             if let Some(log) = &trouble {
                 log.record(trouble::Persistent {

@@ -50,14 +50,28 @@ impl Persistent {
 
 const KEEP: usize = 512;
 
-/// A run's record of the requests that failed past their budget: the retrying clients the run
-/// builds report to it ([`super::RetryLayer::reporting_to`]), its scenarios read it. Bounded
-/// (the oldest entries go first); shared by its clones; nothing process-wide.
+/// A run's record of the requests that failed past their budget, and of when its requests met
+/// a server fault at all (a 429, a 5xx, a broken connection, retried or not): the retrying
+/// clients the run builds report to it ([`super::RetryLayer::reporting_to`]), its scenarios
+/// read it. Bounded (the oldest entries go first); shared by its clones; nothing process-wide.
 #[derive(Debug, Clone, Default)]
-pub struct TroubleLog(Arc<Mutex<VecDeque<Persistent>>>);
+pub struct TroubleLog(Arc<Mutex<Log>>);
+
+#[derive(Debug, Default)]
+struct Log {
+    persistent: VecDeque<Persistent>,
+    faults: VecDeque<Instant>,
+}
+
+fn bounded_push<T>(q: &mut VecDeque<T>, x: T) {
+    if q.len() >= KEEP {
+        q.pop_front();
+    }
+    q.push_back(x);
+}
 
 impl TroubleLog {
-    fn log(&self) -> std::sync::MutexGuard<'_, VecDeque<Persistent>> {
+    fn log(&self) -> std::sync::MutexGuard<'_, Log> {
         self.0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -65,11 +79,17 @@ impl TroubleLog {
 
     /// Remembers a request that failed past its budget.
     pub fn record(&self, p: Persistent) {
-        let mut l = self.log();
-        if l.len() >= KEEP {
-            l.pop_front();
-        }
-        l.push_back(p);
+        bounded_push(&mut self.log().persistent, p);
+    }
+
+    /// Remembers that one attempt of a request met a server fault at `at`.
+    pub fn fault(&self, at: Instant) {
+        bounded_push(&mut self.log().faults, at);
+    }
+
+    /// How many attempts met a server fault since `since` (at most the last 512 are kept).
+    pub fn faults_since(&self, since: Instant) -> usize {
+        self.log().faults.iter().filter(|&&at| at >= since).count()
     }
 
     /// Persistent failures on `resources` (plurals; empty = any) in `namespace` since `since`,
@@ -81,6 +101,7 @@ impl TroubleLog {
         resources: &[&str],
     ) -> Vec<Persistent> {
         self.log()
+            .persistent
             .iter()
             .filter(|p| p.at >= since)
             .filter(|p| {

@@ -84,6 +84,7 @@ fn env_for(side: &Side) -> Env {
         events: side.events.clone(),
         workloads: None,
         ledger: None,
+        trouble: side.trouble.clone(),
         core_version: crate::capi_core::conversion::V1BETA2,
     }
 }

@@ -54,6 +54,9 @@ pub struct Env {
     /// the states it stored: a state a provider's half-refused write left is not what it meant
     /// ([`super::script::ScriptRun::meant_states`]).
     pub ledger: Option<embedded_apiserver::Ledger>,
+    /// The run's record of server faults its requests met: a step waits longer for a provider
+    /// whose watches the server keeps failing ([`super::Settings::fault_allowance`]).
+    pub trouble: crate::client_retry::TroubleLog,
     /// The `cluster.x-k8s.io` version the tool's owner references to core objects name: the
     /// core of the subject provider's CAPI line ([`super::Subject::core_version`]).
     pub core_version: &'static str,
@@ -114,7 +117,10 @@ impl Env {
 
     /// The deadline of a step waiting for the provider now ([`Settings::step_deadline`]).
     pub fn step_deadline(&self) -> std::time::Duration {
-        self.settings.step_deadline(self.recorder.held())
+        self.settings.step_deadline(
+            self.recorder.held(),
+            super::server_trouble::recent_faults(&self.trouble),
+        )
     }
 
     /// How long a "must not act" assertion watches: the quiet window, or three round trips of

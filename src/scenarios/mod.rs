@@ -63,6 +63,14 @@ pub struct Settings {
     /// timeout or that time, whichever is longer, the latter capped at this (zero: the fixed
     /// step timeout; docs/core-simulation.md "Timing").
     pub backoff_allowance: Duration,
+    /// How far a step's deadline grows while the API server fails requests: a provider's
+    /// list/watch that failed waits before it lists again (client-go's reflector and
+    /// kube-runtime's watcher: 800 ms doubling up to 30 s, jittered, forgotten after two
+    /// minutes without a failure), so a change it would see at once on a healthy server
+    /// reaches it that much later. The tool's own requests tell: each attempt that met a 429,
+    /// a 5xx or a broken connection in the last two minutes counts as one failure of the
+    /// ladder ([`server_trouble::watch_backoff`]), capped at this (zero: no allowance).
+    pub fault_allowance: Duration,
 }
 
 impl Settings {
@@ -72,6 +80,7 @@ impl Settings {
         step_timeout: Duration::from_secs(10),
         propagation: Duration::from_millis(50),
         backoff_allowance: Duration::ZERO,
+        fault_allowance: server_trouble::WATCH_BACKOFF_BOUND,
     };
     /// Defaults for the embedded server with a provider's own manager (`--provider-cmd`):
     /// the embedded timing, with a quiet window for a pause to reach the manager's informer
@@ -95,12 +104,15 @@ impl Settings {
         step_timeout: Duration::from_secs(120),
         propagation: Duration::from_secs(10),
         backoff_allowance: Duration::from_secs(300),
+        fault_allowance: server_trouble::WATCH_BACKOFF_BOUND,
     };
 
     /// The deadline of a step that waits for the provider, after the scenario kept gates
-    /// closed for `held` (see [`Settings::backoff_allowance`]).
-    pub fn step_deadline(&self, held: Duration) -> Duration {
+    /// closed for `held` (see [`Settings::backoff_allowance`]) and while the tool's requests
+    /// met `faults` server faults in the last two minutes (see [`Settings::fault_allowance`]).
+    pub fn step_deadline(&self, held: Duration, faults: usize) -> Duration {
         self.step_timeout.max(held.min(self.backoff_allowance))
+            + server_trouble::watch_backoff(faults).min(self.fault_allowance)
     }
 }
 
@@ -113,19 +125,19 @@ mod settings_tests {
     #[test]
     fn step_deadlines_cover_the_backoff_reached_during_the_scenario() {
         let s = Settings::EMBEDDED_PROVIDER;
-        assert_eq!(s.step_deadline(Duration::from_secs(3)), s.step_timeout);
+        assert_eq!(s.step_deadline(Duration::from_secs(3), 0), s.step_timeout);
         assert_eq!(
-            s.step_deadline(Duration::from_secs(57)),
+            s.step_deadline(Duration::from_secs(57), 0),
             Duration::from_secs(57)
         );
         // CAPI's managers' fixed 30 s requeues fit the default deadline.
         assert!(s.step_timeout > Duration::from_secs(30));
         assert_eq!(
-            s.step_deadline(Duration::from_secs(900)),
+            s.step_deadline(Duration::from_secs(900), 0),
             Duration::from_secs(120)
         );
         let m = Settings::EMBEDDED;
-        assert_eq!(m.step_deadline(Duration::from_secs(37)), m.step_timeout);
+        assert_eq!(m.step_deadline(Duration::from_secs(37), 0), m.step_timeout);
         // The ladder: failing for ~41 s (13 doublings from 5 ms), the next retry is 40.96 s
         // away: about the time already spent failing.
         let waited: Duration = (0..13).map(|n| Duration::from_millis(5 << n)).sum();
@@ -133,6 +145,27 @@ mod settings_tests {
             waited < Duration::from_secs(41)
                 && Duration::from_millis(5 << 13) <= waited + Duration::from_millis(5)
         );
+    }
+
+    /// Server faults the tool met lengthen the deadline by the watch backoff a provider may be
+    /// in, up to the allowance; an explicit deadline (`fault_allowance` zero) stays fixed.
+    #[test]
+    fn step_deadlines_cover_the_watch_backoff_of_a_failing_server() {
+        let m = Settings::EMBEDDED;
+        assert_eq!(m.step_deadline(Duration::ZERO, 0), m.step_timeout);
+        assert_eq!(
+            m.step_deadline(Duration::ZERO, 3),
+            m.step_timeout + Duration::from_millis(6400)
+        );
+        assert_eq!(
+            m.step_deadline(Duration::ZERO, 500),
+            m.step_timeout + server_trouble::WATCH_BACKOFF_BOUND
+        );
+        let fixed = Settings {
+            fault_allowance: Duration::ZERO,
+            ..m
+        };
+        assert_eq!(fixed.step_deadline(Duration::ZERO, 500), m.step_timeout);
     }
 }
 

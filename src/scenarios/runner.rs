@@ -121,6 +121,7 @@ pub async fn run_subject(side: &Side, subject: &Subject) -> SubjectRun {
         events: side.events.clone(),
         workloads: side.workloads.clone(),
         ledger: side.ledger.clone(),
+        trouble: side.trouble.clone(),
         core_version: subject.core_version,
     };
     // The objects the sample refers to exist before the scenario, as on a real cluster.

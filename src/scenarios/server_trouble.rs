@@ -5,8 +5,10 @@
 
 use super::Subject;
 use super::verdicts::Verdicts;
+use crate::client_retry::TroubleLog;
 use crate::client_retry::trouble::Persistent;
 use crate::report::Outcome;
+use std::time::Duration;
 
 /// Resources whose trouble concerns a subject's scenario: its own kind (and a template's base
 /// kind) and the core objects and Secrets every scenario works with.
@@ -38,5 +40,64 @@ pub fn apply(
     }
     if environment_error.is_none() {
         *environment_error = Some(cause);
+    }
+}
+
+/// How long after its last failure a list/watch that failed `failures` times in a row waits
+/// before it lists again, at most: client-go's reflector (`NewExponentialBackoffManager(800ms,
+/// 30s, 2m, 2.0, 1.0)`) and kube-runtime's watcher (`DefaultBackoff`) start at 800 ms, double up
+/// to 30 s and add up to as much again as jitter; two minutes without a failure start the
+/// ladder over. Zero failures: no wait.
+pub fn watch_backoff(failures: usize) -> Duration {
+    if failures == 0 {
+        return Duration::ZERO;
+    }
+    let doublings = u32::try_from(failures - 1).unwrap_or(u32::MAX).min(16);
+    let step = (WATCH_BACKOFF_FIRST * 2u32.pow(doublings)).min(WATCH_BACKOFF_CAP);
+    step * 2
+}
+
+/// The first wait of the list/watch backoff ladder.
+pub const WATCH_BACKOFF_FIRST: Duration = Duration::from_millis(800);
+/// The longest step of the ladder, before jitter.
+pub const WATCH_BACKOFF_CAP: Duration = Duration::from_secs(30);
+/// The longest wait of the ladder, with jitter.
+pub const WATCH_BACKOFF_BOUND: Duration = Duration::from_secs(60);
+/// Failures further back than this no longer count: the ladder was reset.
+pub const WATCH_BACKOFF_RESET: Duration = Duration::from_secs(120);
+
+/// The failures of the ladder a provider's watch may be on now, as the tool's own requests met
+/// them (see [`super::Settings::fault_allowance`]).
+pub fn recent_faults(log: &TroubleLog) -> usize {
+    let now = tokio::time::Instant::now();
+    log.faults_since(now.checked_sub(WATCH_BACKOFF_RESET).unwrap_or(now))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The ladder a watch climbs under failures: 0.8 s, 1.6 s, … 30 s, each up to twice that
+    /// with jitter.
+    #[test]
+    fn watch_backoff_follows_the_reflectors_ladder() {
+        assert_eq!(watch_backoff(0), Duration::ZERO);
+        assert_eq!(watch_backoff(1), Duration::from_millis(1600));
+        assert_eq!(watch_backoff(4), Duration::from_millis(12800));
+        assert_eq!(watch_backoff(6), Duration::from_millis(51200));
+        assert_eq!(watch_backoff(7), WATCH_BACKOFF_BOUND);
+        assert_eq!(watch_backoff(usize::MAX), WATCH_BACKOFF_BOUND);
+    }
+
+    /// Only the faults of the last two minutes count.
+    #[test]
+    fn only_recent_faults_count() {
+        let log = TroubleLog::default();
+        let now = tokio::time::Instant::now();
+        let ago = |s| now.checked_sub(Duration::from_secs(s)).unwrap_or(now);
+        log.fault(ago(150));
+        log.fault(ago(90));
+        log.fault(now);
+        assert_eq!(recent_faults(&log), 2);
     }
 }

@@ -101,6 +101,7 @@ pub fn run_env(
         events: Default::default(),
         workloads,
         ledger: None,
+        trouble: Default::default(),
         core_version: "v1beta2",
     }
 }

@@ -96,7 +96,8 @@ async fn each_fault_fails_exactly_its_rule_and_the_baseline_passes() {
         "only {} faults map to scenario rules",
         cases.len()
     );
-    let outcomes: Vec<(String, BTreeSet<String>, BTreeSet<String>)> = futures::stream::iter(cases)
+    type Outcomes = (String, BTreeSet<String>, BTreeSet<String>, String);
+    let outcomes: Vec<Outcomes> = futures::stream::iter(cases)
         .map(|(rule, fault)| async move {
             let scripts = scripts_of(&rule);
             let m = embedded(&["--scenarios", &scripts], fault).await;
@@ -104,21 +105,39 @@ async fn each_fault_fails_exactly_its_rule_and_the_baseline_passes() {
                 fault.to_string(),
                 failed_scenario_rules(&m, false),
                 failed_scenario_rules(&m, true),
+                cells_of(&m, &expected(fault)),
             )
         })
         .buffer_unordered(3)
         .collect()
         .await;
     let mut wrong = Vec::new();
-    for (fault, target, baseline) in outcomes {
+    for (fault, target, baseline, cells) in outcomes {
         let want = expected(&fault);
         if target != want || !baseline.is_empty() {
             wrong.push(format!(
-                "{fault}: target failed {target:?}, baseline failed {baseline:?}"
+                "{fault}: target failed {target:?}, baseline failed {baseline:?}; the target's cells of its rules: {cells}"
             ));
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The target's lifecycle cells of `rules`, with outcome and reason (what a failing case shows).
+fn cells_of(m: &capi_conformance::report::Matrix, rules: &BTreeSet<String>) -> String {
+    lifecycle(m, false)
+        .filter(|r| rules.contains(r.rule_id.as_str()))
+        .map(|r| {
+            format!(
+                "{} {}: {:?} {}",
+                r.rule_id,
+                r.column.id(),
+                r.outcome,
+                r.reason.as_deref().unwrap_or("")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
