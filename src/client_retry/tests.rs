@@ -92,6 +92,31 @@ async fn retries_500_and_connection_errors_then_succeeds() {
     assert_eq!(calls.load(Ordering::SeqCst), 4);
 }
 
+/// Every attempt that met a server fault is counted, also when a retry then succeeded: the
+/// step deadlines read the count ([`crate::scenarios::server_trouble::recent_faults`]).
+#[tokio::test]
+async fn retried_faults_are_counted_though_the_request_succeeded() {
+    let since = Instant::now();
+    let log = TroubleLog::default();
+    let (client, calls) = fake_logged(
+        |n, _, _, _| match n {
+            0 => Err("connection reset".into()),
+            1 => Ok(status(500, "InternalError")),
+            _ => Ok(json(200, &serde_json::to_value(cm("a", None)).unwrap())),
+        },
+        Duration::from_secs(3),
+        &log,
+    );
+    let api: Api<ConfigMap> = Api::namespaced(client, "ns-fault-count");
+    api.get("a").await.unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    assert_eq!(log.faults_since(since), 2);
+    assert!(
+        log.in_namespace("ns-fault-count", since, &[]).is_empty(),
+        "nothing persisted past the budget"
+    );
+}
+
 #[tokio::test]
 async fn honours_retry_after_on_429() {
     let (client, calls) = fake(|n, _, _, _| {
@@ -239,4 +264,5 @@ async fn a_failed_webhook_call_is_not_retried_nor_server_trouble() {
         log.in_namespace("ns-webhook-test", since, &["configmaps"])
             .is_empty()
     );
+    assert_eq!(log.faults_since(since), 0, "a provider's webhook is no server fault");
 }
