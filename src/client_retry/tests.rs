@@ -264,5 +264,9 @@ async fn a_failed_webhook_call_is_not_retried_nor_server_trouble() {
         log.in_namespace("ns-webhook-test", since, &["configmaps"])
             .is_empty()
     );
-    assert_eq!(log.faults_since(since), 0, "a provider's webhook is no server fault");
+    assert_eq!(
+        log.faults_since(since),
+        0,
+        "a provider's webhook is no server fault"
+    );
 }

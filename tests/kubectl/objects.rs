@@ -286,3 +286,73 @@ fn create_service_stores_what_kubectl_generated() {
         );
     }
 }
+
+/// A built-in kind's body is decoded as kube-apiserver decodes it into the Go struct: a value of
+/// the wrong type is refused with encoding/json's message, an unknown field is refused under
+/// kubectl's default strict field validation, warned about with `--validate=warn`, and dropped
+/// from what is stored (issue 23: built-in schemas used for validation).
+#[test]
+fn built_in_bodies_are_decoded_as_their_go_structs() {
+    const DEPLOYMENT: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: NAME, namespace: default}
+spec:
+  replicas: REPLICAS
+  selector: {matchLabels: {a: b}}
+  template:
+    metadata: {labels: {a: b}}
+    spec:
+      containers: [{name: c, image: nginx, EXTRA}]
+";
+    let manifest = |name: &str, replicas: &str, extra: &str| {
+        DEPLOYMENT
+            .replace("NAME", name)
+            .replace("REPLICAS", replicas)
+            .replace("EXTRA", extra)
+    };
+    each_kubectl(|_, k| {
+        let s = Serve::start();
+        let wrong = s.write("wrong.yaml", &manifest("d1", "\"three\"", "ports: []"));
+        let out = s.run(k, &["create", "-f", wrong.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(
+            err.contains("Deployment in version \"apps/v1\" cannot be handled as a Deployment: json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32"),
+            "{err}"
+        );
+        let unknown = s.write("unknown.yaml", &manifest("d2", "2", "bogus: 1"));
+        let out = s.run(k, &["create", "-f", unknown.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(
+            err.contains(
+                "strict decoding error: unknown field \"spec.template.spec.containers[0].bogus\""
+            ),
+            "{err}"
+        );
+        let out = s.run(
+            k,
+            &["create", "--validate=warn", "-f", unknown.to_str().unwrap()],
+        );
+        assert!(out.status.success(), "{out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr)
+                .contains("unknown field \"spec.template.spec.containers[0].bogus\""),
+            "{out:?}"
+        );
+        let stored = s.ok(
+            k,
+            &[
+                "get",
+                "deployment",
+                "d2",
+                "-o",
+                "jsonpath={.spec.template.spec.containers[0]}",
+            ],
+        );
+        assert!(
+            !stored.contains("bogus") && stored.contains("nginx"),
+            "{stored}"
+        );
+    });
+}

@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 use super::registry::{Registry, ResourceType};
 
 mod builtin;
+pub(crate) use builtin::schema as builtin_schema;
 mod v2;
 pub mod v2_proto;
 

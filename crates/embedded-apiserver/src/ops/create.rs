@@ -33,11 +33,13 @@ pub fn create(
     let mut decode_warnings = Vec::new();
     if let Some(oracle) = oracle {
         namespace_admission(store, t, meta::name(&obj))?;
-        if t.rt.custom {
-            (obj, decode_warnings) = decode_custom(t, obj, o.validation)?;
-            // Unknown fields a webhook adds are pruned silently.
-            validation = FieldValidation::Ignore;
-        }
+        (obj, decode_warnings) = if t.rt.custom {
+            decode_custom(t, obj, o.validation)?
+        } else {
+            decode_builtin(t, obj, o.validation)?
+        };
+        // Unknown fields a webhook adds are pruned silently.
+        validation = FieldValidation::Ignore;
         let attrs = attributes(
             t,
             "CREATE",

@@ -67,6 +67,31 @@ pub(super) fn decode_custom(
     Ok((result.object, warnings))
 }
 
+/// Typed decoding of a built-in kind's object (`crate::schema::typed_decode`): a value of the
+/// wrong type refused (400), unknown fields dropped, and refused (Strict) or warned about.
+pub(super) fn decode_builtin(
+    t: &Target,
+    obj: Value,
+    validation: FieldValidation,
+) -> Result<(Value, Vec<String>), ApiError> {
+    let d = crate::schema::typed_decode::decode_builtin(&t.rt.group, &t.version, &t.rt.kind, obj)
+        .map_err(ApiError::bad_request)?;
+    if validation == FieldValidation::Strict && !d.unknown_fields.is_empty() {
+        return Err(ApiError::bad_request(
+            crate::schema::strict_error_message(&d.unknown_fields).unwrap_or_default(),
+        ));
+    }
+    let warnings = if validation == FieldValidation::Warn {
+        d.unknown_fields
+            .iter()
+            .map(|f| format!("unknown field {}", Value::String(f.clone())))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok((d.object, warnings))
+}
+
 pub(super) fn kind_check(t: &Target, obj: &Value) -> Result<(), ApiError> {
     let kind = meta::str_at(obj, "/kind");
     if !kind.is_empty() && kind != t.rt.kind {
@@ -180,17 +205,18 @@ pub(super) fn allocate_cluster_ip(store: &Store) -> Option<String> {
 
 pub(super) fn admit(
     t: &Target,
-    mut obj: Value,
+    obj: Value,
     old: Option<&Value>,
     name: &str,
     validation: FieldValidation,
 ) -> Result<(Value, Vec<String>), ApiError> {
     if !t.rt.custom {
+        let (mut obj, warnings) = decode_builtin(t, obj, validation)?;
         let causes = admission::validate_builtin(&mut obj, old, &t.rt.kind, t.rt.namespaced);
         if !causes.is_empty() {
             return Err(invalid(t, name, causes));
         }
-        return Ok((obj, Vec::new()));
+        return Ok((obj, warnings));
     }
     let schema = t.rt.version(&t.version).and_then(|v| v.schema.as_ref());
     match admission::admit_custom(obj, old, schema, t.rt.namespaced, validation) {

@@ -108,10 +108,12 @@ pub fn prepare_update(
     if let Some(oracle) = oracle
         && !scale_write
     {
-        if t.rt.custom {
-            (new, decode_warnings) = decode_custom(t, new, o.validation)?;
-            validation = FieldValidation::Ignore;
-        }
+        (new, decode_warnings) = if t.rt.custom {
+            decode_custom(t, new, o.validation)?
+        } else {
+            decode_builtin(t, new, o.validation)?
+        };
+        validation = FieldValidation::Ignore;
         let attrs = attributes(
             t,
             "UPDATE",

@@ -24,6 +24,7 @@ mod prune;
 mod ratchet;
 mod scale;
 mod structural;
+pub mod typed_decode;
 mod validate;
 pub mod workloads;
 

@@ -188,3 +188,96 @@ fn python_client_through_webhooks() {
     assert_eq!(items[0]["spec"]["color"], "blue");
     drop(rt);
 }
+
+const TYPED_SCRIPT: &str = r#"
+import json, sys
+from kubernetes import client, config
+from kubernetes.client.rest import ApiException
+
+config.load_kube_config(config_file=sys.argv[1])
+api = client.ApiClient()
+def post(path, body, query=None):
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    try:
+        if hasattr(api, "param_serialize"):  # kubernetes >= 35 (pydantic generator)
+            method, url, h, b, _ = api.param_serialize(
+                "POST", path, query_params=query or [], header_params=headers, body=body,
+                auth_settings=["BearerToken"])
+            r = api.call_api(method, url, header_params=h, body=b)
+            r.read()
+            status, data = r.status, r.data
+        else:
+            data, status, _ = api.call_api(
+                path, "POST", query_params=query or [], header_params=headers, body=body,
+                auth_settings=["BearerToken"], _preload_content=False)
+            status, data = data.status, data.data
+    except ApiException as e:
+        status, data = e.status, e.body
+    data = json.loads(data)
+    return {"created": data} if status < 300 else {"status": status, "body": data}
+cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": 1}}
+dep = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+       "spec": {"selector": {"matchLabels": {"a": "b"}},
+                "template": {"metadata": {"labels": {"a": "b"}},
+                             "spec": {"containers": [{"name": "c", "image": "i", "bogus": 1}]}}}}
+out = {
+    "wrong_type": post("/api/v1/namespaces/default/configmaps", cm),
+    "strict": post("/apis/apps/v1/namespaces/default/deployments", dep, [("fieldValidation", "Strict")]),
+    "default": post("/apis/apps/v1/namespaces/default/deployments", dep),
+}
+print(json.dumps(out))
+"#;
+
+/// A second client stack sending raw bodies: a built-in object is decoded as its Go struct (a
+/// number where a string belongs refused, an unknown field refused under Strict and dropped
+/// otherwise).
+#[test]
+fn python_client_bodies_are_decoded_as_go_structs() {
+    let Some(python) = python_with_kubernetes() else {
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    let _listener = rt.block_on(async {
+        let h = H::new();
+        let listener = h
+            .server
+            .listen("127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
+        listener.write_kubeconfig(&kubeconfig).unwrap();
+        listener
+    });
+    let out = Command::new(&python)
+        .arg("-c")
+        .arg(TYPED_SCRIPT)
+        .arg(&kubeconfig)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["wrong_type"]["status"], 400, "{v}");
+    assert_eq!(
+        v["wrong_type"]["body"]["message"],
+        "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.data of type string"
+    );
+    assert_eq!(v["strict"]["status"], 400, "{v}");
+    assert_eq!(
+        v["strict"]["body"]["message"],
+        "strict decoding error: unknown field \"spec.template.spec.containers[0].bogus\""
+    );
+    let container = &v["default"]["created"]["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(container["image"], "i", "{v}");
+    assert!(container.get("bogus").is_none(), "{v}");
+    drop(rt);
+}
