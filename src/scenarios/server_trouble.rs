@@ -43,26 +43,25 @@ pub fn apply(
     }
 }
 
-/// How long after its last failure a list/watch that failed `failures` times in a row waits
-/// before it lists again, at most: client-go's reflector (`NewExponentialBackoffManager(800ms,
-/// 30s, 2m, 2.0, 1.0)`) and kube-runtime's watcher (`DefaultBackoff`) start at 800 ms, double up
-/// to 30 s and add up to as much again as jitter; two minutes without a failure start the
-/// ladder over. Zero failures: no wait.
+/// How long after its last failure a list/watch that failed `failures` times in a row may wait
+/// before it lists again: client-go's reflector (`NewExponentialBackoffManager(800ms, 30s, 2m,
+/// 2.0, 1.0)`) and kube-runtime's watcher (`DefaultBackoff`) start at 800 ms, double up to 30 s
+/// and add up to as much again as jitter; two minutes without a failure start the ladder over.
+/// Counted with the jitter, capped at the ladder's longest step ([`WATCH_BACKOFF_BOUND`]: a
+/// watch at the top of the ladder with the most jitter is not waited for). Zero failures: no
+/// wait.
 pub fn watch_backoff(failures: usize) -> Duration {
     if failures == 0 {
         return Duration::ZERO;
     }
     let doublings = u32::try_from(failures - 1).unwrap_or(u32::MAX).min(16);
-    let step = (WATCH_BACKOFF_FIRST * 2u32.pow(doublings)).min(WATCH_BACKOFF_CAP);
-    step * 2
+    (WATCH_BACKOFF_FIRST * 2u32.pow(doublings) * 2).min(WATCH_BACKOFF_BOUND)
 }
 
 /// The first wait of the list/watch backoff ladder.
 pub const WATCH_BACKOFF_FIRST: Duration = Duration::from_millis(800);
-/// The longest step of the ladder, before jitter.
-pub const WATCH_BACKOFF_CAP: Duration = Duration::from_secs(30);
-/// The longest wait of the ladder, with jitter.
-pub const WATCH_BACKOFF_BOUND: Duration = Duration::from_secs(60);
+/// The longest step of the ladder (before jitter), and the most a step's deadline grows.
+pub const WATCH_BACKOFF_BOUND: Duration = Duration::from_secs(30);
 /// Failures further back than this no longer count: the ladder was reset.
 pub const WATCH_BACKOFF_RESET: Duration = Duration::from_secs(120);
 
@@ -77,15 +76,15 @@ pub fn recent_faults(log: &TroubleLog) -> usize {
 mod tests {
     use super::*;
 
-    /// The ladder a watch climbs under failures: 0.8 s, 1.6 s, … 30 s, each up to twice that
-    /// with jitter.
+    /// The ladder a watch climbs under failures: 0.8 s, 1.6 s, … each up to twice that with
+    /// jitter, at most 30 s.
     #[test]
     fn watch_backoff_follows_the_reflectors_ladder() {
         assert_eq!(watch_backoff(0), Duration::ZERO);
         assert_eq!(watch_backoff(1), Duration::from_millis(1600));
         assert_eq!(watch_backoff(4), Duration::from_millis(12800));
-        assert_eq!(watch_backoff(6), Duration::from_millis(51200));
-        assert_eq!(watch_backoff(7), WATCH_BACKOFF_BOUND);
+        assert_eq!(watch_backoff(5), Duration::from_millis(25600));
+        assert_eq!(watch_backoff(6), WATCH_BACKOFF_BOUND);
         assert_eq!(watch_backoff(usize::MAX), WATCH_BACKOFF_BOUND);
     }
 

@@ -54,17 +54,26 @@ pub(super) fn decode_custom(
             ..Default::default()
         },
     );
-    if validation == FieldValidation::Strict && !result.unknown_fields.is_empty() {
+    let warnings = unknown_fields_outcome(&result.unknown_fields, validation)?;
+    Ok((result.object, warnings))
+}
+
+/// What `validation` makes of the unknown fields decoding dropped: a 400 (Strict), one warning
+/// each (Warn), nothing (Ignore).
+fn unknown_fields_outcome(
+    unknown: &[String],
+    validation: FieldValidation,
+) -> Result<Vec<String>, ApiError> {
+    if validation == FieldValidation::Strict && !unknown.is_empty() {
         return Err(ApiError::bad_request(
-            crate::schema::strict_error_message(&result.unknown_fields).unwrap_or_default(),
+            crate::schema::strict_error_message(unknown).unwrap_or_default(),
         ));
     }
-    let warnings = if validation == FieldValidation::Warn {
-        result.warnings()
+    Ok(if validation == FieldValidation::Warn {
+        crate::schema::unknown_field_warnings(unknown)
     } else {
         Vec::new()
-    };
-    Ok((result.object, warnings))
+    })
 }
 
 /// Typed decoding of a built-in kind's object (`crate::schema::typed_decode`): a value of the
@@ -76,19 +85,7 @@ pub(super) fn decode_builtin(
 ) -> Result<(Value, Vec<String>), ApiError> {
     let d = crate::schema::typed_decode::decode_builtin(&t.rt.group, &t.version, &t.rt.kind, obj)
         .map_err(ApiError::bad_request)?;
-    if validation == FieldValidation::Strict && !d.unknown_fields.is_empty() {
-        return Err(ApiError::bad_request(
-            crate::schema::strict_error_message(&d.unknown_fields).unwrap_or_default(),
-        ));
-    }
-    let warnings = if validation == FieldValidation::Warn {
-        d.unknown_fields
-            .iter()
-            .map(|f| format!("unknown field {}", Value::String(f.clone())))
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let warnings = unknown_fields_outcome(&d.unknown_fields, validation)?;
     Ok((d.object, warnings))
 }
 

@@ -88,11 +88,16 @@ impl PipelineResult {
 
     /// The `fieldValidation=Warn` warning texts, one per unknown field: `unknown field "spec.bogus"`.
     pub fn warnings(&self) -> Vec<String> {
-        self.unknown_fields
-            .iter()
-            .map(|f| format!("unknown field {}", cause::go_quote(f)))
-            .collect()
+        unknown_field_warnings(&self.unknown_fields)
     }
+}
+
+/// The `fieldValidation=Warn` warning texts, one per unknown field: `unknown field "spec.bogus"`.
+pub fn unknown_field_warnings(unknown_fields: &[String]) -> Vec<String> {
+    unknown_fields
+        .iter()
+        .map(|f| format!("unknown field {}", cause::go_quote(f)))
+        .collect()
 }
 
 /// `strict decoding error: unknown field "spec.bogus"` for a non-empty list.
