@@ -47,6 +47,32 @@ pub fn python_with_kubernetes() -> Option<PathBuf> {
     None
 }
 
+/// The two-worker runtime the server of a Python test runs on.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Runs `script` with the kubeconfig as its argument; the JSON it prints.
+fn run_script(python: &std::path::Path, script: &str, kubeconfig: &std::path::Path) -> Value {
+    let out = Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .arg(kubeconfig)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 const SCRIPT: &str = r#"
 import json, sys
 from kubernetes import client, config
@@ -74,11 +100,7 @@ fn python_client_through_webhooks() {
     let Some(python) = python_with_kubernetes() else {
         return;
     };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
     let (_listener, _hooks) = rt.block_on(async {
@@ -150,19 +172,7 @@ fn python_client_through_webhooks() {
         listener.write_kubeconfig(&kubeconfig).unwrap();
         (listener, hooks)
     });
-    let out = Command::new(&python)
-        .arg("-c")
-        .arg(SCRIPT)
-        .arg(&kubeconfig)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = run_script(&python, SCRIPT, &kubeconfig);
     // Created at v1alpha1 through the v1 mutating webhook (dead Ignore webhook skipped).
     assert_eq!(v["created"]["apiVersion"], "conv.example.com/v1alpha1");
     assert_eq!(
@@ -236,11 +246,7 @@ fn python_client_bodies_are_decoded_as_go_structs() {
     let Some(python) = python_with_kubernetes() else {
         return;
     };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
     let _listener = rt.block_on(async {
@@ -253,19 +259,7 @@ fn python_client_bodies_are_decoded_as_go_structs() {
         listener.write_kubeconfig(&kubeconfig).unwrap();
         listener
     });
-    let out = Command::new(&python)
-        .arg("-c")
-        .arg(TYPED_SCRIPT)
-        .arg(&kubeconfig)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = run_script(&python, TYPED_SCRIPT, &kubeconfig);
     assert_eq!(v["wrong_type"]["status"], 400, "{v}");
     assert_eq!(
         v["wrong_type"]["body"]["message"],
