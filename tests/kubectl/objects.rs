@@ -356,3 +356,165 @@ spec:
         );
     });
 }
+
+/// `apps/v1 DaemonSet`, served as kube-apiserver serves it (a kubeadm cluster's kube-proxy is
+/// one; KCP reads and updates it in the workload cluster and got "no matches for kind
+/// \"DaemonSet\"" before): stored with `SetDefaults_DaemonSet`'s defaults, its selector checked
+/// against the template, listed with kube's printer columns, explained from its schema.
+#[test]
+fn daemon_sets_are_served_with_kubes_defaults_validation_and_columns() {
+    const DS: &str = "apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: NAME, namespace: kube-system}
+spec:
+  selector: {matchLabels: {k8s-app: kube-proxy}}
+  template:
+    metadata: {labels: {k8s-app: LABEL}}
+    spec:
+      nodeSelector: {kubernetes.io/os: linux}
+      containers: [{name: kube-proxy, image: registry.k8s.io/kube-proxy:v1.33.0}]
+";
+    each_kubectl(|_, k| {
+        let s = Serve::start();
+        let good = s.write(
+            "ds.yaml",
+            &DS.replace("NAME", "kube-proxy")
+                .replace("LABEL", "kube-proxy"),
+        );
+        s.ok(k, &["apply", "-f", good.to_str().unwrap()]);
+        let spec: serde_json::Value = serde_json::from_str(&s.ok(
+            k,
+            &[
+                "get",
+                "daemonset",
+                "-n",
+                "kube-system",
+                "kube-proxy",
+                "-o",
+                "jsonpath={.spec}",
+            ],
+        ))
+        .unwrap();
+        assert_eq!(spec["revisionHistoryLimit"], 10);
+        assert_eq!(
+            spec["updateStrategy"],
+            serde_json::json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}})
+        );
+        assert_eq!(
+            spec["template"]["spec"]["containers"][0]["imagePullPolicy"],
+            "IfNotPresent"
+        );
+        let table = s.ok(k, &["get", "ds", "-n", "kube-system"]);
+        let header: Vec<&str> = table
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .collect();
+        assert_eq!(
+            header,
+            [
+                "NAME",
+                "DESIRED",
+                "CURRENT",
+                "READY",
+                "UP-TO-DATE",
+                "AVAILABLE",
+                "NODE",
+                "SELECTOR",
+                "AGE"
+            ],
+            "{table}"
+        );
+        assert!(table.contains("kubernetes.io/os=linux"), "{table}");
+        let bad = s.write(
+            "bad.yaml",
+            &DS.replace("NAME", "other").replace("LABEL", "other"),
+        );
+        let out = s.run(k, &["apply", "-f", bad.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(
+            err.contains("`selector` does not match template `labels`"),
+            "{err}"
+        );
+        let explained = s.ok(k, &["explain", "daemonset.spec.updateStrategy"]);
+        assert!(explained.contains("rollingUpdate"), "{explained}");
+    });
+}
+
+/// `kubectl apply --server-side` of one Deployment by two field managers, each with its own
+/// container: kube keys `containers` by `name`, so both are kept and neither conflicts (issue
+/// 23: built-in lists typed for server-side apply as kube publishes them; before, every
+/// built-in list was atomic and the second apply was refused as a conflict).
+#[test]
+fn server_side_apply_merges_built_in_containers_by_name() {
+    const DEPLOYMENT: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: default}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: NAME, image: IMAGE, ports: [{containerPort: 53, protocol: UDP}, {containerPort: 53, protocol: TCP}]}]
+";
+    each_kubectl(|_, k| {
+        let s = Serve::start();
+        let a = s.write(
+            "a.yaml",
+            &DEPLOYMENT
+                .replace("NAME", "app")
+                .replace("IMAGE", "nginx:1.25"),
+        );
+        let b = s.write(
+            "b.yaml",
+            &DEPLOYMENT
+                .replace("NAME", "sidecar")
+                .replace("IMAGE", "busybox:1.36"),
+        );
+        s.ok(
+            k,
+            &[
+                "apply",
+                "--server-side",
+                "--field-manager=a",
+                "-f",
+                a.to_str().unwrap(),
+            ],
+        );
+        s.ok(
+            k,
+            &[
+                "apply",
+                "--server-side",
+                "--field-manager=b",
+                "-f",
+                b.to_str().unwrap(),
+            ],
+        );
+        let names = s.ok(
+            k,
+            &[
+                "get",
+                "deployment",
+                "web",
+                "-o",
+                "jsonpath={.spec.template.spec.containers[*].name}",
+            ],
+        );
+        assert_eq!(names.trim(), "app sidecar");
+        // One port number with two protocols is two items (keys containerPort and protocol).
+        let ports = s.ok(
+            k,
+            &[
+                "get",
+                "deployment",
+                "web",
+                "-o",
+                "jsonpath={.spec.template.spec.containers[0].ports[*].protocol}",
+            ],
+        );
+        assert_eq!(ports.trim(), "UDP TCP");
+    });
+}

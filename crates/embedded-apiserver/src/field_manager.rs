@@ -218,7 +218,16 @@ pub(crate) fn tracked(set: Set, ignored: &[Path]) -> Set {
         .collect()
 }
 
+/// How server-side apply types an object of the target's kind: a custom resource by its
+/// structural schema, a built-in kind by its definitions (with the list and map types kube
+/// publishes), the rest with every list atomic.
 pub(crate) fn schema_ty(t: &Target) -> Ty<'_> {
+    if !t.rt.custom
+        && let Some(b) = crate::openapi::builtin_schema(&t.rt.group, &t.version, &t.rt.kind)
+        && let Some(root) = b.definitions.get(&b.name)
+    {
+        return Ty::builtin(&b.definitions, root);
+    }
     Ty::root(
         t.rt.version(&t.version)
             .and_then(|v| v.schema.as_ref())

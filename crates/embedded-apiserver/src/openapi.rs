@@ -11,7 +11,9 @@ use serde_json::{Map, Value, json};
 use super::registry::{Registry, ResourceType};
 
 mod builtin;
+mod merge_types;
 pub(crate) use builtin::schema as builtin_schema;
+pub(crate) use merge_types::resolve as resolve_ref;
 mod v2;
 pub mod v2_proto;
 

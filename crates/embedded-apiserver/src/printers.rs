@@ -70,6 +70,21 @@ pub fn for_kind(group: &str, kind: &str) -> Option<Printer> {
             ],
             deployment_cells,
         ),
+        ("apps", "DaemonSet") => p(
+            &[
+                ("Desired", "integer", 0),
+                ("Current", "integer", 0),
+                ("Ready", "integer", 0),
+                ("Up-to-date", "integer", 0),
+                ("Available", "integer", 0),
+                ("Node Selector", "string", 0),
+                AGE,
+                ("Containers", "string", 1),
+                ("Images", "string", 1),
+                ("Selector", "string", 1),
+            ],
+            daemon_set_cells,
+        ),
         ("rbac.authorization.k8s.io", "Role" | "ClusterRole")
         | ("apiextensions.k8s.io", "CustomResourceDefinition") => {
             p(&[("Created At", "date", 0)], |o, _| {
@@ -215,8 +230,9 @@ fn service_cells(o: &Value, age: &dyn Fn(&Value) -> Value) -> Vec<Value> {
     ]
 }
 
-fn deployment_cells(o: &Value, age: &dyn Fn(&Value) -> Value) -> Vec<Value> {
-    let int = |ptr: &str| o.pointer(ptr).and_then(Value::as_i64).unwrap_or(0);
+/// The pod template's container names and images, comma-joined, and the selector, as kube's
+/// printers show them for Deployments and DaemonSets.
+fn template_cells(o: &Value) -> [Value; 3] {
     let containers = o
         .pointer("/spec/template/spec/containers")
         .and_then(Value::as_array)
@@ -234,7 +250,12 @@ fn deployment_cells(o: &Value, age: &dyn Fn(&Value) -> Value) -> Vec<Value> {
         .and_then(|s| super::selector::LabelSelector::from_label_selector(s).ok())
         .map(|s| s.to_string())
         .unwrap_or_default();
-    vec![
+    [json!(join("name")), json!(join("image")), json!(selector)]
+}
+
+fn deployment_cells(o: &Value, age: &dyn Fn(&Value) -> Value) -> Vec<Value> {
+    let int = |ptr: &str| o.pointer(ptr).and_then(Value::as_i64).unwrap_or(0);
+    let mut cells = vec![
         json!(format!(
             "{}/{}",
             int("/status/readyReplicas"),
@@ -243,10 +264,37 @@ fn deployment_cells(o: &Value, age: &dyn Fn(&Value) -> Value) -> Vec<Value> {
         json!(int("/status/updatedReplicas")),
         json!(int("/status/availableReplicas")),
         age(o),
-        json!(join("name")),
-        json!(join("image")),
-        json!(selector),
-    ]
+    ];
+    cells.extend(template_cells(o));
+    cells
+}
+
+/// `printDaemonSet`: the status counters, the node selector (`key=value` comma-joined, `<none>`
+/// without one).
+fn daemon_set_cells(o: &Value, age: &dyn Fn(&Value) -> Value) -> Vec<Value> {
+    let int = |ptr: &str| json!(o.pointer(ptr).and_then(Value::as_i64).unwrap_or(0));
+    let node_selector = o
+        .pointer("/spec/template/spec/nodeSelector")
+        .and_then(Value::as_object)
+        .filter(|m| !m.is_empty())
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .unwrap_or_else(|| "<none>".to_string());
+    let mut cells = vec![
+        int("/status/desiredNumberScheduled"),
+        int("/status/currentNumberScheduled"),
+        int("/status/numberReady"),
+        int("/status/updatedNumberScheduled"),
+        int("/status/numberAvailable"),
+        json!(node_selector),
+        age(o),
+    ];
+    cells.extend(template_cells(o));
+    cells
 }
 
 fn binding_cells(o: &Value, age: &dyn Fn(&Value) -> Value) -> Vec<Value> {

@@ -250,6 +250,22 @@ pub fn builtins() -> Vec<ResourceType> {
             ),
             &["all"],
         ),
+        // kube-proxy runs as a DaemonSet on every kubeadm cluster; KCP reads and updates it in
+        // the workload cluster ("no matches for kind \"DaemonSet\"" otherwise). Stored objects,
+        // no controller runs them.
+        with_categories(
+            builtin(
+                "apps",
+                "v1",
+                "daemonsets",
+                "DaemonSet",
+                true,
+                &["ds"],
+                true,
+                c,
+            ),
+            &["all"],
+        ),
         // Admission webhook configurations, enforced by webhook/ (exempt from webhooks).
         with_categories(
             builtin(

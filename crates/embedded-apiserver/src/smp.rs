@@ -47,7 +47,9 @@ pub fn list_strategy(kind: &str, path: &[&str]) -> ListStrategy {
             ListStrategy::MergeKey("name")
         }
         (_, [.., "conditions"]) => ListStrategy::MergeKey("type"),
-        ("Deployment" | "Job", ["spec", "template", "spec", rest @ ..]) => pod_spec_strategy(rest),
+        ("Deployment" | "DaemonSet" | "Job", ["spec", "template", "spec", rest @ ..]) => {
+            pod_spec_strategy(rest)
+        }
         ("MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration", ["webhooks"]) => {
             ListStrategy::MergeKey("name")
         }

@@ -18,7 +18,9 @@ use super::fieldpath::{Path, PathElement, Set};
 pub enum ListKind {
     Atomic,
     Set,
-    Map(Vec<String>),
+    /// Keyed by these fields; a key field an item leaves out takes its schema default (how
+    /// structured-merge-diff keys `ports` by `protocol: TCP` when an item omits it).
+    Map(Vec<String>, Map<String, Value>),
 }
 
 /// A type node.
@@ -30,8 +32,13 @@ pub enum Ty<'a> {
     Json(&'a Value),
     /// The root of a built-in object.
     BuiltinRoot,
-    /// A built-in struct: every field declared, lists atomic.
+    /// A built-in struct without a schema: every field declared, lists atomic.
     Builtin,
+    /// The root of a built-in object typed by its kind's definitions (`openapi/builtin.rs`,
+    /// with the list and map types of `openapi/merge_types.rs`); `$ref`s resolved on the way.
+    DefRoot(&'a Map<String, Value>, &'a Value),
+    /// A node of those definitions.
+    Def(&'a Map<String, Value>, &'a Value),
     /// `metadata`.
     ObjectMeta,
     /// One `ownerReferences` item.
@@ -61,10 +68,35 @@ impl<'a> Ty<'a> {
         }
     }
 
+    /// A built-in kind's root type from its definitions.
+    pub fn builtin(defs: &'a Map<String, Value>, root: &'a Value) -> Self {
+        Ty::DefRoot(defs, root)
+    }
+
+    /// The schema node of a schema-typed node, `$ref`s resolved.
+    fn node(&self) -> Option<&'a Value> {
+        match *self {
+            Ty::Json(s) | Ty::Root(s) => Some(s),
+            Ty::Def(defs, s) | Ty::DefRoot(defs, s) => Some(crate::openapi::resolve_ref(defs, s).0),
+            _ => None,
+        }
+    }
+
+    /// A child schema node typed like its parent.
+    fn wrap(&self, s: &'a Value) -> Ty<'a> {
+        match *self {
+            Ty::Def(defs, _) | Ty::DefRoot(defs, _) => Ty::Def(defs, s),
+            _ => Ty::Json(s),
+        }
+    }
+
     fn shape(&self, v: &Value) -> Shape {
         match self {
             Ty::Scalar => Shape::Leaf,
-            Ty::Json(s) | Ty::Root(s) => {
+            Ty::Json(_) | Ty::Root(_) | Ty::Def(..) | Ty::DefRoot(..) => {
+                let Some(s) = self.node() else {
+                    return Shape::Leaf;
+                };
                 if v.is_object() {
                     if s.get("x-kubernetes-map-type").and_then(Value::as_str) == Some("atomic") {
                         Shape::Leaf
@@ -74,16 +106,26 @@ impl<'a> Ty<'a> {
                 } else if v.is_array() {
                     match s.get("x-kubernetes-list-type").and_then(Value::as_str) {
                         Some("set") => Shape::List(ListKind::Set),
-                        Some("map") => Shape::List(ListKind::Map(
-                            s.get("x-kubernetes-list-map-keys")
+                        Some("map") => {
+                            let keys: Vec<String> = s
+                                .get("x-kubernetes-list-map-keys")
                                 .and_then(Value::as_array)
                                 .map(|a| {
                                     a.iter()
                                         .filter_map(|k| k.as_str().map(str::to_string))
                                         .collect()
                                 })
-                                .unwrap_or_default(),
-                        )),
+                                .unwrap_or_default();
+                            let item = s.get("items").map(|i| self.wrap(i));
+                            let defaults = keys
+                                .iter()
+                                .filter_map(|k| {
+                                    let d = item?.field(k).0.node()?.get("default")?;
+                                    Some((k.clone(), d.clone()))
+                                })
+                                .collect();
+                            Shape::List(ListKind::Map(keys, defaults))
+                        }
                         _ => Shape::List(ListKind::Atomic),
                     }
                 } else {
@@ -112,8 +154,11 @@ impl<'a> Ty<'a> {
     /// The type of a map child and whether it is a declared (struct) field.
     fn field(&self, key: &str) -> (Ty<'a>, bool) {
         match self {
-            Ty::Root(_) if key == "metadata" => (Ty::ObjectMeta, true),
-            Ty::Root(s) | Ty::Json(s) => {
+            Ty::Root(_) | Ty::DefRoot(..) if key == "metadata" => (Ty::ObjectMeta, true),
+            Ty::Root(_) | Ty::Json(_) | Ty::Def(..) | Ty::DefRoot(..) => {
+                let Some(s) = self.node() else {
+                    return (Ty::Deduced, false);
+                };
                 if s.get("x-kubernetes-embedded-resource")
                     .and_then(Value::as_bool)
                     == Some(true)
@@ -122,10 +167,10 @@ impl<'a> Ty<'a> {
                     return (Ty::ObjectMeta, true);
                 }
                 if let Some(p) = s.get("properties").and_then(|p| p.get(key)) {
-                    return (Ty::Json(p), true);
+                    return (self.wrap(p), true);
                 }
                 match s.get("additionalProperties") {
-                    Some(ap) if ap.is_object() => (Ty::Json(ap), false),
+                    Some(ap) if ap.is_object() => (self.wrap(ap), false),
                     _ => (Ty::Deduced, false),
                 }
             }
@@ -146,14 +191,21 @@ impl<'a> Ty<'a> {
     fn meta_list(key: &str) -> Option<(ListKind, Ty<'static>)> {
         match key {
             "finalizers" => Some((ListKind::Set, Ty::Scalar)),
-            "ownerReferences" => Some((ListKind::Map(vec!["uid".into()]), Ty::OwnerReference)),
+            "ownerReferences" => Some((
+                ListKind::Map(vec!["uid".into()], Map::new()),
+                Ty::OwnerReference,
+            )),
             _ => None,
         }
     }
 
     fn item(&self) -> Ty<'a> {
         match self {
-            Ty::Json(s) | Ty::Root(s) => s.get("items").map(Ty::Json).unwrap_or(Ty::Deduced),
+            Ty::Json(_) | Ty::Root(_) | Ty::Def(..) | Ty::DefRoot(..) => self
+                .node()
+                .and_then(|s| s.get("items"))
+                .map(|i| self.wrap(i))
+                .unwrap_or(Ty::Deduced),
             Ty::Deduced => Ty::Deduced,
             _ => Ty::Builtin,
         }
@@ -189,7 +241,21 @@ fn item_of<'a>(t: &Ty<'a>, forced: &Option<ListKind>) -> Ty<'a> {
 fn item_pe(kind: &ListKind, item: &Value, index: usize) -> PathElement {
     match kind {
         ListKind::Set => PathElement::value_of(item),
-        ListKind::Map(keys) if !keys.is_empty() => PathElement::key_of(item, keys),
+        ListKind::Map(keys, defaults) if !keys.is_empty() => {
+            let missing: Vec<_> = defaults
+                .iter()
+                .filter(|(k, _)| item.get(k.as_str()).is_none())
+                .collect();
+            if missing.is_empty() {
+                PathElement::key_of(item, keys)
+            } else {
+                let mut filled = item.clone();
+                for (k, d) in missing {
+                    filled[k.as_str()] = d.clone();
+                }
+                PathElement::key_of(&filled, keys)
+            }
+        }
         _ => PathElement::Index(index),
     }
 }

@@ -19,6 +19,8 @@ use k8s_openapi::api::{
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions;
 use schemars::JsonSchema;
 use schemars::generate::{SchemaGenerator, SchemaSettings};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 /// One kind's definition name and the definitions it needs (itself included).
@@ -27,13 +29,19 @@ pub(crate) struct Builtin {
     pub definitions: Map<String, Value>,
 }
 
-fn generate<T: JsonSchema>() -> Builtin {
+/// The kind's definitions, with each list's and map's merge type as kube publishes it
+/// (`merge_types.rs`: observed from the type's `DeepMerge`).
+fn generate<T>() -> Builtin
+where
+    T: JsonSchema + k8s_openapi::Resource + k8s_openapi::DeepMerge + DeserializeOwned + Serialize,
+{
     let mut generator: SchemaGenerator = SchemaSettings::openapi3().into_generator();
     generator.subschema_for::<T>();
-    Builtin {
-        name: T::schema_name().into_owned(),
-        definitions: generator.take_definitions(true),
-    }
+    let name = T::schema_name().into_owned();
+    let mut definitions = generator.take_definitions(true);
+    let found = super::merge_types::probe::<T>(&definitions, &name, T::API_VERSION, T::KIND);
+    super::merge_types::annotate(&mut definitions, &found);
+    Builtin { name, definitions }
 }
 
 type Key = (&'static str, &'static str, &'static str);
@@ -73,6 +81,10 @@ fn all() -> BTreeMap<Key, Builtin> {
     add(
         ("apps", "v1", "Deployment"),
         generate::<apps::v1::Deployment>(),
+    );
+    add(
+        ("apps", "v1", "DaemonSet"),
+        generate::<apps::v1::DaemonSet>(),
     );
     let adm = "admissionregistration.k8s.io";
     add(

@@ -228,7 +228,7 @@ pub(super) fn admit(
 pub(super) fn tracks_generation(rt: &ResourceType) -> bool {
     rt.custom
         || rt.resource == "customresourcedefinitions"
-        || (rt.group == "apps" && rt.resource == "deployments")
+        || (rt.group == "apps" && matches!(rt.resource.as_str(), "deployments" | "daemonsets"))
         || is_job(rt)
 }
 

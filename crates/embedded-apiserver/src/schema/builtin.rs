@@ -88,6 +88,7 @@ pub fn validate_builtin_update(kind: &str, new: &Value, old: &Value) -> Vec<Caus
         kind,
         "Service"
             | "Deployment"
+            | "DaemonSet"
             | "MutatingWebhookConfiguration"
             | "ValidatingWebhookConfiguration"
     ) {

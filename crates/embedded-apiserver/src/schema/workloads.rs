@@ -43,7 +43,7 @@ fn child<'a>(obj: &'a mut Map<String, Value>, key: &str) -> Option<&'a mut Map<S
 pub fn apply_defaults(kind: &str, obj: &mut Value, old: Option<&Value>) {
     match kind {
         "Service" => default_service(obj, old),
-        "Deployment" => default_deployment(obj),
+        "Deployment" | "DaemonSet" => default_pod_workload(kind, obj),
         _ => {}
     }
 }
@@ -52,7 +52,7 @@ pub fn apply_defaults(kind: &str, obj: &mut Value, old: Option<&Value>) {
 pub fn validate(kind: &str, obj: &Value) -> Vec<Cause> {
     match kind {
         "Service" => validate_service(obj),
-        "Deployment" => validate_deployment(obj),
+        "Deployment" | "DaemonSet" => validate_pod_workload(kind, obj),
         _ => Vec::new(),
     }
 }
@@ -69,7 +69,7 @@ pub fn validate_update(kind: &str, new: &Value, old: &Value) -> Vec<Cause> {
                 "field is immutable",
             ));
         }
-        "Deployment" if changed("/spec/selector") => {
+        "Deployment" | "DaemonSet" if changed("/spec/selector") => {
             out.push(Cause::invalid(
                 "spec.selector",
                 new.pointer("/spec/selector").unwrap_or(&Value::Null),
@@ -262,22 +262,29 @@ fn port_name_errors(name: &str) -> Vec<&'static str> {
     errs
 }
 
-// --- Deployment ---
+// --- Deployment, DaemonSet (apps/v1 kinds made of a pod template) ---
 
-fn default_deployment(obj: &mut Value) {
+/// `SetDefaults_Deployment` / `SetDefaults_DaemonSet` (`pkg/apis/apps/v1/defaults.go`) and the
+/// pod template's defaults.
+fn default_pod_workload(kind: &str, obj: &mut Value) {
     let Some(spec) = obj.as_object_mut().and_then(|o| child(o, "spec")) else {
         return;
     };
-    default_to(spec, "replicas", json!(1));
     default_to(spec, "revisionHistoryLimit", json!(10));
-    default_to(spec, "progressDeadlineSeconds", json!(600));
-    if let Some(strategy) = child(spec, "strategy") {
+    let (strategy_key, max_unavailable, max_surge) = if kind == "DaemonSet" {
+        ("updateStrategy", json!(1), json!(0))
+    } else {
+        default_to(spec, "replicas", json!(1));
+        default_to(spec, "progressDeadlineSeconds", json!(600));
+        ("strategy", json!("25%"), json!("25%"))
+    };
+    if let Some(strategy) = child(spec, strategy_key) {
         default_to(strategy, "type", json!("RollingUpdate"));
         if strategy.get("type").and_then(Value::as_str) == Some("RollingUpdate")
             && let Some(ru) = child(strategy, "rollingUpdate")
         {
-            default_to(ru, "maxUnavailable", json!("25%"));
-            default_to(ru, "maxSurge", json!("25%"));
+            default_to(ru, "maxUnavailable", max_unavailable);
+            default_to(ru, "maxSurge", max_surge);
         }
     }
     let Some(pod) = spec
@@ -338,7 +345,9 @@ fn go_string_map(v: Option<&Value>) -> String {
     format!("map[string]string{{{body}}}")
 }
 
-fn validate_deployment(obj: &Value) -> Vec<Cause> {
+/// `ValidateDeploymentSpec` / `ValidateDaemonSetSpec` (`pkg/apis/apps/validation`): the selector
+/// and the pod template's containers and restart policy.
+fn validate_pod_workload(kind: &str, obj: &Value) -> Vec<Cause> {
     let mut out = Vec::new();
     let spec = obj.get("spec").cloned().unwrap_or(Value::Null);
     if let Some(r) = spec.get("replicas").and_then(Value::as_i64)
@@ -363,7 +372,7 @@ fn validate_deployment(obj: &Value) -> Vec<Cause> {
                 _ if empty => out.push(Cause::invalid(
                     "spec.selector",
                     sel,
-                    "empty selector is invalid for deployment",
+                    &format!("empty selector is invalid for {}", kind.to_lowercase()),
                 )),
                 Err(e) => out.push(Cause::invalid("spec.selector", sel, &e.to_string())),
                 Ok(s) if !s.matches_json(labels) => out.push(Cause {

@@ -209,3 +209,94 @@ async fn builtin_rbac_rules_are_atomic_and_owner_references_keyed_by_uid() {
     assert_eq!(r.code, 409);
     assert_eq!(r.body["details"]["causes"][0]["field"], ".rules");
 }
+
+/// Built-in kinds' lists merge as kube-apiserver merges them (issue 23: built-in schemas used
+/// by server-side apply): two managers applying different containers to one Deployment each
+/// own theirs (`containers` keyed by `name`), a port is keyed by `containerPort` and its
+/// defaulted `protocol`, `env` by `name`, and `tolerations` stay atomic. With every built-in
+/// list atomic, the second apply was a conflict on `.spec.template.spec.containers`.
+#[tokio::test]
+async fn builtin_deployment_lists_merge_by_their_kube_keys() {
+    let h = H::new();
+    let path = "/apis/apps/v1/namespaces/default/deployments/web";
+    let deployment = |containers: Value, tolerations: Value| {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+               "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {
+                   "metadata": {"labels": {"app": "web"}},
+                   "spec": {"containers": containers, "tolerations": tolerations}}}})
+    };
+    let r = h
+        .patch(
+            &format!("{path}?fieldManager=a"),
+            APPLY,
+            deployment(
+                json!([{"name": "app", "image": "nginx:1.25", "ports": [{"containerPort": 80}],
+                        "env": [{"name": "A", "value": "1"}]}]),
+                json!([{"key": "a", "operator": "Exists"}]),
+            ),
+        )
+        .await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    let pod = &entry(&r.body, "a", "Apply").unwrap()["fieldsV1"]["f:spec"]["f:template"]["f:spec"];
+    let app = &pod["f:containers"]["k:{\"name\":\"app\"}"];
+    assert!(app.get("f:image").is_some(), "{pod}");
+    assert!(
+        app["f:ports"]
+            .get("k:{\"containerPort\":80,\"protocol\":\"TCP\"}")
+            .is_some(),
+        "{pod}"
+    );
+    assert!(app["f:env"].get("k:{\"name\":\"A\"}").is_some(), "{pod}");
+    assert_eq!(pod["f:tolerations"], json!({}), "{pod}");
+    // A second manager adds a sidecar: merged by name, no conflict.
+    let r = h
+        .patch(
+            &format!("{path}?fieldManager=b"),
+            APPLY,
+            deployment(
+                json!([{"name": "sidecar", "image": "busybox:1.36"}]),
+                json!([{"key": "a", "operator": "Exists"}]),
+            ),
+        )
+        .await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    let names: Vec<&str> = r.body["spec"]["template"]["spec"]["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(names, ["app", "sidecar"]);
+    // The same port applied again with its protocol spelled out is the same item.
+    let r = h
+        .patch(
+            &format!("{path}?fieldManager=a"),
+            APPLY,
+            deployment(
+                json!([{"name": "app", "image": "nginx:1.25",
+                        "ports": [{"containerPort": 80, "protocol": "TCP"}],
+                        "env": [{"name": "A", "value": "1"}]}]),
+                json!([{"key": "a", "operator": "Exists"}]),
+            ),
+        )
+        .await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    let ports = &r.body["spec"]["template"]["spec"]["containers"][0]["ports"];
+    assert_eq!(ports.as_array().map(Vec::len), Some(1), "{ports}");
+    // Tolerations are atomic: a different list from another manager conflicts.
+    let r = h
+        .patch(
+            &format!("{path}?fieldManager=b"),
+            APPLY,
+            deployment(
+                json!([{"name": "sidecar", "image": "busybox:1.36"}]),
+                json!([{"key": "b", "operator": "Exists"}]),
+            ),
+        )
+        .await;
+    assert_eq!(r.code, 409, "{}", r.body);
+    assert_eq!(
+        r.body["details"]["causes"][0]["field"],
+        ".spec.template.spec.tolerations"
+    );
+}
