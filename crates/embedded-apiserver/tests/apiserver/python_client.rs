@@ -235,12 +235,26 @@ out = {
     "strict": post("/apis/apps/v1/namespaces/default/deployments", dep, [("fieldValidation", "Strict")]),
     "default": post("/apis/apps/v1/namespaces/default/deployments", dep),
 }
+from kubernetes import dynamic
+deployments = dynamic.DynamicClient(api).resources.get(api_version="apps/v1", kind="Deployment")
+def ssa(container, manager):
+    body = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "s"},
+            "spec": {"selector": {"matchLabels": {"a": "b"}},
+                     "template": {"metadata": {"labels": {"a": "b"}},
+                                  "spec": {"containers": [{"name": container, "image": "i"}]}}}}
+    try:
+        r = deployments.server_side_apply(body=body, namespace="default", field_manager=manager)
+        return [c["name"] for c in r.to_dict()["spec"]["template"]["spec"]["containers"]]
+    except ApiException as e:
+        return {"status": e.status}
+out["apply_a"] = ssa("app", "a")
+out["apply_b"] = ssa("sidecar", "b")
 print(json.dumps(out))
 "#;
 
 /// A second client stack sending raw bodies: a built-in object is decoded as its Go struct (a
 /// number where a string belongs refused, an unknown field refused under Strict and dropped
-/// otherwise).
+/// otherwise); its dynamic client's server-side apply merges two managers' containers by name.
 #[test]
 fn python_client_bodies_are_decoded_as_go_structs() {
     let Some(python) = python_with_kubernetes() else {
@@ -270,6 +284,9 @@ fn python_client_bodies_are_decoded_as_go_structs() {
         v["strict"]["body"]["message"],
         "strict decoding error: unknown field \"spec.template.spec.containers[0].bogus\""
     );
+    // Server-side apply by two managers through the dynamic client: containers keyed by name.
+    assert_eq!(v["apply_a"], serde_json::json!(["app"]), "{v}");
+    assert_eq!(v["apply_b"], serde_json::json!(["app", "sidecar"]), "{v}");
     let container = &v["default"]["created"]["spec"]["template"]["spec"]["containers"][0];
     assert_eq!(container["image"], "i", "{v}");
     assert!(container.get("bogus").is_none(), "{v}");
