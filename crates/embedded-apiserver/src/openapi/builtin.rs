@@ -39,6 +39,14 @@ where
     generator.subschema_for::<T>();
     let name = T::schema_name().into_owned();
     let mut definitions = generator.take_definitions(true);
+    // apiextensions' `JSON` (a CRD schema's `default`, `example`, `enum` values) is any JSON
+    // value; kube publishes it without a type, k8s-openapi's schemars schema says `object`.
+    if let Some(json) = definitions
+        .get_mut("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON")
+        .and_then(Value::as_object_mut)
+    {
+        json.remove("type");
+    }
     let found = super::merge_types::probe::<T>(&definitions, &name, T::API_VERSION, T::KIND);
     super::merge_types::annotate(&mut definitions, &found);
     Builtin { name, definitions }

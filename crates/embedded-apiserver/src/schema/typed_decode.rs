@@ -11,8 +11,9 @@
 //! is strict, and so is this: `null` is any type's zero value, `x-kubernetes-int-or-string`
 //! (IntOrString, Quantity) takes a string or any number, an object without properties
 //! (`FieldsV1`) takes any object. `required` is not a decoding matter (validation answers 422
-//! for it). CustomResourceDefinitions are not decoded here: their schemas carry free-form JSON
-//! values (`default`, `example`, `enum`) the generated schema types as objects.
+//! for it). CustomResourceDefinitions are decoded too: their free-form JSON values (`default`,
+//! `example`, `enum`) are of apiextensions' `JSON`, which takes any value, and the
+//! `JSONSchemaPropsOr…` unions (`items`, `additionalProperties`) any of their forms.
 
 use serde_json::{Map, Value};
 
@@ -35,9 +36,6 @@ pub fn decode_builtin(
         object,
         unknown_fields: Vec::new(),
     };
-    if group == "apiextensions.k8s.io" {
-        return Ok(unchanged(obj));
-    }
     let Some(builtin) = crate::openapi::builtin_schema(group, version, kind) else {
         return Ok(unchanged(obj));
     };
@@ -391,9 +389,21 @@ mod tests {
             assert!(d.unknown_fields.is_empty(), "{:?}", d.unknown_fields);
             assert_eq!(d.object, o);
         }
-        // Kinds without a schema here, and CRDs, pass as they are.
-        let crd =
-            json!({"spec": {"versions": [{"schema": {"openAPIV3Schema": {"default": "x"}}}]}});
+        // A CRD's free-form values take any JSON value, and its unions any of their forms;
+        // an unknown field of a schema is dropped and named.
+        let props = json!({"a": {"type": "integer", "default": 3, "enum": [1, "x", null, {"k": [1]}]},
+            "b": {"type": "array", "items": [{"type": "string"}], "additionalItems": false},
+            "c": {"type": "object", "additionalProperties": {"type": "string"}, "example": "e"},
+            "d": {"type": "object", "additionalProperties": true,
+                  "dependencies": {"a": ["b"], "c": {"required": ["a"]}}}});
+        let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "ws.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                "names": {"plural": "ws", "kind": "W"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": props,
+                        "x-kubernetes-preserve-unknown-fields": true,
+                        "x-kubernetes-validations": [{"rule": "true"}]}}}]}});
         let d = decode_builtin(
             "apiextensions.k8s.io",
             "v1",
@@ -402,6 +412,34 @@ mod tests {
         )
         .unwrap();
         assert_eq!(d.object, crd);
+        assert!(d.unknown_fields.is_empty(), "{:?}", d.unknown_fields);
+        let mut typo = crd.clone();
+        typo["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["descripton"] = json!("x");
+        let d = decode_builtin(
+            "apiextensions.k8s.io",
+            "v1",
+            "CustomResourceDefinition",
+            typo,
+        )
+        .unwrap();
+        assert_eq!(
+            d.unknown_fields,
+            ["spec.versions[0].schema.openAPIV3Schema.descripton"]
+        );
+        assert_eq!(d.object, crd);
+        let mut wrong = crd.clone();
+        wrong["spec"]["versions"][0]["served"] = json!("yes");
+        let err = decode_builtin(
+            "apiextensions.k8s.io",
+            "v1",
+            "CustomResourceDefinition",
+            wrong,
+        )
+        .unwrap_err();
+        assert!(
+            err.ends_with("cannot unmarshal string into Go struct field CustomResourceDefinitionVersion.spec.versions.served of type bool"),
+            "{err}"
+        );
         let d = decode_builtin("example.com", "v1", "Widget", json!({"spec": {"x": 1}})).unwrap();
         assert!(d.unknown_fields.is_empty());
     }
