@@ -224,9 +224,9 @@ pub(crate) fn tracked(set: Set, ignored: &[Path]) -> Set {
 pub(crate) fn schema_ty(t: &Target) -> Ty<'_> {
     if !t.rt.custom
         && let Some(b) = crate::openapi::builtin_schema(&t.rt.group, &t.version, &t.rt.kind)
-        && let Some(root) = b.definitions.get(&b.name)
+        && let Some(root) = b.definitions.get(b.name)
     {
-        return Ty::builtin(&b.definitions, root);
+        return Ty::builtin(b.definitions, root);
     }
     Ty::root(
         t.rt.version(&t.version)

@@ -147,15 +147,17 @@ pub fn group_version(reg: &Registry, gv: &str) -> Option<Value> {
             .flatten();
         let name = match builtin {
             Some(b) => {
-                for (n, d) in &b.definitions {
-                    schemas.entry(n.clone()).or_insert_with(|| d.clone());
+                for n in b.names {
+                    if let Some(d) = b.definitions.get(n) {
+                        schemas.entry(n.clone()).or_insert_with(|| d.clone());
+                    }
                 }
-                b.name.clone()
+                b.name.to_string()
             }
             None => schema_name(t, &version),
         };
         let mut schema = match builtin {
-            Some(b) => b.definitions.get(&b.name).cloned().unwrap_or_default(),
+            Some(b) => b.definitions.get(b.name).cloned().unwrap_or_default(),
             None => t
                 .version(&version)
                 .and_then(|v| v.schema.clone())

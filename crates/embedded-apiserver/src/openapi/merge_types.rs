@@ -332,9 +332,6 @@ fn walk<T: DeepMerge + DeserializeOwned + Serialize>(
         return;
     };
     for (name, schema) in props {
-        if name == "metadata" && steps.is_empty() {
-            continue;
-        }
         if !seen.insert((def.to_string(), name.clone())) {
             continue;
         }
@@ -465,7 +462,7 @@ mod tests {
 
     fn found(group: &str, kind: &str) -> Vec<(String, String, MergeType)> {
         let b = super::super::builtin::schema(group, "v1", kind).expect("served kind");
-        let defs = &b.definitions;
+        let defs = b.definitions;
         // What annotate wrote, read back from the definitions.
         let mut out = Vec::new();
         for (def, d) in defs {
@@ -580,7 +577,7 @@ mod tests {
     fn the_probe_reads_deep_merge_strategies() {
         let b = super::super::builtin::schema("", "v1", "Service").expect("served");
         let raw =
-            probe::<k8s_openapi::api::core::v1::Service>(&b.definitions, &b.name, "v1", "Service");
+            probe::<k8s_openapi::api::core::v1::Service>(b.definitions, b.name, "v1", "Service");
         assert_eq!(of(&raw, "v1.ServiceSpec", "ports"), Some(&keys(&["port"])));
         assert_eq!(of(&raw, "v1.ServiceSpec", "clusterIPs"), Some(&AtomicList));
         assert_eq!(

@@ -48,7 +48,7 @@ pub fn decode_builtin(
         .collect(),
     );
     let mut d = Decoder {
-        definitions: &builtin.definitions,
+        definitions: builtin.definitions,
         unknown: Vec::new(),
     };
     let mut obj = obj;
