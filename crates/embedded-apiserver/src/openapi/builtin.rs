@@ -39,26 +39,44 @@ struct Generated {
     names: Vec<String>,
 }
 
-/// The kind's definitions, with each list's and map's merge type as kube publishes it
-/// (`merge_types.rs`: observed from the type's `DeepMerge`), added to `shared`.
-fn generate<T>(shared: &mut Map<String, Value>) -> Generated
-where
-    T: JsonSchema + k8s_openapi::Resource + k8s_openapi::DeepMerge + DeserializeOwned + Serialize,
-{
+/// The definitions k8s-openapi's schemars schemas give kind `T`, with apiextensions' `JSON`
+/// (a CRD schema's `default`, `example`, `enum` values: any JSON value) published without a
+/// type, as kube publishes it (the schemars schema says `object`).
+fn definitions_of<T: JsonSchema>() -> Map<String, Value> {
     let mut generator: SchemaGenerator = SchemaSettings::openapi3().into_generator();
     generator.subschema_for::<T>();
-    let name = T::schema_name().into_owned();
     let mut definitions = generator.take_definitions(true);
-    // apiextensions' `JSON` (a CRD schema's `default`, `example`, `enum` values) is any JSON
-    // value; kube publishes it without a type, k8s-openapi's schemars schema says `object`.
     if let Some(json) = definitions
         .get_mut("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON")
         .and_then(Value::as_object_mut)
     {
         json.remove("type");
     }
-    let found = super::merge_types::probe::<T>(&definitions, &name, T::API_VERSION, T::KIND);
-    super::merge_types::annotate(&mut definitions, &found);
+    definitions
+}
+
+/// The kind's definitions, with each list's and map's merge type as kube publishes it
+/// (`merge_types.rs`: observed from the type's `DeepMerge`, read from the table that
+/// observation wrote), added to `shared`. With `probed`, the kind is observed again and what
+/// `DeepMerge` says is added there (the table's test).
+fn generate<T>(
+    shared: &mut Map<String, Value>,
+    probed: Option<&mut Vec<(String, String, super::merge_types::MergeType)>>,
+) -> Generated
+where
+    T: JsonSchema + k8s_openapi::Resource + k8s_openapi::DeepMerge + DeserializeOwned + Serialize,
+{
+    let name = T::schema_name().into_owned();
+    let mut definitions = definitions_of::<T>();
+    if let Some(out) = probed {
+        out.extend(super::merge_types::probe::<T>(
+            &definitions,
+            &name,
+            T::API_VERSION,
+            T::KIND,
+        ));
+    }
+    super::merge_types::annotate(&mut definitions, super::merge_types::table());
     let names = definitions.keys().cloned().collect();
     for (n, d) in definitions {
         match shared.get_mut(&n) {
@@ -104,7 +122,7 @@ struct All {
     kinds: BTreeMap<Key, Generated>,
 }
 
-fn all() -> All {
+fn all(mut probed: Option<&mut Vec<(String, String, super::merge_types::MergeType)>>) -> All {
     let mut shared = Map::new();
     let mut m: BTreeMap<Key, Generated> = BTreeMap::new();
     let mut add = |k: Key, g: Generated| {
@@ -112,94 +130,100 @@ fn all() -> All {
     };
     add(
         ("", "v1", "Namespace"),
-        generate::<core::v1::Namespace>(&mut shared),
+        generate::<core::v1::Namespace>(&mut shared, probed.as_deref_mut()),
     );
     add(
         ("", "v1", "Secret"),
-        generate::<core::v1::Secret>(&mut shared),
+        generate::<core::v1::Secret>(&mut shared, probed.as_deref_mut()),
     );
     add(
         ("", "v1", "ConfigMap"),
-        generate::<core::v1::ConfigMap>(&mut shared),
+        generate::<core::v1::ConfigMap>(&mut shared, probed.as_deref_mut()),
     );
     add(
         ("", "v1", "ServiceAccount"),
-        generate::<core::v1::ServiceAccount>(&mut shared),
+        generate::<core::v1::ServiceAccount>(&mut shared, probed.as_deref_mut()),
     );
     add(
         ("", "v1", "Event"),
-        generate::<core::v1::Event>(&mut shared),
+        generate::<core::v1::Event>(&mut shared, probed.as_deref_mut()),
     );
     add(
         ("", "v1", "Service"),
-        generate::<core::v1::Service>(&mut shared),
+        generate::<core::v1::Service>(&mut shared, probed.as_deref_mut()),
     );
     let rbac_g = "rbac.authorization.k8s.io";
     add(
         (rbac_g, "v1", "Role"),
-        generate::<rbac::v1::Role>(&mut shared),
+        generate::<rbac::v1::Role>(&mut shared, probed.as_deref_mut()),
     );
     add(
         (rbac_g, "v1", "ClusterRole"),
-        generate::<rbac::v1::ClusterRole>(&mut shared),
+        generate::<rbac::v1::ClusterRole>(&mut shared, probed.as_deref_mut()),
     );
     add(
         (rbac_g, "v1", "RoleBinding"),
-        generate::<rbac::v1::RoleBinding>(&mut shared),
+        generate::<rbac::v1::RoleBinding>(&mut shared, probed.as_deref_mut()),
     );
     add(
         (rbac_g, "v1", "ClusterRoleBinding"),
-        generate::<rbac::v1::ClusterRoleBinding>(&mut shared),
+        generate::<rbac::v1::ClusterRoleBinding>(&mut shared, probed.as_deref_mut()),
     );
     add(
         ("events.k8s.io", "v1", "Event"),
-        generate::<events::v1::Event>(&mut shared),
+        generate::<events::v1::Event>(&mut shared, probed.as_deref_mut()),
     );
     add(
         ("apps", "v1", "Deployment"),
-        generate::<apps::v1::Deployment>(&mut shared),
+        generate::<apps::v1::Deployment>(&mut shared, probed.as_deref_mut()),
     );
     add(
         ("apps", "v1", "DaemonSet"),
-        generate::<apps::v1::DaemonSet>(&mut shared),
+        generate::<apps::v1::DaemonSet>(&mut shared, probed.as_deref_mut()),
     );
     let adm = "admissionregistration.k8s.io";
     add(
         (adm, "v1", "MutatingWebhookConfiguration"),
-        generate::<admissionregistration::v1::MutatingWebhookConfiguration>(&mut shared),
+        generate::<admissionregistration::v1::MutatingWebhookConfiguration>(
+            &mut shared,
+            probed.as_deref_mut(),
+        ),
     );
     add(
         (adm, "v1", "ValidatingWebhookConfiguration"),
-        generate::<admissionregistration::v1::ValidatingWebhookConfiguration>(&mut shared),
+        generate::<admissionregistration::v1::ValidatingWebhookConfiguration>(
+            &mut shared,
+            probed.as_deref_mut(),
+        ),
     );
     add(
         ("batch", "v1", "Job"),
-        generate::<batch::v1::Job>(&mut shared),
+        generate::<batch::v1::Job>(&mut shared, probed.as_deref_mut()),
     );
     add(
         ("coordination.k8s.io", "v1", "Lease"),
-        generate::<coordination::v1::Lease>(&mut shared),
+        generate::<coordination::v1::Lease>(&mut shared, probed.as_deref_mut()),
     );
     add(
         ("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
-        generate::<apiextensions::v1::CustomResourceDefinition>(&mut shared),
+        generate::<apiextensions::v1::CustomResourceDefinition>(&mut shared, probed.as_deref_mut()),
     );
     let authz = "authorization.k8s.io";
     add(
         (authz, "v1", "SelfSubjectAccessReview"),
-        generate::<authorization::v1::SelfSubjectAccessReview>(&mut shared),
+        generate::<authorization::v1::SelfSubjectAccessReview>(&mut shared, probed.as_deref_mut()),
     );
     add(
         (authz, "v1", "SelfSubjectRulesReview"),
-        generate::<authorization::v1::SelfSubjectRulesReview>(&mut shared),
+        generate::<authorization::v1::SelfSubjectRulesReview>(&mut shared, probed.as_deref_mut()),
     );
     add(
         (authz, "v1", "SubjectAccessReview"),
-        generate::<authorization::v1::SubjectAccessReview>(&mut shared),
+        generate::<authorization::v1::SubjectAccessReview>(&mut shared, probed.as_deref_mut()),
     );
     add(
         ("authentication.k8s.io", "v1", "SelfSubjectReview"),
-        generate::<authentication::v1::SelfSubjectReview>(&mut shared),
+        generate::<authentication::v1::SelfSubjectReview>(&mut shared, probed),
     );
     All {
         definitions: shared,
@@ -210,7 +234,7 @@ fn all() -> All {
 /// The schemas of built-in kind `group/version/kind`, generated once per process.
 pub(crate) fn schema(group: &str, version: &str, kind: &str) -> Option<Builtin> {
     static ALL: OnceLock<All> = OnceLock::new();
-    let all = ALL.get_or_init(all);
+    let all = ALL.get_or_init(|| all(None));
     all.kinds
         .iter()
         .find(|((g, v, k), _)| *g == group && *v == version && *k == kind)
@@ -219,4 +243,26 @@ pub(crate) fn schema(group: &str, version: &str, kind: &str) -> Option<Builtin> 
             names: &g.names,
             definitions: &all.definitions,
         })
+}
+
+#[cfg(test)]
+mod tests {
+    /// The table the server reads is what k8s-openapi's `DeepMerge` says now (a new
+    /// k8s-openapi that changes a strategy fails here; `UPDATE_MERGE_TYPES=1` rewrites it).
+    #[test]
+    fn the_merge_types_table_is_what_deep_merge_says() {
+        let mut probed = Vec::new();
+        let _ = super::all(Some(&mut probed));
+        let text = super::super::merge_types::render(&probed);
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/openapi/merge_types.tsv");
+        if std::env::var_os("UPDATE_MERGE_TYPES").is_some() {
+            std::fs::write(path, &text).expect("write the table");
+        }
+        assert_eq!(
+            text,
+            include_str!("merge_types.tsv"),
+            "regenerate with UPDATE_MERGE_TYPES=1 cargo test -p embedded-apiserver --lib the_merge_types_table"
+        );
+        assert!(super::super::merge_types::table().len() > 100);
+    }
 }

@@ -422,6 +422,66 @@ const KEY_DEFAULTS: &[(&str, &str, &str)] = &[
     ("io.k8s.api.core.v1.ServicePort", "protocol", "TCP"),
 ];
 
+/// The table `merge_types.tsv`: what [`probe`] found for every served built-in kind, written
+/// by the test `the_merge_types_table_is_what_deep_merge_says`, which fails when k8s-openapi
+/// says otherwise. Read instead of probing at run time: the probe touches every kind's
+/// `Deserialize`, `Serialize` and `DeepMerge` code, about 3 MB of resident memory.
+pub(crate) fn table() -> &'static [(String, String, MergeType)] {
+    static TABLE: std::sync::OnceLock<Vec<(String, String, MergeType)>> =
+        std::sync::OnceLock::new();
+    TABLE.get_or_init(|| parse(include_str!("merge_types.tsv")))
+}
+
+fn parse(text: &str) -> Vec<(String, String, MergeType)> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .filter_map(|l| {
+            let mut cols = l.split('\t');
+            let (def, prop, t) = (cols.next()?, cols.next()?, cols.next()?);
+            let t = match t {
+                "atomic" => MergeType::AtomicList,
+                "set" => MergeType::Set,
+                "atomic-map" => MergeType::AtomicMap,
+                "granular-map" => MergeType::GranularMap,
+                keys => MergeType::Map(
+                    keys.strip_prefix("map:")?
+                        .split(',')
+                        .filter(|k| !k.is_empty())
+                        .map(str::to_string)
+                        .collect(),
+                ),
+            };
+            Some((def.to_string(), prop.to_string(), t))
+        })
+        .collect()
+}
+
+/// The table's text for `found` (sorted, one line per definition and property).
+#[cfg(test)]
+pub(crate) fn render(found: &[(String, String, MergeType)]) -> String {
+    let lines: BTreeSet<String> = found
+        .iter()
+        .map(|(d, p, t)| {
+            let t = match t {
+                MergeType::AtomicList => "atomic".to_string(),
+                MergeType::Set => "set".to_string(),
+                MergeType::AtomicMap => "atomic-map".to_string(),
+                MergeType::GranularMap => "granular-map".to_string(),
+                MergeType::Map(keys) => format!("map:{}", keys.join(",")),
+            };
+            format!("{d}\t{p}\t{t}")
+        })
+        .collect();
+    let mut out = String::from(
+        "# What k8s-openapi's DeepMerge says of each list and map of the served built-in kinds\n# (definition, property, type), before kube_corrections. Written by the test\n# the_merge_types_table_is_what_deep_merge_says (UPDATE_MERGE_TYPES=1); never edited by hand.\n",
+    );
+    for l in lines {
+        out.push_str(&l);
+        out.push('\n');
+    }
+    out
+}
+
 /// Writes what [`probe`] found, with [`kube_corrections`], into the definitions' property
 /// schemas (next to a `$ref`, or into the inline schema).
 pub(crate) fn annotate(defs: &mut Map<String, Value>, found: &[(String, String, MergeType)]) {
