@@ -116,22 +116,8 @@ impl<'a> Decoder<'a> {
     /// The schema `s` stands for (a `$ref`, or an `allOf` of one `$ref`), and the Go type name
     /// of a referenced definition.
     fn resolve(&self, s: &'a Value) -> (&'a Value, Option<&'a str>) {
-        let reference = s.get("$ref").and_then(Value::as_str).or_else(|| {
-            match s.get("allOf").and_then(Value::as_array).map(Vec::as_slice) {
-                Some([one]) => one.get("$ref").and_then(Value::as_str),
-                _ => None,
-            }
-        });
-        match reference
-            .and_then(|r| r.strip_prefix("#/components/schemas/"))
-            .and_then(|name| self.definitions.get(name).map(|d| (d, name)))
-        {
-            Some((d, name)) => {
-                let (inner, inner_name) = self.resolve(d);
-                (inner, inner_name.or(Some(short_name(name))))
-            }
-            None => (s, None),
-        }
+        let (node, name) = crate::openapi::resolve_ref(self.definitions, s);
+        (node, name.map(short_name))
     }
 
     /// Decodes `v` at `path` against `schema`; `parent`: the Go type holding the field.

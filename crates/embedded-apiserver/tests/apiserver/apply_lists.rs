@@ -219,23 +219,21 @@ async fn builtin_rbac_rules_are_atomic_and_owner_references_keyed_by_uid() {
 async fn builtin_deployment_lists_merge_by_their_kube_keys() {
     let h = H::new();
     let path = "/apis/apps/v1/namespaces/default/deployments/web";
-    let deployment = |containers: Value, tolerations: Value| {
-        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+    let apply = |manager: &'static str, containers: Value, tolerations: Value| {
+        let body = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
                "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {
                    "metadata": {"labels": {"app": "web"}},
-                   "spec": {"containers": containers, "tolerations": tolerations}}}})
+                   "spec": {"containers": containers, "tolerations": tolerations}}}});
+        let (h, path) = (&h, format!("{path}?fieldManager={manager}"));
+        async move { h.patch(&path, APPLY, body).await }
     };
-    let r = h
-        .patch(
-            &format!("{path}?fieldManager=a"),
-            APPLY,
-            deployment(
-                json!([{"name": "app", "image": "nginx:1.25", "ports": [{"containerPort": 80}],
-                        "env": [{"name": "A", "value": "1"}]}]),
-                json!([{"key": "a", "operator": "Exists"}]),
-            ),
-        )
-        .await;
+    let r = apply(
+        "a",
+        json!([{"name": "app", "image": "nginx:1.25", "ports": [{"containerPort": 80}],
+                    "env": [{"name": "A", "value": "1"}]}]),
+        json!([{"key": "a", "operator": "Exists"}]),
+    )
+    .await;
     assert_eq!(r.code, 201, "{}", r.body);
     let pod = &entry(&r.body, "a", "Apply").unwrap()["fieldsV1"]["f:spec"]["f:template"]["f:spec"];
     let app = &pod["f:containers"]["k:{\"name\":\"app\"}"];
@@ -249,16 +247,12 @@ async fn builtin_deployment_lists_merge_by_their_kube_keys() {
     assert!(app["f:env"].get("k:{\"name\":\"A\"}").is_some(), "{pod}");
     assert_eq!(pod["f:tolerations"], json!({}), "{pod}");
     // A second manager adds a sidecar: merged by name, no conflict.
-    let r = h
-        .patch(
-            &format!("{path}?fieldManager=b"),
-            APPLY,
-            deployment(
-                json!([{"name": "sidecar", "image": "busybox:1.36"}]),
-                json!([{"key": "a", "operator": "Exists"}]),
-            ),
-        )
-        .await;
+    let r = apply(
+        "b",
+        json!([{"name": "sidecar", "image": "busybox:1.36"}]),
+        json!([{"key": "a", "operator": "Exists"}]),
+    )
+    .await;
     assert_eq!(r.code, 200, "{}", r.body);
     let names: Vec<&str> = r.body["spec"]["template"]["spec"]["containers"]
         .as_array()
@@ -268,32 +262,24 @@ async fn builtin_deployment_lists_merge_by_their_kube_keys() {
         .collect();
     assert_eq!(names, ["app", "sidecar"]);
     // The same port applied again with its protocol spelled out is the same item.
-    let r = h
-        .patch(
-            &format!("{path}?fieldManager=a"),
-            APPLY,
-            deployment(
-                json!([{"name": "app", "image": "nginx:1.25",
-                        "ports": [{"containerPort": 80, "protocol": "TCP"}],
-                        "env": [{"name": "A", "value": "1"}]}]),
-                json!([{"key": "a", "operator": "Exists"}]),
-            ),
-        )
-        .await;
+    let r = apply(
+        "a",
+        json!([{"name": "app", "image": "nginx:1.25",
+                    "ports": [{"containerPort": 80, "protocol": "TCP"}],
+                    "env": [{"name": "A", "value": "1"}]}]),
+        json!([{"key": "a", "operator": "Exists"}]),
+    )
+    .await;
     assert_eq!(r.code, 200, "{}", r.body);
     let ports = &r.body["spec"]["template"]["spec"]["containers"][0]["ports"];
     assert_eq!(ports.as_array().map(Vec::len), Some(1), "{ports}");
     // Tolerations are atomic: a different list from another manager conflicts.
-    let r = h
-        .patch(
-            &format!("{path}?fieldManager=b"),
-            APPLY,
-            deployment(
-                json!([{"name": "sidecar", "image": "busybox:1.36"}]),
-                json!([{"key": "b", "operator": "Exists"}]),
-            ),
-        )
-        .await;
+    let r = apply(
+        "b",
+        json!([{"name": "sidecar", "image": "busybox:1.36"}]),
+        json!([{"key": "b", "operator": "Exists"}]),
+    )
+    .await;
     assert_eq!(r.code, 409, "{}", r.body);
     assert_eq!(
         r.body["details"]["causes"][0]["field"],
