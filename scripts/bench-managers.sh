@@ -18,7 +18,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cargo build --release --quiet
 bin=target/release/capi-conformance
-for m in capd-manager kubeadm-bootstrap-manager cluster-api-manager; do
+for m in capd-manager kubeadm-bootstrap-manager kubeadm-controlplane-manager cluster-api-manager; do
   gzip -dc "$capi/$m.gz" > "$tmp/$m" && chmod +x "$tmp/$m"
 done
 flags='--kubeconfig {kubeconfig} --webhook-cert-dir {webhook-cert-dir} --webhook-port {webhook-port} --health-addr {health-addr} --diagnostics-address {metrics-addr} --insecure-diagnostics'
@@ -56,6 +56,16 @@ for c in "${cases[@]}"; do
   row "$name" "$bin" check --embedded --progress never -o json --crds "$capi/components/$comps.yaml" $extra \
     --provider-cmd "$tmp/$mgr $flags" --report-dir "$tmp/reports"
 done
+# KCP with its companions, as clusterctl installs them: three managers in one run.
+samples=tests/data/capi-managers
+row "KCP + CABPK + CAPD in-memory, one run" \
+  "$bin" check --embedded --progress never -o json \
+  --crds "$capi/components/kcp.yaml" --provider-cmd "$tmp/kubeadm-controlplane-manager $flags" \
+  --crds "$capi/components/cabpk.yaml" --provider-cmd "$tmp/kubeadm-bootstrap-manager $flags" \
+  --crds "$capi/components/capd.yaml" --provider-cmd "$tmp/capd-manager $flags" \
+  --kinds 'Kubeadm*,Dev*' --var CLUSTER_TOPOLOGY=true \
+  --sample "$samples/kcp-in-memory.yaml" --sample "$samples/cabpk-v1beta2.yaml" \
+  --sample "$samples/capd-in-memory.yaml" --report-dir "$tmp/reports"
 # CAPI core as the reference of the simulation (--core-cmd), the mock as target.
 row "core reference (--core-cmd cluster-api-manager, mock target)" \
   "$bin" check --embedded --progress never -o json --core-crds "$capi/components/core.yaml" \

@@ -42,8 +42,8 @@ granted cluster-wide, would be strictly broader.)
 
 capi-conformance-run (never bound cluster-wide): the tool binds it with a RoleBinding inside each
 run namespace it creates, so every write below is confined to its own namespaces: Cluster API
-core Clusters, Machines, MachinePools (create/delete/get/patch, and patch Cluster status: the
-tool plays CAPI core; list/watch: the in-process mock baseline watches them in its run namespace), Secrets (bootstrap data, kubeconfigs), and the provider's objects. The provider's kinds are not
+core Clusters, Machines, MachinePools (create/delete/get/patch, and patch Cluster and Machine status:
+the tool plays CAPI core; list/watch: the in-process mock baseline watches them in its run namespace), Secrets (bootstrap data, kubeconfigs), and the provider's objects. The provider's kinds are not
 known statically, so each provider API group given with --group (plus the mock provider's groups,
 the baseline) gets all resources of that group, but only inside the run namespaces; a `*` on
 provider groups cluster-wide would reach other teams' objects and is never printed.
@@ -196,7 +196,13 @@ fn run_role(provider_groups: &[String]) -> ClusterRole {
                 &["clusters", "machinepools", "machines"],
                 &["create", "delete", "get", "list", "patch", "watch"],
             ),
-            rule("cluster.x-k8s.io", &["clusters/status"], &["patch"]),
+            // Core's Cluster and Machine controllers write status (the Machines a control
+            // plane creates get their conditions and Node from the simulation).
+            rule(
+                "cluster.x-k8s.io",
+                &["clusters/status", "machines/status"],
+                &["patch"],
+            ),
             // SC-ipam: the tool claims addresses from the provider's pools as an
             // infrastructure provider does, and reads the IPAddresses the provider makes.
             rule(

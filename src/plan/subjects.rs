@@ -203,9 +203,40 @@ fn link_companions(subjects: &mut [Subject], samples: &[Value], pool_kinds: Vec<
             .iter()
             .find(|(p, c, _, _)| p.as_str() == &*s.column.provider && *c == s.column.contract)
             .map(|(_, _, r, v)| (r.clone(), v.clone()));
+        if s.role() == capi_contract::contract::Role::ControlPlane
+            && s.companions.infra_cluster.is_none()
+        {
+            // A control plane of Machines clones the InfraMachineTemplate its sample names; its
+            // Cluster's InfraCluster is that infrastructure provider's, as in the cluster
+            // templates users apply (the provider's InfraMachines find their InfraCluster
+            // through the Cluster: CAPD's DevMachine reads the DevCluster it names).
+            let group = s.sample.as_ref().and_then(machine_template_group);
+            s.companions.infra_cluster = infra_clusters
+                .iter()
+                .filter(|(_, _, r, _)| Some(&r.group) == group.as_ref())
+                .min_by_key(|(_, c, _, _)| *c != s.column.contract)
+                .map(|(_, _, r, v)| (r.clone(), v.clone()));
+        }
         s.companions.sample_documents = samples.to_vec();
         s.companions.pool_kinds = pool_kinds.clone();
     }
+}
+
+/// The API group of the InfraMachineTemplate a control plane sample's machine template names
+/// (v1beta2 `spec.machineTemplate.spec.infrastructureRef.apiGroup`, v1beta1
+/// `spec.machineTemplate.infrastructureRef.apiVersion`).
+fn machine_template_group(sample: &Value) -> Option<String> {
+    if let Some(g) = sample
+        .pointer("/spec/machineTemplate/spec/infrastructureRef/apiGroup")
+        .and_then(Value::as_str)
+    {
+        return Some(g.to_string());
+    }
+    sample
+        .pointer("/spec/machineTemplate/infrastructureRef/apiVersion")
+        .and_then(Value::as_str)
+        .and_then(|av| av.split_once('/'))
+        .map(|(g, _)| g.to_string())
 }
 
 /// For subjects without a sample: use the `spec.template` of an existing `<Kind>Template` in

@@ -103,7 +103,25 @@ pub const MOCK_CONTRACT_ANNOTATION: &str = "mock.capi-conformance.io/contract";
 /// base spec and carry the contract annotation for the clones too; the IPAM pool, judged
 /// without a contract, carries none).
 pub fn mock_sample(role: Role, contract: impl Into<Option<Contract>>) -> Value {
+    let contract = contract.into();
     let mut sample = companion_sample(role, contract);
+    if role == Role::ControlPlane
+        && let Some(c) = contract
+    {
+        // Its instances are Machines cloned from the mock's InfraMachineTemplate, as KCP's
+        // (control-plane/machine-label, in-place-propagation; core's Machine controller is
+        // simulated for them).
+        let reference = mock_kind(Role::InfraMachineTemplate).map(|(group, kind)| match c {
+            Contract::V1Beta1 => json!({"apiVersion": format!("{group}/{}", c.as_str()), "kind": kind, "name": CONTROL_PLANE_MACHINES}),
+            Contract::V1Beta2 => json!({"apiGroup": group, "kind": kind, "name": CONTROL_PLANE_MACHINES}),
+        });
+        if let Some(reference) = reference {
+            sample["spec"]["machineTemplate"] = match c {
+                Contract::V1Beta1 => json!({"infrastructureRef": reference}),
+                Contract::V1Beta2 => json!({"spec": {"infrastructureRef": reference}}),
+            };
+        }
+    }
     if role == Role::InfraMachine {
         // The IPAM contract's infrastructure side (ipam/consumer-claim): the mock's machine
         // claims its address from a MockIPPool, which the scenario creates from the pool's
@@ -112,6 +130,9 @@ pub fn mock_sample(role: Role, contract: impl Into<Option<Contract>>) -> Value {
     }
     sample
 }
+
+/// The name of the InfraMachineTemplate the mock control plane's sample clones its Machines from.
+pub const CONTROL_PLANE_MACHINES: &str = "cp-machines";
 
 /// The pool the mock's InfraMachine sample claims its address from.
 pub const MOCK_MACHINE_POOL_REF: PoolRef = PoolRef {

@@ -2,7 +2,9 @@
 //! Secret, initialized, endpoint, version(s), replica counters, scale subresource, pause, delete.
 
 use super::bootstrap::SECRET_TYPE;
-use super::core_sim::{CLUSTER_NAME_LABEL, secret_resource};
+use super::core_sim::{
+    CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, ClusterSpec, MachineController, secret_resource,
+};
 use super::env::EnvError;
 use super::json::{self, get, get_bool};
 use super::observer::watch_all;
@@ -12,8 +14,7 @@ use capi_contract::contract::Contract;
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
-const NO_MACHINES: &str =
-    "needs a Machine-based control plane with a working infrastructure and bootstrap stack";
+const NO_MACHINES: &str = "the control plane created no Machines: the rule applies to control planes whose instances are Machines";
 
 pub async fn run(r: &mut ScriptRun<'_>) {
     let result = steps(r).await;
@@ -62,11 +63,6 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     let cp = format!("{p}-cp");
     let cluster = format!("{p}-c");
     let res = r.subject.resource.clone();
-    let contract = r.contract();
-    r.verdicts
-        .skip(id::control_plane::MACHINE_LABEL, NO_MACHINES);
-    r.verdicts
-        .skip(id::control_plane::IN_PLACE_PROPAGATION, NO_MACHINES);
 
     r.step("create Cluster and control plane");
     r.keep(watch_all(
@@ -75,13 +71,35 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         &r.env.namespace,
         r.env.recorder.clone(),
     ));
-    // KCP does nothing past its certificates without a valid endpoint; the endpoint is where
-    // the workload cluster serves once the provider's `<cluster>-ca` exists.
-    let c = r
-        .env
-        .create_cluster_with_endpoint(r.subject, &cluster, Some((&res, &cp)))
-        .await?;
-    r.env.set_infra_provisioned(&cluster, true).await?;
+    // KCP does nothing past its certificates without a valid endpoint. With an infrastructure
+    // provider's InfraCluster in the run (the one whose machine template the sample names), the
+    // endpoint is that InfraCluster's, copied once it is provisioned as core's Cluster
+    // controller copies it, and its workload cluster is the provider's; otherwise the endpoint
+    // is where the tool's workload cluster serves once the provider's `<cluster>-ca` exists.
+    let (c, own_workload) = match r.subject.companions.infra_cluster.clone() {
+        Some((ic, _)) => {
+            let c = r
+                .env
+                .create_cluster_of(
+                    r.subject,
+                    &cluster,
+                    ClusterSpec {
+                        control_plane: Some((&res, &cp)),
+                        ..ClusterSpec::default()
+                    },
+                )
+                .await?;
+            (c, !infrastructure_endpoint(r, &ic, &cluster).await?)
+        }
+        None => {
+            let c = r
+                .env
+                .create_cluster_with_endpoint(r.subject, &cluster, Some((&res, &cp)))
+                .await?;
+            r.env.set_infra_provisioned(&cluster, true).await?;
+            (c, true)
+        }
+    };
     r.watch(&res, &cp).await;
     let mut obj = r.provider_object(&cp, &[]);
     if obj.pointer("/spec/replicas").is_none() {
@@ -92,6 +110,86 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         .and_then(Value::as_i64)
         .unwrap_or(1);
     r.env.create(&res, obj).await?;
+    // Core's Machine controller for the Machines the control plane creates (not when a real
+    // core runs beside the tool: it does that part itself).
+    let machines_sim =
+        (!r.env.pause_core).then(|| r.env.start_machine_controller(&cluster, &res, &cp));
+    let result = lifecycle(
+        r,
+        &cp,
+        &cluster,
+        c,
+        want,
+        own_workload,
+        machines_sim.as_ref(),
+    )
+    .await;
+    if let Some(sim) = machines_sim {
+        sim.stop().await;
+    }
+    result
+}
+
+/// Once the InfraCluster `ic` of `cluster` (named as the Cluster) is provisioned, core's Cluster
+/// controller copies its endpoint and failure domains and opens the infrastructure gate
+/// (`reconcileInfrastructure`). `Ok(true)`: the endpoint is the InfraCluster's; `Ok(false)`: it
+/// reported none, and the Cluster gets the tool's workload cluster's, as without one.
+async fn infrastructure_endpoint(
+    r: &ScriptRun<'_>,
+    ic: &kube::discovery::ApiResource,
+    cluster: &str,
+) -> Result<bool, EnvError> {
+    // Watched apart from the timeline: the InfraCluster is a companion, not the subject.
+    let provisioned = |v: &Value| {
+        get_bool(v, "status.initialization.provisioned") == Some(true)
+            || get_bool(v, "status.ready") == Some(true)
+    };
+    let deadline = r.env.step_deadline();
+    let cond = move |o: Option<&kube::api::DynamicObject>| {
+        o.and_then(|o| serde_json::to_value(o).ok())
+            .is_some_and(|v| provisioned(&v))
+    };
+    let seen = tokio::time::timeout(
+        deadline,
+        kube::runtime::wait::await_condition(r.env.api(ic), cluster, cond),
+    )
+    .await
+    .ok()
+    .and_then(Result::ok)
+    .flatten()
+    .and_then(|o| serde_json::to_value(o).ok())
+    .ok_or_else(|| {
+        EnvError::Invalid(format!(
+            "the InfraCluster {}/{cluster} the Cluster references was not provisioned within {}s: the control plane's infrastructure provider did not work here",
+            ic.kind,
+            deadline.as_secs()
+        ))
+    })?;
+    let endpoint =
+        json::get_str(&seen, "spec.controlPlaneEndpoint.host").is_some_and(|h| !h.is_empty());
+    if !endpoint {
+        let (host, port) = r.env.control_plane_endpoint(cluster)?;
+        r.env.set_cluster_endpoint(cluster, &host, port).await?;
+    }
+    r.env
+        .copy_cluster_infrastructure(cluster, ic, cluster)
+        .await?;
+    Ok(endpoint)
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn lifecycle(
+    r: &mut ScriptRun<'_>,
+    cp: &str,
+    cluster: &str,
+    c: Value,
+    want: i64,
+    own_workload: bool,
+    sim: Option<&MachineController>,
+) -> Result<(), EnvError> {
+    let (cp, cluster) = (cp.to_string(), cluster.to_string());
+    let res = r.subject.resource.clone();
+    let contract = r.contract();
     r.adopt_while_paused(
         &cp,
         &cluster,
@@ -109,11 +207,12 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     let mut workload: Result<bool, EnvError> = Ok(false);
     let starter = async {
         let ca = format!("Secret/{cluster}-ca");
-        if env
-            .recorder
-            .wait_for(&ca, env.settings.step_timeout, |_| true)
-            .await
-            .is_ok()
+        if own_workload
+            && env
+                .recorder
+                .wait_for(&ca, env.settings.step_timeout, |_| true)
+                .await
+                .is_ok()
         {
             workload = env.start_workload_on_provider_ca(&cluster).await;
         }
@@ -205,36 +304,26 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
 
     r.step("replicas converge");
     // What the control plane counts itself first; a control plane of Machines (KCP) counts its
-    // Machines' conditions for the rest, which CAPI core's Machine controller sets and the
-    // simulation does not: they get a short look, not the step deadline.
+    // Machines' conditions for the rest, which core's Machine controller (simulated) sets once
+    // each Machine has its Node in the workload cluster.
     let own = r.wait(&cp, |v| counted(Some(v), want)).await;
-    let machines = owned_machines(r, &cp).await;
+    let machines = machines_of(r, &cp).await?.len();
     let conv = match own {
-        Err(last) => Err(last),
-        Ok(_) if machines > 0 => {
-            r.env
-                .recorder
-                .wait_for(
-                    &r.key(&cp),
-                    r.env.quiet_window() * 3,
-                    converged(contract, want),
-                )
-                .await
-        }
-        Ok(_) => r.wait(&cp, converged(contract, want)).await,
+        Err(_) => Waited::Not,
+        Ok(_) => wait_with_machines(r, &cp, machines, sim, converged(contract, want)).await,
     };
     match &conv {
-        Err(last) if machines > 0 && counted(last.as_ref(), want) => {
+        Waited::NoNodes(why) => {
             r.verdicts.inconclusive(
                 id::control_plane::STATUS_REPLICAS,
                 format!(
-                    "status.replicas and status.selector converged to {want}; the other counters count its {machines} Machine(s) whose Ready, Available or UpToDate conditions CAPI core's Machine controller sets from the workload cluster's Nodes, which the simulation does not run (docs/core-simulation.md)"
+                    "status.replicas and status.selector converged to {want}; the other counters count its {machines} Machine(s) whose Ready and Available conditions core's Machine controller sets once each has its Node in the workload cluster, and none has: {why} (the infrastructure provider's workload cluster has no Node for them; docs/core-simulation.md)"
                 ),
             );
         }
         _ => r.verdicts.check(
             id::control_plane::STATUS_REPLICAS,
-            conv.is_ok(),
+            matches!(conv, Waited::Yes),
             format!("status counters and selector did not converge to {want}"),
             r.evidence(
                 &cp,
@@ -243,6 +332,11 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
             ),
         ),
     }
+    let conv: Result<(), ()> = if matches!(conv, Waited::Yes) {
+        Ok(())
+    } else {
+        Err(())
+    };
     if contract == Contract::V1Beta1 {
         if conv.is_ok() {
             let ready = r
@@ -286,27 +380,20 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
                 r.evidence(&cp, "scale had no effect", Some("spec.replicas")),
             );
             let three = |v: &Value| get(v, "status.replicas").and_then(Value::as_i64) == Some(3);
-            let scaled = if machines > 0 {
-                r.env
-                    .recorder
-                    .wait_for(&r.key(&cp), r.env.quiet_window() * 3, three)
-                    .await
-            } else {
-                r.wait(&cp, three).await
-            };
-            if scaled.is_err() && spec3.is_ok() && machines > 0 {
-                // KCP scales up only once its Machines are healthy (`preflightChecks`: nodes,
-                // control plane Pods, etcd members of the workload cluster).
+            let scaled = wait_with_machines(r, &cp, machines, sim, three).await;
+            if let (Waited::NoNodes(why), true) = (&scaled, spec3.is_ok()) {
+                // KCP scales up only once its Machines are healthy (`preflightChecks`: each
+                // Machine's Node, its control plane Pods and etcd member in the workload cluster).
                 r.verdicts.inconclusive(
                     id::control_plane::SCALE_SUBRESOURCE,
                     format!(
-                        "the scale subresource set spec.replicas to 3; status.replicas stayed below 3: a control plane of Machines ({machines} now) adds one when its Machines are healthy, which needs CAPI core's Machine controller and a workload cluster with their Nodes (docs/core-simulation.md)"
+                        "the scale subresource set spec.replicas to 3; status.replicas stayed below 3: a control plane of Machines ({machines} now) adds one when its Machines are healthy, which needs each Machine's Node in the workload cluster, and none has one: {why} (docs/core-simulation.md)"
                     ),
                 );
             } else {
                 r.verdicts.check(
                     id::control_plane::SCALE_SUBRESOURCE,
-                    scaled.is_ok(),
+                    matches!(scaled, Waited::Yes),
                     "status.replicas did not follow the scale subresource to 3",
                     r.evidence(&cp, "scale did not converge", Some("status.replicas")),
                 );
@@ -319,25 +406,94 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         ),
     }
 
+    judge_machine_labels(r, &cp, &cluster).await?;
+    judge_in_place_propagation(r, &cp, &cluster).await?;
+
     r.pause_by_annotation(&cp, Some(id::control_plane::PAUSE))
         .await?;
     r.delete_and_expect_gone(&cp, None).await?;
     Ok(())
 }
 
-/// How many Machines control plane `cp` owns (a control plane made of Machines: KCP).
-async fn owned_machines(r: &ScriptRun<'_>, cp: &str) -> usize {
+/// How a wait on the control plane ended.
+enum Waited {
+    Yes,
+    Not,
+    /// Machines exist and none got its Node in the workload cluster (why).
+    NoNodes(String),
+}
+
+/// Waits for the control plane `cp` to satisfy `pred`. A control plane of `machines` Machines
+/// gets the step deadline while core's Machine controller finds their Nodes; when, a few quiet
+/// windows in, none has a Node (an infrastructure without a workload cluster of Nodes, as the
+/// mock's), the wait ends as [`Waited::NoNodes`]: what follows from the Nodes cannot be judged.
+async fn wait_with_machines(
+    r: &ScriptRun<'_>,
+    cp: &str,
+    machines: usize,
+    sim: Option<&MachineController>,
+    pred: impl Fn(&Value) -> bool,
+) -> Waited {
+    let waited = r.wait(cp, pred);
+    if machines == 0 {
+        return match waited.await {
+            Ok(_) => Waited::Yes,
+            Err(_) => Waited::Not,
+        };
+    }
+    // Stalled: no Machine has a Node, the workload cluster answered without one (or there is
+    // none: a run on a real cluster), and the control plane has not changed for a whole look (a
+    // provider still working, e.g. slowed by the server, is waited for to the deadline). A
+    // workload cluster that never answered proves nothing missing: the wait goes on.
+    let no_workload = r.env.workloads.is_none();
+    let look = r.env.quiet_window() * 3;
+    let key = r.key(cp);
+    let version = || {
+        r.env
+            .recorder
+            .latest(&key)
+            .and_then(|v| v.pointer("/metadata/resourceVersion").cloned())
+    };
+    let stalled = async {
+        let mut seen = version();
+        loop {
+            tokio::time::sleep(look).await;
+            let progress = sim.map(MachineController::progress).unwrap_or_default();
+            let now = version();
+            if progress.with_node == 0 && (progress.workload_listed || no_workload) && now == seen {
+                return progress.waiting_for_node.unwrap_or_else(|| {
+                    "core's Machine controller is not simulated beside a real core".into()
+                });
+            }
+            seen = now;
+        }
+    };
+    tokio::select! {
+        w = waited => match w {
+            Ok(_) => Waited::Yes,
+            Err(_) => Waited::Not,
+        },
+        why = stalled => Waited::NoNodes(why),
+    }
+}
+
+/// The Machines control plane `cp` owns (not being deleted), as JSON.
+async fn machines_of(r: &ScriptRun<'_>, cp: &str) -> Result<Vec<Value>, EnvError> {
     let kind = &r.subject.resource.kind;
-    let Ok(list) = r
+    let list = r
         .env
         .api(&super::core_sim::machine_resource())
         .list(&Default::default())
         .await
-    else {
-        return 0;
-    };
-    list.items
+        .map_err(|source| EnvError::Api {
+            action: "list",
+            object: "Machines".into(),
+            source,
+        })?;
+    Ok(list
+        .items
         .iter()
+        .filter(|m| m.metadata.deletion_timestamp.is_none())
         .filter(|m| {
             m.metadata
                 .owner_references
@@ -345,7 +501,191 @@ async fn owned_machines(r: &ScriptRun<'_>, cp: &str) -> usize {
                 .flatten()
                 .any(|o| &o.kind == kind && o.name == cp)
         })
-        .count()
+        .filter_map(|m| serde_json::to_value(m).ok())
+        .collect())
+}
+
+fn label_of<'v>(m: &'v Value, key: &str) -> Option<&'v str> {
+    m.pointer("/metadata/labels")
+        .and_then(|l| l.get(key))
+        .and_then(Value::as_str)
+}
+
+fn name_of(m: &Value) -> &str {
+    m.pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+/// control-plane/machine-label: every Machine the control plane made is labelled
+/// `cluster.x-k8s.io/control-plane: ""` and with its cluster's name.
+async fn judge_machine_labels(
+    r: &mut ScriptRun<'_>,
+    cp: &str,
+    cluster: &str,
+) -> Result<(), EnvError> {
+    let machines = machines_of(r, cp).await?;
+    if machines.is_empty() {
+        r.verdicts
+            .skip(id::control_plane::MACHINE_LABEL, NO_MACHINES);
+        return Ok(());
+    }
+    let bad: Vec<&str> = machines
+        .iter()
+        .filter(|m| {
+            label_of(m, CONTROL_PLANE_LABEL) != Some("")
+                || label_of(m, CLUSTER_NAME_LABEL) != Some(cluster)
+        })
+        .map(name_of)
+        .collect();
+    r.verdicts.check(
+        id::control_plane::MACHINE_LABEL,
+        bad.is_empty(),
+        format!(
+            "Machines without {CONTROL_PLANE_LABEL}: \"\" or {CLUSTER_NAME_LABEL}: {cluster}: {}",
+            bad.join(", ")
+        ),
+        r.evidence(cp, "Machines not labelled as control plane", None),
+    );
+    Ok(())
+}
+
+/// The label the tool adds to `spec.machineTemplate.metadata` (control-plane/in-place-propagation).
+const IN_PLACE_LABEL: &str = "capi-conformance.io/in-place";
+/// The drain timeout it sets on the machine template.
+const IN_PLACE_DRAIN_SECONDS: i64 = 91;
+
+/// control-plane/in-place-propagation: a label added to `spec.machineTemplate.metadata` and a
+/// drain timeout set on the template reach every existing Machine, which keeps its UID (KCP:
+/// `syncMachines`, no rollout).
+async fn judge_in_place_propagation(
+    r: &mut ScriptRun<'_>,
+    cp: &str,
+    cluster: &str,
+) -> Result<(), EnvError> {
+    let before = machines_of(r, cp).await?;
+    if before.is_empty() {
+        r.verdicts
+            .skip(id::control_plane::IN_PLACE_PROPAGATION, NO_MACHINES);
+        return Ok(());
+    }
+    if !r.subject.schema_has("spec.machineTemplate.metadata") && r.subject.schema.is_some() {
+        r.verdicts.skip(
+            id::control_plane::IN_PLACE_PROPAGATION,
+            "the schema has no spec.machineTemplate.metadata",
+        );
+        return Ok(());
+    }
+    r.step("machine template metadata changes in place");
+    let uids: Vec<(String, Value)> = before
+        .iter()
+        .map(|m| {
+            (
+                name_of(m).to_string(),
+                m.pointer("/metadata/uid").cloned().unwrap_or(Value::Null),
+            )
+        })
+        .collect();
+    let value = r.prefix();
+    // And a drain timeout, where the contract puts it (a schema that does not declare it is
+    // judged on the label alone).
+    let mut template = json!({"metadata": {"labels": {IN_PLACE_LABEL: value}}});
+    let (timeout_path, timeout) = match r.contract() {
+        Contract::V1Beta1 => (
+            "spec.machineTemplate.nodeDrainTimeout",
+            json!(format!("{IN_PLACE_DRAIN_SECONDS}s")),
+        ),
+        Contract::V1Beta2 => (
+            "spec.machineTemplate.spec.deletion.nodeDrainTimeoutSeconds",
+            json!(IN_PLACE_DRAIN_SECONDS),
+        ),
+    };
+    let with_timeout = r.subject.schema.is_none() || r.subject.schema_has(timeout_path);
+    if with_timeout {
+        match r.contract() {
+            Contract::V1Beta1 => template["nodeDrainTimeout"] = timeout,
+            Contract::V1Beta2 => {
+                template["spec"] = json!({"deletion": {"nodeDrainTimeoutSeconds": timeout}})
+            }
+        }
+    }
+    r.env
+        .merge_patch(
+            &r.subject.resource,
+            cp,
+            json!({"spec": {"machineTemplate": template}}),
+            "change the machine template's metadata and drain timeout",
+        )
+        .await?;
+    // Watched: every Machine of the cluster; done when each one recorded carries both (a
+    // Machine's drain timeout: v1beta2 `spec.deletion.nodeDrainTimeoutSeconds`).
+    let updated = |m: &Value| {
+        label_of(m, IN_PLACE_LABEL) == Some(value.as_str())
+            && (!with_timeout
+                || m.pointer("/spec/deletion/nodeDrainTimeoutSeconds")
+                    .and_then(Value::as_i64)
+                    == Some(IN_PLACE_DRAIN_SECONDS))
+    };
+    let propagated = |machines: &[Value]| {
+        uids.iter()
+            .all(|(name, _)| machines.iter().any(|m| name_of(m) == name && updated(m)))
+    };
+    let api = r.env.api(&super::core_sim::machine_resource());
+    let config = kube::runtime::watcher::Config::default()
+        .labels(&format!("{CLUSTER_NAME_LABEL}={cluster}"));
+    let seen = {
+        use futures::StreamExt;
+        use kube::runtime::WatchStreamExt;
+        let mut stream = kube::runtime::watcher::watcher(api, config)
+            .default_backoff()
+            .boxed();
+        tokio::time::timeout(r.env.step_deadline(), async {
+            while stream.next().await.is_some() {
+                // A list the server failed is looked at again on the next event.
+                if let Ok(now) = machines_of(r, cp).await
+                    && propagated(&now)
+                {
+                    return now;
+                }
+            }
+            Vec::new()
+        })
+        .await
+        .ok()
+    };
+    let after = match seen {
+        Some(a) if !a.is_empty() => a,
+        _ => machines_of(r, cp).await?,
+    };
+    let missing: Vec<&str> = uids
+        .iter()
+        .filter(|(name, _)| !after.iter().any(|m| name_of(m) == name && updated(m)))
+        .map(|(n, _)| n.as_str())
+        .collect();
+    let replaced: Vec<&str> = uids
+        .iter()
+        .filter(|(name, uid)| {
+            after
+                .iter()
+                .any(|m| name_of(m) == name && m.pointer("/metadata/uid") != Some(uid))
+        })
+        .map(|(n, _)| n.as_str())
+        .collect();
+    r.verdicts.check(
+        id::control_plane::IN_PLACE_PROPAGATION,
+        missing.is_empty() && replaced.is_empty(),
+        if replaced.is_empty() {
+            format!(
+                "spec.machineTemplate.metadata label {IN_PLACE_LABEL}{} did not reach Machine(s) {} in place",
+                if with_timeout { format!(" or the drain timeout ({timeout_path}: {IN_PLACE_DRAIN_SECONDS}s)") } else { String::new() },
+                missing.join(", ")
+            )
+        } else {
+            format!("Machine(s) {} were replaced, not updated in place", replaced.join(", "))
+        },
+        r.evidence(cp, "machine template metadata not propagated", Some("spec.machineTemplate.metadata")),
+    );
+    Ok(())
 }
 
 /// Whether `last` has `status.replicas` == `want` and a selector: what a control plane counts

@@ -4,8 +4,10 @@
 
 mod copies;
 mod initialized;
+mod machines;
 mod sample_refs;
 
+pub use machines::{MACHINE_FINALIZER, MachineController, MachineProgress};
 pub use sample_refs::{
     Referenced, plan_sample_references, referenced_kinds, referenced_objects, truncate_name,
 };

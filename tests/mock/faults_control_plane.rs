@@ -4,6 +4,7 @@ use super::control_plane::{counters_at, initialized_path};
 use super::harness::*;
 use capi_conformance::contract::Contract;
 use capi_conformance::mock::kinds::MOCK_CONTROL_PLANE;
+use kube::ResourceExt;
 use kube::api::{Api, Patch, PatchParams};
 use kube::core::DynamicObject;
 use serde_json::json;
@@ -165,4 +166,129 @@ async fn conditions_fault_writes_no_summary_condition() {
     let o = wait_for(&api, "cp", "initialized", initialized).await;
     assert!(condition(&o, "Available").is_none() && condition(&o, "Ready").is_none());
     env.stop().await;
+}
+
+/// A control plane whose machine template names the mock's InfraMachineTemplate `tmpl`; its
+/// Machines (by the control-plane-name label).
+async fn drive_with_machines(faults: &str) -> (Env, Api<DynamicObject>, Api<DynamicObject>) {
+    let env = with_mock("").await;
+    let cluster = env.cluster("c", true).await;
+    let template = capi_conformance::mock::kinds::ALL
+        .into_iter()
+        .find(|k| k.kind == "MockMachineTemplate")
+        .unwrap();
+    env.create_mock(
+        template,
+        B2,
+        "tmpl",
+        json!({}),
+        json!({"template": {"spec": {}}}),
+    )
+    .await;
+    env.create_mock(
+        MOCK_CONTROL_PLANE,
+        B2,
+        "cp",
+        fault(faults),
+        json!({"version": "v1.33.0", "replicas": 2, "machineTemplate": {"spec": {"infrastructureRef": {
+            "apiGroup": "infrastructure.mock.capi-conformance.io", "kind": "MockMachineTemplate", "name": "tmpl"}}}}),
+    )
+    .await;
+    env.own(MOCK_CONTROL_PLANE, B2, "cp", &cluster, "c").await;
+    let api = env.mock_api(MOCK_CONTROL_PLANE, B2);
+    let machines = env.core("Machine");
+    (env, api, machines)
+}
+
+async fn two_machines(machines: &Api<DynamicObject>) -> Vec<DynamicObject> {
+    let params = kube::api::ListParams::default().labels("cluster.x-k8s.io/control-plane-name=cp");
+    for _ in 0..200 {
+        let list = machines.list(&params).await.unwrap().items;
+        if list.len() == 2 {
+            return list;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    panic!("the control plane did not create its 2 Machines");
+}
+
+#[tokio::test]
+async fn machine_label_fault_creates_machines_without_the_control_plane_label() {
+    for (faults, labelled) in [("", true), ("control-plane/machine-label", false)] {
+        let (env, _, machines) = drive_with_machines(faults).await;
+        for m in two_machines(&machines).await {
+            let labels = m.metadata.labels.clone().unwrap_or_default();
+            assert_eq!(
+                labels
+                    .get("cluster.x-k8s.io/control-plane")
+                    .map(String::as_str),
+                labelled.then_some(""),
+                "{faults}: {labels:?}"
+            );
+            assert_eq!(
+                labels
+                    .get("cluster.x-k8s.io/cluster-name")
+                    .map(String::as_str),
+                Some("c")
+            );
+            // Its InfraMachine is cloned from the template, owned by the control plane until
+            // core's Machine controller takes it over.
+            let infra = env
+                .mock_api(capi_conformance::mock::kinds::MOCK_MACHINE, B2)
+                .get(&m.name_any())
+                .await
+                .unwrap();
+            let annotations = infra.metadata.annotations.clone().unwrap_or_default();
+            assert_eq!(
+                annotations
+                    .get("cluster.x-k8s.io/cloned-from-name")
+                    .map(String::as_str),
+                Some("tmpl")
+            );
+            assert_eq!(
+                infra.metadata.owner_references.unwrap()[0].kind,
+                "MockControlPlane"
+            );
+        }
+        env.stop().await;
+    }
+}
+
+#[tokio::test]
+async fn in_place_propagation_fault_leaves_existing_machines_unchanged() {
+    for (faults, propagated) in [("", true), ("control-plane/in-place-propagation", false)] {
+        let (env, _, machines) = drive_with_machines(faults).await;
+        let before: Vec<_> = two_machines(&machines)
+            .await
+            .iter()
+            .map(|m| m.uid().unwrap())
+            .collect();
+        env.patch_mock(
+            MOCK_CONTROL_PLANE,
+            B2,
+            "cp",
+            json!({"spec": {"machineTemplate": {"metadata": {"labels": {"x": "y"}},
+                   "spec": {"deletion": {"nodeDrainTimeoutSeconds": 91}}}}}),
+        )
+        .await;
+        let updated = |m: &DynamicObject| {
+            m.labels().get("x").map(String::as_str) == Some("y")
+                && at(m, "spec.deletion.nodeDrainTimeoutSeconds").and_then(|v| v.as_i64())
+                    == Some(91)
+        };
+        if propagated {
+            for name in ["cp-0", "cp-1"] {
+                wait_for(&machines, name, "template metadata and timeout", updated).await;
+            }
+            let after: Vec<_> = two_machines(&machines)
+                .await
+                .iter()
+                .map(|m| m.uid().unwrap())
+                .collect();
+            assert_eq!(before, after, "the Machines were replaced");
+        } else {
+            stays(&machines, "cp-0", "no propagation", |m| !updated(m)).await;
+        }
+        env.stop().await;
+    }
 }

@@ -163,6 +163,14 @@ fn run_role_covers_core_objects_secrets_and_given_groups() {
         }
     }
     assert!(allows(run, "cluster.x-k8s.io", "clusters/status", "patch"));
+    // Core's Machine controller (simulated) writes the status of a control plane's Machines.
+    assert!(allows(run, "cluster.x-k8s.io", "machines/status", "patch"));
+    assert!(!allows(
+        run,
+        "cluster.x-k8s.io",
+        "machinepools/status",
+        "patch"
+    ));
     // SC-ipam claims addresses and reads what the provider made of them.
     for res in ["ipaddressclaims", "ipaddresses"] {
         for verb in ["create", "delete", "get", "watch"] {
@@ -178,7 +186,6 @@ fn run_role_covers_core_objects_secrets_and_given_groups() {
         "mockippools",
         "create"
     ));
-    assert!(!allows(run, "cluster.x-k8s.io", "machines/status", "patch"));
     assert!(allows(run, "", "secrets", "create"));
     assert!(
         !allows(run, "", "events", "create"),

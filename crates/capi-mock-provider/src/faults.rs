@@ -211,6 +211,14 @@ pub const FAULTS: &[(RuleId, &str)] = &[
         "keeps reconciling the MockControlPlane while paused",
     ),
     (
+        id::control_plane::MACHINE_LABEL,
+        "creates its Machines without the cluster.x-k8s.io/control-plane label",
+    ),
+    (
+        id::control_plane::IN_PLACE_PROPAGATION,
+        "never writes changed machineTemplate metadata onto its existing Machines",
+    ),
+    (
         id::control_plane::KUBECONFIG_SECRET,
         "stores the kubeconfig under key `kubeconfig` instead of `value`",
     ),
@@ -336,20 +344,12 @@ pub const NOT_APPLICABLE: &[(RuleId, &str)] = &[
         "the mock does not support cluster.x-k8s.io/replicas-managed-by",
     ),
     (
-        id::control_plane::MACHINE_LABEL,
-        "the mock's control plane instances are simulated, not CAPI Machines",
-    ),
-    (
-        id::control_plane::IN_PLACE_PROPAGATION,
-        "the mock's control plane instances are simulated, not CAPI Machines",
-    ),
-    (
         id::control_plane::PLACEMENT,
-        "the mock's control plane instances are simulated, not CAPI Machines",
+        "the mock's control plane Machines take no failure domain",
     ),
     (
         id::control_plane::MIN_READY_UPTODATE,
-        "the mock's control plane instances are simulated, not CAPI Machines",
+        "the mock's control plane counts its instances itself, not its Machines' conditions",
     ),
     (
         id::control_plane::IN_PLACE_UPDATES,

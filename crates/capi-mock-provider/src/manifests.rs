@@ -135,8 +135,14 @@ pub fn manager_cluster_role() -> Value {
     rules.push(json!({ "apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ALL_VERBS }));
     rules.push(json!({
         "apiGroups": ["cluster.x-k8s.io"],
-        "resources": ["clusters", "machines", "machinepools"],
+        "resources": ["clusters", "machinepools"],
         "verbs": ["get", "list", "watch"],
+    }));
+    // Its control plane's instances are Machines (`reconcile::cp_machines`), as KCP's.
+    rules.push(json!({
+        "apiGroups": ["cluster.x-k8s.io"],
+        "resources": ["machines"],
+        "verbs": ["create", "delete", "get", "list", "patch", "watch"],
     }));
     json!({
         "apiVersion": "rbac.authorization.k8s.io/v1",

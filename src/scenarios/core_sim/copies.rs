@@ -62,10 +62,7 @@ impl Env {
             )
             .await?;
         }
-        let domains = ic
-            .pointer("/status/failureDomains")
-            .cloned()
-            .unwrap_or_else(|| json!([]));
+        let domains = failure_domains_v1beta2(ic.pointer("/status/failureDomains"));
         self.patch_status(
             &cluster_resource(),
             cluster,
@@ -143,5 +140,49 @@ impl Env {
             "infrastructure provisioned (copied)",
         )
         .await
+    }
+}
+
+/// An InfraCluster's `status.failureDomains` in the v1beta2 Cluster's shape: a list of
+/// `{name, controlPlane, attributes}`. An InfraCluster read at a v1beta1-contract version reports
+/// a map by name (core reads it at the contract version and converts,
+/// `contract.InfrastructureCluster().FailureDomains()`); written into the Cluster as a map, it
+/// would make every Cluster unreadable to a v1beta2 client ("cannot unmarshal object into Go
+/// struct field ClusterStatus.items.status.failureDomains").
+pub fn failure_domains_v1beta2(domains: Option<&Value>) -> Value {
+    match domains {
+        Some(Value::Array(list)) => Value::Array(list.clone()),
+        Some(Value::Object(map)) => Value::Array(
+            map.iter()
+                .map(|(name, fd)| {
+                    let mut out = json!({"name": name});
+                    for k in ["controlPlane", "attributes"] {
+                        if let Some(v) = fd.get(k) {
+                            out[k] = v.clone();
+                        }
+                    }
+                    out
+                })
+                .collect(),
+        ),
+        _ => json!([]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn v1beta1_failure_domains_become_the_v1beta2_list() {
+        let map = json!({"fd-a": {"controlPlane": true, "attributes": {"zone": "a"}}, "fd-b": {}});
+        assert_eq!(
+            failure_domains_v1beta2(Some(&map)),
+            json!([{"name": "fd-a", "controlPlane": true, "attributes": {"zone": "a"}}, {"name": "fd-b"}])
+        );
+        assert_eq!(failure_domains_v1beta2(Some(&json!({}))), json!([]));
+        let list = json!([{"name": "x", "controlPlane": false}]);
+        assert_eq!(failure_domains_v1beta2(Some(&list)), list);
+        assert_eq!(failure_domains_v1beta2(None), json!([]));
     }
 }

@@ -1,7 +1,8 @@
 //! ControlPlane (MockControlPlane): owner gate (Cluster) → cluster lookup → pause → finalizer →
 //! endpoint → `<cluster>-kubeconfig` Secret → one simulated instance per step until
 //! `status.replicas` matches `spec.replicas` (driven through the scale subresource) → initialized,
-//! counters, version(s), conditions; deletion releases every instance.
+//! counters, version(s), conditions; deletion releases every instance. Instances are Machines
+//! when the machine template names an InfraMachineTemplate ([`super::cp_machines`]).
 
 use super::infra_cluster::ENDPOINT_PORT;
 use super::secrets::{self, CAPI_SECRET_TYPE, SecretSpec};
@@ -113,6 +114,8 @@ async fn apply(s: &Subject, ctx: &Ctx, cluster: Option<&DynamicObject>) -> Resul
             secrets::ensure(&ctx.client, s, spec).await?;
         }
     }
+    // Instances that are Machines (a machine template names an InfraMachineTemplate).
+    super::cp_machines::sync(&ctx.client, s, &cluster_name, next).await?;
     let status = status(s, &cluster_name, desired, next);
     s.patch_status_if_changed(status).await?;
     Ok(Action::await_change())
@@ -204,6 +207,16 @@ fn kubeconfig(cluster: &str, host: &str) -> String {
 
 async fn cleanup(s: &Subject, ctx: &Ctx) -> Result<Action> {
     super::drop_ready_on_delete(s, ctx).await?;
+    // Its Machines go first (KCP's `reconcileDelete` waits for them too).
+    if super::cp_machines::template_ref(s).is_some()
+        && !super::cp_machines::delete_all(&ctx.client, s).await?
+    {
+        // An error, not a requeue: kube-runtime's finalizer helper removes the finalizer after
+        // any cleanup that returns Ok.
+        return Err(super::ReconcileError::Waiting(
+            "waiting for the control plane's Machines to be deleted",
+        ));
+    }
     ctx.infra.release(&s.infra_id());
     Ok(Action::await_change())
 }

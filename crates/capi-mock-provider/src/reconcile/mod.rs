@@ -3,6 +3,7 @@
 
 pub mod bootstrap_config;
 pub mod control_plane;
+pub mod cp_machines;
 pub mod infra_cluster;
 pub mod infra_machine;
 pub mod infra_machine_pool;

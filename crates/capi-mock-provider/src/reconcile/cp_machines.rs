@@ -1,0 +1,381 @@
+//! A MockControlPlane whose `spec.machineTemplate` names an InfraMachineTemplate makes its
+//! instances Machines, as KCP does (`cloneConfigsAndGenerateMachine`): per instance an
+//! InfraMachine cloned from the template (clone annotations, owned by the control plane until
+//! core's Machine controller takes it over) and a Machine labelled `cluster-name`,
+//! `control-plane` and `control-plane-name`, with the template's metadata, owned by the control
+//! plane, `spec.bootstrap.dataSecretName` naming a data Secret of the control plane's. Changed
+//! template metadata is written onto the existing Machines in place (KCP's `syncMachines`);
+//! deletion deletes the Machines and waits for them to go.
+
+use super::secrets::{self, CAPI_SECRET_TYPE, SecretSpec, controller_ref};
+use super::{ReconcileError, Result, Subject};
+use crate::core::CoreKind;
+use crate::object::{CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, FIELD_MANAGER};
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::discovery::ApiResource;
+use kube::{Client, ResourceExt};
+use serde_json::{Value, json};
+
+/// `cluster.x-k8s.io/control-plane-name`: the control plane a Machine belongs to.
+pub const CONTROL_PLANE_NAME_LABEL: &str = "cluster.x-k8s.io/control-plane-name";
+
+/// The InfraMachineTemplate the control plane's machine template names (v1beta2
+/// `spec.machineTemplate.spec.infrastructureRef {apiGroup, kind, name}`, v1beta1
+/// `spec.machineTemplate.infrastructureRef {apiVersion, kind, name}`), as the resource of its
+/// kind at the template's version and the template's name.
+pub fn template_ref(s: &Subject) -> Option<(ApiResource, String)> {
+    let latest = s.latest();
+    let spec = latest.data.get("spec")?;
+    // Either shape, whichever version the object was read at.
+    let r = spec
+        .pointer("/machineTemplate/spec/infrastructureRef")
+        .or_else(|| spec.pointer("/machineTemplate/infrastructureRef"))?;
+    let kind = r.get("kind")?.as_str()?;
+    let name = r.get("name")?.as_str()?;
+    let (group, version) = match r.get("apiVersion").and_then(Value::as_str) {
+        Some(av) => av.split_once('/')?,
+        None => (r.get("apiGroup")?.as_str()?, s.contract.as_str()),
+    };
+    let gvk = kube::api::GroupVersionKind::gvk(group, version, kind);
+    let plural = format!("{}s", kind.to_lowercase());
+    Some((
+        ApiResource::from_gvk_with_plural(&gvk, &plural),
+        name.to_string(),
+    ))
+}
+
+fn machine_name(s: &Subject, index: i64) -> String {
+    format!("{}-{index}", s.name)
+}
+
+/// The labels and annotations of `spec.machineTemplate.metadata`.
+fn template_metadata(
+    s: &Subject,
+) -> (
+    serde_json::Map<String, Value>,
+    serde_json::Map<String, Value>,
+) {
+    let latest = s.latest();
+    let meta = latest.data.pointer("/spec/machineTemplate/metadata");
+    let get = |k: &str| {
+        meta.and_then(|m| m.get(k))
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default()
+    };
+    (get("labels"), get("annotations"))
+}
+
+/// What KCP's `syncMachines` writes onto an existing Machine: the template's labels and
+/// annotations, and its deletion timeouts when it has any (an empty `spec.deletion` is refused
+/// by core's CRD, `minProperties: 1`).
+fn in_place_patch(
+    labels: &serde_json::Map<String, Value>,
+    annotations: &serde_json::Map<String, Value>,
+    timeouts: &Value,
+) -> Value {
+    let mut patch = json!({"metadata": {"labels": labels, "annotations": annotations}});
+    if timeouts.as_object().is_some_and(|t| !t.is_empty()) {
+        patch["spec"] = json!({"deletion": timeouts});
+    }
+    patch
+}
+
+/// The machine template's deletion timeouts as a v1beta2 Machine's `spec.deletion` (v1beta2:
+/// `spec.machineTemplate.spec.deletion`; v1beta1: the `node*Timeout` durations, in seconds).
+fn template_timeouts(s: &Subject) -> Value {
+    // Either shape, whichever version the object was read at (webhook mode stores v1beta2).
+    let latest = s.latest();
+    let t = latest.data.pointer("/spec/machineTemplate");
+    let mut out = t
+        .and_then(|t| t.pointer("/spec/deletion"))
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    for (from, to) in [
+        ("nodeDrainTimeout", "nodeDrainTimeoutSeconds"),
+        ("nodeVolumeDetachTimeout", "nodeVolumeDetachTimeoutSeconds"),
+        ("nodeDeletionTimeout", "nodeDeletionTimeoutSeconds"),
+    ] {
+        if let Some(secs) = t
+            .and_then(|t| t.get(from))
+            .and_then(Value::as_str)
+            .and_then(duration_seconds)
+        {
+            out[to] = json!(secs);
+        }
+    }
+    out
+}
+
+/// Seconds of a Go duration made of `h`, `m` and `s` parts (`1m30s`); `None` for anything else.
+fn duration_seconds(text: &str) -> Option<i64> {
+    let mut total = 0i64;
+    let mut number = String::new();
+    for c in text.chars() {
+        match c {
+            '0'..='9' => number.push(c),
+            'h' | 'm' | 's' => {
+                let n: i64 = number.parse().ok()?;
+                number.clear();
+                total += n * match c {
+                    'h' => 3600,
+                    'm' => 60,
+                    _ => 1,
+                };
+            }
+            _ => return None,
+        }
+    }
+    number.is_empty().then_some(total)
+}
+
+fn machines_api(client: &Client, s: &Subject) -> Api<DynamicObject> {
+    Api::namespaced_with(
+        client.clone(),
+        &s.namespace,
+        &CoreKind::Machine.api_resource(),
+    )
+}
+
+fn params() -> PatchParams {
+    PatchParams {
+        field_manager: Some(FIELD_MANAGER.into()),
+        ..Default::default()
+    }
+}
+
+/// The control plane's Machines (by the control-plane-name label).
+pub async fn owned(client: &Client, s: &Subject) -> Result<Vec<DynamicObject>> {
+    let list = machines_api(client, s)
+        .list(&ListParams::default().labels(&format!("{CONTROL_PLANE_NAME_LABEL}={}", s.name)))
+        .await?;
+    Ok(list.items)
+}
+
+/// Makes the control plane's Machines `0..count` exist (one per instance), removes those past
+/// `count`, and writes the template's metadata onto each (in place).
+pub async fn sync(client: &Client, s: &Subject, cluster: &str, count: i64) -> Result<()> {
+    let Some((template_res, template)) = template_ref(s) else {
+        return Ok(());
+    };
+    let data_secret = format!("{}-bootstrap-data", s.name);
+    secrets::ensure(
+        client,
+        s,
+        SecretSpec {
+            name: &data_secret,
+            cluster: Some(cluster),
+            data: vec![("value", "#cloud-config\n".to_string())],
+            secret_type: CAPI_SECRET_TYPE,
+            owned: true,
+        },
+    )
+    .await?;
+    let (labels, annotations) = template_metadata(s);
+    let timeouts = template_timeouts(s);
+    let existing = owned(client, s).await?;
+    for m in &existing {
+        let index = m
+            .name_any()
+            .rsplit('-')
+            .next()
+            .and_then(|i| i.parse::<i64>().ok());
+        if index.is_some_and(|i| i >= count) && m.metadata.deletion_timestamp.is_none() {
+            let _ = machines_api(client, s)
+                .delete(&m.name_any(), &DeleteParams::background())
+                .await;
+            continue;
+        }
+        if s.fault("in-place-propagation") {
+            continue;
+        }
+        let has = |have: &Option<std::collections::BTreeMap<String, String>>,
+                   want: &serde_json::Map<String, Value>| {
+            want.iter().all(|(k, v)| {
+                have.as_ref().and_then(|h| h.get(k)).map(String::as_str) == v.as_str()
+            })
+        };
+        let deletion = m
+            .data
+            .pointer("/spec/deletion")
+            .cloned()
+            .unwrap_or(json!({}));
+        if !has(&m.metadata.labels, &labels)
+            || !has(&m.metadata.annotations, &annotations)
+            || !super::contains(&deletion, &timeouts)
+        {
+            machines_api(client, s)
+                .patch(
+                    &m.name_any(),
+                    &params(),
+                    &Patch::Merge(in_place_patch(&labels, &annotations, &timeouts)),
+                )
+                .await?;
+        }
+    }
+    for index in 0..count {
+        let name = machine_name(s, index);
+        if existing.iter().any(|m| m.name_any() == name) {
+            continue;
+        }
+        let infra =
+            create_infra_machine(client, s, cluster, &template_res, &template, &name).await?;
+        create_machine(
+            client,
+            s,
+            cluster,
+            &infra,
+            &name,
+            &data_secret,
+            (&labels, &annotations),
+            &timeouts,
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// The InfraMachine of one instance, cloned from the template (`external.CreateFromTemplate`).
+async fn create_infra_machine(
+    client: &Client,
+    s: &Subject,
+    cluster: &str,
+    template_res: &ApiResource,
+    template: &str,
+    name: &str,
+) -> Result<ApiResource> {
+    let templates: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), &s.namespace, template_res);
+    let t = templates.get(template).await?;
+    let kind = template_res
+        .kind
+        .strip_suffix("Template")
+        .unwrap_or(&template_res.kind)
+        .to_string();
+    let gvk = kube::api::GroupVersionKind::gvk(&template_res.group, &template_res.version, &kind);
+    let resource = ApiResource::from_gvk_with_plural(&gvk, &format!("{}s", kind.to_lowercase()));
+    let mut annotations = t
+        .data
+        .pointer("/spec/template/metadata/annotations")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    annotations.insert("cluster.x-k8s.io/cloned-from-name".into(), json!(template));
+    annotations.insert(
+        "cluster.x-k8s.io/cloned-from-groupkind".into(),
+        json!(format!("{}.{}", template_res.kind, template_res.group)),
+    );
+    let obj = json!({
+        "apiVersion": resource.api_version,
+        "kind": resource.kind,
+        "metadata": {
+            "name": name,
+            "namespace": s.namespace,
+            "labels": labels_of(s, cluster, &Default::default()),
+            "annotations": annotations,
+            "ownerReferences": [controller_ref(s)],
+        },
+        "spec": t.data.pointer("/spec/template/spec").cloned().unwrap_or_else(|| json!({})),
+    });
+    let obj: DynamicObject =
+        serde_json::from_value(obj).map_err(|e| ReconcileError::Invalid(e.to_string()))?;
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), &s.namespace, &resource);
+    create_or_keep(&api, &obj).await?;
+    Ok(resource)
+}
+
+/// What a control plane's Machine carries: the cluster, the control-plane key (empty value) and
+/// the control plane's name, over the template's labels.
+fn labels_of(
+    s: &Subject,
+    cluster: &str,
+    template: &serde_json::Map<String, Value>,
+) -> serde_json::Map<String, Value> {
+    let mut labels = template.clone();
+    labels.insert(CLUSTER_NAME_LABEL.into(), json!(cluster));
+    if !s.fault("machine-label") {
+        labels.insert(CONTROL_PLANE_LABEL.into(), json!(""));
+    }
+    labels.insert(CONTROL_PLANE_NAME_LABEL.into(), json!(s.name));
+    labels
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn create_machine(
+    client: &Client,
+    s: &Subject,
+    cluster: &str,
+    infra: &ApiResource,
+    name: &str,
+    data_secret: &str,
+    (labels, annotations): (
+        &serde_json::Map<String, Value>,
+        &serde_json::Map<String, Value>,
+    ),
+    timeouts: &Value,
+) -> Result<()> {
+    let version = crate::object::string_field(&s.obj, "spec.version").unwrap_or("v0.0.0");
+    let obj = json!({
+        "apiVersion": CoreKind::Machine.api_resource().api_version,
+        "kind": "Machine",
+        "metadata": {
+            "name": name,
+            "namespace": s.namespace,
+            "labels": labels_of(s, cluster, labels),
+            "annotations": annotations,
+            "ownerReferences": [controller_ref(s)],
+        },
+        "spec": {
+            "clusterName": cluster,
+            "version": version,
+            "bootstrap": {"dataSecretName": data_secret},
+            "infrastructureRef": {"apiGroup": infra.group, "kind": infra.kind, "name": name},
+        },
+    });
+    // Core's v1beta2 CRD refuses an empty optional struct (`minProperties: 1`).
+    let mut obj = obj;
+    if timeouts.as_object().is_some_and(|t| !t.is_empty()) {
+        obj["spec"]["deletion"] = timeouts.clone();
+    }
+    let obj: DynamicObject =
+        serde_json::from_value(obj).map_err(|e| ReconcileError::Invalid(e.to_string()))?;
+    create_or_keep(&machines_api(client, s), &obj).await
+}
+
+async fn create_or_keep(api: &Api<DynamicObject>, obj: &DynamicObject) -> Result<()> {
+    let params = PostParams {
+        field_manager: Some(FIELD_MANAGER.into()),
+        ..Default::default()
+    };
+    match api.create(&params, obj).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(e)) if e.code == 409 => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Deletes the control plane's Machines; `true` once none is left.
+pub async fn delete_all(client: &Client, s: &Subject) -> Result<bool> {
+    let machines = owned(client, s).await?;
+    for m in machines
+        .iter()
+        .filter(|m| m.metadata.deletion_timestamp.is_none())
+    {
+        let _ = machines_api(client, s)
+            .delete(&m.name_any(), &DeleteParams::background())
+            .await;
+    }
+    Ok(machines.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn go_durations_in_seconds() {
+        assert_eq!(super::duration_seconds("91s"), Some(91));
+        assert_eq!(super::duration_seconds("1m30s"), Some(90));
+        assert_eq!(super::duration_seconds("2h"), Some(7200));
+        assert_eq!(super::duration_seconds("10"), None);
+        assert_eq!(super::duration_seconds("1.5s"), None);
+    }
+}

@@ -1,0 +1,1064 @@
+//! CAPI core's Machine controller for the Machines a control plane provider creates (KCP clones
+//! an InfraMachine and a BootstrapConfig for each, owns them "on create", and waits for core),
+//! and the Cluster controller's copy of the control plane's initialized flag. Mirrors CAPI
+//! v1.11 `internal/controllers/machine` (docs/core-simulation.md "Machines a control plane
+//! creates"):
+//!
+//! - `ensureExternalOwnershipAndWatch`: on the referenced bootstrap config and InfraMachine,
+//!   the control plane's (and MachineSet's) on-create owner references are removed, the Machine
+//!   becomes the controller (`SetControllerReference`: `blockOwnerDeletion`) and the
+//!   cluster-name label is set; the finalizer `machine.cluster.x-k8s.io` goes on the Machine;
+//! - `reconcileBootstrap` / `reconcileInfrastructure`: the copies of [`super::copies`];
+//! - `reconcileNode`: the Node of the Machine's `spec.providerID` in the workload cluster
+//!   (`<cluster>-kubeconfig`) becomes `status.nodeRef`;
+//! - `updateStatus`: `BootstrapConfigReady`, `InfrastructureReady`, `NodeReady`, `NodeHealthy`,
+//!   `Deleting`, the `Ready` summary over them and the Machine's `spec.readinessGates`, then
+//!   `Available` (`Ready` for `minReadySeconds`), and `status.phase`;
+//! - `reconcileDelete`: wait for the pre-drain and pre-terminate hooks' annotations to go, delete
+//!   the InfraMachine and the bootstrap config, wait until both are gone, remove the finalizer.
+//!   (No drain: a control plane's workload Nodes are the infrastructure provider's to remove.)
+//!
+//! Woken by watches (the Machines, each referenced kind, the workload cluster's Nodes), with a
+//! short requeue while something is pending, as a controller requeues.
+
+use super::{CLUSTER_NAME_LABEL, CORE_GROUP, cluster_resource, machine_resource};
+use crate::scenarios::env::{Env, EnvError, key};
+use futures::StreamExt;
+use kube::api::{Api, ListParams};
+use kube::discovery::ApiResource;
+use kube::runtime::watcher;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+
+/// Core's Machine finalizer (`clusterv1.MachineFinalizer`).
+pub const MACHINE_FINALIZER: &str = "machine.cluster.x-k8s.io";
+const PRE_DRAIN_HOOK: &str = "pre-drain.delete.hook.machine.cluster.x-k8s.io";
+const PRE_TERMINATE_HOOK: &str = "pre-terminate.delete.hook.machine.cluster.x-k8s.io";
+/// How soon a reconcile that is waiting for something no watch reports runs again.
+const REQUEUE: Duration = Duration::from_millis(500);
+/// How long one attempt to reach the workload cluster may take, and the pause after one failed.
+const WORKLOAD_RETRY: Duration = Duration::from_secs(2);
+
+/// What the simulated Machine controller has seen so far.
+#[derive(Debug, Default, Clone)]
+pub struct MachineProgress {
+    /// Machines of the control plane not being deleted.
+    pub machines: usize,
+    /// Of those, the ones whose Node was found in the workload cluster (`status.nodeRef`).
+    pub with_node: usize,
+    /// The last reason a Machine could not get its Node (no kubeconfig, no such Node, …).
+    pub waiting_for_node: Option<String>,
+    /// Whether the workload cluster answered a list of its Nodes (so a missing Node is known
+    /// to be missing, not merely unseen).
+    pub workload_listed: bool,
+}
+
+/// The running controller; stops when dropped (call [`Self::stop`] to release what it holds).
+pub struct MachineController {
+    task: JoinHandle<()>,
+    progress: Arc<Mutex<MachineProgress>>,
+    env: Env,
+    cluster: String,
+}
+
+impl Drop for MachineController {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl MachineController {
+    pub fn progress(&self) -> MachineProgress {
+        self.progress.lock().map(|p| p.clone()).unwrap_or_default()
+    }
+
+    /// Stops the controller and takes its finalizer off every Machine of the cluster still
+    /// present (a scenario that ended early: nothing of the tool's may keep an object).
+    pub async fn stop(self) {
+        self.task.abort();
+        let api = self.env.api(&machine_resource());
+        let params =
+            ListParams::default().labels(&format!("{CLUSTER_NAME_LABEL}={}", self.cluster));
+        let Ok(list) = api.list(&params).await else {
+            return;
+        };
+        for m in list.items {
+            let fins = m.metadata.finalizers.clone().unwrap_or_default();
+            if !fins.iter().any(|f| f == MACHINE_FINALIZER) {
+                continue;
+            }
+            let rest: Vec<&String> = fins.iter().filter(|f| *f != MACHINE_FINALIZER).collect();
+            let name = m.metadata.name.clone().unwrap_or_default();
+            let _ = self
+                .env
+                .merge_patch(
+                    &machine_resource(),
+                    &name,
+                    json!({"metadata": {"finalizers": rest, "resourceVersion": m.metadata.resource_version}}),
+                    "remove finalizer (core simulation stopped)",
+                )
+                .await;
+        }
+    }
+}
+
+impl Env {
+    /// Starts core's Machine controller for the Machines of `cluster` that `control_plane`
+    /// (the Cluster's `controlPlaneRef` kind) creates, and the Cluster controller's copy of that
+    /// control plane's initialized flag.
+    pub fn start_machine_controller(
+        &self,
+        cluster: &str,
+        control_plane: &ApiResource,
+        control_plane_name: &str,
+    ) -> MachineController {
+        let progress = Arc::new(Mutex::new(MachineProgress::default()));
+        // Core's acts happen in the background at the pace of core and provider, not as the
+        // scenario's steps: not in the scenario's timeline, which stays the same run after run.
+        let mut env = self.clone();
+        env.recorder = crate::scenarios::timeline::Recorder::new();
+        let sim = Sim {
+            env,
+            cluster: cluster.to_string(),
+            control_plane: control_plane.clone(),
+            control_plane_name: control_plane_name.to_string(),
+            wake: Arc::new(Notify::new()),
+            progress: progress.clone(),
+            resources: HashMap::new(),
+            watches: Vec::new(),
+            workload: None,
+            nodes_watched: false,
+            workload_retry_at: None,
+        };
+        MachineController {
+            task: tokio::spawn(sim.run()),
+            progress,
+            env: self.clone(),
+            cluster: cluster.to_string(),
+        }
+    }
+}
+
+struct Sim {
+    env: Env,
+    cluster: String,
+    control_plane: ApiResource,
+    control_plane_name: String,
+    wake: Arc<Notify>,
+    progress: Arc<Mutex<MachineProgress>>,
+    /// `(group, kind)` → the resource read at the version core's contract names.
+    resources: HashMap<(String, String), ApiResource>,
+    watches: Vec<AbortOnDrop>,
+    /// The workload cluster's client (from `<cluster>-kubeconfig`) once it connects.
+    workload: Option<kube::Client>,
+    /// Whether its Nodes are watched (from the first list that worked).
+    nodes_watched: bool,
+    /// No new attempt to reach the workload cluster before this (after one failed).
+    workload_retry_at: Option<tokio::time::Instant>,
+}
+
+struct AbortOnDrop(JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Wakes `wake` on every event of `api` (filtered by `config`).
+fn wake_on<K>(api: Api<K>, config: watcher::Config, wake: Arc<Notify>) -> AbortOnDrop
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static,
+{
+    AbortOnDrop(tokio::spawn(async move {
+        let mut stream = watcher::watcher(api, config).boxed();
+        while let Some(item) = stream.next().await {
+            if item.is_err() {
+                // The watcher retries by itself on the next poll; not at once.
+                tokio::time::sleep(REQUEUE).await;
+            }
+            wake.notify_one();
+        }
+    }))
+}
+
+/// What one pass found still to do.
+#[derive(Default)]
+struct Pass {
+    pending: bool,
+    machines: usize,
+    with_node: usize,
+    waiting_for_node: Option<String>,
+}
+
+impl Sim {
+    fn selector(&self) -> String {
+        format!("{CLUSTER_NAME_LABEL}={}", self.cluster)
+    }
+
+    async fn run(mut self) {
+        let machines = self.env.api(&machine_resource());
+        self.watches.push(wake_on(
+            machines,
+            watcher::Config::default().labels(&self.selector()),
+            self.wake.clone(),
+        ));
+        self.watches.push(wake_on(
+            self.env.api(&self.control_plane),
+            watcher::Config::default()
+                .fields(&format!("metadata.name={}", self.control_plane_name)),
+            self.wake.clone(),
+        ));
+        loop {
+            let pass = self.reconcile_all().await;
+            if let Ok(mut p) = self.progress.lock() {
+                p.machines = pass.machines;
+                p.with_node = pass.with_node;
+                p.workload_listed |= self.nodes_watched;
+                if pass.waiting_for_node.is_some() {
+                    p.waiting_for_node = pass.waiting_for_node;
+                }
+            }
+            if pass.pending {
+                let _ = tokio::time::timeout(REQUEUE, self.wake.notified()).await;
+            } else {
+                self.wake.notified().await;
+            }
+        }
+    }
+
+    async fn reconcile_all(&mut self) -> Pass {
+        let mut pass = Pass::default();
+        if self.copy_control_plane_initialized().await.is_err() {
+            pass.pending = true;
+        }
+        let api = self.env.api(&machine_resource());
+        let Ok(list) = api
+            .list(&ListParams::default().labels(&self.selector()))
+            .await
+        else {
+            pass.pending = true;
+            return pass;
+        };
+        for m in list.items {
+            let Ok(m) = serde_json::to_value(&m) else {
+                continue;
+            };
+            if !self.is_ours(&m) {
+                continue;
+            }
+            let deleting = m.pointer("/metadata/deletionTimestamp").is_some();
+            let done = if deleting {
+                self.reconcile_delete(&m).await
+            } else {
+                pass.machines += 1;
+                let r = self.reconcile_normal(&m).await;
+                match &r {
+                    Ok(Step::Node) => pass.with_node += 1,
+                    Ok(Step::NoNode(why)) => pass.waiting_for_node = Some(why.clone()),
+                    _ => {}
+                }
+                r.map(|s| matches!(s, Step::Node))
+            };
+            if !matches!(done, Ok(true)) {
+                pass.pending = true;
+            }
+        }
+        pass
+    }
+
+    /// A Machine of the control plane under test (its owner, as KCP creates them).
+    fn is_ours(&self, m: &Value) -> bool {
+        m.pointer("/metadata/ownerReferences")
+            .and_then(Value::as_array)
+            .is_some_and(|refs| {
+                refs.iter().any(|o| {
+                    o.get("kind").and_then(Value::as_str) == Some(self.control_plane.kind.as_str())
+                        && o.get("name").and_then(Value::as_str)
+                            == Some(self.control_plane_name.as_str())
+                })
+            })
+    }
+
+    /// The Cluster controller's `reconcileControlPlane`: the control plane's initialized flag
+    /// (v1beta2 `status.initialization.controlPlaneInitialized`, v1beta1 `status.initialized`)
+    /// onto the Cluster, with its `ControlPlaneInitialized` conditions (what CABPK waits for
+    /// before it joins another control plane Machine).
+    async fn copy_control_plane_initialized(&self) -> Result<(), EnvError> {
+        let cp = self
+            .env
+            .api(&self.control_plane)
+            .get_opt(&self.control_plane_name)
+            .await
+            .map_err(|source| EnvError::Api {
+                action: "read",
+                object: key(&self.control_plane, &self.control_plane_name),
+                source,
+            })?;
+        let Some(cp) = cp.and_then(|c| serde_json::to_value(c).ok()) else {
+            return Ok(());
+        };
+        let initialized = cp
+            .pointer("/status/initialization/controlPlaneInitialized")
+            .or_else(|| cp.pointer("/status/initialized"))
+            .and_then(Value::as_bool)
+            == Some(true);
+        if !initialized {
+            return Ok(());
+        }
+        let cluster = self
+            .env
+            .api(&cluster_resource())
+            .get(&self.cluster)
+            .await
+            .map_err(|source| EnvError::Api {
+                action: "read",
+                object: format!("Cluster/{}", self.cluster),
+                source,
+            })?;
+        let cluster =
+            serde_json::to_value(cluster).map_err(|e| EnvError::Invalid(e.to_string()))?;
+        if cluster
+            .pointer("/status/initialization/controlPlaneInitialized")
+            .and_then(Value::as_bool)
+            == Some(true)
+        {
+            return Ok(());
+        }
+        let now = now();
+        self.env
+            .patch_status(
+                &cluster_resource(),
+                &self.cluster,
+                json!({"status": {
+                    "initialization": {"controlPlaneInitialized": true},
+                    "conditions": [{"type": "ControlPlaneInitialized", "status": "True", "reason": "Initialized",
+                                    "message": "", "lastTransitionTime": now}],
+                    "deprecated": {"v1beta1": {"conditions": [
+                        {"type": "ControlPlaneInitialized", "status": "True", "lastTransitionTime": now}]}}}}),
+                "copy control plane initialized",
+            )
+            .await
+            .map(|_| ())
+    }
+
+    /// The resource of a `{apiGroup, kind}` reference, read at the version core reads it: the
+    /// newest version the CRD lists under the `cluster.x-k8s.io/<core version>` contract label
+    /// (`contract.GetAPIVersion`), else its storage version. Starts a watch of it (core's
+    /// `externalTracker.Watch`).
+    async fn resource_of(&mut self, group: &str, kind: &str) -> Result<ApiResource, EnvError> {
+        let k = (group.to_string(), kind.to_string());
+        if let Some(r) = self.resources.get(&k) {
+            return Ok(r.clone());
+        }
+        use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+        let crds: Api<CustomResourceDefinition> = Api::all(self.env.client.clone());
+        let list = crds
+            .list(&ListParams::default())
+            .await
+            .map_err(|source| EnvError::Api {
+                action: "list",
+                object: "CustomResourceDefinitions".into(),
+                source,
+            })?;
+        let crd = list
+            .items
+            .into_iter()
+            .find(|c| c.spec.group == group && c.spec.names.kind == kind)
+            .ok_or_else(|| EnvError::Invalid(format!("no CRD serves {kind}.{group}")))?;
+        let label = format!("{CORE_GROUP}/{}", self.env.core_version);
+        let mut listed: Vec<String> = crd
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(&label))
+            .map(|v| v.split('_').map(str::to_string).collect())
+            .unwrap_or_default();
+        kube_version_order::sort_ascending(&mut listed);
+        let served = |v: &str| crd.spec.versions.iter().any(|x| x.name == v && x.served);
+        let version = listed
+            .iter()
+            .rev()
+            .find(|v| served(v))
+            .cloned()
+            .or_else(|| {
+                crd.spec
+                    .versions
+                    .iter()
+                    .find(|v| v.storage)
+                    .map(|v| v.name.clone())
+            })
+            .ok_or_else(|| EnvError::Invalid(format!("CRD of {kind}.{group} has no version")))?;
+        let resource = ApiResource {
+            group: group.to_string(),
+            version: version.clone(),
+            api_version: format!("{group}/{version}"),
+            kind: kind.to_string(),
+            plural: crd.spec.names.plural.clone(),
+        };
+        self.watches.push(wake_on(
+            self.env.api(&resource),
+            watcher::Config::default().labels(&self.selector()),
+            self.wake.clone(),
+        ));
+        self.resources.insert(k, resource.clone());
+        Ok(resource)
+    }
+
+    async fn referenced(&mut self, reference: Option<&Value>) -> Result<Referenced, EnvError> {
+        let Some(r) = reference else {
+            return Ok(None);
+        };
+        let (Some(group), Some(kind), Some(name)) = (
+            r.get("apiGroup").and_then(Value::as_str),
+            r.get("kind").and_then(Value::as_str),
+            r.get("name").and_then(Value::as_str),
+        ) else {
+            return Ok(None);
+        };
+        let resource = match self.resource_of(group, kind).await {
+            Ok(r) => r,
+            // No CRD serves the kind: nothing of it exists (core reads NotFound).
+            Err(EnvError::Invalid(_)) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let obj = self
+            .env
+            .api(&resource)
+            .get_opt(name)
+            .await
+            .map_err(|source| EnvError::Api {
+                action: "read",
+                object: key(&resource, name),
+                source,
+            })?
+            .and_then(|o| serde_json::to_value(o).ok());
+        Ok(Some((resource, name.to_string(), obj)))
+    }
+
+    /// The Machine's bootstrap config and InfraMachine (each: resource, name, the object).
+    async fn references(&mut self, m: &Value) -> Result<(Referenced, Referenced), EnvError> {
+        let bootstrap = self
+            .referenced(m.pointer("/spec/bootstrap/configRef"))
+            .await?;
+        let infra = self
+            .referenced(m.pointer("/spec/infrastructureRef"))
+            .await?;
+        Ok((bootstrap, infra))
+    }
+
+    /// `ensureExternalOwnershipAndWatch` on one referenced object.
+    async fn own(
+        &self,
+        machine: &Value,
+        resource: &ApiResource,
+        name: &str,
+        obj: &Value,
+    ) -> Result<(), EnvError> {
+        let machine_name = name_of(machine);
+        let uid = machine
+            .pointer("/metadata/uid")
+            .cloned()
+            .unwrap_or(Value::Null);
+        let refs: Vec<Value> = obj
+            .pointer("/metadata/ownerReferences")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let on_create = |o: &Value| {
+            let group = o
+                .get("apiVersion")
+                .and_then(Value::as_str)
+                .and_then(|av| av.split_once('/'))
+                .map_or("", |(g, _)| g);
+            let kind = o.get("kind").and_then(Value::as_str).unwrap_or_default();
+            (group == CORE_GROUP && kind == "MachineSet")
+                || (group == self.control_plane.group && kind == self.control_plane.kind)
+        };
+        let is_machine_controller = |o: &Value| {
+            o.get("kind").and_then(Value::as_str) == Some("Machine")
+                && o.get("name").and_then(Value::as_str) == Some(machine_name)
+                && o.get("uid") == Some(&uid)
+                && o.get("controller").and_then(Value::as_bool) == Some(true)
+        };
+        let labelled = obj
+            .pointer("/metadata/labels")
+            .and_then(|l| l.get(CLUSTER_NAME_LABEL))
+            .and_then(Value::as_str)
+            == Some(self.cluster.as_str());
+        if !refs.iter().any(on_create) && refs.iter().any(is_machine_controller) && labelled {
+            return Ok(());
+        }
+        let mut kept: Vec<Value> = refs
+            .into_iter()
+            .filter(|o| !on_create(o))
+            .filter(|o| {
+                !(o.get("kind").and_then(Value::as_str) == Some("Machine")
+                    && o.get("name").and_then(Value::as_str) == Some(machine_name))
+            })
+            .collect();
+        if kept
+            .iter()
+            .any(|o| o.get("controller").and_then(Value::as_bool) == Some(true))
+        {
+            return Err(EnvError::Invalid(format!(
+                "{} has another controller; core's SetControllerReference refuses it",
+                key(resource, name)
+            )));
+        }
+        kept.push(json!({
+            "apiVersion": format!("{CORE_GROUP}/{}", self.env.core_version),
+            "kind": "Machine",
+            "name": machine_name,
+            "uid": uid,
+            "controller": true,
+            "blockOwnerDeletion": true,
+        }));
+        self.env
+            .merge_patch(
+                resource,
+                name,
+                json!({"metadata": {
+                    "ownerReferences": kept,
+                    "labels": {CLUSTER_NAME_LABEL: self.cluster},
+                    "resourceVersion": obj.pointer("/metadata/resourceVersion"),
+                }}),
+                "set owner (core's Machine controller)",
+            )
+            .await
+            .map(|_| ())
+    }
+
+    async fn reconcile_normal(&mut self, m: &Value) -> Result<Step, EnvError> {
+        let name = name_of(m).to_string();
+        let finalizers = finalizers_of(m);
+        if !finalizers.iter().any(|f| f == MACHINE_FINALIZER) {
+            let mut fins = finalizers.clone();
+            fins.push(json!(MACHINE_FINALIZER));
+            self.set_finalizers(m, fins, "add finalizer (core's Machine controller)")
+                .await?;
+            return Ok(Step::Pending);
+        }
+        let (bootstrap, infra) = self.references(m).await?;
+        for (resource, n, obj) in [&bootstrap, &infra].into_iter().flatten() {
+            if let Some(obj) = obj {
+                self.own(m, resource, n, obj).await?;
+            }
+        }
+        let bootstrap_ready = match &bootstrap {
+            None => true,
+            Some((_, _, Some(c))) => {
+                ready(c, "dataSecretCreated")
+                    && c.pointer("/status/dataSecretName")
+                        .and_then(Value::as_str)
+                        .is_some()
+            }
+            Some(_) => false,
+        };
+        let infra_ready = matches!(&infra, Some((_, _, Some(i))) if ready(i, "provisioned")
+            && i.pointer("/spec/providerID").and_then(Value::as_str).is_some_and(|s| !s.is_empty()));
+        if bootstrap_ready
+            && let Some((resource, n, Some(_))) = &bootstrap
+            && !(m.pointer("/spec/bootstrap/dataSecretName").is_some()
+                && init(m, "bootstrapDataSecretCreated"))
+        {
+            self.env.copy_machine_bootstrap(&name, resource, n).await?;
+            return Ok(Step::Pending);
+        }
+        if infra_ready
+            && let Some((resource, n, Some(i))) = &infra
+            && (!init(m, "infrastructureProvisioned")
+                || m.pointer("/spec/providerID") != i.pointer("/spec/providerID"))
+        {
+            self.env
+                .copy_machine_infrastructure(&name, resource, n)
+                .await?;
+            return Ok(Step::Pending);
+        }
+        let provider_id = m
+            .pointer("/spec/providerID")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let node = match &provider_id {
+            Some(id) => self.node_of(id).await,
+            None => Err("the Machine has no spec.providerID yet".to_string()),
+        };
+        let step = match &node {
+            Ok(_) => Step::Node,
+            Err(why) => Step::NoNode(why.clone()),
+        };
+        self.update_status(m, &bootstrap, &infra, node.ok().as_ref())
+            .await?;
+        Ok(step)
+    }
+
+    /// The Node whose `spec.providerID` is `id` in the workload cluster. A workload cluster
+    /// that cannot be reached (a kubeconfig naming a host that is not there) is tried again
+    /// after [`WORKLOAD_RETRY`], each attempt bounded by it too.
+    async fn node_of(&mut self, id: &str) -> Result<Value, String> {
+        if let Some(at) = self.workload_retry_at
+            && tokio::time::Instant::now() < at
+        {
+            return Err("the workload cluster did not answer; trying again shortly".into());
+        }
+        let client = self.workload_client().await?;
+        let nodes: Api<k8s_openapi::api::core::v1::Node> = Api::all(client);
+        let listed = tokio::time::timeout(WORKLOAD_RETRY, nodes.list(&ListParams::default()))
+            .await
+            .unwrap_or_else(|_| {
+                Err(kube::Error::Service(
+                    format!("no answer within {}s", WORKLOAD_RETRY.as_secs()).into(),
+                ))
+            });
+        let list = match listed {
+            Ok(l) => l,
+            Err(e) => {
+                self.workload = None;
+                self.workload_retry_at = Some(tokio::time::Instant::now() + WORKLOAD_RETRY);
+                return Err(format!("listing the workload cluster's Nodes: {e}"));
+            }
+        };
+        self.workload_retry_at = None;
+        if !self.nodes_watched {
+            self.nodes_watched = true;
+            self.watches.push(wake_on(
+                nodes,
+                watcher::Config::default(),
+                self.wake.clone(),
+            ));
+        }
+        list.items
+            .into_iter()
+            .find(|n| n.spec.as_ref().and_then(|s| s.provider_id.as_deref()) == Some(id))
+            .and_then(|n| serde_json::to_value(n).ok())
+            .ok_or_else(|| format!("no Node of providerID {id} in the workload cluster"))
+    }
+
+    /// A client of the workload cluster from `<cluster>-kubeconfig` (key `value`).
+    async fn workload_client(&mut self) -> Result<kube::Client, String> {
+        if let Some(c) = &self.workload {
+            return Ok(c.clone());
+        }
+        let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+            Api::namespaced(self.env.client.clone(), &self.env.namespace);
+        let name = format!("{}-kubeconfig", self.cluster);
+        let secret = secrets
+            .get_opt(&name)
+            .await
+            .map_err(|e| format!("reading Secret {name}: {e}"))?
+            .ok_or_else(|| format!("no Secret {name} yet"))?;
+        let text = secret
+            .data
+            .as_ref()
+            .and_then(|d| d.get("value"))
+            .map(|b| String::from_utf8_lossy(&b.0).to_string())
+            .ok_or_else(|| format!("Secret {name} has no key `value`"))?;
+        let kubeconfig = kube::config::Kubeconfig::from_yaml(&text)
+            .map_err(|e| format!("Secret {name} is not a kubeconfig: {e}"))?;
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            .await
+            .map_err(|e| format!("Secret {name}: {e}"))?;
+        let client = kube::Client::try_from(config).map_err(|e| format!("Secret {name}: {e}"))?;
+        self.workload = Some(client.clone());
+        Ok(client)
+    }
+
+    /// Core's `updateStatus` for a Machine not being deleted: its conditions and phase, written
+    /// only when they change (a merge patch of the whole list under the read resourceVersion,
+    /// as CAPI's patch helper writes conditions: a provider's own conditions are kept).
+    async fn update_status(
+        &self,
+        m: &Value,
+        bootstrap: &Referenced,
+        infra: &Referenced,
+        node: Option<&Value>,
+    ) -> Result<(), EnvError> {
+        let name = name_of(m);
+        let mut wanted: Vec<Value> = Vec::new();
+        let data_secret = init(m, "bootstrapDataSecretCreated");
+        wanted.push(match bootstrap {
+            None => condition("BootstrapConfigReady", true, "DataSecretProvided", ""),
+            Some(b) => external_ready("BootstrapConfigReady", b, data_secret, "dataSecretCreated"),
+        });
+        let provisioned = init(m, "infrastructureProvisioned");
+        wanted.push(match infra {
+            None => condition("InfrastructureReady", false, "DoesNotExist", ""),
+            Some(i) => external_ready("InfrastructureReady", i, provisioned, "provisioned"),
+        });
+        let node_ready = node.and_then(|n| {
+            n.pointer("/status/conditions")
+                .and_then(Value::as_array)
+                .and_then(|cs| {
+                    cs.iter()
+                        .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"))
+                })
+                .and_then(|c| c.get("status").and_then(Value::as_str))
+                .map(|s| s == "True")
+        });
+        match node_ready {
+            Some(true) => {
+                wanted.push(condition("NodeReady", true, "NodeReady", ""));
+                wanted.push(condition("NodeHealthy", true, "NodeHealthy", ""));
+            }
+            Some(false) | None if node.is_some() => {
+                wanted.push(condition("NodeReady", false, "NodeNotReady", ""));
+                wanted.push(condition("NodeHealthy", false, "NodeNotHealthy", ""));
+            }
+            _ => {
+                let msg = "Waiting for a Node with spec.providerID to exist";
+                wanted.push(condition("NodeReady", false, "NodeDoesNotExist", msg));
+                wanted.push(condition("NodeHealthy", false, "NodeDoesNotExist", msg));
+            }
+        }
+        wanted.push(condition("Deleting", false, "NotDeleting", ""));
+        let current: Vec<Value> = m
+            .pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        // The Ready summary: every condition above (Deleting with negative polarity) and each
+        // readiness gate the owner asks for (KCP: its control plane components' conditions).
+        let gates: Vec<String> = m
+            .pointer("/spec/readinessGates")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|g| g.get("conditionType").and_then(Value::as_str))
+            .map(str::to_string)
+            .collect();
+        let status_of = |t: &str| {
+            wanted
+                .iter()
+                .chain(current.iter())
+                .find(|c| c.get("type").and_then(Value::as_str) == Some(t))
+                .and_then(|c| c.get("status").and_then(Value::as_str))
+                .map(str::to_string)
+        };
+        let not_ready: Vec<String> = ["BootstrapConfigReady", "InfrastructureReady", "NodeHealthy"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(gates)
+            .filter(|t| status_of(t).as_deref() != Some("True"))
+            .collect();
+        let is_ready = not_ready.is_empty();
+        wanted.push(condition(
+            "Ready",
+            is_ready,
+            if is_ready { "Ready" } else { "NotReady" },
+            &if is_ready {
+                String::new()
+            } else {
+                format!("* {}: not True", not_ready.join(", "))
+            },
+        ));
+        let min_ready = m
+            .pointer("/spec/minReadySeconds")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        let ready_since = current
+            .iter()
+            .find(|c| {
+                c.get("type").and_then(Value::as_str) == Some("Ready")
+                    && c.get("status").and_then(Value::as_str) == Some("True")
+            })
+            .and_then(|c| c.get("lastTransitionTime").and_then(Value::as_str))
+            .and_then(|t| t.parse::<jiff::Timestamp>().ok());
+        let available = is_ready
+            && (min_ready == 0
+                || ready_since.is_some_and(|t| {
+                    jiff::Timestamp::now().duration_since(t).as_secs() >= min_ready
+                }));
+        wanted.push(condition(
+            "Available",
+            available,
+            if available {
+                "Available"
+            } else if is_ready {
+                "WaitingForMinReadySeconds"
+            } else {
+                "NotReady"
+            },
+            "",
+        ));
+        let phase = if node.is_some() {
+            "Running"
+        } else if provisioned {
+            "Provisioned"
+        } else if data_secret {
+            "Provisioning"
+        } else {
+            "Pending"
+        };
+        let mut merged = current.clone();
+        let mut changed = false;
+        for w in wanted {
+            let t = w.get("type").cloned();
+            match merged.iter_mut().find(|c| c.get("type") == t.as_ref()) {
+                Some(c) if same(c, &w) => {}
+                Some(c) => {
+                    let keep_time = c.get("status") == w.get("status");
+                    let time = c.get("lastTransitionTime").cloned();
+                    *c = w;
+                    if keep_time && let Some(t) = time {
+                        c["lastTransitionTime"] = t;
+                    }
+                    changed = true;
+                }
+                None => {
+                    merged.push(w);
+                    changed = true;
+                }
+            }
+        }
+        let mut status = json!({});
+        if changed {
+            status["conditions"] = json!(merged);
+        }
+        if m.pointer("/status/phase").and_then(Value::as_str) != Some(phase) {
+            status["phase"] = json!(phase);
+        }
+        if let Some(n) = node.and_then(|n| n.pointer("/metadata/name"))
+            && m.pointer("/status/nodeRef/name") != Some(n)
+        {
+            status["nodeRef"] = json!({"name": n});
+        }
+        if status.as_object().is_some_and(|s| s.is_empty()) {
+            return Ok(());
+        }
+        self.env
+            .patch_status(
+                &machine_resource(),
+                name,
+                json!({"metadata": {"resourceVersion": m.pointer("/metadata/resourceVersion")}, "status": status}),
+                "update Machine status (core's Machine controller)",
+            )
+            .await
+            .map(|_| ())
+    }
+
+    /// Writes Machine `m`'s finalizers, under the resourceVersion it was read at.
+    async fn set_finalizers(
+        &self,
+        m: &Value,
+        finalizers: Vec<Value>,
+        action: &str,
+    ) -> Result<(), EnvError> {
+        self.env
+            .merge_patch(
+                &machine_resource(),
+                name_of(m),
+                json!({"metadata": {"finalizers": finalizers, "resourceVersion": m.pointer("/metadata/resourceVersion")}}),
+                action,
+            )
+            .await
+            .map(|_| ())
+    }
+
+    /// `reconcileDelete`: `Ok(true)` once the finalizer is off.
+    async fn reconcile_delete(&mut self, m: &Value) -> Result<bool, EnvError> {
+        let finalizers = finalizers_of(m);
+        if !finalizers.iter().any(|f| f == MACHINE_FINALIZER) {
+            return Ok(true);
+        }
+        let hook = |prefix: &str| {
+            m.pointer("/metadata/annotations")
+                .and_then(Value::as_object)
+                .is_some_and(|a| a.keys().any(|k| k.starts_with(prefix)))
+        };
+        let waiting = if hook(PRE_DRAIN_HOOK) {
+            Some("WaitingForPreDrainHook")
+        } else if hook(PRE_TERMINATE_HOOK) {
+            Some("WaitingForPreTerminateHook")
+        } else {
+            None
+        };
+        if let Some(reason) = waiting {
+            self.set_deleting(m, reason).await?;
+            return Ok(false);
+        }
+        let (bootstrap, infra) = self.references(m).await?;
+        let mut present = false;
+        for (resource, n, obj) in [&infra, &bootstrap].into_iter().flatten() {
+            if let Some(obj) = obj {
+                present = true;
+                if obj.pointer("/metadata/deletionTimestamp").is_none() {
+                    self.env.delete(resource, n).await?;
+                }
+            }
+        }
+        if present {
+            let reason = if infra.as_ref().is_some_and(|(_, _, o)| o.is_some()) {
+                "WaitingForInfrastructureDeletion"
+            } else {
+                "WaitingForBootstrapDeletion"
+            };
+            self.set_deleting(m, reason).await?;
+            return Ok(false);
+        }
+        let rest: Vec<Value> = finalizers
+            .into_iter()
+            .filter(|f| f != MACHINE_FINALIZER)
+            .collect();
+        self.set_finalizers(m, rest, "remove finalizer (core's Machine controller)")
+            .await?;
+        Ok(true)
+    }
+
+    /// The Machine's `Deleting` condition while core waits (KCP removes its pre-terminate hook
+    /// only once it reads `WaitingForPreTerminateHook` there).
+    async fn set_deleting(&self, m: &Value, reason: &str) -> Result<(), EnvError> {
+        let name = name_of(m);
+        let mut conds: Vec<Value> = m
+            .pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let want = condition("Deleting", true, reason, "");
+        match conds
+            .iter_mut()
+            .find(|c| c.get("type").and_then(Value::as_str) == Some("Deleting"))
+        {
+            Some(c) if same(c, &want) => return Ok(()),
+            Some(c) => *c = want,
+            None => conds.push(want),
+        }
+        self.env
+            .patch_status(
+                &machine_resource(),
+                name,
+                json!({"metadata": {"resourceVersion": m.pointer("/metadata/resourceVersion")},
+                       "status": {"conditions": conds, "phase": "Deleting"}}),
+                "update Machine status (core's Machine controller)",
+            )
+            .await
+            .map(|_| ())
+    }
+}
+
+/// A Machine's (or any object's) name.
+fn name_of(m: &Value) -> &str {
+    m.pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+fn finalizers_of(m: &Value) -> Vec<Value> {
+    m.pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// A referenced object: its resource, its name and the object (`None`: it does not exist).
+type Referenced = Option<(ApiResource, String, Option<Value>)>;
+
+enum Step {
+    /// Waiting for a write of the tool's to be seen, or for a provider.
+    Pending,
+    /// The Machine has its Node.
+    Node,
+    /// Everything but the Node (why not).
+    NoNode(String),
+}
+
+/// A provider object's readiness at the v1beta2 contract path
+/// (`status.initialization.<field>`) or the v1beta1 one (`status.ready`).
+fn ready(obj: &Value, field: &str) -> bool {
+    obj.pointer(&format!("/status/initialization/{field}"))
+        .or_else(|| obj.pointer("/status/ready"))
+        .and_then(Value::as_bool)
+        == Some(true)
+}
+
+fn init(m: &Value, field: &str) -> bool {
+    m.pointer(&format!("/status/initialization/{field}"))
+        .and_then(Value::as_bool)
+        == Some(true)
+}
+
+fn now() -> String {
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
+}
+
+fn condition(t: &str, status: bool, reason: &str, message: &str) -> Value {
+    json!({
+        "type": t,
+        "status": if status { "True" } else { "False" },
+        "reason": reason,
+        "message": message,
+        "lastTransitionTime": now(),
+    })
+}
+
+/// `target` of a referenced object (`setBootstrapReadyCondition`,
+/// `setInfrastructureReadyCondition`): its `Ready` mirrored, else from core's copied `flag`;
+/// `DoesNotExist` when it is gone.
+fn external_ready(
+    target: &str,
+    (resource, _, obj): &(ApiResource, String, Option<Value>),
+    flag: bool,
+    field: &str,
+) -> Value {
+    match obj {
+        Some(o) => mirror(
+            o,
+            target,
+            flag,
+            &format!("{} status.initialization.{field} is {flag}", resource.kind),
+        ),
+        None => condition(
+            target,
+            false,
+            "DoesNotExist",
+            &format!("{} does not exist", resource.kind),
+        ),
+    }
+}
+
+/// `NewMirrorConditionFromUnstructured`: the object's `Ready` condition under `target`, or the
+/// fallback from the flag core copied.
+fn mirror(obj: &Value, target: &str, flag: bool, message: &str) -> Value {
+    let found = obj
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|cs| {
+            cs.iter()
+                .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"))
+        });
+    match found {
+        Some(c) => {
+            let status = c.get("status").and_then(Value::as_str) == Some("True");
+            let reason = c
+                .get("reason")
+                .and_then(Value::as_str)
+                .filter(|r| !r.is_empty())
+                .unwrap_or(if status { "Ready" } else { "NotReady" });
+            condition(
+                target,
+                status,
+                reason,
+                c.get("message").and_then(Value::as_str).unwrap_or_default(),
+            )
+        }
+        None => condition(
+            target,
+            flag,
+            if flag { "Ready" } else { "NotReady" },
+            if flag { "" } else { message },
+        ),
+    }
+}
+
+/// Same status, reason and message (the transition time is kept when the status holds).
+fn same(a: &Value, b: &Value) -> bool {
+    ["status", "reason", "message"].iter().all(|k| {
+        a.get(*k).and_then(Value::as_str).unwrap_or_default()
+            == b.get(*k).and_then(Value::as_str).unwrap_or_default()
+    })
+}
