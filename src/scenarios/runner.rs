@@ -278,7 +278,7 @@ fn decide(
             None => (
                 Outcome::Skip,
                 Some(format!(
-                    "not driven by {script} (needs a workload cluster or real infrastructure)"
+                    "not driven by {script}: the scenario has no step that judges this rule yet"
                 )),
                 Vec::new(),
             ),
