@@ -169,7 +169,7 @@ pub(super) fn failure_domains_down(list: Option<&Value>) -> Option<Value> {
     Some(Value::Object(map))
 }
 
-pub(super) fn failure_domains_up(map: Option<&Value>) -> Option<Value> {
+pub(crate) fn failure_domains_up(map: Option<&Value>) -> Option<Value> {
     let map = map?.as_object()?;
     if map.is_empty() {
         return None;

@@ -21,6 +21,7 @@
 
 mod cluster;
 mod fields;
+pub(crate) use fields::failure_domains_up;
 mod ipam;
 mod machine;
 mod pool;

@@ -144,7 +144,7 @@ impl Env {
 }
 
 /// An InfraCluster's `status.failureDomains` in the v1beta2 Cluster's shape: a list of
-/// `{name, controlPlane, attributes}`. An InfraCluster read at a v1beta1-contract version reports
+/// `{name, controlPlane, attributes}`, by core's own conversion of the map. An InfraCluster read at a v1beta1-contract version reports
 /// a map by name (core reads it at the contract version and converts,
 /// `contract.InfrastructureCluster().FailureDomains()`); written into the Cluster as a map, it
 /// would make every Cluster unreadable to a v1beta2 client ("cannot unmarshal object into Go
@@ -152,20 +152,7 @@ impl Env {
 pub fn failure_domains_v1beta2(domains: Option<&Value>) -> Value {
     match domains {
         Some(Value::Array(list)) => Value::Array(list.clone()),
-        Some(Value::Object(map)) => Value::Array(
-            map.iter()
-                .map(|(name, fd)| {
-                    let mut out = json!({"name": name});
-                    for k in ["controlPlane", "attributes"] {
-                        if let Some(v) = fd.get(k) {
-                            out[k] = v.clone();
-                        }
-                    }
-                    out
-                })
-                .collect(),
-        ),
-        _ => json!([]),
+        map => crate::capi_core::conversion::failure_domains_up(map).unwrap_or_else(|| json!([])),
     }
 }
 
@@ -178,7 +165,7 @@ mod tests {
         let map = json!({"fd-a": {"controlPlane": true, "attributes": {"zone": "a"}}, "fd-b": {}});
         assert_eq!(
             failure_domains_v1beta2(Some(&map)),
-            json!([{"name": "fd-a", "controlPlane": true, "attributes": {"zone": "a"}}, {"name": "fd-b"}])
+            json!([{"name": "fd-a", "controlPlane": true, "attributes": {"zone": "a"}}, {"name": "fd-b", "controlPlane": false}])
         );
         assert_eq!(failure_domains_v1beta2(Some(&json!({}))), json!([]));
         let list = json!([{"name": "x", "controlPlane": false}]);

@@ -181,6 +181,17 @@ impl Env {
     /// creating what an initialized control plane leaves ([`Self::create_cluster_secrets`]).
     pub async fn set_control_plane_initialized(&self, cluster: &str) -> Result<Value, EnvError> {
         self.create_cluster_secrets(cluster).await?;
+        self.mark_control_plane_initialized(cluster, "open gate: control plane initialized")
+            .await
+    }
+
+    /// The Cluster's control-plane-initialized gate and conditions (what core's Cluster
+    /// controller writes once the control plane reports it initialized).
+    pub(crate) async fn mark_control_plane_initialized(
+        &self,
+        cluster: &str,
+        action: &str,
+    ) -> Result<Value, EnvError> {
         let now = jiff::Timestamp::now()
             .strftime("%Y-%m-%dT%H:%M:%SZ")
             .to_string();
@@ -197,7 +208,7 @@ impl Env {
                                 "message": "", "lastTransitionTime": now}],
                 "deprecated": {"v1beta1": {"conditions": [
                     {"type": "ControlPlaneInitialized", "status": "True", "lastTransitionTime": now}]}}}}),
-            "open gate: control plane initialized",
+            action,
         )
         .await
     }

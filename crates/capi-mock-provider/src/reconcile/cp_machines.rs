@@ -99,34 +99,12 @@ fn template_timeouts(s: &Subject) -> Value {
         if let Some(secs) = t
             .and_then(|t| t.get(from))
             .and_then(Value::as_str)
-            .and_then(duration_seconds)
+            .and_then(crate::webhook::convert::parse_duration)
         {
             out[to] = json!(secs);
         }
     }
     out
-}
-
-/// Seconds of a Go duration made of `h`, `m` and `s` parts (`1m30s`); `None` for anything else.
-fn duration_seconds(text: &str) -> Option<i64> {
-    let mut total = 0i64;
-    let mut number = String::new();
-    for c in text.chars() {
-        match c {
-            '0'..='9' => number.push(c),
-            'h' | 'm' | 's' => {
-                let n: i64 = number.parse().ok()?;
-                number.clear();
-                total += n * match c {
-                    'h' => 3600,
-                    'm' => 60,
-                    _ => 1,
-                };
-            }
-            _ => return None,
-        }
-    }
-    number.is_empty().then_some(total)
 }
 
 fn machines_api(client: &Client, s: &Subject) -> Api<DynamicObject> {
@@ -366,16 +344,4 @@ pub async fn delete_all(client: &Client, s: &Subject) -> Result<bool> {
             .await;
     }
     Ok(machines.is_empty())
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn go_durations_in_seconds() {
-        assert_eq!(super::duration_seconds("91s"), Some(91));
-        assert_eq!(super::duration_seconds("1m30s"), Some(90));
-        assert_eq!(super::duration_seconds("2h"), Some(7200));
-        assert_eq!(super::duration_seconds("10"), None);
-        assert_eq!(super::duration_seconds("1.5s"), None);
-    }
 }

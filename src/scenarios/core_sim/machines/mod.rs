@@ -332,19 +332,8 @@ impl Sim {
         {
             return Ok(());
         }
-        let now = now();
         self.env
-            .patch_status(
-                &cluster_resource(),
-                &self.cluster,
-                json!({"status": {
-                    "initialization": {"controlPlaneInitialized": true},
-                    "conditions": [{"type": "ControlPlaneInitialized", "status": "True", "reason": "Initialized",
-                                    "message": "", "lastTransitionTime": now}],
-                    "deprecated": {"v1beta1": {"conditions": [
-                        {"type": "ControlPlaneInitialized", "status": "True", "lastTransitionTime": now}]}}}}),
-                "copy control plane initialized",
-            )
+            .mark_control_plane_initialized(&self.cluster, "copy control plane initialized")
             .await
             .map(|_| ())
     }
