@@ -30,7 +30,8 @@ pub struct Snapshot {
 #[derive(Default)]
 struct State {
     snapshots: Vec<Snapshot>,
-    latest: BTreeMap<String, Value>,
+    /// Each object's newest snapshot (an index into `snapshots`: the state is kept once).
+    latest: BTreeMap<String, usize>,
     gone: BTreeSet<String>,
     tool_rvs: BTreeSet<(String, String)>,
     /// What each tool write left, per object, in response order (resourceVersion, object).
@@ -54,6 +55,12 @@ enum Logged {
 }
 
 impl State {
+    /// The newest observed state of `object` (its last state when deleted).
+    fn latest_state(&self, object: &str) -> Option<&Value> {
+        let i = *self.latest.get(object)?;
+        self.snapshots.get(i).map(|s| &s.value)
+    }
+
     /// The objects of this scenario: those watched by name, written or asked for by the
     /// script, and those that name one of these as their owner or their Cluster
     /// (`cluster.x-k8s.io/cluster-name`), e.g. the Secrets a provider creates.
@@ -179,7 +186,8 @@ impl Recorder {
     }
 
     /// Records a watch event. Repeated deliveries of the same resourceVersion are ignored.
-    pub fn observe(&self, object: &str, deleted: bool, value: Value) {
+    pub fn observe(&self, object: &str, deleted: bool, mut value: Value) {
+        drop_managed_fields(&mut value);
         let rv = value
             .pointer("/metadata/resourceVersion")
             .and_then(Value::as_str)
@@ -187,7 +195,7 @@ impl Recorder {
             .to_string();
         {
             let mut st = self.lock();
-            let prev = st.latest.get(object);
+            let prev = st.latest_state(object);
             let same_rv = prev
                 .and_then(|p| p.pointer("/metadata/resourceVersion"))
                 .and_then(Value::as_str)
@@ -218,7 +226,7 @@ impl Recorder {
                 object: object.to_string(),
                 resource_version: rv,
                 event,
-                value: value.clone(),
+                value,
                 changed,
             });
             if deleted {
@@ -226,7 +234,7 @@ impl Recorder {
             } else {
                 st.gone.remove(object);
             }
-            st.latest.insert(object.to_string(), value);
+            st.latest.insert(object.to_string(), n);
         }
         self.notify.notify_waiters();
     }
@@ -248,7 +256,8 @@ impl Recorder {
             st.tool_rvs
                 .insert((object.to_string(), resource_version.to_string()));
         }
-        if let Some(v) = state {
+        if let Some(mut v) = state {
+            drop_managed_fields(&mut v);
             st.tool_states
                 .entry(object.to_string())
                 .or_default()
@@ -327,7 +336,7 @@ impl Recorder {
         if st.gone.contains(object) {
             return None;
         }
-        st.latest.get(object).cloned()
+        st.latest_state(object).cloned()
     }
 
     pub fn is_gone(&self, object: &str) -> bool {
@@ -342,7 +351,7 @@ impl Recorder {
         st.latest
             .iter()
             .filter(|(k, _)| own.contains(k.as_str()))
-            .map(|(_, v)| v.clone())
+            .filter_map(|(_, &i)| st.snapshots.get(i).map(|s| s.value.clone()))
             .collect()
     }
 
@@ -559,6 +568,15 @@ impl Recorder {
                 Logged::Tool(i) => st.actions.get(i).cloned(),
             })
             .collect()
+    }
+}
+
+/// Drops `metadata.managedFields`: no step reads it (every comparison ignores it, see
+/// [`without_bookkeeping`]), and it is often the larger part of an object, kept here for every
+/// version a scenario saw.
+fn drop_managed_fields(v: &mut Value) {
+    if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+        m.remove("managedFields");
     }
 }
 
