@@ -17,6 +17,26 @@ use mimalloc as _;
 /// `mi_option_purge_delay` in mimalloc v3's `include/mimalloc.h` (`mi_option_e`, the 16th
 /// option; the crate's bindings name only v2's options, where it has another index).
 const MI_OPTION_PURGE_DELAY: c_int = 15;
+/// `mi_option_arena_eager_commit` (the 5th): whether a new arena is committed whole.
+const MI_OPTION_ARENA_EAGER_COMMIT: c_int = 4;
+
+/// Runs before `main` (an ELF constructor), before the allocations that reserve mimalloc's
+/// first arenas: arenas are committed as they are used instead of whole (mimalloc's default,
+/// 2, commits each new arena at once on an OS that overcommits, as Linux does), unless
+/// `MIMALLOC_ARENA_EAGER_COMMIT` says otherwise. Measured: `check --embedded` peak RSS
+/// 77.0 → 68.6 MiB at the same wall time (README, Performance).
+#[cfg(target_os = "linux")]
+#[used]
+#[unsafe(link_section = ".init_array")]
+static COMMIT_ARENAS_LAZILY: extern "C" fn() = commit_arenas_lazily;
+
+#[cfg(target_os = "linux")]
+extern "C" fn commit_arenas_lazily() {
+    if std::env::var_os("MIMALLOC_ARENA_EAGER_COMMIT").is_none() {
+        // SAFETY: sets one entry of mimalloc's option table; runs before `main`, single-threaded.
+        unsafe { mi_option_set(MI_OPTION_ARENA_EAGER_COMMIT, 0) }
+    }
+}
 
 unsafe extern "C" {
     fn mi_option_set(option: c_int, value: c_long);
@@ -26,10 +46,20 @@ unsafe extern "C" {
 /// Makes mimalloc return freed pages to the OS at once, unless `MIMALLOC_PURGE_DELAY` says
 /// otherwise. Call it first in `main`.
 pub fn purge_at_once() {
+    // Keeps the constructor's object linked into every binary that calls this.
+    #[cfg(target_os = "linux")]
+    let _ = &COMMIT_ARENAS_LAZILY;
     if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
         // SAFETY: sets one entry of mimalloc's option table; no other thread exists yet.
         unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 0) }
     }
+}
+
+/// mimalloc's current arena eager-commit setting (its default: 2; 0 once
+/// `COMMIT_ARENAS_LAZILY` ran).
+pub fn arena_eager_commit() -> c_long {
+    // SAFETY: reads one entry of mimalloc's option table.
+    unsafe { mi_option_get(MI_OPTION_ARENA_EAGER_COMMIT) }
 }
 
 /// mimalloc's current purge delay in milliseconds (its default: 1000).
@@ -42,6 +72,13 @@ pub fn purge_delay_ms() -> c_long {
 mod tests {
     /// The index names `purge_delay`: its default is 1000 ms (unless the environment sets
     /// `MIMALLOC_PURGE_DELAY`), and setting it reads back.
+    #[test]
+    fn arenas_are_committed_lazily_from_before_main() {
+        if std::env::var_os("MIMALLOC_ARENA_EAGER_COMMIT").is_none() {
+            assert_eq!(super::arena_eager_commit(), 0);
+        }
+    }
+
     #[test]
     fn the_option_index_is_purge_delay() {
         if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {

@@ -216,10 +216,12 @@ fn run_role(provider_groups: &[String]) -> ClusterRole {
                 &["ipaddressclaims/status"],
                 &["patch"],
             ),
+            // patch: control-plane/kubeconfig-rotation puts an expiring client certificate
+            // into the control plane's `<cluster>-kubeconfig` of the run's Cluster.
             rule(
                 "",
                 &["secrets"],
-                &["create", "delete", "get", "list", "watch"],
+                &["create", "delete", "get", "list", "patch", "watch"],
             ),
             provider_rule,
         ],

@@ -60,6 +60,21 @@ fn validity(params: &mut CertificateParams, years: i16) {
     );
 }
 
+/// What a client certificate of CN `cn`, O `organization` says, but its validity.
+fn client_params(cn: &str, organization: &str) -> Result<CertificateParams, PkiError> {
+    let mut params = CertificateParams::new(Vec::<String>::new()).map_err(err("client"))?;
+    params.distinguished_name.push(DnType::CommonName, cn);
+    params
+        .distinguished_name
+        .push(DnType::OrganizationName, organization);
+    params.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyEncipherment,
+    ];
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+    Ok(params)
+}
+
 impl Authority {
     /// A self-signed CA with common name `cn` (CAPI: `kubernetes`), 10 years, CertSign.
     pub fn new(cn: &str) -> Result<Self, PkiError> {
@@ -132,17 +147,25 @@ impl Authority {
 
     /// A client certificate (CAPI's kubeconfig: CN `kubernetes-admin`, O `system:masters`).
     pub fn client(&self, cn: &str, organization: &str) -> Result<Leaf, PkiError> {
-        let mut params = CertificateParams::new(Vec::<String>::new()).map_err(err("client"))?;
-        params.distinguished_name.push(DnType::CommonName, cn);
-        params
-            .distinguished_name
-            .push(DnType::OrganizationName, organization);
-        params.key_usages = vec![
-            KeyUsagePurpose::DigitalSignature,
-            KeyUsagePurpose::KeyEncipherment,
-        ];
-        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        let mut params = client_params(cn, organization)?;
         validity(&mut params, 1);
+        self.sign(params, "client certificate")
+    }
+
+    /// [`Self::client`] expiring tomorrow: a certificate any renewal threshold calls due
+    /// (control-plane/kubeconfig-rotation).
+    pub fn expiring_client(&self, cn: &str, organization: &str) -> Result<Leaf, PkiError> {
+        let mut params = client_params(cn, organization)?;
+        validity(&mut params, 0);
+        let today = jiff::Zoned::now().date();
+        let tomorrow = today
+            .checked_add(jiff::Span::new().days(1))
+            .unwrap_or(today);
+        params.not_after = rcgen::date_time_ymd(
+            i32::from(tomorrow.year()),
+            u8::try_from(tomorrow.month()).unwrap_or(1),
+            u8::try_from(tomorrow.day()).unwrap_or(1),
+        );
         self.sign(params, "client certificate")
     }
 

@@ -7,6 +7,7 @@ mod initialized;
 mod machines;
 mod sample_refs;
 
+pub use copies::failure_domains_v1beta2;
 pub use machines::{MACHINE_FINALIZER, MachineController, MachineProgress};
 pub use sample_refs::{
     Referenced, plan_sample_references, referenced_kinds, referenced_objects, truncate_name,
@@ -132,6 +133,11 @@ pub fn secret_resource() -> ApiResource {
 pub fn contract_ref(resource: &ApiResource, name: &str) -> Value {
     json!({"apiGroup": resource.group, "kind": resource.kind, "name": name})
 }
+
+/// Why the in-place update rules (control-plane/in-place-updates, infra-machine/in-place,
+/// bootstrap/in-place) are not judged: the mechanism they name is not in the core this run
+/// plays (CAPI v1.11 has only its proposal), so no provider of that contract supports it.
+pub const IN_PLACE_NOT_IN_CORE: &str = "in-place updates (the CanUpdateMachine/UpdateMachine hooks of a Runtime SDK extension, the update-in-progress annotation) are not part of CAPI v1.11's core, whose contract this run plays: v1.11 has only the proposal (docs/proposals/20240807-in-place-updates.md); no extension is registered here";
 
 /// Owner reference core puts on InfraCluster / ControlPlane: a controller reference with
 /// `blockOwnerDeletion`, with or without topology (CAPI `ensureOwnerRefAndLabel` calls
@@ -263,6 +269,28 @@ impl Env {
     /// labelled, as core leaves it: the provider's own InfraCluster kind under the subject's
     /// contract with its sample, else the mock's MockCluster (CAPI's InfraMachine controllers
     /// dereference `Cluster.spec.infrastructureRef`; providers are woken through it).
+    /// The Cluster `name` as JSON (None when it does not exist).
+    pub async fn cluster_opt(&self, name: &str) -> Result<Option<Value>, EnvError> {
+        let c = self
+            .api(&cluster_resource())
+            .get_opt(name)
+            .await
+            .map_err(|source| EnvError::Api {
+                action: "read",
+                object: format!("Cluster/{name}"),
+                source,
+            })?;
+        c.map(|c| serde_json::to_value(c).map_err(|e| EnvError::Invalid(e.to_string())))
+            .transpose()
+    }
+
+    /// The Cluster `name` as JSON; its absence is an error.
+    pub async fn cluster(&self, name: &str) -> Result<Value, EnvError> {
+        self.cluster_opt(name)
+            .await?
+            .ok_or_else(|| EnvError::Invalid(format!("Cluster {name} does not exist")))
+    }
+
     pub async fn create_cluster_of(
         &self,
         subject: &Subject,
@@ -457,21 +485,12 @@ impl Env {
         // Machine controller adopts it (`reconcileMachineOwnerAndLabels`, `shouldAdopt`:
         // no controller, no MachineSet / MachinePool / control-plane name label). A Cluster
         // that does not exist adopts nothing.
-        if let Some(c) = self
-            .api(&cluster_resource())
-            .get_opt(cluster)
-            .await
-            .map_err(|source| EnvError::Api {
-                action: "read",
-                object: format!("Cluster/{cluster}"),
-                source,
-            })?
-        {
+        if let Some(c) = self.cluster_opt(cluster).await? {
             meta["ownerReferences"] = json!([{
                 "apiVersion": format!("{CORE_GROUP}/{CORE_VERSION}"),
                 "kind": "Cluster",
                 "name": cluster,
-                "uid": c.metadata.uid,
+                "uid": c.pointer("/metadata/uid"),
             }]);
         }
         let obj = json!({"metadata": meta, "spec": spec});

@@ -98,6 +98,9 @@ async fn kcp_with_cabpk_and_capd_in_memory_gets_a_verdict_in_one_run() {
             // template reaches them in place (KCP `syncMachines`).
             "control-plane/machine-label",
             "control-plane/in-place-propagation",
+            // Its kubeconfig's client certificate (a year's) is renewed once it expires within
+            // six months (`reconcileKubeconfig` → `NeedsClientCertRotation`).
+            "control-plane/kubeconfig-rotation",
             "all/pause",
         ] {
             let column = format!("control-plane-kubeadm/KubeadmControlPlane@{v}");
@@ -108,6 +111,35 @@ async fn kcp_with_cabpk_and_capd_in_memory_gets_a_verdict_in_one_run() {
                 "{rule} {column}: {cells:#?}"
             );
         }
+    }
+    // Contract v1beta2: KCP keeps its Machines' UpToDate condition
+    // (`reconcileMachineUpToDateCondition` in `controlplane/kubeadm/internal/controllers`).
+    let b2 = "control-plane-kubeadm/KubeadmControlPlane@v1beta2";
+    assert!(
+        cells
+            .iter()
+            .any(|(r, c, o, _)| r == "control-plane/min-ready-uptodate" && c == b2 && o == "pass"),
+        "{cells:#?}"
+    );
+    // Skipped for a stated reason, not for a missing step: CAPD's in-memory DevCluster reports
+    // no failure domains (`InMemoryClusterBackendSpec` is empty in CAPI v1.11's
+    // `devcluster_types.go`), and in-place updates are not in v1.11's core.
+    for (rule, why) in [
+        (
+            "control-plane/placement",
+            "no failure domain for control plane Machines",
+        ),
+        (
+            "control-plane/in-place-updates",
+            "not part of CAPI v1.11's core",
+        ),
+    ] {
+        assert!(
+            lifecycle
+                .iter()
+                .any(|(r, c, o, w)| r == rule && c == b2 && o == "skip" && w.contains(why)),
+            "{rule}: {lifecycle:#?}"
+        );
     }
     // Its companions are judged in their own columns in the same run.
     for (rule, column) in [
@@ -151,16 +183,20 @@ async fn kcp_with_cabpk_and_capd_in_memory_gets_a_verdict_in_one_run() {
         .map(|(r, c, ..)| (r.clone(), c.clone()))
         .collect();
     assert!(inconclusive.is_empty(), "{inconclusive:#?}");
-    // Nothing of the three providers' selected kinds is left unjudged for a missing sample.
-    let unsampled: Vec<_> = lifecycle
-        .iter()
-        .filter(|(_, c, o, why)| {
-            (c.contains("/Kubeadm") || c.contains("/Dev"))
-                && o == "skip"
-                && why.contains("no sample")
-        })
-        .collect();
-    assert!(unsampled.is_empty(), "{unsampled:#?}");
+    // Nothing of the three providers' selected kinds is left unjudged for a missing sample, and
+    // every lifecycle rule of theirs is judged or skipped for a stated reason: none is left to
+    // the generic "no step judges this rule".
+    for generic in ["no sample", "no step that judges"] {
+        let skipped: Vec<_> = lifecycle
+            .iter()
+            .filter(|(_, c, o, why)| {
+                (c.contains("/Kubeadm") || c.contains("/Dev"))
+                    && o == "skip"
+                    && why.contains(generic)
+            })
+            .collect();
+        assert!(skipped.is_empty(), "{generic}: {skipped:#?}");
+    }
     // A MUST finding (the template's round trip) makes it a failing verdict.
     assert_eq!(run.code, Some(1), "stderr: {}", run.stderr);
 }

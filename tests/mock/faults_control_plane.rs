@@ -173,6 +173,15 @@ async fn conditions_fault_writes_no_summary_condition() {
 async fn drive_with_machines(faults: &str) -> (Env, Api<DynamicObject>, Api<DynamicObject>) {
     let env = with_mock("").await;
     let cluster = env.cluster("c", true).await;
+    // Two failure domains for control plane Machines, one not (as core copies them from the
+    // InfraCluster).
+    let domains = json!({"status": {"failureDomains": [
+        {"name": "fd-a", "controlPlane": true}, {"name": "fd-b", "controlPlane": true},
+        {"name": "fd-c", "controlPlane": false}]}});
+    env.core("Cluster")
+        .patch_status("c", &PatchParams::default(), &Patch::Merge(&domains))
+        .await
+        .unwrap();
     let template = capi_conformance::mock::kinds::ALL
         .into_iter()
         .find(|k| k.kind == "MockMachineTemplate")
@@ -291,4 +300,136 @@ async fn in_place_propagation_fault_leaves_existing_machines_unchanged() {
         }
         env.stop().await;
     }
+}
+
+#[tokio::test]
+async fn placement_fault_puts_every_machine_in_one_failure_domain() {
+    for (faults, want) in [
+        ("", ["fd-a", "fd-b"]),
+        ("control-plane/placement", ["fd-a", "fd-a"]),
+    ] {
+        let (env, _, machines) = drive_with_machines(faults).await;
+        let mut placed: Vec<String> = two_machines(&machines)
+            .await
+            .iter()
+            .map(|m| {
+                at(m, "spec.failureDomain")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("none")
+                    .to_string()
+            })
+            .collect();
+        placed.sort();
+        assert_eq!(placed, want, "{faults}");
+        env.stop().await;
+    }
+}
+
+#[tokio::test]
+async fn min_ready_uptodate_fault_never_sets_the_machines_up_to_date_condition() {
+    for (faults, kept) in [("", true), ("control-plane/min-ready-uptodate", false)] {
+        let (env, _, machines) = drive_with_machines(faults).await;
+        two_machines(&machines).await;
+        let up_to_date = |m: &DynamicObject| {
+            condition(m, "UpToDate").and_then(|c| c.get("status")) == Some(&json!("True"))
+        };
+        for name in ["cp-0", "cp-1"] {
+            if kept {
+                wait_for(&machines, name, "UpToDate=True", up_to_date).await;
+            } else {
+                stays(&machines, name, "no UpToDate condition", |m| {
+                    condition(m, "UpToDate").is_none()
+                })
+                .await;
+            }
+        }
+        env.stop().await;
+    }
+}
+
+#[tokio::test]
+async fn kubeconfig_rotation_fault_never_renews_an_expiring_client_certificate() {
+    use capi_conformance::mock::kubeconfig::{
+        VALIDITY_DAYS, client_certificates, self_signed_client, with_client_certificate,
+    };
+    for (faults, renews) in [("", true), ("control-plane/kubeconfig-rotation", false)] {
+        let (env, api) = drive(faults, B2).await;
+        wait_for(&api, "cp", "initialized", initialized).await;
+        let text = |s: &k8s_openapi::api::core::v1::Secret| {
+            String::from_utf8(s.data.as_ref().unwrap()["value"].0.clone()).unwrap()
+        };
+        // A year's client certificate, as KCP's.
+        let secret = env.secrets().get("c-kubeconfig").await.unwrap();
+        let certs = client_certificates(&text(&secret)).unwrap();
+        assert_eq!(certs.len(), 1);
+        let days = (certs[0].not_after - certs[0].not_before) / 86_400;
+        assert!(
+            (VALIDITY_DAYS..=VALIDITY_DAYS + 1).contains(&days),
+            "{days}"
+        );
+        // One expiring tomorrow in its place, and a resync.
+        let (cert, key) = self_signed_client(1).unwrap();
+        let short = with_client_certificate(&text(&secret), &cert, &key).unwrap();
+        let expiry = client_certificates(&short).unwrap()[0].not_after;
+        use base64::Engine;
+        let value = base64::engine::general_purpose::STANDARD.encode(&short);
+        env.secrets()
+            .patch(
+                "c-kubeconfig",
+                &PatchParams::default(),
+                &Patch::Merge(&json!({"data": {"value": value}})),
+            )
+            .await
+            .unwrap();
+        env.patch_mock(
+            MOCK_CONTROL_PLANE,
+            B2,
+            "cp",
+            json!({"metadata": {"annotations": {"resync": "1"}}}),
+        )
+        .await;
+        let mut renewed = false;
+        for _ in 0..40 {
+            let s = env.secrets().get("c-kubeconfig").await.unwrap();
+            renewed = client_certificates(&text(&s))
+                .unwrap()
+                .iter()
+                .all(|c| c.not_after > expiry);
+            if renewed {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        }
+        assert_eq!(renewed, renews, "{faults}");
+        env.stop().await;
+    }
+}
+
+#[tokio::test]
+async fn endpoint_wait_fault_takes_the_clusters_endpoint_and_does_not_wait_for_it() {
+    // A Cluster without endpoint: the healthy mock makes its own; the faulty one makes none
+    // and still writes its kubeconfig.
+    let (env, api) = drive("control-plane/endpoint-wait", B2).await;
+    wait_for(&api, "cp", "initialized", initialized).await;
+    assert!(env.secrets().get("c-kubeconfig").await.is_ok());
+    let o = api.get("cp").await.unwrap();
+    assert!(at(&o, "spec.controlPlaneEndpoint").is_none(), "{o:?}");
+    // Once the Cluster has one, it is copied.
+    env.patch_core(
+        "Cluster",
+        "c",
+        json!({"spec": {"controlPlaneEndpoint": {"host": "from.cluster", "port": 6443}}}),
+    )
+    .await;
+    wait_for(&api, "cp", "the Cluster's endpoint", |o| {
+        at(o, "spec.controlPlaneEndpoint.host").and_then(|v| v.as_str()) == Some("from.cluster")
+    })
+    .await;
+    env.stop().await;
+    let (env, api) = drive("", B2).await;
+    wait_for(&api, "cp", "its own endpoint", |o| {
+        at(o, "spec.controlPlaneEndpoint.host").is_some()
+    })
+    .await;
+    env.stop().await;
 }

@@ -337,6 +337,9 @@ fn manager_role_covers_status_finalizers_secrets_and_core_reads() {
     assert!(grants("", "secrets", "create"));
     assert!(grants("coordination.k8s.io", "leases", "update"));
     assert!(grants("cluster.x-k8s.io", "machinepools", "watch"));
+    // Its control plane's Machines: created, kept (UpToDate condition), deleted.
+    assert!(grants("cluster.x-k8s.io", "machines", "create"));
+    assert!(grants("cluster.x-k8s.io", "machines/status", "patch"));
     assert!(!grants("cluster.x-k8s.io", "clusters", "update"));
 }
 

@@ -187,6 +187,8 @@ fn run_role_covers_core_objects_secrets_and_given_groups() {
         "create"
     ));
     assert!(allows(run, "", "secrets", "create"));
+    // control-plane/kubeconfig-rotation puts an expiring certificate into `<cluster>-kubeconfig`.
+    assert!(allows(run, "", "secrets", "patch"));
     assert!(
         !allows(run, "", "events", "create"),
         "the tool writes no events"

@@ -46,8 +46,13 @@ const SAME_BEHAVIOUR: &[(&str, &[&str])] = &[
     ),
 ];
 
-/// Couplings inside the mock (not in the scenarios). None today: each fault breaks one behaviour.
-const MOCK_COUPLED: &[(&str, &[&str])] = &[];
+/// Couplings inside the mock (not in the scenarios).
+const MOCK_COUPLED: &[(&str, &[&str])] = &[
+    // A control plane that never makes the endpoint it should make is, to the endpoint-wait
+    // experiment (a Cluster without endpoint), one whose endpoint comes from elsewhere, and the
+    // faulty mock makes its kubeconfig without waiting for it: the same broken behaviour.
+    ("control-plane/endpoint", &["control-plane/endpoint-wait"]),
+];
 
 /// The rules a fault (or a variant, `<rule id>:<variant>`) fails.
 fn expected(fault: &str) -> BTreeSet<String> {

@@ -219,6 +219,22 @@ pub const FAULTS: &[(RuleId, &str)] = &[
         "never writes changed machineTemplate metadata onto its existing Machines",
     ),
     (
+        id::control_plane::ENDPOINT_WAIT,
+        "takes its endpoint from the Cluster instead of making one, and makes its kubeconfig and instances without waiting for the Cluster to have one",
+    ),
+    (
+        id::control_plane::PLACEMENT,
+        "puts every Machine in the first of the Cluster's control plane failure domains",
+    ),
+    (
+        id::control_plane::MIN_READY_UPTODATE,
+        "never sets its Machines' UpToDate condition (contract v1beta2)",
+    ),
+    (
+        id::control_plane::KUBECONFIG_ROTATION,
+        "never renews the kubeconfig's client certificate, however close its expiry",
+    ),
+    (
         id::control_plane::KUBECONFIG_SECRET,
         "stores the kubeconfig under key `kubeconfig` instead of `value`",
     ),
@@ -328,10 +344,6 @@ pub const NOT_APPLICABLE: &[(RuleId, &str)] = &[
         "the mock creates its own control plane endpoint",
     ),
     (
-        id::control_plane::ENDPOINT_WAIT,
-        "the mock creates its own control plane endpoint",
-    ),
-    (
         id::infra_machine::IN_PLACE,
         "the mock has no admission webhooks and no in-place update support",
     ),
@@ -344,20 +356,8 @@ pub const NOT_APPLICABLE: &[(RuleId, &str)] = &[
         "the mock does not support cluster.x-k8s.io/replicas-managed-by",
     ),
     (
-        id::control_plane::PLACEMENT,
-        "the mock's control plane Machines take no failure domain",
-    ),
-    (
-        id::control_plane::MIN_READY_UPTODATE,
-        "the mock's control plane counts its instances itself, not its Machines' conditions",
-    ),
-    (
         id::control_plane::IN_PLACE_UPDATES,
         "needs the Runtime SDK, which the mock does not use",
-    ),
-    (
-        id::control_plane::KUBECONFIG_ROTATION,
-        "the mock's kubeconfig uses a token, not a client certificate",
     ),
 ];
 

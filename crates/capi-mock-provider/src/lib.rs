@@ -49,6 +49,7 @@ pub mod faults;
 pub mod infra;
 pub mod ip_pool;
 pub mod kinds;
+pub mod kubeconfig;
 pub mod manifests;
 pub mod object;
 pub mod options;

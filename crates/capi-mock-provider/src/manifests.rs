@@ -144,6 +144,12 @@ pub fn manager_cluster_role() -> Value {
         "resources": ["machines"],
         "verbs": ["create", "delete", "get", "list", "patch", "watch"],
     }));
+    // Their UpToDate condition is the owner's to set (KCP's `reconcileMachineUpToDateCondition`).
+    rules.push(json!({
+        "apiGroups": ["cluster.x-k8s.io"],
+        "resources": ["machines/status"],
+        "verbs": ["patch"],
+    }));
     json!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRole",

@@ -73,7 +73,11 @@ impl Ledger {
                     resource_version: e.rv,
                     event: e.type_,
                     old: e.old.clone(),
-                    object: e.object.clone(),
+                    object: if e.type_ == EventType::Deleted {
+                        Arc::new(e.object_at_rv())
+                    } else {
+                        e.object.clone()
+                    },
                 })
                 .collect(),
         }

@@ -36,12 +36,30 @@ pub struct StoreEvent {
     pub group: String,
     pub resource: String,
     pub namespace: String,
-    /// The object after the change (for DELETED: its last state, stamped with the deletion RV).
-    /// Shared with the store and the write's response: no copy per event.
+    /// The object after the change (for DELETED: its last stored state, the same value as
+    /// `old`; [`StoreEvent::object_at_rv`] stamps it with the deletion's RV). Shared with the
+    /// store and the write's response: no copy per event.
     pub object: Arc<Value>,
     /// The object before the change (for selector transitions): the store's previous value.
     pub old: Option<Arc<Value>>,
     pub rv: u64,
+}
+
+impl StoreEvent {
+    /// The object as a watcher receives it: for DELETED, the last state with the deletion's
+    /// resourceVersion (kube-apiserver's watch cache sends the deleted object at the delete's
+    /// revision); otherwise the object as stored.
+    pub fn object_at_rv(&self) -> Value {
+        let mut obj = (*self.object).clone();
+        if self.type_ == EventType::Deleted {
+            crate::meta::set_meta(
+                &mut obj,
+                "resourceVersion",
+                serde_json::json!(self.rv.to_string()),
+            );
+        }
+        obj
+    }
 }
 
 /// Objects, the RV counter, the event history and the registry, behind one lock. Objects are

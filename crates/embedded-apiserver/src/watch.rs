@@ -74,7 +74,7 @@ fn translate(filter: &Filter, t: &Target, ev: &StoreEvent) -> Option<(&'static s
     let before = ev.old.as_ref().is_some_and(|o| filter.matches(o));
     match ev.type_ {
         EventType::Added => now.then(|| ("ADDED", (*ev.object).clone())),
-        EventType::Deleted => now.then(|| ("DELETED", (*ev.object).clone())),
+        EventType::Deleted => now.then(|| ("DELETED", ev.object_at_rv())),
         EventType::Modified => match (before, now) {
             (true, true) => Some(("MODIFIED", (*ev.object).clone())),
             (false, true) => Some(("ADDED", (*ev.object).clone())),

@@ -19,16 +19,7 @@ impl Env {
     /// in the timeline: their contents never reach a report.
     pub async fn create_cluster_secrets(&self, cluster: &str) -> Result<(), EnvError> {
         use crate::capi_core::pki;
-        let owner = self
-            .api(&cluster_resource())
-            .get(cluster)
-            .await
-            .map_err(|source| EnvError::Api {
-                action: "get",
-                object: format!("Cluster/{cluster}"),
-                source,
-            })?;
-        let owner = serde_json::to_value(&owner).map_err(|e| EnvError::Invalid(e.to_string()))?;
+        let owner = self.cluster(cluster).await?;
         let mut owner_ref = cluster_owner_ref(&owner);
         if let Some(o) = owner_ref.as_object_mut() {
             o.remove("controller");

@@ -49,9 +49,20 @@ async fn apply(s: &Subject, ctx: &Ctx, cluster: Option<&DynamicObject>) -> Resul
     let host = object::string_field(&latest, "spec.controlPlaneEndpoint.host")
         .map(str::to_string)
         .unwrap_or_else(|| format!("{cluster_name}-cp.{}.mock.capi-conformance.io", s.namespace));
-    if !s.fault("endpoint")
-        && object::string_field(&latest, "spec.controlPlaneEndpoint.host").is_none()
+    // The `control-plane/endpoint-wait` fault: the endpoint is the Cluster's (copied when it
+    // has one, never made), and nothing waits for it.
+    let cluster_endpoint = cluster
+        .and_then(|c| object::string_field(c, "spec.controlPlaneEndpoint.host"))
+        .filter(|h| !h.is_empty());
+    let own_endpoint = !s.fault("endpoint") && !s.fault("endpoint-wait");
+    if object::string_field(&latest, "spec.controlPlaneEndpoint.host").is_none()
+        && (own_endpoint || (s.fault("endpoint-wait") && cluster_endpoint.is_some()))
     {
+        let host = if own_endpoint {
+            host.clone()
+        } else {
+            cluster_endpoint.unwrap_or_default().to_string()
+        };
         s.patch(
             json!({ "spec": { "controlPlaneEndpoint": { "host": host, "port": ENDPOINT_PORT } } }),
         )
@@ -83,22 +94,7 @@ async fn apply(s: &Subject, ctx: &Ctx, cluster: Option<&DynamicObject>) -> Resul
         std::cmp::Ordering::Equal => current,
     };
     if next > 0 {
-        let kubeconfig_name = format!("{cluster_name}-kubeconfig");
-        let spec = SecretSpec {
-            name: &kubeconfig_name,
-            cluster: Some(&cluster_name),
-            data: vec![(
-                if s.fault("kubeconfig-secret") {
-                    "kubeconfig"
-                } else {
-                    "value"
-                },
-                kubeconfig(&cluster_name, &host),
-            )],
-            secret_type: CAPI_SECRET_TYPE,
-            owned: true,
-        };
-        secrets::ensure(&ctx.client, s, spec).await?;
+        ensure_kubeconfig(s, ctx, &cluster_name, &host).await?;
         for purpose in CERTIFICATE_PURPOSES {
             let name = format!("{cluster_name}-{purpose}");
             let spec = SecretSpec {
@@ -115,7 +111,8 @@ async fn apply(s: &Subject, ctx: &Ctx, cluster: Option<&DynamicObject>) -> Resul
         }
     }
     // Instances that are Machines (a machine template names an InfraMachineTemplate).
-    super::cp_machines::sync(&ctx.client, s, &cluster_name, next).await?;
+    let domains = super::cp_machines::control_plane_domains(cluster);
+    super::cp_machines::sync(&ctx.client, s, &cluster_name, next, &domains).await?;
     let status = status(s, &cluster_name, desired, next);
     s.patch_status_if_changed(status).await?;
     Ok(Action::await_change())
@@ -198,11 +195,81 @@ fn fake_pem(label: &str, purpose: &str) -> String {
     format!("-----BEGIN {label}-----\n{body}\n-----END {label}-----\n")
 }
 
-/// A syntactically valid kubeconfig for the simulated workload cluster (no real credentials).
-fn kubeconfig(cluster: &str, host: &str) -> String {
-    format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: {cluster}\n  cluster:\n    server: https://{host}:{ENDPOINT_PORT}\n    insecure-skip-tls-verify: true\ncontexts:\n- name: {cluster}-admin@{cluster}\n  context:\n    cluster: {cluster}\n    user: {cluster}-admin\ncurrent-context: {cluster}-admin@{cluster}\nusers:\n- name: {cluster}-admin\n  user:\n    token: mock-token-not-a-secret\n"
+/// A kubeconfig for the simulated workload cluster, authenticating with a client certificate
+/// (self-signed: no API server checks it) valid for a year, as KCP's.
+fn kubeconfig(cluster: &str, host: &str) -> Result<String> {
+    use base64::Engine;
+    let (cert, key) = crate::kubeconfig::self_signed_client(crate::kubeconfig::VALIDITY_DAYS)
+        .map_err(|e| super::ReconcileError::Invalid(e.to_string()))?;
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    Ok(format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: {cluster}\n  cluster:\n    server: https://{host}:{ENDPOINT_PORT}\n    insecure-skip-tls-verify: true\ncontexts:\n- name: {cluster}-admin@{cluster}\n  context:\n    cluster: {cluster}\n    user: {cluster}-admin\ncurrent-context: {cluster}-admin@{cluster}\nusers:\n- name: {cluster}-admin\n  user:\n    client-certificate-data: {}\n    client-key-data: {}\n",
+        b64(&cert),
+        b64(&key)
+    ))
+}
+
+/// The `<cluster>-kubeconfig` Secret: created once; afterwards its client certificate is
+/// renewed when it expires within [`crate::kubeconfig::RENEW_WITHIN_DAYS`] (KCP's
+/// `reconcileKubeconfig`), unless the `control-plane/kubeconfig-rotation` fault is on.
+async fn ensure_kubeconfig(s: &Subject, ctx: &Ctx, cluster: &str, host: &str) -> Result<()> {
+    use base64::Engine;
+    let name = format!("{cluster}-kubeconfig");
+    let key = if s.fault("kubeconfig-secret") {
+        "kubeconfig"
+    } else {
+        "value"
+    };
+    let api: kube::Api<k8s_openapi::api::core::v1::Secret> =
+        kube::Api::namespaced(ctx.client.clone(), &s.namespace);
+    let Some(existing) = api.get_opt(&name).await? else {
+        let spec = SecretSpec {
+            name: &name,
+            cluster: Some(cluster),
+            data: vec![(key, kubeconfig(cluster, host)?)],
+            secret_type: CAPI_SECRET_TYPE,
+            owned: true,
+        };
+        secrets::ensure(&ctx.client, s, spec).await?;
+        return Ok(());
+    };
+    if s.fault("kubeconfig-rotation") {
+        return Ok(());
+    }
+    let Some(text) = existing
+        .data
+        .as_ref()
+        .and_then(|d| d.get(key))
+        .and_then(|v| String::from_utf8(v.0.clone()).ok())
+    else {
+        return Ok(());
+    };
+    let Ok(certs) = crate::kubeconfig::client_certificates(&text) else {
+        return Ok(());
+    };
+    let renew_before =
+        jiff::Timestamp::now().as_second() + crate::kubeconfig::RENEW_WITHIN_DAYS * 86_400;
+    if !certs.iter().any(|c| c.not_after < renew_before) {
+        return Ok(());
+    }
+    let (cert, key_pem) = crate::kubeconfig::self_signed_client(crate::kubeconfig::VALIDITY_DAYS)
+        .map_err(|e| super::ReconcileError::Invalid(e.to_string()))?;
+    let renewed = crate::kubeconfig::with_client_certificate(&text, &cert, &key_pem)
+        .map_err(|e| super::ReconcileError::Invalid(e.to_string()))?;
+    let patch = serde_json::json!({
+        "metadata": {"resourceVersion": existing.metadata.resource_version},
+        "data": {key: base64::engine::general_purpose::STANDARD.encode(renewed)},
+    });
+    api.patch(
+        &name,
+        &kube::api::PatchParams {
+            field_manager: Some(crate::object::FIELD_MANAGER.into()),
+            ..Default::default()
+        },
+        &kube::api::Patch::Merge(&patch),
     )
+    .await?;
+    Ok(())
 }
 
 async fn cleanup(s: &Subject, ctx: &Ctx) -> Result<Action> {

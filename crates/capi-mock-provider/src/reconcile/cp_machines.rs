@@ -5,7 +5,10 @@
 //! `control-plane` and `control-plane-name`, with the template's metadata, owned by the control
 //! plane, `spec.bootstrap.dataSecretName` naming a data Secret of the control plane's. Changed
 //! template metadata is written onto the existing Machines in place (KCP's `syncMachines`);
-//! deletion deletes the Machines and waits for them to go.
+//! each new Machine goes to the Cluster's control plane failure domain with the fewest Machines
+//! (KCP's `FailureDomainWithFewestMachines`); every Machine's `UpToDate` condition is kept (KCP's
+//! `reconcileMachineUpToDateCondition`: its instances never need a rollout); deletion deletes the
+//! Machines and waits for them to go.
 
 use super::secrets::{self, CAPI_SECRET_TYPE, SecretSpec, controller_ref};
 use super::{ReconcileError, Result, Subject};
@@ -130,9 +133,52 @@ pub async fn owned(client: &Client, s: &Subject) -> Result<Vec<DynamicObject>> {
     Ok(list.items)
 }
 
-/// Makes the control plane's Machines `0..count` exist (one per instance), removes those past
-/// `count`, and writes the template's metadata onto each (in place).
-pub async fn sync(client: &Client, s: &Subject, cluster: &str, count: i64) -> Result<()> {
+/// The Cluster's failure domains for control plane Machines (`status.failureDomains` entries
+/// with `controlPlane: true`; a v1beta2 list or a v1beta1 map, whichever version it was read
+/// at), by name.
+pub fn control_plane_domains(cluster: Option<&DynamicObject>) -> Vec<String> {
+    let domains = cluster.and_then(|c| c.data.pointer("/status/failureDomains"));
+    let for_cp = |d: &Value| d.get("controlPlane").and_then(Value::as_bool) == Some(true);
+    let mut names: Vec<String> = match domains {
+        Some(Value::Array(list)) => list
+            .iter()
+            .filter(|d| for_cp(d))
+            .filter_map(|d| d.get("name").and_then(Value::as_str).map(str::to_string))
+            .collect(),
+        Some(Value::Object(map)) => map
+            .iter()
+            .filter(|(_, d)| for_cp(d))
+            .map(|(n, _)| n.clone())
+            .collect(),
+        _ => Vec::new(),
+    };
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// The failure domain of `domains` with the fewest of `used` (the first such, by name), or
+/// with the `control-plane/placement` fault the first domain always.
+fn next_domain(s: &Subject, domains: &[String], used: &[String]) -> Option<String> {
+    if s.fault("placement") {
+        return domains.first().cloned();
+    }
+    domains
+        .iter()
+        .min_by_key(|d| used.iter().filter(|u| u == d).count())
+        .cloned()
+}
+
+/// Makes the control plane's Machines `0..count` exist (one per instance, spread over the
+/// control plane failure `domains`), removes those past `count`, and writes the template's
+/// metadata onto each (in place).
+pub async fn sync(
+    client: &Client,
+    s: &Subject,
+    cluster: &str,
+    count: i64,
+    domains: &[String],
+) -> Result<()> {
     let Some((template_res, template)) = template_ref(s) else {
         return Ok(());
     };
@@ -164,6 +210,9 @@ pub async fn sync(client: &Client, s: &Subject, cluster: &str, count: i64) -> Re
                 .await;
             continue;
         }
+        if m.metadata.deletion_timestamp.is_none() && !s.fault("min-ready-uptodate") {
+            mark_up_to_date(client, s, m).await?;
+        }
         if s.fault("in-place-propagation") {
             continue;
         }
@@ -191,11 +240,23 @@ pub async fn sync(client: &Client, s: &Subject, cluster: &str, count: i64) -> Re
                 .await?;
         }
     }
+    let mut used: Vec<String> = existing
+        .iter()
+        .filter(|m| m.metadata.deletion_timestamp.is_none())
+        .filter_map(|m| {
+            m.data
+                .pointer("/spec/failureDomain")
+                .and_then(Value::as_str)
+        })
+        .map(str::to_string)
+        .collect();
     for index in 0..count {
         let name = machine_name(s, index);
         if existing.iter().any(|m| m.name_any() == name) {
             continue;
         }
+        let domain = next_domain(s, domains, &used);
+        used.extend(domain.clone());
         let infra =
             create_infra_machine(client, s, cluster, &template_res, &template, &name).await?;
         create_machine(
@@ -207,9 +268,48 @@ pub async fn sync(client: &Client, s: &Subject, cluster: &str, count: i64) -> Re
             &data_secret,
             (&labels, &annotations),
             &timeouts,
+            domain.as_deref(),
         )
         .await?;
     }
+    Ok(())
+}
+
+/// Sets the Machine's `UpToDate` condition to True, keeping the conditions others set (core's
+/// Machine controller writes its own beside it); optimistic: a conflict is retried on the next
+/// reconcile.
+async fn mark_up_to_date(client: &Client, s: &Subject, m: &DynamicObject) -> Result<()> {
+    let conditions = m
+        .data
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let is_true = |c: &Value| {
+        c.get("type").and_then(Value::as_str) == Some("UpToDate")
+            && c.get("status").and_then(Value::as_str) == Some("True")
+    };
+    if conditions.iter().any(is_true) {
+        return Ok(());
+    }
+    let mut merged: Vec<Value> = conditions
+        .into_iter()
+        .filter(|c| c.get("type").and_then(Value::as_str) != Some("UpToDate"))
+        .collect();
+    merged.push(json!({
+        "type": "UpToDate",
+        "status": "True",
+        "reason": "UpToDate",
+        "message": "",
+        "lastTransitionTime": crate::conditions::now_rfc3339(),
+    }));
+    let patch = json!({
+        "metadata": {"resourceVersion": m.metadata.resource_version},
+        "status": {"conditions": merged},
+    });
+    machines_api(client, s)
+        .patch_status(&m.name_any(), &params(), &Patch::Merge(&patch))
+        .await?;
     Ok(())
 }
 
@@ -291,6 +391,7 @@ async fn create_machine(
         &serde_json::Map<String, Value>,
     ),
     timeouts: &Value,
+    failure_domain: Option<&str>,
 ) -> Result<()> {
     let version = crate::object::string_field(&s.obj, "spec.version").unwrap_or("v0.0.0");
     let obj = json!({
@@ -314,6 +415,9 @@ async fn create_machine(
     let mut obj = obj;
     if timeouts.as_object().is_some_and(|t| !t.is_empty()) {
         obj["spec"]["deletion"] = timeouts.clone();
+    }
+    if let Some(d) = failure_domain {
+        obj["spec"]["failureDomain"] = json!(d);
     }
     let obj: DynamicObject =
         serde_json::from_value(obj).map_err(|e| ReconcileError::Invalid(e.to_string()))?;

@@ -296,25 +296,31 @@ pub(super) fn persist(
     obj
 }
 
+/// Removes the object at `key`; returns it with the deletion's resourceVersion (what a DELETE
+/// answers, as etcd3's store decodes the deleted value at the delete's revision).
+///
+/// The DELETED event keeps the last stored state itself (shared, not copied: a namespace's or
+/// a run's cleanup deletes every object at once, and the event history would hold a second
+/// copy of each); its resourceVersion is the event's `rv`, which a watcher is sent
+/// ([`StoreEvent::object_at_rv`]).
 pub(super) fn remove(store: &mut Store, t: &Target, key: &Key) -> Option<Arc<Value>> {
     let old = store.objects.remove(key)?;
     let rv = store.next_rv();
-    let mut obj = (*old).clone();
-    meta::set_meta(&mut obj, "resourceVersion", json!(rv.to_string()));
-    let obj = Arc::new(obj);
     if is_crd(&t.rt) {
-        sync_crd_registry(store, &obj, true);
+        sync_crd_registry(store, &old, true);
     }
-    store.publish(StoreEvent {
+    let event = StoreEvent {
         type_: EventType::Deleted,
         group: key.0.clone(),
         resource: key.1.clone(),
         namespace: key.2.clone(),
-        object: obj.clone(),
+        object: old.clone(),
         old: Some(old),
         rv,
-    });
-    Some(obj)
+    };
+    let gone = Arc::new(event.object_at_rv());
+    store.publish(event);
+    Some(gone)
 }
 
 pub(super) fn storage_name<'a>(rt: &'a ResourceType, asked: &'a str) -> &'a str {

@@ -1,9 +1,16 @@
-//! SC-controlplane (docs/contract.md §4.1), the part that needs no Machine stack: kubeconfig
-//! Secret, initialized, endpoint, version(s), replica counters, scale subresource, pause, delete.
+//! SC-controlplane (docs/contract.md §4.1): the control plane's Cluster (its InfraCluster's
+//! endpoint, or the tool's workload cluster), kubeconfig Secret, initialized, endpoint,
+//! version(s), replica counters, scale subresource, then the judges of its Machines
+//! ([`machines`]), its Secrets ([`secrets`]) and of a Cluster without endpoint
+//! ([`endpoint_wait`]), pause, delete.
+
+mod endpoint_wait;
+mod machines;
+mod secrets;
 
 use super::bootstrap::SECRET_TYPE;
 use super::core_sim::{
-    CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, ClusterSpec, MachineController, secret_resource,
+    CLUSTER_NAME_LABEL, ClusterSpec, IN_PLACE_NOT_IN_CORE, MachineController, secret_resource,
 };
 use super::env::EnvError;
 use super::json::{self, get, get_bool};
@@ -11,14 +18,23 @@ use super::observer::watch_all;
 use super::script::{ScriptRun, cluster_owner};
 use crate::rule_ids as id;
 use capi_contract::contract::Contract;
+use endpoint_wait::judge_endpoint_wait;
 use kube::api::{Patch, PatchParams};
+use machines::{
+    judge_in_place_propagation, judge_machine_labels, judge_placement, judge_up_to_date,
+    machines_of,
+};
+use secrets::{judge_certificates, judge_kubeconfig_rotation};
 use serde_json::{Value, json};
 
-const NO_MACHINES: &str = "the control plane created no Machines: the rule applies to control planes whose instances are Machines";
-
 pub async fn run(r: &mut ScriptRun<'_>) {
-    let result = steps(r).await;
-    r.finish(result);
+    // The Cluster without endpoint is an experiment of its own, beside the main flow.
+    let mut experiment = r.part();
+    let (main, waited) = tokio::join!(steps(r), judge_endpoint_wait(&mut experiment));
+    if let Err(e) = main {
+        r.env_failed(e);
+    }
+    r.absorb(experiment, waited);
 }
 
 fn initialized_path(c: Contract) -> &'static str {
@@ -407,7 +423,14 @@ async fn lifecycle(
     }
 
     judge_machine_labels(r, &cp, &cluster).await?;
+    judge_placement(r, &cp, &cluster).await?;
     judge_in_place_propagation(r, &cp, &cluster).await?;
+    judge_kubeconfig_rotation(r, &cp, &cluster).await?;
+    if contract == Contract::V1Beta2 {
+        judge_up_to_date(r, &cp, &cluster).await?;
+        r.verdicts
+            .skip(id::control_plane::IN_PLACE_UPDATES, IN_PLACE_NOT_IN_CORE);
+    }
 
     r.pause_by_annotation(&cp, Some(id::control_plane::PAUSE))
         .await?;
@@ -477,217 +500,6 @@ async fn wait_with_machines(
     }
 }
 
-/// The Machines control plane `cp` owns (not being deleted), as JSON.
-async fn machines_of(r: &ScriptRun<'_>, cp: &str) -> Result<Vec<Value>, EnvError> {
-    let kind = &r.subject.resource.kind;
-    let list = r
-        .env
-        .api(&super::core_sim::machine_resource())
-        .list(&Default::default())
-        .await
-        .map_err(|source| EnvError::Api {
-            action: "list",
-            object: "Machines".into(),
-            source,
-        })?;
-    Ok(list
-        .items
-        .iter()
-        .filter(|m| m.metadata.deletion_timestamp.is_none())
-        .filter(|m| {
-            m.metadata
-                .owner_references
-                .iter()
-                .flatten()
-                .any(|o| &o.kind == kind && o.name == cp)
-        })
-        .filter_map(|m| serde_json::to_value(m).ok())
-        .collect())
-}
-
-fn label_of<'v>(m: &'v Value, key: &str) -> Option<&'v str> {
-    m.pointer("/metadata/labels")
-        .and_then(|l| l.get(key))
-        .and_then(Value::as_str)
-}
-
-fn name_of(m: &Value) -> &str {
-    m.pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-}
-
-/// control-plane/machine-label: every Machine the control plane made is labelled
-/// `cluster.x-k8s.io/control-plane: ""` and with its cluster's name.
-async fn judge_machine_labels(
-    r: &mut ScriptRun<'_>,
-    cp: &str,
-    cluster: &str,
-) -> Result<(), EnvError> {
-    let machines = machines_of(r, cp).await?;
-    if machines.is_empty() {
-        r.verdicts
-            .skip(id::control_plane::MACHINE_LABEL, NO_MACHINES);
-        return Ok(());
-    }
-    let bad: Vec<&str> = machines
-        .iter()
-        .filter(|m| {
-            label_of(m, CONTROL_PLANE_LABEL) != Some("")
-                || label_of(m, CLUSTER_NAME_LABEL) != Some(cluster)
-        })
-        .map(name_of)
-        .collect();
-    r.verdicts.check(
-        id::control_plane::MACHINE_LABEL,
-        bad.is_empty(),
-        format!(
-            "Machines without {CONTROL_PLANE_LABEL}: \"\" or {CLUSTER_NAME_LABEL}: {cluster}: {}",
-            bad.join(", ")
-        ),
-        r.evidence(cp, "Machines not labelled as control plane", None),
-    );
-    Ok(())
-}
-
-/// The label the tool adds to `spec.machineTemplate.metadata` (control-plane/in-place-propagation).
-const IN_PLACE_LABEL: &str = "capi-conformance.io/in-place";
-/// The drain timeout it sets on the machine template.
-const IN_PLACE_DRAIN_SECONDS: i64 = 91;
-
-/// control-plane/in-place-propagation: a label added to `spec.machineTemplate.metadata` and a
-/// drain timeout set on the template reach every existing Machine, which keeps its UID (KCP:
-/// `syncMachines`, no rollout).
-async fn judge_in_place_propagation(
-    r: &mut ScriptRun<'_>,
-    cp: &str,
-    cluster: &str,
-) -> Result<(), EnvError> {
-    let before = machines_of(r, cp).await?;
-    if before.is_empty() {
-        r.verdicts
-            .skip(id::control_plane::IN_PLACE_PROPAGATION, NO_MACHINES);
-        return Ok(());
-    }
-    if !r.subject.schema_has("spec.machineTemplate.metadata") && r.subject.schema.is_some() {
-        r.verdicts.skip(
-            id::control_plane::IN_PLACE_PROPAGATION,
-            "the schema has no spec.machineTemplate.metadata",
-        );
-        return Ok(());
-    }
-    r.step("machine template metadata changes in place");
-    let uids: Vec<(String, Value)> = before
-        .iter()
-        .map(|m| {
-            (
-                name_of(m).to_string(),
-                m.pointer("/metadata/uid").cloned().unwrap_or(Value::Null),
-            )
-        })
-        .collect();
-    let value = r.prefix();
-    // And a drain timeout, where the contract puts it (a schema that does not declare it is
-    // judged on the label alone).
-    let mut template = json!({"metadata": {"labels": {IN_PLACE_LABEL: value}}});
-    let (timeout_path, timeout) = match r.contract() {
-        Contract::V1Beta1 => (
-            "spec.machineTemplate.nodeDrainTimeout",
-            json!(format!("{IN_PLACE_DRAIN_SECONDS}s")),
-        ),
-        Contract::V1Beta2 => (
-            "spec.machineTemplate.spec.deletion.nodeDrainTimeoutSeconds",
-            json!(IN_PLACE_DRAIN_SECONDS),
-        ),
-    };
-    let with_timeout = r.subject.schema.is_none() || r.subject.schema_has(timeout_path);
-    if with_timeout {
-        match r.contract() {
-            Contract::V1Beta1 => template["nodeDrainTimeout"] = timeout,
-            Contract::V1Beta2 => {
-                template["spec"] = json!({"deletion": {"nodeDrainTimeoutSeconds": timeout}})
-            }
-        }
-    }
-    r.env
-        .merge_patch(
-            &r.subject.resource,
-            cp,
-            json!({"spec": {"machineTemplate": template}}),
-            "change the machine template's metadata and drain timeout",
-        )
-        .await?;
-    // Watched: every Machine of the cluster; done when each one recorded carries both (a
-    // Machine's drain timeout: v1beta2 `spec.deletion.nodeDrainTimeoutSeconds`).
-    let updated = |m: &Value| {
-        label_of(m, IN_PLACE_LABEL) == Some(value.as_str())
-            && (!with_timeout
-                || m.pointer("/spec/deletion/nodeDrainTimeoutSeconds")
-                    .and_then(Value::as_i64)
-                    == Some(IN_PLACE_DRAIN_SECONDS))
-    };
-    let propagated = |machines: &[Value]| {
-        uids.iter()
-            .all(|(name, _)| machines.iter().any(|m| name_of(m) == name && updated(m)))
-    };
-    let api = r.env.api(&super::core_sim::machine_resource());
-    let config = kube::runtime::watcher::Config::default()
-        .labels(&format!("{CLUSTER_NAME_LABEL}={cluster}"));
-    let seen = {
-        use futures::StreamExt;
-        use kube::runtime::WatchStreamExt;
-        let mut stream = kube::runtime::watcher::watcher(api, config)
-            .default_backoff()
-            .boxed();
-        tokio::time::timeout(r.env.step_deadline(), async {
-            while stream.next().await.is_some() {
-                // A list the server failed is looked at again on the next event.
-                if let Ok(now) = machines_of(r, cp).await
-                    && propagated(&now)
-                {
-                    return now;
-                }
-            }
-            Vec::new()
-        })
-        .await
-        .ok()
-    };
-    let after = match seen {
-        Some(a) if !a.is_empty() => a,
-        _ => machines_of(r, cp).await?,
-    };
-    let missing: Vec<&str> = uids
-        .iter()
-        .filter(|(name, _)| !after.iter().any(|m| name_of(m) == name && updated(m)))
-        .map(|(n, _)| n.as_str())
-        .collect();
-    let replaced: Vec<&str> = uids
-        .iter()
-        .filter(|(name, uid)| {
-            after
-                .iter()
-                .any(|m| name_of(m) == name && m.pointer("/metadata/uid") != Some(uid))
-        })
-        .map(|(n, _)| n.as_str())
-        .collect();
-    r.verdicts.check(
-        id::control_plane::IN_PLACE_PROPAGATION,
-        missing.is_empty() && replaced.is_empty(),
-        if replaced.is_empty() {
-            format!(
-                "spec.machineTemplate.metadata label {IN_PLACE_LABEL}{} did not reach Machine(s) {} in place",
-                if with_timeout { format!(" or the drain timeout ({timeout_path}: {IN_PLACE_DRAIN_SECONDS}s)") } else { String::new() },
-                missing.join(", ")
-            )
-        } else {
-            format!("Machine(s) {} were replaced, not updated in place", replaced.join(", "))
-        },
-        r.evidence(cp, "machine template metadata not propagated", Some("spec.machineTemplate.metadata")),
-    );
-    Ok(())
-}
-
 /// Whether `last` has `status.replicas` == `want` and a selector: what a control plane counts
 /// itself, before the counters of its Machines' conditions.
 fn counted(last: Option<&Value>, want: i64) -> bool {
@@ -695,53 +507,6 @@ fn counted(last: Option<&Value>, want: i64) -> bool {
         get(v, "status.replicas").and_then(Value::as_i64) == Some(want)
             && json::has_text(v, "status.selector")
     })
-}
-
-/// Certificate Secrets `<cluster>-<purpose>` the provider keeps: type and cluster-name label.
-async fn judge_certificates(r: &mut ScriptRun<'_>, cp: &str, cluster: &str) {
-    let ca = format!("Secret/{cluster}-ca");
-    let _ = r
-        .env
-        .recorder
-        .wait_for(&ca, r.env.quiet_window(), |_| true)
-        .await;
-    let found: Vec<(String, Value)> = ["ca", "etcd", "proxy", "sa"]
-        .iter()
-        .filter_map(|p| {
-            let name = format!("{cluster}-{p}");
-            r.env
-                .recorder
-                .latest(&format!("Secret/{name}"))
-                .map(|v| (name, v))
-        })
-        .collect();
-    if found.is_empty() {
-        r.verdicts.skip(
-            id::control_plane::CERTIFICATES,
-            "the provider keeps no <cluster>-<purpose> certificate Secrets",
-        );
-        return;
-    }
-    let bad: Vec<&str> = found
-        .iter()
-        .filter(|(_, s)| {
-            s.get("type").and_then(Value::as_str) != Some(SECRET_TYPE)
-                || s.pointer("/metadata/labels")
-                    .and_then(|l| l.get(CLUSTER_NAME_LABEL))
-                    .and_then(Value::as_str)
-                    != Some(cluster)
-        })
-        .map(|(n, _)| n.as_str())
-        .collect();
-    r.verdicts.check(
-        id::control_plane::CERTIFICATES,
-        bad.is_empty(),
-        format!(
-            "certificate Secrets without type {SECRET_TYPE} or the cluster-name label: {}",
-            bad.join(", ")
-        ),
-        r.evidence(cp, "certificate Secrets malformed", None),
-    );
 }
 
 async fn judge_versions(r: &mut ScriptRun<'_>, cp: &str, contract: Contract) {
