@@ -2,6 +2,7 @@
 
 use super::machines::{machines_of, name_of};
 use crate::rule_ids as id;
+use crate::scenarios::acting::without_paused_condition;
 use crate::scenarios::core_sim::{
     CLUSTER_NAME_LABEL, ClusterSpec, cluster_resource, secret_resource,
 };
@@ -41,15 +42,16 @@ pub(super) async fn judge_endpoint_wait(r: &mut ScriptRun<'_>) -> Result<(), Env
     obj["metadata"]["ownerReferences"] = json!([cluster_owner(&c)]);
     obj["metadata"]["labels"][CLUSTER_NAME_LABEL] = json!(cluster);
     r.env.create(&res, obj).await?;
-    // Evidence that the provider reconciled it (a finalizer or any status), then its quiet.
+    // Evidence that the provider reconciled it to the end of a pass: its status written, beyond
+    // the Paused condition (KCP patches status at the end of every reconcile, the mock after its
+    // endpoint, kubeconfig and instances; a finalizer and the Paused condition come first,
+    // before any of them), then its quiet.
     let key = r.key(&cp);
     let reconciled = r
         .wait(&cp, |v| {
-            v.pointer("/metadata/finalizers")
-                .and_then(Value::as_array)
-                .is_some_and(|f| !f.is_empty())
-                || v.get("status")
-                    .is_some_and(|s| s.as_object().is_some_and(|s| !s.is_empty()))
+            without_paused_condition(v)
+                .get("status")
+                .is_some_and(has_content)
         })
         .await;
     let window = r.env.quiet_window();
@@ -77,7 +79,7 @@ pub(super) async fn judge_endpoint_wait(r: &mut ScriptRun<'_>) -> Result<(), Env
         r.verdicts.inconclusive(
             rule,
             format!(
-                "the control plane {cp} of a Cluster without endpoint showed no reconcile (no finalizer, no status) within {}s: nothing to judge its waiting on",
+                "the control plane {cp} of a Cluster without endpoint wrote no status within {}s: no reconcile to judge its waiting on",
                 r.env.step_deadline().as_secs()
             ),
         );
@@ -106,7 +108,26 @@ pub(super) async fn judge_endpoint_wait(r: &mut ScriptRun<'_>) -> Result<(), Env
         );
     }
     r.end_step();
-    r.env.delete(&res, &cp).await?;
-    r.env.delete(&cluster_resource(), &cluster).await?;
     Ok(())
+}
+
+/// Deletes the experiment's control plane and Cluster, once the main flow is done: the
+/// control plane may own what the sample references beside the main one (KCP makes itself an
+/// owner of its machine template), which the garbage collector deletes with its last owner.
+pub(super) async fn remove_endpoint_wait(r: &ScriptRun<'_>) -> Result<(), EnvError> {
+    let p = r.prefix();
+    r.env
+        .delete(&r.subject.resource, &format!("{p}-cp-e"))
+        .await?;
+    r.env.delete(&cluster_resource(), &format!("{p}-e")).await
+}
+
+/// Whether `v` holds anything but nulls and empty objects and lists.
+fn has_content(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Object(m) => m.values().any(has_content),
+        Value::Array(a) => a.iter().any(has_content),
+        _ => true,
+    }
 }

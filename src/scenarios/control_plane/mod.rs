@@ -18,7 +18,7 @@ use super::observer::watch_all;
 use super::script::{ScriptRun, cluster_owner};
 use crate::rule_ids as id;
 use capi_contract::contract::Contract;
-use endpoint_wait::judge_endpoint_wait;
+use endpoint_wait::{judge_endpoint_wait, remove_endpoint_wait};
 use kube::api::{Patch, PatchParams};
 use machines::{
     judge_in_place_propagation, judge_machine_labels, judge_placement, judge_up_to_date,
@@ -28,12 +28,17 @@ use secrets::{judge_certificates, judge_kubeconfig_rotation};
 use serde_json::{Value, json};
 
 pub async fn run(r: &mut ScriptRun<'_>) {
-    // The Cluster without endpoint is an experiment of its own, beside the main flow.
+    // The Cluster without endpoint is an experiment of its own, beside the main flow; its
+    // objects go once both are done.
     let mut experiment = r.part();
     let (main, waited) = tokio::join!(steps(r), judge_endpoint_wait(&mut experiment));
     if let Err(e) = main {
         r.env_failed(e);
     }
+    let waited = match (waited, remove_endpoint_wait(r).await) {
+        (Ok(()), removed) => removed,
+        (failed, _) => failed,
+    };
     r.absorb(experiment, waited);
 }
 
