@@ -108,6 +108,9 @@ pub(super) async fn judge_endpoint_wait(r: &mut ScriptRun<'_>) -> Result<(), Env
         );
     }
     r.end_step();
+    // Its deletion comes after the main flow ([`remove_endpoint_wait`]), at no fixed point of
+    // the timeline: not recorded.
+    r.stop_watching();
     Ok(())
 }
 
