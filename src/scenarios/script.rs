@@ -157,13 +157,6 @@ impl<'a> ScriptRun<'a> {
         self.observers.push(o);
     }
 
-    /// Stops this run's watches: what its objects do afterwards (their deletion at the end of
-    /// the scenario, at the provider's pace) is not recorded, so the timeline does not depend
-    /// on when the scenario ends.
-    pub fn stop_watching(&mut self) {
-        self.observers.clear();
-    }
-
     /// The provider object to create from the sample: `name`, sample spec/labels/annotations,
     /// at the version the sample is written in ([`super::env::Env::create`] converts), with
     /// core's clone annotations where core clones the kind from a template

@@ -487,6 +487,26 @@ impl Recorder {
             .is_some()
     }
 
+    /// Waits until every recorded object that names one of `owners` (`Kind/name`) as its owner
+    /// or its Cluster (e.g. a provider's Secrets) has been deleted (true), or the timeout passes
+    /// (false).
+    pub async fn wait_dependents_gone(&self, owners: &[String], timeout: Duration) -> bool {
+        let owners: BTreeSet<&str> = owners.iter().map(String::as_str).collect();
+        self.wait_until(timeout, || {
+            let st = self.lock();
+            let live = st.latest.iter().any(|(k, &i)| {
+                !st.gone.contains(k)
+                    && st
+                        .snapshots
+                        .get(i)
+                        .is_some_and(|s| links_to(&s.value, &owners))
+            });
+            (!live).then_some(())
+        })
+        .await
+        .is_some()
+    }
+
     /// Provider writes of `object` after `mark` that changed it, as seen through `normalize`
     /// (which drops what the caller does not count, e.g. the Paused condition).
     ///

@@ -108,21 +108,25 @@ pub(super) async fn judge_endpoint_wait(r: &mut ScriptRun<'_>) -> Result<(), Env
         );
     }
     r.end_step();
-    // Its deletion comes after the main flow ([`remove_endpoint_wait`]), at no fixed point of
-    // the timeline: not recorded.
-    r.stop_watching();
     Ok(())
 }
 
-/// Deletes the experiment's control plane and Cluster, once the main flow is done: the
-/// control plane may own what the sample references beside the main one (KCP makes itself an
+/// Deletes the experiment's control plane and Cluster, beside the main control plane's deletion
+/// once the main flow is done (not before): the control plane may own what the sample references beside the main one (KCP makes itself an
 /// owner of its machine template), which the garbage collector deletes with its last owner.
+/// Waits (at most a step's deadline each) until the control plane and what belongs to the
+/// Cluster or to it (its Secrets) are gone, so that their deletion is in the timeline whatever
+/// the provider's pace, not cut off by the scenario's end.
 pub(super) async fn remove_endpoint_wait(r: &ScriptRun<'_>) -> Result<(), EnvError> {
     let p = r.prefix();
-    r.env
-        .delete(&r.subject.resource, &format!("{p}-cp-e"))
-        .await?;
-    r.env.delete(&cluster_resource(), &format!("{p}-e")).await
+    let (cp, cluster) = (format!("{p}-cp-e"), format!("{p}-e"));
+    let deadline = r.env.step_deadline();
+    r.env.delete(&r.subject.resource, &cp).await?;
+    r.env.recorder.wait_gone(&r.key(&cp), deadline).await;
+    r.env.delete(&cluster_resource(), &cluster).await?;
+    let owners = [r.key(&cp), format!("{}/{cluster}", cluster_resource().kind)];
+    r.env.recorder.wait_dependents_gone(&owners, deadline).await;
+    Ok(())
 }
 
 /// Whether `v` holds anything but nulls and empty objects and lists.

@@ -32,10 +32,19 @@ pub async fn run(r: &mut ScriptRun<'_>) {
     // objects go once both are done.
     let mut experiment = r.part();
     let (main, waited) = tokio::join!(steps(r), judge_endpoint_wait(&mut experiment));
+    // Both control planes are deleted together.
+    let cp = format!("{}-cp", r.prefix());
+    let main_delete = async {
+        match main {
+            Ok(()) => r.delete_and_expect_gone(&cp, None).await,
+            failed => failed,
+        }
+    };
+    let (main, removed) = tokio::join!(main_delete, remove_endpoint_wait(&experiment));
     if let Err(e) = main {
         r.env_failed(e);
     }
-    let waited = match (waited, remove_endpoint_wait(r).await) {
+    let waited = match (waited, removed) {
         (Ok(()), removed) => removed,
         (failed, _) => failed,
     };
@@ -438,9 +447,7 @@ async fn lifecycle(
     }
 
     r.pause_by_annotation(&cp, Some(id::control_plane::PAUSE))
-        .await?;
-    r.delete_and_expect_gone(&cp, None).await?;
-    Ok(())
+        .await
 }
 
 /// How a wait on the control plane ended.

@@ -152,6 +152,63 @@ async fn wait_for_wakes_on_later_event_and_times_out() {
     assert!(err.is_none());
 }
 
+/// What names a deleted owner or Cluster counts until its own deletion is recorded; what names
+/// neither never holds the wait.
+#[tokio::test]
+async fn dependents_gone_waits_for_what_names_the_owners() {
+    let r = Recorder::new();
+    let secret = |name: &str, labels: Value, owners: Value| {
+        json!({"metadata": {"name": name, "resourceVersion": "1",
+            "labels": labels, "ownerReferences": owners}})
+    };
+    let cluster_label = json!({"cluster.x-k8s.io/cluster-name": "e"});
+    r.observe(
+        "Secret/e-ca",
+        false,
+        secret("e-ca", cluster_label, json!([])),
+    );
+    r.observe(
+        "Secret/cp-data",
+        false,
+        secret(
+            "cp-data",
+            json!({}),
+            json!([{"kind": "CP", "name": "cp-e"}]),
+        ),
+    );
+    r.observe("Secret/other", false, secret("other", json!({}), json!([])));
+    let owners = ["CP/cp-e".to_string(), "Cluster/e".to_string()];
+    assert!(
+        !r.wait_dependents_gone(&owners, Duration::from_millis(30))
+            .await
+    );
+    let r2 = r.clone();
+    let waiter = tokio::spawn(async move {
+        r2.wait_dependents_gone(&owners, Duration::from_secs(5))
+            .await
+    });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    r.observe(
+        "Secret/e-ca",
+        true,
+        secret(
+            "e-ca",
+            json!({"cluster.x-k8s.io/cluster-name": "e"}),
+            json!([]),
+        ),
+    );
+    r.observe(
+        "Secret/cp-data",
+        true,
+        secret(
+            "cp-data",
+            json!({}),
+            json!([{"kind": "CP", "name": "cp-e"}]),
+        ),
+    );
+    assert!(waiter.await.unwrap());
+}
+
 #[tokio::test]
 async fn quiet_reports_first_counted_provider_write() {
     let r = Recorder::new();
