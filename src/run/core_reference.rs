@@ -47,7 +47,7 @@ impl Outcome {
     /// The report's lines: one summary, then one per difference.
     pub fn notes(&self) -> Vec<String> {
         let mut out = vec![format!(
-            "core reference: {} steps of a Cluster and a Machine of the mock provider, {} fields the contract names compared between the real core manager (log: {}) and the simulation: {}",
+            "core reference: {} steps of the mock provider (a Cluster with a Machine; then a Cluster whose control plane makes its Machine), {} fields the contract names compared between the real core manager (log: {}) and the simulation: {}",
             self.steps,
             self.fields,
             self.log.display(),

@@ -1,13 +1,14 @@
 //! The core reference trace (`check --embedded --core-cmd`): one Cluster and one Machine of the
-//! mock provider taken through their life, with CAPI core's part played either by a real core
-//! manager or by the simulation ([`super::core_sim`]). After each step, what the contract names
+//! mock provider taken through their life, then a Cluster whose control plane (the mock's, as
+//! KCP) makes its Machine, with CAPI core's part played either by a real core manager or by the
+//! simulation ([`super::core_sim`], its Machine controller for a control plane's Machines). After each step, what the contract names
 //! (references, owner references, labels, annotations, the fields core copies, which objects
 //! exist) is snapshotted; [`differences`] compares two traces field by field. Where they
 //! differ, the simulation is wrong (docs/core-simulation.md "Checked against real core").
 
 use super::core_sim::{
-    ClusterSpec, MachineSpec, clone_annotations, cluster_resource, controller_owner_ref,
-    machine_resource, mock_companion, sample_object,
+    CLUSTER_NAME_LABEL, ClusterSpec, MachineSpec, clone_annotations, cluster_owner_ref,
+    cluster_resource, controller_owner_ref, machine_resource, mock_companion, sample_object,
 };
 use super::env::{Env, EnvError, key};
 use super::{RUN_LABEL, WATCH_FILTER_LABEL};
@@ -29,6 +30,11 @@ pub enum Core {
 /// The names of the trace's Cluster and Machine (the same on both sides).
 pub const CLUSTER: &str = "reference";
 pub const MACHINE: &str = "reference-cp";
+/// The Cluster of the control plane, the control plane and its machine template (one name,
+/// different kinds).
+pub const MANAGED: &str = "reference-managed";
+/// The control plane's Machine and its InfraMachine (the mock names them `<cp>-<index>`).
+pub const MANAGED_MACHINE: &str = "reference-managed-0";
 
 /// What the contract names of the trace's objects after one step: `"<Kind>/<name> <field>"` →
 /// value (absent fields are not listed).
@@ -66,6 +72,8 @@ struct Kinds {
     infra_cluster: (ApiResource, Value),
     infra_machine: (ApiResource, Value),
     bootstrap: (ApiResource, Value),
+    control_plane: (ApiResource, Value),
+    machine_template: (ApiResource, Value),
 }
 
 impl Kinds {
@@ -74,23 +82,70 @@ impl Kinds {
             infra_cluster: mock_companion(Role::InfraCluster, Contract::V1Beta2)?,
             infra_machine: mock_companion(Role::InfraMachine, Contract::V1Beta2)?,
             bootstrap: mock_companion(Role::BootstrapConfig, Contract::V1Beta2)?,
+            control_plane: mock_companion(Role::ControlPlane, Contract::V1Beta2)?,
+            machine_template: mock_companion(Role::InfraMachineTemplate, Contract::V1Beta2)?,
         })
     }
 
-    /// Every object of the trace, in snapshot order.
-    fn objects(&self) -> Vec<(ApiResource, &'static str)> {
+    /// Every object of the trace's first Cluster, in snapshot order.
+    fn objects(&self) -> Vec<Tracked> {
         vec![
-            (cluster_resource(), CLUSTER),
-            (self.infra_cluster.0.clone(), CLUSTER),
-            (machine_resource(), MACHINE),
-            (self.bootstrap.0.clone(), MACHINE),
-            (self.infra_machine.0.clone(), MACHINE),
+            Tracked::new(cluster_resource(), CLUSTER),
+            Tracked::new(self.infra_cluster.0.clone(), CLUSTER),
+            Tracked::new(machine_resource(), MACHINE),
+            Tracked::new(self.bootstrap.0.clone(), MACHINE),
+            Tracked::new(self.infra_machine.0.clone(), MACHINE),
         ]
+    }
+
+    /// Every object of the control plane's Cluster: core's Machine controller acts on the
+    /// control plane's Machine, so its finalizer and conditions are compared too.
+    fn managed_objects(&self) -> Vec<Tracked> {
+        vec![
+            Tracked::new(cluster_resource(), MANAGED),
+            Tracked::new(self.control_plane.0.clone(), MANAGED),
+            Tracked {
+                controller_state: true,
+                ..Tracked::new(machine_resource(), MANAGED_MACHINE)
+            },
+            Tracked::new(self.infra_machine.0.clone(), MANAGED_MACHINE),
+        ]
+    }
+}
+
+/// One object a snapshot projects ([`project`]).
+struct Tracked {
+    resource: ApiResource,
+    name: &'static str,
+    /// Also its finalizers and its conditions (type and status: the reasons and messages are
+    /// the controller's wording), where the controller that acts on it is compared.
+    controller_state: bool,
+}
+
+impl Tracked {
+    fn new(resource: ApiResource, name: &'static str) -> Self {
+        Tracked {
+            resource,
+            name,
+            controller_state: false,
+        }
     }
 }
 
 fn is_true(v: Option<&Value>) -> bool {
     v == Some(&Value::Bool(true))
+}
+
+/// Whether `obj` has condition `t` with `status`.
+fn condition_is(obj: &Value, t: &str, status: &str) -> bool {
+    obj.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .any(|c| {
+            c.get("type").and_then(Value::as_str) == Some(t)
+                && c.get("status").and_then(Value::as_str) == Some(status)
+        })
 }
 
 fn non_empty(v: Option<&Value>) -> bool {
@@ -293,7 +348,101 @@ pub async fn trace(env: &Env, core: Core) -> Result<Vec<Snapshot>, EnvError> {
         await_state(env, &r, n, "gone", |o| o.is_none()).await?;
     }
     out.push(snapshot(env, "cluster deleted", &objects).await?);
+
+    managed_trace(env, core, &kinds, &mut out).await?;
     Ok(out)
+}
+
+/// Steps 6 and 7: a Cluster with only a control plane (no InfraCluster: core marks its
+/// infrastructure provisioned), the mock's control plane making its Machine and cloning its
+/// InfraMachine from the machine template, as KCP does; core's Machine controller takes the
+/// InfraMachine over and reports the Machine's state, the Cluster controller copies the control
+/// plane's initialized flag and endpoint. Then the control plane is deleted: its Machine and
+/// InfraMachine go through core's Machine deletion.
+async fn managed_trace(
+    env: &Env,
+    core: Core,
+    kinds: &Kinds,
+    out: &mut Vec<Snapshot>,
+) -> Result<(), EnvError> {
+    let objects = kinds.managed_objects();
+    let (cpr, mt) = (&kinds.control_plane.0, &kinds.machine_template.0);
+    env.create(mt, sample_object(&kinds.machine_template.1, MANAGED))
+        .await?;
+    let mut cp = sample_object(&kinds.control_plane.1, MANAGED);
+    cp["spec"]["replicas"] = json!(1);
+    cp["spec"]["machineTemplate"] = json!({"spec": {"infrastructureRef":
+        {"apiGroup": mt.group, "kind": mt.kind, "name": MANAGED}}});
+    let spec = || ClusterSpec {
+        control_plane: Some((cpr, MANAGED)),
+        ..ClusterSpec::default()
+    };
+    let controller = match core {
+        Core::Simulated => {
+            // As SC-controlplane: the control plane created owned by its Cluster, whose
+            // infrastructure core marks provisioned (no infrastructureRef).
+            let cluster = env.create_cluster(MANAGED, spec()).await?;
+            env.set_infra_provisioned(MANAGED, true).await?;
+            cp["metadata"]["ownerReferences"] = json!([cluster_owner_ref(&cluster)]);
+            cp["metadata"]["labels"][CLUSTER_NAME_LABEL] = json!(MANAGED);
+            env.create(cpr, cp).await?;
+            Some(env.start_machine_controller(MANAGED, cpr, MANAGED))
+        }
+        Core::Real => {
+            env.create(cpr, cp).await?;
+            env.create_cluster(MANAGED, spec()).await?;
+            None
+        }
+    };
+    let steps = async {
+        await_state(
+            env,
+            &machine_resource(),
+            MANAGED_MACHINE,
+            "infrastructure provisioned",
+            // Not `bootstrapDataSecretCreated`: core sets it from a bootstrap config only, and
+            // the control plane names the data Secret itself. The InfrastructureReady
+            // condition: real core writes it with the copy, the simulation right after.
+            |o| {
+                is_true(
+                    o.and_then(|o| o.pointer("/status/initialization/infrastructureProvisioned")),
+                ) && non_empty(o.and_then(|o| o.pointer("/spec/providerID")))
+                    && o.is_some_and(|o| condition_is(o, "InfrastructureReady", "True"))
+            },
+        )
+        .await?;
+        await_state(
+            env,
+            &cluster_resource(),
+            MANAGED,
+            "control plane initialized",
+            |o| {
+                is_true(o.and_then(|o| o.pointer("/status/initialization/controlPlaneInitialized")))
+            },
+        )
+        .await?;
+        out.push(snapshot(env, "control plane machine provisioned", &objects).await?);
+
+        // 7. The control plane is deleted: the mock deletes its Machine first (as KCP).
+        env.delete(cpr, MANAGED).await?;
+        for (r, n) in [
+            (cpr.clone(), MANAGED),
+            (machine_resource(), MANAGED_MACHINE),
+            (kinds.infra_machine.0.clone(), MANAGED_MACHINE),
+        ] {
+            await_state(env, &r, n, "gone", |o| o.is_none()).await?;
+        }
+        out.push(snapshot(env, "control plane deleted", &objects).await?);
+        Ok::<(), EnvError>(())
+    };
+    let result = steps.await;
+    if let Some(c) = controller {
+        c.stop().await;
+    }
+    result?;
+    env.delete(&cluster_resource(), MANAGED).await?;
+    await_state(env, &cluster_resource(), MANAGED, "gone", |o| o.is_none()).await?;
+    env.delete(mt, MANAGED).await
 }
 
 /// Labels and annotations the comparison leaves out: the run's own labels, and the annotation
@@ -405,6 +554,17 @@ fn owner_refs(refs: &Value) -> Value {
 
 /// What the contract names of `obj` (`None`: it does not exist).
 pub fn project(kind: &str, name: &str, obj: Option<&Value>) -> BTreeMap<String, Value> {
+    project_with(kind, name, obj, false)
+}
+
+/// [`project`], and with `controller_state` the object's finalizers and its conditions as
+/// `type: status`.
+fn project_with(
+    kind: &str,
+    name: &str,
+    obj: Option<&Value>,
+    controller_state: bool,
+) -> BTreeMap<String, Value> {
     let id = format!("{kind}/{name}");
     let mut out = BTreeMap::new();
     out.insert(format!("{id} exists"), Value::Bool(obj.is_some()));
@@ -429,16 +589,32 @@ pub fn project(kind: &str, name: &str, obj: Option<&Value>) -> BTreeMap<String, 
             out.insert(format!("{id} {}", p[1..].replace('/', ".")), v.clone());
         }
     }
+    if controller_state {
+        if let Some(f) = obj.pointer("/metadata/finalizers") {
+            out.insert(format!("{id} metadata.finalizers"), f.clone());
+        }
+        for c in obj
+            .pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let (Some(t), Some(st)) = (c.get("type").and_then(Value::as_str), c.get("status")) {
+                out.insert(format!("{id} status.conditions[{t}]"), st.clone());
+            }
+        }
+    }
     out
 }
 
 async fn snapshot(
     env: &Env,
     step: &'static str,
-    objects: &[(ApiResource, &'static str)],
+    objects: &[Tracked],
 ) -> Result<Snapshot, EnvError> {
     let mut fields = BTreeMap::new();
-    for (r, name) in objects {
+    for t in objects {
+        let (r, name) = (&t.resource, t.name);
         let obj = match env.api(r).get_opt(name).await {
             Ok(o) => o.and_then(|o| serde_json::to_value(o).ok()),
             Err(source) => {
@@ -449,7 +625,12 @@ async fn snapshot(
                 });
             }
         };
-        fields.extend(project(&r.kind, name, obj.as_ref()));
+        fields.extend(project_with(
+            &r.kind,
+            name,
+            obj.as_ref(),
+            t.controller_state,
+        ));
     }
     normalize(&mut fields, &env.namespace);
     Ok(Snapshot { step, fields })

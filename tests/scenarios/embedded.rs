@@ -183,6 +183,10 @@ fn passing_check_embedded_keeps_a_timeline_for_every_scenario_in_json_html_and_r
         .sum();
     assert!(targets.len() >= columns, "{}", targets.len());
     assert_eq!(targets.len(), baselines.len());
+    // The mock answers every stimulus at once: no step of a passing run sits out a whole step
+    // deadline, as one did while it waited for a deletion no watch could report (session 33:
+    // SC-controlplane's "delete" took 10.2 s, the embedded check 11.4 s instead of 1.4 s).
+    let deadline = capi_conformance::scenarios::Settings::EMBEDDED.step_timeout;
     for s in &doc.scenarios {
         assert!(
             !s.timeline.is_empty() && !s.steps.is_empty(),
@@ -190,6 +194,16 @@ fn passing_check_embedded_keeps_a_timeline_for_every_scenario_in_json_html_and_r
             s.scenario,
             s.column
         );
+        for step in &s.steps {
+            let took = std::time::Duration::from_millis(step.duration_ms.unwrap_or(0));
+            assert!(
+                took < deadline,
+                "{} {}: step {:?} took {took:?}, a whole step deadline ({deadline:?})",
+                s.scenario,
+                s.column,
+                step.name
+            );
+        }
     }
 
     // The HTML: one SVG per target record, lanes marking every entry.

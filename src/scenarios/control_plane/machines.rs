@@ -2,7 +2,7 @@
 //! over the Cluster's failure domains, their `UpToDate` condition and the in-place propagation
 //! of the machine template's metadata and timeouts.
 
-use crate::rule_ids as id;
+use crate::rule_ids::{self as id, RuleId};
 use crate::scenarios::core_sim::{CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, machine_resource};
 use crate::scenarios::env::EnvError;
 use crate::scenarios::json;
@@ -10,7 +10,22 @@ use crate::scenarios::script::ScriptRun;
 use capi_contract::contract::Contract;
 use serde_json::{Value, json};
 
-pub(super) const NO_MACHINES: &str = "the control plane created no Machines: the rule applies to control planes whose instances are Machines";
+const NO_MACHINES: &str = "the control plane created no Machines: the rule applies to control planes whose instances are Machines";
+
+/// The Machines of `cp` for a judge of `rule`; `None` (the rule skipped with
+/// [`NO_MACHINES`]) when it made none.
+async fn machines_or_skip(
+    r: &mut ScriptRun<'_>,
+    cp: &str,
+    rule: RuleId,
+) -> Result<Option<Vec<Value>>, EnvError> {
+    let machines = machines_of(r, cp).await?;
+    if machines.is_empty() {
+        r.verdicts.skip(rule, NO_MACHINES);
+        return Ok(None);
+    }
+    Ok(Some(machines))
+}
 
 /// The Machines control plane `cp` owns (not being deleted), as JSON.
 pub(super) async fn machines_of(r: &ScriptRun<'_>, cp: &str) -> Result<Vec<Value>, EnvError> {
@@ -59,12 +74,9 @@ pub(super) async fn judge_machine_labels(
     cp: &str,
     cluster: &str,
 ) -> Result<(), EnvError> {
-    let machines = machines_of(r, cp).await?;
-    if machines.is_empty() {
-        r.verdicts
-            .skip(id::control_plane::MACHINE_LABEL, NO_MACHINES);
+    let Some(machines) = machines_or_skip(r, cp, id::control_plane::MACHINE_LABEL).await? else {
         return Ok(());
-    }
+    };
     let bad: Vec<&str> = machines
         .iter()
         .filter(|m| {
@@ -94,11 +106,9 @@ pub(super) async fn judge_placement(
     cp: &str,
     cluster: &str,
 ) -> Result<(), EnvError> {
-    let machines = machines_of(r, cp).await?;
-    if machines.is_empty() {
-        r.verdicts.skip(id::control_plane::PLACEMENT, NO_MACHINES);
+    let Some(machines) = machines_or_skip(r, cp, id::control_plane::PLACEMENT).await? else {
         return Ok(());
-    }
+    };
     let c = r.env.cluster(cluster).await?;
     let domains = control_plane_domains(&c);
     if domains.is_empty() {
@@ -185,9 +195,10 @@ pub(super) async fn judge_up_to_date(
     cp: &str,
     cluster: &str,
 ) -> Result<(), EnvError> {
-    if machines_of(r, cp).await?.is_empty() {
-        r.verdicts
-            .skip(id::control_plane::MIN_READY_UPTODATE, NO_MACHINES);
+    if machines_or_skip(r, cp, id::control_plane::MIN_READY_UPTODATE)
+        .await?
+        .is_none()
+    {
         return Ok(());
     }
     let has = |m: &Value| json::condition(m, "UpToDate").is_some();
@@ -255,12 +266,10 @@ pub(super) async fn judge_in_place_propagation(
     cp: &str,
     cluster: &str,
 ) -> Result<(), EnvError> {
-    let before = machines_of(r, cp).await?;
-    if before.is_empty() {
-        r.verdicts
-            .skip(id::control_plane::IN_PLACE_PROPAGATION, NO_MACHINES);
+    let Some(before) = machines_or_skip(r, cp, id::control_plane::IN_PLACE_PROPAGATION).await?
+    else {
         return Ok(());
-    }
+    };
     if !r.subject.schema_has("spec.machineTemplate.metadata") && r.subject.schema.is_some() {
         r.verdicts.skip(
             id::control_plane::IN_PLACE_PROPAGATION,

@@ -24,7 +24,11 @@
 mod status;
 mod workload;
 
-use super::{CLUSTER_NAME_LABEL, CORE_GROUP, cluster_resource, machine_resource};
+use workload::NoNode;
+
+use super::{
+    CLUSTER_NAME_LABEL, CORE_GROUP, PAUSED_ANNOTATION, cluster_resource, machine_resource,
+};
 use crate::scenarios::env::{Env, EnvError, key};
 use futures::StreamExt;
 use kube::api::{Api, ListParams};
@@ -236,7 +240,20 @@ impl Sim {
 
     async fn reconcile_all(&mut self) -> Pass {
         let mut pass = Pass::default();
-        if self.copy_control_plane_initialized().await.is_err() {
+        let cluster = match self
+            .env
+            .api(&cluster_resource())
+            .get_opt(&self.cluster)
+            .await
+        {
+            Ok(Some(c)) => serde_json::to_value(c).unwrap_or(Value::Null),
+            // No Cluster (yet, or any more): core's Machine controller waits for it.
+            Ok(None) | Err(_) => {
+                pass.pending = true;
+                return pass;
+            }
+        };
+        if self.copy_control_plane_initialized(&cluster).await.is_err() {
             pass.pending = true;
         }
         let api = self.env.api(&machine_resource());
@@ -254,12 +271,25 @@ impl Sim {
             if !self.is_ours(&m) {
                 continue;
             }
+            // `paused.EnsurePausedCondition`: a paused Machine (its Cluster's `spec.paused`, or
+            // its own paused annotation) gets `Paused` True and nothing else, deletion
+            // included.
+            let paused = get_bool(&cluster, "/spec/paused")
+                || m.pointer("/metadata/annotations")
+                    .and_then(Value::as_object)
+                    .is_some_and(|a| a.contains_key(PAUSED_ANNOTATION));
+            if paused {
+                if self.set_paused(&m).await.is_err() {
+                    pass.pending = true;
+                }
+                continue;
+            }
             let deleting = m.pointer("/metadata/deletionTimestamp").is_some();
             let done = if deleting {
                 self.reconcile_delete(&m).await
             } else {
                 pass.machines += 1;
-                let r = self.reconcile_normal(&m).await;
+                let r = self.reconcile_normal(&m, &cluster).await;
                 match &r {
                     Ok(Step::Node) => pass.with_node += 1,
                     Ok(Step::NoNode(why)) => pass.waiting_for_node = Some(why.clone()),
@@ -290,8 +320,9 @@ impl Sim {
     /// The Cluster controller's `reconcileControlPlane`: the control plane's initialized flag
     /// (v1beta2 `status.initialization.controlPlaneInitialized`, v1beta1 `status.initialized`)
     /// onto the Cluster, with its `ControlPlaneInitialized` conditions (what CABPK waits for
-    /// before it joins another control plane Machine).
-    async fn copy_control_plane_initialized(&self) -> Result<(), EnvError> {
+    /// before it joins another control plane Machine); then, while the Cluster's
+    /// `spec.controlPlaneEndpoint` is not valid (no host or no port), the control plane's.
+    async fn copy_control_plane_initialized(&self, cluster: &Value) -> Result<(), EnvError> {
         let cp = self
             .env
             .api(&self.control_plane)
@@ -305,31 +336,28 @@ impl Sim {
         let Some(cp) = cp.and_then(|c| serde_json::to_value(c).ok()) else {
             return Ok(());
         };
-        let initialized = cp
-            .pointer("/status/initialization/controlPlaneInitialized")
-            .or_else(|| cp.pointer("/status/initialized"))
-            .and_then(Value::as_bool)
-            == Some(true);
-        if !initialized {
+        if cp.pointer("/metadata/deletionTimestamp").is_some() {
             return Ok(());
         }
-        let cluster = self
-            .env
-            .api(&cluster_resource())
-            .get(&self.cluster)
-            .await
-            .map_err(|source| EnvError::Api {
-                action: "read",
-                object: format!("Cluster/{}", self.cluster),
-                source,
-            })?;
-        let cluster =
-            serde_json::to_value(cluster).map_err(|e| EnvError::Invalid(e.to_string()))?;
-        if cluster
-            .pointer("/status/initialization/controlPlaneInitialized")
-            .and_then(Value::as_bool)
-            == Some(true)
+        let initialized = get_bool(&cp, "/status/initialization/controlPlaneInitialized")
+            || get_bool(&cp, "/status/initialized");
+        let was = get_bool(cluster, "/status/initialization/controlPlaneInitialized");
+        if !initialized && !was {
+            return Ok(());
+        }
+        if !valid_endpoint(cluster.pointer("/spec/controlPlaneEndpoint"))
+            && let Some(endpoint) = cp.pointer("/spec/controlPlaneEndpoint")
         {
+            self.env
+                .merge_patch(
+                    &cluster_resource(),
+                    &self.cluster,
+                    json!({"spec": {"controlPlaneEndpoint": endpoint}}),
+                    "copy control plane endpoint",
+                )
+                .await?;
+        }
+        if was {
             return Ok(());
         }
         self.env
@@ -525,7 +553,7 @@ impl Sim {
             .map(|_| ())
     }
 
-    async fn reconcile_normal(&mut self, m: &Value) -> Result<Step, EnvError> {
+    async fn reconcile_normal(&mut self, m: &Value, cluster: &Value) -> Result<Step, EnvError> {
         let name = name_of(m).to_string();
         let finalizers = finalizers_of(m);
         if !finalizers.iter().any(|f| f == MACHINE_FINALIZER) {
@@ -577,13 +605,17 @@ impl Sim {
             .map(str::to_string);
         let node = match &provider_id {
             Some(id) => self.node_of(id).await,
-            None => Err("the Machine has no spec.providerID yet".to_string()),
+            // Not asked: core's ClusterCache state is what it is, but no Node can match yet.
+            None => Err(NoNode {
+                connected: self.workload.is_some(),
+                why: "the Machine has no spec.providerID yet".to_string(),
+            }),
         };
         let step = match &node {
             Ok(_) => Step::Node,
-            Err(why) => Step::NoNode(why.clone()),
+            Err(n) => Step::NoNode(n.why.clone()),
         };
-        self.update_status(m, &bootstrap, &infra, node.ok().as_ref())
+        self.update_status(m, cluster, &bootstrap, &infra, &node)
             .await?;
         Ok(step)
     }
@@ -690,6 +722,22 @@ fn ready(obj: &Value, field: &str) -> bool {
         .or_else(|| obj.pointer("/status/ready"))
         .and_then(Value::as_bool)
         == Some(true)
+}
+
+/// `APIEndpoint.IsValid`: a host and a port.
+fn valid_endpoint(e: Option<&Value>) -> bool {
+    e.is_some_and(|e| {
+        e.get("host")
+            .and_then(Value::as_str)
+            .is_some_and(|h| !h.is_empty())
+            && e.get("port")
+                .and_then(Value::as_i64)
+                .is_some_and(|p| p != 0)
+    })
+}
+
+fn get_bool(v: &Value, pointer: &str) -> bool {
+    v.pointer(pointer).and_then(Value::as_bool) == Some(true)
 }
 
 fn init(m: &Value, field: &str) -> bool {

@@ -1,7 +1,7 @@
 //! Core's `updateStatus` for a control plane's Machine (its conditions, phase and Node), and
 //! the `Deleting` condition while core waits in `reconcileDelete`.
 
-use super::{Referenced, Sim, init, name_of, now};
+use super::{NoNode, Referenced, Sim, init, name_of, now};
 use crate::scenarios::core_sim::machine_resource;
 use crate::scenarios::env::EnvError;
 use kube::discovery::ApiResource;
@@ -14,12 +14,18 @@ impl Sim {
     pub(super) async fn update_status(
         &self,
         m: &Value,
+        cluster: &Value,
         bootstrap: &Referenced,
         infra: &Referenced,
-        node: Option<&Value>,
+        node: &Result<Value, NoNode>,
     ) -> Result<(), EnvError> {
         let name = name_of(m);
-        let mut wanted: Vec<Value> = Vec::new();
+        let current: Vec<Value> = m
+            .pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let mut wanted: Vec<Value> = vec![condition("Paused", false, "NotPaused", "")];
         let data_secret = init(m, "bootstrapDataSecretCreated");
         wanted.push(match bootstrap {
             None => condition("BootstrapConfigReady", true, "DataSecretProvided", ""),
@@ -30,39 +36,13 @@ impl Sim {
             None => condition("InfrastructureReady", false, "DoesNotExist", ""),
             Some(i) => external_ready("InfrastructureReady", i, provisioned, "provisioned"),
         });
-        let node_ready = node.and_then(|n| {
-            n.pointer("/status/conditions")
-                .and_then(Value::as_array)
-                .and_then(|cs| {
-                    cs.iter()
-                        .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"))
-                })
-                .and_then(|c| c.get("status").and_then(Value::as_str))
-                .map(|s| s == "True")
-        });
-        match node_ready {
-            Some(true) => {
-                wanted.push(condition("NodeReady", true, "NodeReady", ""));
-                wanted.push(condition("NodeHealthy", true, "NodeHealthy", ""));
-            }
-            Some(false) | None if node.is_some() => {
-                wanted.push(condition("NodeReady", false, "NodeNotReady", ""));
-                wanted.push(condition("NodeHealthy", false, "NodeNotHealthy", ""));
-            }
-            _ => {
-                let msg = "Waiting for a Node with spec.providerID to exist";
-                wanted.push(condition("NodeReady", false, "NodeDoesNotExist", msg));
-                wanted.push(condition("NodeHealthy", false, "NodeDoesNotExist", msg));
-            }
-        }
+        wanted.extend(node_conditions(m, cluster, infra, node, &current));
         wanted.push(condition("Deleting", false, "NotDeleting", ""));
-        let current: Vec<Value> = m
-            .pointer("/status/conditions")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        // The Ready summary: every condition above (Deleting with negative polarity) and each
-        // readiness gate the owner asks for (KCP: its control plane components' conditions).
+        // The Ready summary (`setReadyCondition`): Deleting (negative polarity), the bootstrap,
+        // infrastructure and Node conditions, HealthCheckSucceeded if present, and each
+        // readiness gate the owner asks for (KCP: its control plane components' conditions),
+        // a missing one counting as not yet reported. Any issue makes it False, else anything
+        // unknown Unknown, else True.
         let gates: Vec<String> = m
             .pointer("/spec/readinessGates")
             .and_then(Value::as_array)
@@ -79,22 +59,46 @@ impl Sim {
                 .and_then(|c| c.get("status").and_then(Value::as_str))
                 .map(str::to_string)
         };
-        let not_ready: Vec<String> = ["BootstrapConfigReady", "InfrastructureReady", "NodeHealthy"]
-            .iter()
-            .map(|s| s.to_string())
-            .chain(gates)
-            .filter(|t| status_of(t).as_deref() != Some("True"))
-            .collect();
-        let is_ready = not_ready.is_empty();
-        wanted.push(condition(
+        let summarized: Vec<String> =
+            ["BootstrapConfigReady", "InfrastructureReady", "NodeHealthy"]
+                .iter()
+                .map(|s| s.to_string())
+                .chain(
+                    status_of("HealthCheckSucceeded")
+                        .is_some()
+                        .then(|| "HealthCheckSucceeded".to_string()),
+                )
+                .chain(gates)
+                .collect();
+        let with = |want: &str| -> Vec<String> {
+            summarized
+                .iter()
+                .filter(|t| status_of(t).as_deref().unwrap_or("Unknown") == want)
+                .cloned()
+                .collect()
+        };
+        let (issues, unknown) = (with("False"), with("Unknown"));
+        let (ready_status, ready_reason, ready_message) = if !issues.is_empty() {
+            (
+                "False",
+                "NotReady",
+                format!("* {}: not True", issues.join(", ")),
+            )
+        } else if !unknown.is_empty() {
+            (
+                "Unknown",
+                "ReadyUnknown",
+                format!("* {}: unknown", unknown.join(", ")),
+            )
+        } else {
+            ("True", "Ready", String::new())
+        };
+        let is_ready = ready_status == "True";
+        wanted.push(condition_of(
             "Ready",
-            is_ready,
-            if is_ready { "Ready" } else { "NotReady" },
-            &if is_ready {
-                String::new()
-            } else {
-                format!("* {}: not True", not_ready.join(", "))
-            },
+            ready_status,
+            ready_reason,
+            &ready_message,
         ));
         let min_ready = m
             .pointer("/spec/minReadySeconds")
@@ -125,6 +129,7 @@ impl Sim {
             },
             "",
         ));
+        let node = node.as_ref().ok();
         let phase = if node.is_some() {
             "Running"
         } else if provisioned {
@@ -134,7 +139,7 @@ impl Sim {
         } else {
             "Pending"
         };
-        let mut merged = current.clone();
+        let mut merged = current;
         let mut changed = false;
         for w in wanted {
             let t = w.get("type").cloned();
@@ -181,6 +186,34 @@ impl Sim {
             .map(|_| ())
     }
 
+    /// `Paused` True on a paused Machine (core does nothing else to it).
+    pub(super) async fn set_paused(&self, m: &Value) -> Result<(), EnvError> {
+        let mut conds: Vec<Value> = m
+            .pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let want = condition("Paused", true, "Paused", "");
+        match conds
+            .iter_mut()
+            .find(|c| c.get("type").and_then(Value::as_str) == Some("Paused"))
+        {
+            Some(c) if same(c, &want) => return Ok(()),
+            Some(c) => *c = want,
+            None => conds.push(want),
+        }
+        self.env
+            .patch_status(
+                &machine_resource(),
+                name_of(m),
+                json!({"metadata": {"resourceVersion": m.pointer("/metadata/resourceVersion")},
+                       "status": {"conditions": conds}}),
+                "update Machine status (core's Machine controller)",
+            )
+            .await
+            .map(|_| ())
+    }
+
     /// The Machine's `Deleting` condition while core waits (KCP removes its pre-terminate hook
     /// only once it reads `WaitingForPreTerminateHook` there).
     pub(super) async fn set_deleting(&self, m: &Value, reason: &str) -> Result<(), EnvError> {
@@ -213,13 +246,127 @@ impl Sim {
 }
 
 fn condition(t: &str, status: bool, reason: &str, message: &str) -> Value {
+    condition_of(t, if status { "True" } else { "False" }, reason, message)
+}
+
+fn condition_of(t: &str, status: &str, reason: &str, message: &str) -> Value {
     json!({
         "type": t,
-        "status": if status { "True" } else { "False" },
+        "status": status,
         "reason": reason,
         "message": message,
         "lastTransitionTime": now(),
     })
+}
+
+/// `setNodeHealthyAndReadyConditions`: `NodeReady` and `NodeHealthy` from the Node, else
+/// Unknown with why core cannot inspect it (the Cluster's infrastructure or control plane not
+/// there yet, no connection to the workload cluster: the last known state kept once set; the
+/// Node still to appear), or False when a Node the Machine had is gone.
+fn node_conditions(
+    m: &Value,
+    cluster: &Value,
+    infra: &Referenced,
+    node: &Result<Value, NoNode>,
+    current: &[Value],
+) -> Vec<Value> {
+    let both = |status: &str, reason: &str, message: &str| {
+        vec![
+            condition_of("NodeReady", status, reason, message),
+            condition_of("NodeHealthy", status, reason, message),
+        ]
+    };
+    let flag = |p: &str| cluster.pointer(p).and_then(Value::as_bool) == Some(true);
+    let cp_initialized = cluster
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .any(|c| {
+            c.get("type").and_then(Value::as_str) == Some("ControlPlaneInitialized")
+                && c.get("status").and_then(Value::as_str) == Some("True")
+        });
+    let has = |t: &str| {
+        current
+            .iter()
+            .any(|c| c.get("type").and_then(Value::as_str) == Some(t))
+    };
+    const INSPECTION_FAILED: &str = "InspectionFailed";
+    if !flag("/status/initialization/infrastructureProvisioned") {
+        return both(
+            "Unknown",
+            INSPECTION_FAILED,
+            "Waiting for Cluster status.initialization.infrastructureProvisioned to be true",
+        );
+    }
+    if !cp_initialized {
+        return both(
+            "Unknown",
+            INSPECTION_FAILED,
+            "Waiting for Cluster control plane to be initialized",
+        );
+    }
+    let missing = match node {
+        Ok(n) => {
+            let ready = n
+                .pointer("/status/conditions")
+                .and_then(Value::as_array)
+                .and_then(|cs| {
+                    cs.iter()
+                        .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"))
+                })
+                .and_then(|c| c.get("status").and_then(Value::as_str));
+            return match ready {
+                Some("True") => vec![
+                    condition("NodeReady", true, "NodeReady", ""),
+                    condition("NodeHealthy", true, "NodeHealthy", ""),
+                ],
+                Some("False") => vec![
+                    condition("NodeReady", false, "NodeNotReady", ""),
+                    condition("NodeHealthy", false, "NodeNotHealthy", ""),
+                ],
+                _ => vec![
+                    condition_of("NodeReady", "Unknown", "NodeReadyUnknown", ""),
+                    condition_of("NodeHealthy", "Unknown", "NodeReadyUnknown", ""),
+                ],
+            };
+        }
+        Err(missing) => missing,
+    };
+    if !missing.connected {
+        if has("NodeReady") && has("NodeHealthy") {
+            return Vec::new();
+        }
+        return both(
+            "Unknown",
+            "ConnectionDown",
+            "Remote connection not established yet",
+        );
+    }
+    if let Some(n) = m.pointer("/status/nodeRef/name").and_then(Value::as_str) {
+        return both(
+            "False",
+            "NodeDeleted",
+            &format!("Node {n} has been deleted while the Machine still exists"),
+        );
+    }
+    match m.pointer("/spec/providerID").and_then(Value::as_str) {
+        Some(id) => both(
+            "Unknown",
+            INSPECTION_FAILED,
+            &format!("Waiting for a Node with spec.providerID {id} to exist"),
+        ),
+        None => {
+            let kind = infra
+                .as_ref()
+                .map_or("InfraMachine", |(r, _, _)| r.kind.as_str());
+            both(
+                "Unknown",
+                INSPECTION_FAILED,
+                &format!("Waiting for {kind} to report spec.providerID"),
+            )
+        }
+    }
 }
 
 /// `target` of a referenced object (`setBootstrapReadyCondition`,
@@ -287,4 +434,67 @@ fn same(a: &Value, b: &Value) -> bool {
         a.get(*k).and_then(Value::as_str).unwrap_or_default()
             == b.get(*k).and_then(Value::as_str).unwrap_or_default()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn statuses(conds: &[Value]) -> Vec<(String, String)> {
+        conds
+            .iter()
+            .map(|c| {
+                let s = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or_default().into();
+                (s("type"), s("status"))
+            })
+            .collect()
+    }
+
+    fn ready_cluster() -> Value {
+        json!({"status": {"initialization": {"infrastructureProvisioned": true},
+            "conditions": [{"type": "ControlPlaneInitialized", "status": "True"}]}})
+    }
+
+    fn missing(connected: bool) -> Result<Value, NoNode> {
+        Err(NoNode {
+            connected,
+            why: String::new(),
+        })
+    }
+
+    /// Core v1.11 `setNodeHealthyAndReadyConditions`: without a Node both are Unknown (why:
+    /// the Cluster, the connection, the Node still to come); False only for a Node the
+    /// Machine had; from the Node's Ready otherwise.
+    #[test]
+    fn node_conditions_follow_core() {
+        let m = json!({"spec": {"providerID": "mock://a"}});
+        let unknown = vec![
+            ("NodeReady".to_string(), "Unknown".to_string()),
+            ("NodeHealthy".to_string(), "Unknown".to_string()),
+        ];
+        let reason = |c: &[Value]| c[0]["reason"].as_str().unwrap_or_default().to_string();
+        let not_provisioned = node_conditions(&m, &json!({}), &None, &missing(true), &[]);
+        assert_eq!(statuses(&not_provisioned), unknown);
+        assert_eq!(reason(&not_provisioned), "InspectionFailed");
+        let down = node_conditions(&m, &ready_cluster(), &None, &missing(false), &[]);
+        assert_eq!(statuses(&down), unknown);
+        assert_eq!(reason(&down), "ConnectionDown");
+        // Down again later: the last known state stays.
+        let known = [json!({"type": "NodeReady"}), json!({"type": "NodeHealthy"})];
+        assert!(node_conditions(&m, &ready_cluster(), &None, &missing(false), &known).is_empty());
+        let waiting = node_conditions(&m, &ready_cluster(), &None, &missing(true), &[]);
+        assert_eq!(statuses(&waiting), unknown);
+        assert!(
+            waiting[0]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("mock://a")
+        );
+        let had = json!({"spec": {"providerID": "mock://a"}, "status": {"nodeRef": {"name": "n"}}});
+        let gone = node_conditions(&had, &ready_cluster(), &None, &missing(true), &[]);
+        assert_eq!(statuses(&gone)[0].1, "False");
+        let node = Ok(json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}}));
+        let found = node_conditions(&m, &ready_cluster(), &None, &node, &[]);
+        assert_eq!(statuses(&found)[1], ("NodeHealthy".into(), "True".into()));
+    }
 }

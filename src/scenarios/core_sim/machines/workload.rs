@@ -6,17 +6,36 @@ use kube::api::{Api, ListParams};
 use kube::runtime::watcher;
 use serde_json::Value;
 
+/// Why a Machine has no Node (yet).
+pub(super) struct NoNode {
+    /// Whether the workload cluster answered (the Node is known to be missing), as CAPI's
+    /// ClusterCache tells a connected cluster from one it cannot reach.
+    pub connected: bool,
+    pub why: String,
+}
+
+impl NoNode {
+    fn down(why: String) -> Self {
+        NoNode {
+            connected: false,
+            why,
+        }
+    }
+}
+
 impl Sim {
     /// The Node whose `spec.providerID` is `id` in the workload cluster. A workload cluster
     /// that cannot be reached (a kubeconfig naming a host that is not there) is tried again
     /// after [`WORKLOAD_RETRY`], each attempt bounded by it too.
-    pub(super) async fn node_of(&mut self, id: &str) -> Result<Value, String> {
+    pub(super) async fn node_of(&mut self, id: &str) -> Result<Value, NoNode> {
         if let Some(at) = self.workload_retry_at
             && tokio::time::Instant::now() < at
         {
-            return Err("the workload cluster did not answer; trying again shortly".into());
+            return Err(NoNode::down(
+                "the workload cluster did not answer; trying again shortly".into(),
+            ));
         }
-        let client = self.workload_client().await?;
+        let client = self.workload_client().await.map_err(NoNode::down)?;
         let nodes: Api<k8s_openapi::api::core::v1::Node> = Api::all(client);
         let listed = tokio::time::timeout(WORKLOAD_RETRY, nodes.list(&ListParams::default()))
             .await
@@ -30,7 +49,9 @@ impl Sim {
             Err(e) => {
                 self.workload = None;
                 self.workload_retry_at = Some(tokio::time::Instant::now() + WORKLOAD_RETRY);
-                return Err(format!("listing the workload cluster's Nodes: {e}"));
+                return Err(NoNode::down(format!(
+                    "listing the workload cluster's Nodes: {e}"
+                )));
             }
         };
         self.workload_retry_at = None;
@@ -46,7 +67,10 @@ impl Sim {
             .into_iter()
             .find(|n| n.spec.as_ref().and_then(|s| s.provider_id.as_deref()) == Some(id))
             .and_then(|n| serde_json::to_value(n).ok())
-            .ok_or_else(|| format!("no Node of providerID {id} in the workload cluster"))
+            .ok_or_else(|| NoNode {
+                connected: true,
+                why: format!("no Node of providerID {id} in the workload cluster"),
+            })
     }
 
     /// A client of the workload cluster from `<cluster>-kubeconfig` (key `value`).
