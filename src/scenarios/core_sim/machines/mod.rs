@@ -253,7 +253,10 @@ impl Sim {
                 return pass;
             }
         };
-        if self.copy_control_plane_initialized(&cluster).await.is_err() {
+        // The Cluster controller does nothing for a paused Cluster (`spec.paused`, or the
+        // paused annotation on the Cluster itself: `paused.EnsurePausedCondition`).
+        let cluster_paused = get_bool(&cluster, "/spec/paused") || paused_annotation(&cluster);
+        if !cluster_paused && self.copy_control_plane_initialized(&cluster).await.is_err() {
             pass.pending = true;
         }
         let api = self.env.api(&machine_resource());
@@ -274,10 +277,7 @@ impl Sim {
             // `paused.EnsurePausedCondition`: a paused Machine (its Cluster's `spec.paused`, or
             // its own paused annotation) gets `Paused` True and nothing else, deletion
             // included.
-            let paused = get_bool(&cluster, "/spec/paused")
-                || m.pointer("/metadata/annotations")
-                    .and_then(Value::as_object)
-                    .is_some_and(|a| a.contains_key(PAUSED_ANNOTATION));
+            let paused = get_bool(&cluster, "/spec/paused") || paused_annotation(&m);
             if paused {
                 if self.set_paused(&m).await.is_err() {
                     pass.pending = true;
@@ -734,6 +734,13 @@ fn valid_endpoint(e: Option<&Value>) -> bool {
                 .and_then(Value::as_i64)
                 .is_some_and(|p| p != 0)
     })
+}
+
+/// Whether `obj` carries `cluster.x-k8s.io/paused` (`annotations.HasPaused`).
+fn paused_annotation(obj: &Value) -> bool {
+    obj.pointer("/metadata/annotations")
+        .and_then(Value::as_object)
+        .is_some_and(|a| a.contains_key(PAUSED_ANNOTATION))
 }
 
 fn get_bool(v: &Value, pointer: &str) -> bool {
