@@ -138,14 +138,10 @@ fn is_true(v: Option<&Value>) -> bool {
 
 /// Whether `obj` has condition `t` with `status`.
 fn condition_is(obj: &Value, t: &str, status: &str) -> bool {
-    obj.pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .any(|c| {
-            c.get("type").and_then(Value::as_str) == Some(t)
-                && c.get("status").and_then(Value::as_str) == Some(status)
-        })
+    super::json::condition(obj, t)
+        .and_then(|c| c.get("status"))
+        .and_then(Value::as_str)
+        == Some(status)
 }
 
 fn non_empty(v: Option<&Value>) -> bool {

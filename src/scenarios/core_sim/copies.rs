@@ -41,17 +41,7 @@ impl Env {
     ) -> Result<Value, EnvError> {
         let ic = self.read(infra, name).await?;
         let current = self.read(&cluster_resource(), cluster).await?;
-        let valid = |e: Option<&Value>| {
-            e.is_some_and(|e| {
-                e.get("host")
-                    .and_then(Value::as_str)
-                    .is_some_and(|h| !h.is_empty())
-                    && e.get("port")
-                        .and_then(Value::as_i64)
-                        .is_some_and(|p| p != 0)
-            })
-        };
-        if !valid(current.pointer("/spec/controlPlaneEndpoint"))
+        if !valid_endpoint(current.pointer("/spec/controlPlaneEndpoint"))
             && let Some(endpoint) = ic.pointer("/spec/controlPlaneEndpoint")
         {
             self.merge_patch(
@@ -141,6 +131,18 @@ impl Env {
         )
         .await
     }
+}
+
+/// `APIEndpoint.IsValid`: a host and a port.
+pub(super) fn valid_endpoint(e: Option<&Value>) -> bool {
+    e.is_some_and(|e| {
+        e.get("host")
+            .and_then(Value::as_str)
+            .is_some_and(|h| !h.is_empty())
+            && e.get("port")
+                .and_then(Value::as_i64)
+                .is_some_and(|p| p != 0)
+    })
 }
 
 /// An InfraCluster's `status.failureDomains` in the v1beta2 Cluster's shape: a list of

@@ -24,6 +24,7 @@
 mod status;
 mod workload;
 
+use super::copies::valid_endpoint;
 use workload::NoNode;
 
 use super::{
@@ -722,18 +723,6 @@ fn ready(obj: &Value, field: &str) -> bool {
         .or_else(|| obj.pointer("/status/ready"))
         .and_then(Value::as_bool)
         == Some(true)
-}
-
-/// `APIEndpoint.IsValid`: a host and a port.
-fn valid_endpoint(e: Option<&Value>) -> bool {
-    e.is_some_and(|e| {
-        e.get("host")
-            .and_then(Value::as_str)
-            .is_some_and(|h| !h.is_empty())
-            && e.get("port")
-                .and_then(Value::as_i64)
-                .is_some_and(|p| p != 0)
-    })
 }
 
 /// Whether `obj` carries `cluster.x-k8s.io/paused` (`annotations.HasPaused`).

@@ -4,6 +4,7 @@
 use super::{NoNode, Referenced, Sim, init, name_of, now};
 use crate::scenarios::core_sim::machine_resource;
 use crate::scenarios::env::EnvError;
+use crate::scenarios::json;
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 
@@ -188,56 +189,45 @@ impl Sim {
 
     /// `Paused` True on a paused Machine (core does nothing else to it).
     pub(super) async fn set_paused(&self, m: &Value) -> Result<(), EnvError> {
+        self.set_condition(m, condition("Paused", true, "Paused", ""), None)
+            .await
+    }
+
+    /// The Machine's `Deleting` condition while core waits (KCP removes its pre-terminate hook
+    /// only once it reads `WaitingForPreTerminateHook` there).
+    pub(super) async fn set_deleting(&self, m: &Value, reason: &str) -> Result<(), EnvError> {
+        let want = condition("Deleting", true, reason, "");
+        self.set_condition(m, want, Some("Deleting")).await
+    }
+
+    /// Writes one condition of Machine `m` (and its `phase`), keeping the others, unless it
+    /// already says the same.
+    async fn set_condition(
+        &self,
+        m: &Value,
+        want: Value,
+        phase: Option<&str>,
+    ) -> Result<(), EnvError> {
         let mut conds: Vec<Value> = m
             .pointer("/status/conditions")
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
-        let want = condition("Paused", true, "Paused", "");
-        match conds
-            .iter_mut()
-            .find(|c| c.get("type").and_then(Value::as_str) == Some("Paused"))
-        {
+        match conds.iter_mut().find(|c| c.get("type") == want.get("type")) {
             Some(c) if same(c, &want) => return Ok(()),
             Some(c) => *c = want,
             None => conds.push(want),
+        }
+        let mut status = json!({"conditions": conds});
+        if let Some(p) = phase {
+            status["phase"] = json!(p);
         }
         self.env
             .patch_status(
                 &machine_resource(),
                 name_of(m),
                 json!({"metadata": {"resourceVersion": m.pointer("/metadata/resourceVersion")},
-                       "status": {"conditions": conds}}),
-                "update Machine status (core's Machine controller)",
-            )
-            .await
-            .map(|_| ())
-    }
-
-    /// The Machine's `Deleting` condition while core waits (KCP removes its pre-terminate hook
-    /// only once it reads `WaitingForPreTerminateHook` there).
-    pub(super) async fn set_deleting(&self, m: &Value, reason: &str) -> Result<(), EnvError> {
-        let name = name_of(m);
-        let mut conds: Vec<Value> = m
-            .pointer("/status/conditions")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        let want = condition("Deleting", true, reason, "");
-        match conds
-            .iter_mut()
-            .find(|c| c.get("type").and_then(Value::as_str) == Some("Deleting"))
-        {
-            Some(c) if same(c, &want) => return Ok(()),
-            Some(c) => *c = want,
-            None => conds.push(want),
-        }
-        self.env
-            .patch_status(
-                &machine_resource(),
-                name,
-                json!({"metadata": {"resourceVersion": m.pointer("/metadata/resourceVersion")},
-                       "status": {"conditions": conds, "phase": "Deleting"}}),
+                       "status": status}),
                 "update Machine status (core's Machine controller)",
             )
             .await
@@ -277,15 +267,10 @@ fn node_conditions(
         ]
     };
     let flag = |p: &str| cluster.pointer(p).and_then(Value::as_bool) == Some(true);
-    let cp_initialized = cluster
-        .pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .any(|c| {
-            c.get("type").and_then(Value::as_str) == Some("ControlPlaneInitialized")
-                && c.get("status").and_then(Value::as_str) == Some("True")
-        });
+    let cp_initialized = json::condition(cluster, "ControlPlaneInitialized")
+        .and_then(|c| c.get("status"))
+        .and_then(Value::as_str)
+        == Some("True");
     let has = |t: &str| {
         current
             .iter()
