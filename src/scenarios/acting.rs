@@ -2,15 +2,38 @@
 //! compare states through, and the Paused condition reader (docs/core-simulation.md "Rule
 //! decisions"). Pure functions over JSON, below the scripts that use them.
 
-use super::json::condition;
+use super::json::{condition, get};
 use super::timeline::without_bookkeeping;
 use serde_json::Value;
 
 pub fn paused_condition_is(v: &Value, status: &str, reason: &str) -> bool {
-    condition(v, "Paused").is_some_and(|c| {
-        c.get("status").and_then(Value::as_str) == Some(status)
-            && c.get("reason").and_then(Value::as_str) == Some(reason)
-    })
+    condition(v, "Paused").is_some_and(|c| is(c, status, reason))
+}
+
+/// The `Paused` condition CAPI v1.9+ controllers keep on a v1beta1 object at
+/// `status.v1beta2.conditions` (`paused.EnsurePausedCondition` writes the hub's conditions,
+/// which the v1beta1 view shows there).
+fn v1beta2_paused_condition(v: &Value) -> Option<&Value> {
+    get(v, "status.v1beta2.conditions")
+        .and_then(Value::as_array)?
+        .iter()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some("Paused"))
+}
+
+/// Whether a v1beta1 object carries a `Paused` condition at `status.v1beta2.conditions`: its
+/// provider keeps one there, so it also reports the pause there.
+pub fn keeps_v1beta2_paused_condition(v: &Value) -> bool {
+    v1beta2_paused_condition(v).is_some()
+}
+
+/// [`paused_condition_is`] at `status.v1beta2.conditions` (a v1beta1 object).
+pub fn v1beta2_paused_condition_is(v: &Value, status: &str, reason: &str) -> bool {
+    v1beta2_paused_condition(v).is_some_and(|c| is(c, status, reason))
+}
+
+fn is(c: &Value, status: &str, reason: &str) -> bool {
+    c.get("status").and_then(Value::as_str) == Some(status)
+        && c.get("reason").and_then(Value::as_str) == Some(reason)
 }
 
 /// Normalizer for "must not act": drops bookkeeping, the Paused condition at either conditions
@@ -115,6 +138,23 @@ mod tests {
         let g =
             json!({"status": {"v1beta2": {"conditions": [{"type": "Paused"}, {"type": "Ready"}]}}});
         assert_ne!(without_paused_condition(&a), without_paused_condition(&g));
+    }
+
+    #[test]
+    fn the_v1beta2_paused_condition_of_a_v1beta1_object_is_read_apart() {
+        let v1beta1 = json!({"status": {"conditions": [{"type": "Ready", "status": "True"}],
+            "v1beta2": {"conditions": [{"type": "Paused", "status": "True", "reason": "Paused"}]}}});
+        assert!(keeps_v1beta2_paused_condition(&v1beta1));
+        assert!(v1beta2_paused_condition_is(&v1beta1, "True", "Paused"));
+        assert!(!v1beta2_paused_condition_is(&v1beta1, "False", "NotPaused"));
+        // Not the contract's own condition: status.conditions has no Paused.
+        assert!(!paused_condition_is(&v1beta1, "True", "Paused"));
+        // A v1beta2 object's Paused is at status.conditions only.
+        let v1beta2 = json!({"status": {"conditions": [{"type": "Paused", "status": "False", "reason": "NotPaused"}]}});
+        assert!(!keeps_v1beta2_paused_condition(&v1beta2));
+        let none =
+            json!({"status": {"v1beta2": {"conditions": [{"type": "Ready", "status": "True"}]}}});
+        assert!(!keeps_v1beta2_paused_condition(&none));
     }
 
     #[test]

@@ -107,7 +107,7 @@ async fn init_config(
     r.env
         .create_cluster_with_endpoint(r.subject, cluster, None)
         .await?;
-    r.env.set_infra_provisioned(cluster, true).await?;
+    r.open_infra_gate(cluster).await?;
     let machine5 = format!("{p}-m5");
     let bc5 = format!("{p}-bc5");
     let infra = r

@@ -123,6 +123,34 @@ impl Env {
         )
     }
 
+    /// Waits (watching, at most `timeout`) until `name` of `resource` exists and satisfies
+    /// `pred`; returns it as then seen. A watch error (a 410 Expired, a dropped connection, a
+    /// fault `--server-faults` injects) ends kube's `await_condition`: it watches again, as an
+    /// informer would, until the deadline.
+    pub async fn await_object(
+        &self,
+        resource: &ApiResource,
+        name: &str,
+        timeout: std::time::Duration,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Option<Value> {
+        let api = self.api(resource);
+        let seen = async {
+            loop {
+                let cond = |o: Option<&DynamicObject>| {
+                    o.and_then(|o| serde_json::to_value(o).ok())
+                        .is_some_and(|v| pred(&v))
+                };
+                match kube::runtime::wait::await_condition(api.clone(), name, cond).await {
+                    Ok(Some(o)) => return serde_json::to_value(o).ok(),
+                    Ok(None) => return None,
+                    Err(_) => tokio::time::sleep(std::time::Duration::from_millis(50)).await,
+                }
+            }
+        };
+        tokio::time::timeout(timeout, seen).await.ok().flatten()
+    }
+
     /// How long a "must not act" assertion watches: the quiet window, or three round trips of
     /// the tool's recent writes when the server is that slow.
     pub fn quiet_window(&self) -> std::time::Duration {

@@ -138,7 +138,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     );
 
     r.step("gates open: provision");
-    r.env.set_infra_provisioned(&cluster, true).await?;
+    r.open_infra_gate(&cluster).await?;
     r.gate_opens(&im);
     r.env.set_data_secret_name(&machine, &boot).await?;
     let mut claims = None;
@@ -261,7 +261,7 @@ async fn bootstrap_gate(r: &mut ScriptRun<'_>, p: &str, res: &ApiResource) -> Re
     r.env
         .create_cluster_of(r.subject, &cluster, ClusterSpec::default())
         .await?;
-    r.env.set_infra_provisioned(&cluster, true).await?;
+    r.open_infra_gate(&cluster).await?;
     let m = r
         .env
         .create_machine(&machine, &cluster, (res, &im), MachineSpec::default())
@@ -292,7 +292,7 @@ async fn failure_gate(r: &mut ScriptRun<'_>, p: &str, res: &ApiResource) -> Resu
     r.env
         .create_cluster_of(r.subject, &cluster, ClusterSpec::default())
         .await?;
-    r.env.set_infra_provisioned(&cluster, true).await?;
+    r.open_infra_gate(&cluster).await?;
     let m = machine_with_data(r, res, (&machine, &im, &boot), &cluster).await?;
     let acted = r
         .failed_then_owned(

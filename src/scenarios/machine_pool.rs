@@ -43,7 +43,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     r.env
         .create_cluster_of(r.subject, &cluster, ClusterSpec::default())
         .await?;
-    r.env.set_infra_provisioned(&cluster, true).await?;
+    r.open_infra_gate(&cluster).await?;
     r.env.create_bootstrap_secret(&boot, &cluster).await?;
     let mp = r
         .env

@@ -3,7 +3,9 @@
 //! paused annotation, and what counts as acting while paused (docs/core-simulation.md "Rule
 //! decisions").
 
-use super::acting::paused_condition_is;
+use super::acting::{
+    keeps_v1beta2_paused_condition, paused_condition_is, v1beta2_paused_condition_is,
+};
 use super::core_sim::PAUSED_ANNOTATION;
 use super::env::EnvError;
 use super::script::ScriptRun;
@@ -54,6 +56,7 @@ impl ScriptRun<'_> {
         if create {
             self.watch(&resource, name).await;
         }
+        let v1beta1_evidence = self.keeps_v1beta2_paused_condition(name);
         let mark = self.env.recorder.mark();
         let written = std::time::Instant::now();
         if create {
@@ -68,9 +71,12 @@ impl ScriptRun<'_> {
         // starts from there, so a provider that acts right after reporting the pause is caught
         // however slowly it got there. Every change since `mark` counts.
         let paused_seen = self.paused_condition_seen(name, true).await;
+        let evidence = self
+            .pause_evidence(name, paused_seen, v1beta1_evidence)
+            .await;
         // Paused=True is the evidence that the provider reconciled the object with the pause
         // in view: what a provider ignoring it does comes right after.
-        let acted = match paused_seen {
+        let acted = match evidence {
             Some(true) => {
                 self.stays_quiet_after_evidence(name, mark, written.elapsed())
                     .await
@@ -111,6 +117,42 @@ impl ScriptRun<'_> {
         };
         Some(
             self.wait(name, |v| paused_condition_is(v, status, reason))
+                .await
+                .is_ok(),
+        )
+    }
+
+    /// Whether `name`, under contract v1beta1, carries a `Paused` condition at
+    /// `status.v1beta2.conditions`: CAPI v1.9+ controllers (`paused.EnsurePausedCondition`)
+    /// keep one there on v1beta1 objects, so their pause shows there too.
+    fn keeps_v1beta2_paused_condition(&self, name: &str) -> bool {
+        self.contract() == Contract::V1Beta1
+            && self
+                .env
+                .recorder
+                .latest(&self.key(name))
+                .is_some_and(|v| keeps_v1beta2_paused_condition(&v))
+    }
+
+    /// Evidence that the provider reconciled `name` with the pause in view, for the quiet
+    /// window (not a verdict): under v1beta2 the contract's own condition (`seen`, from
+    /// [`Self::paused_condition_seen`]); under v1beta1, when `v1beta1_evidence`
+    /// ([`Self::keeps_v1beta2_paused_condition`] before the pause), Paused=True at
+    /// `status.v1beta2.conditions`. `None`: nothing to wait for, the window is the clock's.
+    /// Without it a reconcile already under way when the pause landed, slower than the settle
+    /// (CAPD's DevMachine in-memory backend: 197 ms), wrote after the touch and was judged as
+    /// acting while paused.
+    async fn pause_evidence(
+        &self,
+        name: &str,
+        seen: Option<bool>,
+        v1beta1_evidence: bool,
+    ) -> Option<bool> {
+        if seen.is_some() || !v1beta1_evidence {
+            return seen;
+        }
+        Some(
+            self.wait(name, |v| v1beta2_paused_condition_is(v, "True", "Paused"))
                 .await
                 .is_ok(),
         )
@@ -163,10 +205,12 @@ impl ScriptRun<'_> {
         let resource = self.subject.resource.clone();
         self.step("pause: paused annotation");
         // Under v1beta2 the Paused condition ends the wait below, so the provider must be done
-        // with what it was doing first. Under v1beta1 (no Paused condition) the settle after
-        // the annotation takes in whatever was still under way before it, and nothing before
-        // the touch is judged: a settle here would only wait twice.
-        if self.contract() == Contract::V1Beta2 {
+        // with what it was doing first; so under v1beta1 when the provider keeps a Paused
+        // condition at status.v1beta2.conditions. Otherwise (no Paused condition) the settle
+        // after the annotation takes in whatever was still under way before it, and nothing
+        // before the touch is judged: a settle here would only wait twice.
+        let v1beta1_evidence = self.keeps_v1beta2_paused_condition(name);
+        if self.contract() == Contract::V1Beta2 || v1beta1_evidence {
             self.settle(name).await;
         }
         let written = std::time::Instant::now();
@@ -174,6 +218,7 @@ impl ScriptRun<'_> {
             .set_paused_annotation(&resource, name, true)
             .await?;
         let seen = self.paused_condition_seen(name, true).await;
+        let evidence = self.pause_evidence(name, seen, v1beta1_evidence).await;
         let latency = written.elapsed();
         self.check_paused_condition(
             name,
@@ -187,7 +232,7 @@ impl ScriptRun<'_> {
         // reconcile that saw the annotation has run, and one object's reconciles follow one
         // another (controller-runtime's and kube-runtime's queues): every earlier write has
         // landed, and the touch's reconcile acts, if at all, within about that latency.
-        if seen != Some(true) {
+        if evidence != Some(true) {
             self.settle(name).await;
         }
         let mark = self.env.recorder.mark();
@@ -199,7 +244,7 @@ impl ScriptRun<'_> {
                 "touch",
             )
             .await?;
-        let acted = match seen {
+        let acted = match evidence {
             Some(true) => self.stays_quiet_after_evidence(name, mark, latency).await,
             _ => self.stays_quiet(name, mark).await,
         };

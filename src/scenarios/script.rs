@@ -327,6 +327,18 @@ impl<'a> ScriptRun<'a> {
             .await
     }
 
+    /// Opens `cluster`'s infrastructure gate as core does: once the provider's own
+    /// InfraCluster the Cluster references is provisioned ([`Env::open_infra_gate`]).
+    pub async fn open_infra_gate(&self, cluster: &str) -> Result<(), EnvError> {
+        let own = self
+            .subject
+            .companions
+            .infra_cluster
+            .as_ref()
+            .map(|(r, _)| r);
+        self.env.open_infra_gate(cluster, own).await.map(drop)
+    }
+
     /// Marks that the next tool write opens the last gate in front of the act of `name`
     /// ([`super::timeline::Recorder::gate_opens`]): the time the act then takes is the evidence
     /// window of [`Self::failed_then_owned`] on a sibling.

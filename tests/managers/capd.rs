@@ -1,7 +1,7 @@
 //! CAPD v1.11.11's in-memory backend (DevCluster/DevMachine with `spec.backend.inMemory`: fake
 //! VMs and a fake workload API server per cluster, no Docker), judged from our own samples.
 
-use super::support::{check, components, manager, manager_cmd, sample, without_timing_sensitive};
+use super::support::{check, components, manager, manager_cmd, sample};
 use std::collections::BTreeSet;
 
 /// The failures that are true findings about CAPD v1.11.11, each shown by its source
@@ -79,15 +79,12 @@ async fn capd_in_memory_gets_a_verdict_with_only_true_findings() {
     ];
     let run = check(dir.path(), &comps, &manager_cmd(&capd), &args).await;
     assert_eq!(run.panics(), 0, "{}", run.log);
-    let failed: BTreeSet<(String, String)> = without_timing_sensitive(
-        run.problems()
-            .into_iter()
-            .filter(|(.., o, _)| o == "fail")
-            .map(|(r, c, ..)| (r, c))
-            .collect(),
-    )
-    .into_iter()
-    .collect();
+    let failed: BTreeSet<(String, String)> = run
+        .problems()
+        .into_iter()
+        .filter(|(.., o, _)| o == "fail")
+        .map(|(r, c, ..)| (r, c))
+        .collect();
     assert_eq!(failed, true_findings(), "stderr: {}", run.stderr);
     // Every lifecycle rule of the in-memory kinds is judged, or skipped for a stated contract
     // reason, never for a missing sample.
@@ -115,8 +112,7 @@ async fn capd_in_memory_gets_a_verdict_with_only_true_findings() {
 /// The same run under the server faults of issue 22 (watches dropped every 2 s, the next 20
 /// watch resumes expired, 5 % 429s, 5 % 500s, 200 ms added to every request) gives the clean
 /// run's verdict, cell for cell: a slowed, interrupted provider is waited for, its half-refused
-/// writes are not judged as meant, and the tool's own requests retry. The
-/// [`TIMING_SENSITIVE`](super::support::TIMING_SENSITIVE) rules are printed when they differ.
+/// writes are not judged as meant, and the tool's own requests retry.
 async fn under_server_faults_it_equals(
     clean: &super::support::Run,
     capd: &std::path::Path,
@@ -127,13 +123,6 @@ async fn under_server_faults_it_equals(
     let cells = |run: &super::support::Run| -> BTreeSet<(String, String, String)> {
         run.cells()
             .into_iter()
-            .filter(|(r, c, ..)| {
-                let sensitive = super::support::TIMING_SENSITIVE.contains(&r.as_str());
-                if sensitive {
-                    eprintln!("timing-sensitive cell (not compared): {r} {c}");
-                }
-                !sensitive
-            })
             .map(|(r, c, o, _)| (r, c, o))
             .collect()
     };

@@ -170,31 +170,7 @@ async fn infrastructure_endpoint(
     cluster: &str,
 ) -> Result<bool, EnvError> {
     // Watched apart from the timeline: the InfraCluster is a companion, not the subject.
-    let provisioned = |v: &Value| {
-        get_bool(v, "status.initialization.provisioned") == Some(true)
-            || get_bool(v, "status.ready") == Some(true)
-    };
-    let deadline = r.env.step_deadline();
-    let cond = move |o: Option<&kube::api::DynamicObject>| {
-        o.and_then(|o| serde_json::to_value(o).ok())
-            .is_some_and(|v| provisioned(&v))
-    };
-    let seen = tokio::time::timeout(
-        deadline,
-        kube::runtime::wait::await_condition(r.env.api(ic), cluster, cond),
-    )
-    .await
-    .ok()
-    .and_then(Result::ok)
-    .flatten()
-    .and_then(|o| serde_json::to_value(o).ok())
-    .ok_or_else(|| {
-        EnvError::Invalid(format!(
-            "the InfraCluster {}/{cluster} the Cluster references was not provisioned within {}s: the control plane's infrastructure provider did not work here",
-            ic.kind,
-            deadline.as_secs()
-        ))
-    })?;
+    let seen = r.env.await_infra_cluster_provisioned(ic, cluster).await?;
     let endpoint =
         json::get_str(&seen, "spec.controlPlaneEndpoint.host").is_some_and(|h| !h.is_empty());
     if !endpoint {

@@ -32,6 +32,54 @@ impl Env {
         serde_json::to_value(obj).map_err(|e| EnvError::Invalid(e.to_string()))
     }
 
+    /// Waits (at most a step deadline, through a watch) until the InfraCluster `infra`'s
+    /// `name` reports provisioned (`status.initialization.provisioned`, v1beta1
+    /// `status.ready`): core's Cluster controller opens a Cluster's infrastructure gate only
+    /// then (`reconcileInfrastructure`). Returns it as last seen.
+    pub async fn await_infra_cluster_provisioned(
+        &self,
+        infra: &ApiResource,
+        name: &str,
+    ) -> Result<Value, EnvError> {
+        let deadline = self.step_deadline();
+        self.await_object(infra, name, deadline, infra_cluster_provisioned)
+            .await
+        .ok_or_else(|| {
+            EnvError::Invalid(format!(
+                "the InfraCluster {}/{name} the Cluster references was not provisioned within {}s: the provider's InfraCluster did not work here, and core opens a Cluster's infrastructure gate only once it is",
+                infra.kind,
+                deadline.as_secs()
+            ))
+        })
+    }
+
+    /// Opens the infrastructure gate of `cluster` (`status.initialization.infrastructureProvisioned`)
+    /// as core does: when the Cluster references `own_infra_cluster` (the InfraCluster of the
+    /// provider under test, named as the Cluster, [`Env::create_cluster_of`]), only once that
+    /// is provisioned ([`Self::await_infra_cluster_provisioned`]). Opening it earlier is a
+    /// state real core never makes: CAPD's DevMachine then reconciled before its DevCluster had
+    /// made the in-memory resource group ("resourceGroup ... does not exist") and wrote a
+    /// first status no real run shows. A Cluster without one (core opens the gate at once) or
+    /// with the mock's stand-in beside another provider (nobody provisions it) gets it at once.
+    pub async fn open_infra_gate(
+        &self,
+        cluster: &str,
+        own_infra_cluster: Option<&ApiResource>,
+    ) -> Result<Value, EnvError> {
+        if let Some(ic) = own_infra_cluster {
+            let c = self.read(&cluster_resource(), cluster).await?;
+            let r = c.pointer("/spec/infrastructureRef");
+            let field = |f: &str| r.and_then(|r| r.get(f)).and_then(Value::as_str);
+            if field("kind") == Some(ic.kind.as_str())
+                && field("apiGroup") == Some(ic.group.as_str())
+            {
+                let name = field("name").unwrap_or(cluster).to_string();
+                self.await_infra_cluster_provisioned(ic, &name).await?;
+            }
+        }
+        self.set_infra_provisioned(cluster, true).await
+    }
+
     /// The Cluster controller's infrastructure phase once `infra`'s `name` is provisioned.
     pub async fn copy_cluster_infrastructure(
         &self,
@@ -158,6 +206,13 @@ pub fn failure_domains_v1beta2(domains: Option<&Value>) -> Value {
     }
 }
 
+/// Whether an InfraCluster reports provisioned: `status.initialization.provisioned` (contract
+/// v1beta2) or `status.ready` (v1beta1).
+pub fn infra_cluster_provisioned(v: &Value) -> bool {
+    v.pointer("/status/initialization/provisioned") == Some(&Value::Bool(true))
+        || v.pointer("/status/ready") == Some(&Value::Bool(true))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,5 +228,19 @@ mod tests {
         let list = json!([{"name": "x", "controlPlane": false}]);
         assert_eq!(failure_domains_v1beta2(Some(&list)), list);
         assert_eq!(failure_domains_v1beta2(None), json!([]));
+    }
+
+    #[test]
+    fn an_infra_cluster_is_provisioned_by_either_contracts_flag() {
+        assert!(infra_cluster_provisioned(
+            &json!({"status": {"initialization": {"provisioned": true}}})
+        ));
+        assert!(infra_cluster_provisioned(
+            &json!({"status": {"ready": true}})
+        ));
+        assert!(!infra_cluster_provisioned(
+            &json!({"status": {"initialization": {"provisioned": false}, "ready": false}})
+        ));
+        assert!(!infra_cluster_provisioned(&json!({"spec": {}})));
     }
 }
