@@ -465,3 +465,52 @@ fn sample_file(name: &str, text: &str) -> (tempfile::TempDir, String) {
     let path = file.display().to_string();
     (dir, path)
 }
+
+/// Core opens a Cluster's infrastructure gate only once the InfraCluster it references is
+/// provisioned (`reconcileInfrastructure`); the tool as core waits for the provider's own
+/// InfraCluster before opening it (CAPD's DevMachine misbehaved on the gate opened early). A
+/// provider whose InfraCluster never provisions (the mock's `infra-cluster/provisioned` fault)
+/// leaves SC-inframachine inconclusive with that reason, never judged on a state real core
+/// does not make; the baseline still passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_infrastructure_gate_opens_only_once_the_providers_infra_cluster_is_provisioned() {
+    let m = super::common::embedded(
+        &[
+            "--scenarios",
+            "SC-inframachine",
+            "--contract",
+            "v1beta2",
+            "--timeout",
+            "2s",
+        ],
+        "infra-cluster/provisioned",
+    )
+    .await;
+    // The steps before the gate opens are judged; provisioning, which needs the gate, is not.
+    let provisioned = m
+        .results
+        .iter()
+        .find(|r| {
+            !r.column.baseline
+                && r.rule_id == id::infra_machine::PROVISIONED.as_str()
+                && r.column.id().contains("MockMachine@v1beta2")
+        })
+        .expect("the target's infra-machine/provisioned cell");
+    assert_eq!(
+        provisioned.outcome,
+        Outcome::Inconclusive,
+        "{provisioned:?}"
+    );
+    let reason = provisioned.reason.as_deref().unwrap_or_default();
+    assert!(
+        reason.contains("the InfraCluster MockCluster/mockmachine-b2-c the Cluster references was not provisioned within"),
+        "{reason}"
+    );
+    assert!(
+        failed_scenario_rules(&m, false).is_empty(),
+        "{:?}",
+        failed_scenario_rules(&m, false)
+    );
+    assert!(failed_scenario_rules(&m, true).is_empty());
+    assert!(scenario_passed(&m, true, id::infra_machine::PROVISIONED));
+}
