@@ -226,10 +226,16 @@ impl Env {
                 secs: timeout.as_secs(),
             });
         }
+        self.allow_propagation().await;
+        Ok(())
+    }
+
+    /// Gives the provider [`Settings::propagation`] (stretched to three round trips on a slow
+    /// server) to see the tool's last change in its own caches, counted as held time.
+    pub async fn allow_propagation(&self) {
         let allowance = self.round_trips.stretch(self.settings.propagation);
         self.recorder.hold(allowance);
         tokio::time::sleep(allowance).await;
-        Ok(())
     }
 
     fn core_meta(&self, name: &str, cluster: Option<&str>) -> Value {

@@ -125,7 +125,7 @@ impl ScriptRun<'_> {
     /// Whether `name`, under contract v1beta1, carries a `Paused` condition at
     /// `status.v1beta2.conditions`: CAPI v1.9+ controllers (`paused.EnsurePausedCondition`)
     /// keep one there on v1beta1 objects, so their pause shows there too.
-    fn keeps_v1beta2_paused_condition(&self, name: &str) -> bool {
+    pub(super) fn keeps_v1beta2_paused_condition(&self, name: &str) -> bool {
         self.contract() == Contract::V1Beta1
             && self
                 .env

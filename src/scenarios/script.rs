@@ -2,7 +2,7 @@
 //! pause check, and contract field paths.
 
 use super::Subject;
-use super::acting::without_paused_condition;
+use super::acting::{v1beta2_paused_condition_is, without_paused_condition};
 use super::core_sim::{PAUSED_ANNOTATION, cluster_owner_ref};
 use super::env::{Env, EnvError, key};
 use super::json::{self, condition};
@@ -398,11 +398,15 @@ impl<'a> ScriptRun<'a> {
     /// The window is ended by evidence, not only by the clock: `sibling` is an object of the
     /// same kind in the same situation without the failure (the scenario's main object), and
     /// the failed one is judged after the sibling has shown `acted` (or its step deadline
-    /// passed), for the quiet window or twice the time the act took on the sibling
-    /// (from [`Self::gate_opens`]), whichever is longer. A provider that ignores the failure fields
+    /// passed), for the quiet window plus twice the time the act took on the sibling
+    /// (from [`Self::gate_opens`]). A provider that ignores the failure fields
     /// but takes longer than the quiet window to act (CABPK's join data waits for its
     /// ClusterCache connection; CAPD under 200 ms of added latency) is not passed for a write it
-    /// had no time to make.
+    /// had no time to make. When the provider keeps a v1beta1 `Paused` condition at
+    /// `status.v1beta2.conditions` (the sibling shows one), the window starts once the failed
+    /// object shows Paused=False there: the unpause costs such a provider one more reconcile
+    /// than the sibling's act (CAPD's DevMachine under server faults acted 2.1 s after the
+    /// unpause, past a window measured from it).
     pub async fn failed_then_owned(
         &mut self,
         name: &str,
@@ -444,16 +448,25 @@ impl<'a> ScriptRun<'a> {
             .recorder
             .acting_latency(&self.key(sibling), &acted)
             .unwrap_or_default();
-        let window = self
-            .env
-            .quiet_window()
-            .max((took * 2).min(self.env.step_deadline()));
+        let window = (self.env.quiet_window() + took * 2).min(self.env.step_deadline());
+        // A provider that keeps a Paused condition (the sibling carries one) writes Paused=False
+        // on the failed object when it first reconciles it unpaused, one reconcile (and a watch
+        // event) before it would act: the window runs from that write, not from the unpause.
+        let unpaused = |v: &Value| v1beta2_paused_condition_is(v, "False", "NotPaused");
+        let ready: Option<&dyn Fn(&Value) -> bool> = self
+            .keeps_v1beta2_paused_condition(sibling)
+            .then_some(&unpaused);
         Ok(self
             .env
             .recorder
-            .wait_ever(&self.key(name), window, &acted)
-            .await
-            .is_ok())
+            .acts_within(
+                &self.key(name),
+                window,
+                self.env.step_deadline(),
+                ready,
+                &acted,
+            )
+            .await)
     }
 
     /// The summary condition of the role: `Available` for a v1beta2 ControlPlane, else `Ready`.

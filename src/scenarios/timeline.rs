@@ -185,6 +185,31 @@ impl Recorder {
             .map(|s| Duration::from_millis(s.at_ms - opened))
     }
 
+    /// Whether `object` shows `acted` within `window`. With `ready_to_act` (evidence that the
+    /// provider has reconciled the object in the state the window is about, one reconcile before
+    /// it would act), the window starts once a version satisfies it, waited for up to
+    /// `deadline`; an act seen first counts, and without the evidence by then it did not act.
+    pub async fn acts_within(
+        &self,
+        object: &str,
+        window: Duration,
+        deadline: Duration,
+        ready_to_act: Option<&dyn Fn(&Value) -> bool>,
+        acted: impl Fn(&Value) -> bool,
+    ) -> bool {
+        if let Some(ready) = ready_to_act {
+            match self
+                .wait_ever(object, deadline, |v| acted(v) || ready(v))
+                .await
+            {
+                Ok(v) if acted(&v) => return true,
+                Ok(_) => {}
+                Err(_) => return false,
+            }
+        }
+        self.wait_ever(object, window, acted).await.is_ok()
+    }
+
     /// Records a watch event. Repeated deliveries of the same resourceVersion are ignored.
     pub fn observe(&self, object: &str, deleted: bool, mut value: Value) {
         drop_managed_fields(&mut value);

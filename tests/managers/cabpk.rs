@@ -68,19 +68,26 @@ async fn judged_with(sample_file: &str) {
     // under `bootstrap/kubeadm/internal/controllers` of CAPI v1.11.11 reads `failureReason`
     // (the v1beta2 contract dropped terminal failures: `contracts/bootstrap-config.md`,
     // "BootstrapConfig: terminal failures"), while CABPK still declares the v1beta1 contract,
-    // whose workflow asks it to stop. It is caught when CABPK reaches the failed config's
-    // workload cluster within the window (its own Cluster, connected by ClusterCache on first
-    // use), so it may also pass: any failure must be this one, and nothing else.
+    // whose workflow asks it to stop. The failed config is judged after its sibling made its
+    // data, for the quiet window plus twice that time, from CABPK's Paused=False on it: it must
+    // be found, and nothing else.
     let true_finding = (
         "bootstrap/failure-gate".to_string(),
         "bootstrap-kubeadm/KubeadmConfig@v1beta1".to_string(),
         "SHOULD".to_string(),
     );
-    let failed: Vec<_> = run
+    let all_failed: Vec<_> = run
         .problems()
         .into_iter()
         .filter(|(.., o, _)| o == "fail")
         .map(|(r, c, _, l)| (r, c, l))
+        .collect();
+    assert!(
+        all_failed.contains(&true_finding),
+        "{sample_file}: {true_finding:?} not found: {all_failed:#?}"
+    );
+    let failed: Vec<_> = all_failed
+        .into_iter()
         .filter(|f| *f != true_finding)
         .map(|(r, c, _)| (r, c))
         .collect();

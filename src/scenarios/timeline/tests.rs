@@ -349,3 +349,57 @@ async fn acting_latency_runs_from_the_gate_to_the_first_act() {
         "{took:?}"
     );
 }
+
+/// An act that comes a window after the wait began but within the window after the evidence
+/// that the provider reconciled the object (its Paused=False write) is caught; the same act
+/// without that evidence is missed (the clock's window), an act before the evidence counts, and
+/// without evidence by the deadline nothing acted.
+#[tokio::test]
+async fn acts_within_runs_the_window_from_the_evidence() {
+    let ready = |v: &Value| v.pointer("/status/unpaused") == Some(&json!(true));
+    let acted = |v: &Value| v.pointer("/status/ready") == Some(&json!(true));
+    let window = Duration::from_millis(300);
+    let deadline = Duration::from_secs(5);
+    // Provider: evidence at 400 ms, act 200 ms later (600 ms after the start).
+    let late = |r: &Recorder| {
+        let w = r.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(400)).await;
+            w.observe("K/x", false, obj("2", json!({"unpaused": true})));
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            w.observe(
+                "K/x",
+                false,
+                obj("3", json!({"unpaused": true, "ready": true})),
+            );
+        });
+    };
+    let r = Recorder::new();
+    r.observe("K/x", false, obj("1", json!({})));
+    late(&r);
+    assert!(
+        r.acts_within("K/x", window, deadline, Some(&ready), acted)
+            .await
+    );
+    let r = Recorder::new();
+    r.observe("K/x", false, obj("1", json!({})));
+    late(&r);
+    assert!(!r.acts_within("K/x", window, deadline, None, acted).await);
+    // Acted with no evidence before it: counts.
+    let r = Recorder::new();
+    r.observe("K/x", false, obj("1", json!({"ready": true})));
+    assert!(
+        r.acts_within("K/x", window, deadline, Some(&ready), acted)
+            .await
+    );
+    // No evidence and no act within the deadline: did not act, after the deadline.
+    let r = Recorder::new();
+    r.observe("K/x", false, obj("1", json!({})));
+    let start = tokio::time::Instant::now();
+    let short = Duration::from_millis(200);
+    assert!(
+        !r.acts_within("K/x", window, short, Some(&ready), acted)
+            .await
+    );
+    assert!(start.elapsed() >= short, "{:?}", start.elapsed());
+}
