@@ -405,8 +405,8 @@ impl<'a> ScriptRun<'a> {
     /// had no time to make. When the provider keeps a v1beta1 `Paused` condition at
     /// `status.v1beta2.conditions` (the sibling shows one), the window starts once the failed
     /// object shows Paused=False there: the unpause costs such a provider one more reconcile
-    /// than the sibling's act (CAPD's DevMachine under server faults acted 2.1 s after the
-    /// unpause, past a window measured from it).
+    /// than the sibling's act (CAPD's DevMachine under server faults wrote Paused=False up to
+    /// 2.5 s after the unpause).
     pub async fn failed_then_owned(
         &mut self,
         name: &str,

@@ -17,8 +17,7 @@ impl Env {
     /// serving certificate `<cluster>-ca` signed. Owned by the Cluster (a plain reference, as
     /// the Cluster controller owns the kubeconfig it makes), so they go with it. Not recorded
     /// in the timeline: their contents never reach a report.
-    /// Returns whether it wrote `<cluster>-kubeconfig`.
-    pub async fn create_cluster_secrets(&self, cluster: &str) -> Result<bool, EnvError> {
+    pub async fn create_cluster_secrets(&self, cluster: &str) -> Result<(), EnvError> {
         use crate::capi_core::pki;
         let owner = self.cluster(cluster).await?;
         let mut owner_ref = cluster_owner_ref(&owner);
@@ -29,7 +28,6 @@ impl Env {
         let pki_err =
             |e: pki::PkiError| EnvError::Invalid(format!("cluster certificates of {cluster}: {e}"));
         let mut secrets = Vec::new();
-        let kubeconfig = self.workloads.is_some();
         match &self.workloads {
             Some(w) => {
                 let ca = match self.existing_cluster_ca(cluster).await? {
@@ -80,7 +78,7 @@ impl Env {
                 }
             }
         }
-        Ok(kubeconfig)
+        Ok(())
     }
 
     /// The CA of `<cluster>-ca` when that Secret exists with a certificate and key the tool can
@@ -173,7 +171,7 @@ impl Env {
     /// Marks the control plane initialized on the Cluster (status flag + conditions), after
     /// creating what an initialized control plane leaves ([`Self::create_cluster_secrets`]).
     ///
-    /// When that includes `<cluster>-kubeconfig`, the provider first gets the propagation
+    /// When that includes `<cluster>-kubeconfig` (an embedded run), the provider first gets the propagation
     /// allowance to see the Secret: CAPI's ClusterCache connects as soon as the Cluster reports
     /// its infrastructure provisioned, reads the kubeconfig from the manager's informer cache,
     /// and retries a failed connection only after 30 s (`ConnectionCreationRetryInterval`).
@@ -182,7 +180,8 @@ impl Env {
     /// Secret created 1 ms before the flag in 3 of 4 debug-build runs, and its join data came
     /// 30 s late.
     pub async fn set_control_plane_initialized(&self, cluster: &str) -> Result<Value, EnvError> {
-        if self.create_cluster_secrets(cluster).await? {
+        self.create_cluster_secrets(cluster).await?;
+        if self.workloads.is_some() {
             self.allow_propagation().await;
         }
         self.mark_control_plane_initialized(cluster, "open gate: control plane initialized")
