@@ -74,11 +74,23 @@ pub enum KubeConnError {
 #[derive(Debug, Clone)]
 pub struct Connection {
     pub config: kube::Config,
+    /// The kubeconfig of the chosen context alone (its cluster and user, the flags applied):
+    /// what a manager the run starts beside the cluster is given ([`Self::kubeconfig_yaml`]).
+    pub kubeconfig: Kubeconfig,
     /// Human-readable origin: `context kind-mgmt (/home/u/.kube/config)` or `in-cluster`.
     pub source: String,
 }
 
 impl Connection {
+    /// [`Self::kubeconfig`] as a document a Go manager reads (`--kubeconfig`): JSON, which
+    /// client-go reads as YAML.
+    pub fn kubeconfig_yaml(&self) -> Result<String, KubeConnError> {
+        serde_json::to_string_pretty(&self.kubeconfig).map_err(|e| KubeConnError::Invalid {
+            files: self.source.clone(),
+            message: e.to_string(),
+        })
+    }
+
     /// A client retrying throttled and failed requests (crate::client_retry) for up to 10 s.
     pub fn client(&self) -> anyhow::Result<kube::Client> {
         self.client_with(crate::client_retry::RetryPolicy::default())
@@ -355,6 +367,7 @@ async fn from_kubeconfig(
             (_, u) => u,
         },
     };
+    let minified = minify(&kc, &context_name, &options);
     let config = kube::Config::from_custom_kubeconfig(kc, &options)
         .await
         .map_err(|e| KubeConnError::Invalid {
@@ -363,8 +376,51 @@ async fn from_kubeconfig(
         })?;
     Ok(Connection {
         config,
+        kubeconfig: minified,
         source: format!("context {context_name} ({files})"),
     })
+}
+
+/// `kc` with only the context `name` (as `options` chose its cluster and user) and what it
+/// names, that context current (`kubectl config view --minify`).
+fn minify(kc: &Kubeconfig, name: &str, options: &KubeConfigOptions) -> Kubeconfig {
+    let mut context = kc
+        .contexts
+        .iter()
+        .find(|c| c.name == name)
+        .cloned()
+        .unwrap_or_else(|| NamedContext {
+            name: name.to_string(),
+            context: None,
+            other: Default::default(),
+        });
+    if let Some(c) = context.context.as_mut() {
+        if let Some(cluster) = &options.cluster {
+            c.cluster = cluster.clone();
+        }
+        if options.user.is_some() {
+            c.user = options.user.clone();
+        }
+    }
+    let cluster = context.context.as_ref().map(|c| c.cluster.clone());
+    let user = context.context.as_ref().and_then(|c| c.user.clone());
+    Kubeconfig {
+        clusters: kc
+            .clusters
+            .iter()
+            .filter(|c| Some(&c.name) == cluster.as_ref())
+            .cloned()
+            .collect(),
+        auth_infos: kc
+            .auth_infos
+            .iter()
+            .filter(|u| Some(&u.name) == user.as_ref())
+            .cloned()
+            .collect(),
+        contexts: vec![context],
+        current_context: Some(name.to_string()),
+        ..Kubeconfig::default()
+    }
 }
 
 fn set_token(auth: &mut AuthInfo, token: &str) {

@@ -256,6 +256,32 @@ pub fn core_route() -> ServiceRoute {
     }
 }
 
+/// The Service the mock provider's CRDs convert through
+/// ([`capi_mock_provider::crds::CONVERSION_SERVICE`]); the run routes it to its webhook for the
+/// baseline.
+pub fn mock_route() -> ServiceRoute {
+    let (namespace, name) = capi_mock_provider::crds::CONVERSION_SERVICE;
+    ServiceRoute {
+        namespace: namespace.into(),
+        name: name.into(),
+        port: capi_mock_provider::crds::CONVERSION_SERVICE_PORT,
+    }
+}
+
+/// The Namespace and Service of `route` (a Service with no selector: nothing in a cluster
+/// serves it; the run routes it).
+pub fn route_documents(route: &ServiceRoute) -> Vec<Value> {
+    vec![
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": route.namespace}}),
+        json!({
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": route.name, "namespace": route.namespace},
+            "spec": {"ports": [{"port": route.port, "targetPort": 9443}]},
+        }),
+    ]
+}
+
 /// The minimal core CRDs with `conversion: Webhook` through [`core_route`], trusting `ca_pem`,
 /// then that Service's Namespace and Service.
 pub fn minimal(ca_pem: &str) -> Vec<Value> {
@@ -278,15 +304,7 @@ pub fn minimal(ca_pem: &str) -> Vec<Value> {
             crd
         })
         .collect();
-    docs.push(
-        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": route.namespace}}),
-    );
-    docs.push(json!({
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": {"name": route.name, "namespace": route.namespace},
-        "spec": {"ports": [{"port": route.port, "targetPort": 9443}]},
-    }));
+    docs.extend(route_documents(&route));
     docs
 }
 

@@ -26,7 +26,11 @@ pub struct EmbeddedCore {
     pub webhook: webhook::ConversionWebhook,
     /// The core CRDs (and Services) to install.
     pub documents: Vec<Value>,
+    /// The Services core's CRDs convert through.
     pub routes: Vec<ServiceRoute>,
+    /// The Service the mock's CRDs convert through (the baseline's), routed to the same
+    /// webhook.
+    pub mock_route: ServiceRoute,
     pub workloads: workload::WorkloadClusters,
     pub crds: CoreCrds,
 }
@@ -44,6 +48,7 @@ impl EmbeddedCore {
             .flat_map(|r| r.routes.iter().flat_map(ServiceRoute::dns_names))
             .collect();
         names.extend(crds::core_route().dns_names());
+        names.extend(crds::mock_route().dns_names());
         let webhook = webhook::ConversionWebhook::start(client, &names)
             .await
             .context("starting the core conversion webhook")?;
@@ -55,16 +60,48 @@ impl EmbeddedCore {
             webhook,
             documents,
             routes,
+            mock_route: crds::mock_route(),
             workloads: workload::WorkloadClusters::default(),
             crds,
         })
     }
 
-    /// Routes the Services the released CRDs' conversion names to the webhook.
+    /// Routes the Services the core CRDs' and the mock's CRDs' conversion names to the webhook.
     pub fn route(&self, server: &EmbeddedServer) {
-        for r in &self.routes {
+        for r in self.routes.iter().chain([&self.mock_route]) {
             server.route_service(&r.namespace, &r.name, r.port, self.webhook.addr);
         }
+    }
+
+    /// The mock's CRDs with the webhook's CA, and the Namespace and Service they convert
+    /// through.
+    pub fn mock_documents(&self) -> anyhow::Result<Vec<Value>> {
+        let mut docs = Vec::new();
+        for crd in
+            capi_mock_provider::crds::mock_crds().context("building the mock provider CRDs")?
+        {
+            docs.push(serde_json::to_value(crd)?);
+        }
+        capi_mock_provider::crds::with_ca_bundle(&mut docs, &self.webhook.ca_pem);
+        docs.extend(crds::route_documents(&self.mock_route));
+        Ok(docs)
+    }
+
+    /// [`Self::route`] on any management cluster: on a real one the core CRDs' conversion
+    /// client configs are pointed at the webhook's URL on this machine.
+    pub async fn route_on(
+        &self,
+        management: crate::run::management::Management<'_>,
+        client: &kube::Client,
+        core: bool,
+    ) -> anyhow::Result<()> {
+        let core_routes = if core { self.routes.as_slice() } else { &[] };
+        for r in core_routes.iter().chain([&self.mock_route]) {
+            management
+                .route_service(client, (&r.namespace, &r.name, r.port), self.webhook.addr)
+                .await?;
+        }
+        Ok(())
     }
 
     pub async fn shutdown(self) {

@@ -1,6 +1,7 @@
 //! CAPI core's conversion webhook, served by the tool: an in-process HTTPS server answering
 //! `ConversionReview` (apiextensions.k8s.io/v1) at `/convert`, the path controller-runtime
-//! registers for core's hub and spokes, with [`super::conversion`].
+//! registers for core's hub and spokes, with [`super::conversion`]. The same server converts the
+//! mock provider's kinds for the run's baseline (the mock's own conversion).
 //!
 //! Down-converted references need the referenced CRD's contract labels (`contract.GetAPIVersion`):
 //! they are read from the API server the webhook converts for, once per group/kind (a CRD's
@@ -22,6 +23,10 @@ use tokio::sync::oneshot;
 
 /// The path CAPI's manager serves conversion at.
 pub const PATH: &str = "/convert";
+
+/// The mock provider's groups end so; their CRDs convert through this server as well (the
+/// mock's conversion, [`capi_mock_provider::webhook::convert`]) when the run serves the baseline.
+const MOCK_GROUP_SUFFIX: &str = ".mock.capi-conformance.io";
 
 /// Resolves reference apiVersions from CRD labels, cached per group/kind.
 pub struct CrdLabels {
@@ -232,18 +237,34 @@ async fn review(State(shared): State<Arc<Shared>>, body: axum::body::Bytes) -> a
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let wanted: Vec<(String, String)> = objects.iter().flat_map(referenced_kinds).collect();
-    let resolved = shared.labels.resolve(&wanted).await;
-    let converted: Result<Vec<Value>, ConvertError> = objects
-        .iter()
-        .map(|o| conversion::convert(o, &desired, &resolved))
-        .collect();
+    // The mock provider's kinds (the baseline's CRDs convert through this server too).
+    let converted: Result<Vec<Value>, String> = if desired
+        .split('/')
+        .next()
+        .is_some_and(|g| g.ends_with(MOCK_GROUP_SUFFIX))
+    {
+        objects
+            .iter()
+            .map(|o| {
+                capi_mock_provider::webhook::convert::convert(o, &desired, true)
+                    .map_err(|e| e.to_string())
+            })
+            .collect()
+    } else {
+        let wanted: Vec<(String, String)> = objects.iter().flat_map(referenced_kinds).collect();
+        let resolved = shared.labels.resolve(&wanted).await;
+        objects
+            .iter()
+            .map(|o| conversion::convert(o, &desired, &resolved))
+            .collect::<Result<Vec<Value>, ConvertError>>()
+            .map_err(|e| e.to_string())
+    };
     let response = match converted {
         Ok(objs) => json!({"uid": uid, "convertedObjects": objs, "result": {"status": "Success"}}),
         Err(e) => json!({
             "uid": uid,
             "convertedObjects": [],
-            "result": {"status": "Failure", "message": e.to_string()},
+            "result": {"status": "Failure", "message": e},
         }),
     };
     axum::Json(json!({

@@ -96,12 +96,7 @@ pub struct CheckArgs {
     /// provider are taken through their life under it and under the simulation at once; every
     /// field the contract names that differs (references, owner references, labels,
     /// annotations, what core copies) is a report note. The scenarios still play core.
-    #[arg(
-        long = "core-cmd",
-        value_name = "CMD",
-        requires = "embedded",
-        requires = "core_crds"
-    )]
+    #[arg(long = "core-cmd", value_name = "CMD", requires = "core_crds")]
     pub core_cmd: Option<String>,
     /// On a real cluster without CAPI core: install minimal core CRDs of our own.
     #[arg(long = "install-core-crds")]
@@ -158,7 +153,15 @@ impl CheckArgs {
     /// Everything `check` was asked, as the plain options of the plan and run stages (reads
     /// `--manager-help`, `--config` and the `--sample` files).
     pub fn options(&self) -> anyhow::Result<CheckOptions> {
-        let defaults = if self.embedded && !self.provider_cmd.is_empty() {
+        // The run installs the provider itself (and starts its managers here): on the embedded
+        // server, or on the cluster of the kubeconfig.
+        let installs = self.embedded
+            || !self.crds.is_empty()
+            || !self.provider_cmd.is_empty()
+            || self.core_crds.is_some()
+            || self.core_cmd.is_some();
+        // A manager run here is timed as on the embedded server, wherever its API server is.
+        let defaults = if !self.provider_cmd.is_empty() {
             Settings::EMBEDDED_PROVIDER
         } else if self.embedded {
             Settings::EMBEDDED
@@ -185,8 +188,8 @@ impl CheckArgs {
                 samples: crate::source::load_samples(&self.sample, &self.kustomize())?,
                 sample_files: self.sample.clone(),
                 selection,
-                mock_targets: self.embedded.then_some(self.crds.is_empty()),
-                baseline_from_inventory: self.embedded,
+                mock_targets: installs.then_some(self.crds.is_empty()),
+                baseline_from_inventory: installs,
                 only_judged: filter.is_some(),
                 kinds: self.kinds.as_deref().map(|k| {
                     k.split(',')
@@ -211,7 +214,7 @@ impl CheckArgs {
                 events: Default::default(),
                 denials: None,
             },
-            embedded: self.embedded.then(|| EmbeddedOptions {
+            embedded: installs.then(|| EmbeddedOptions {
                 inputs: EmbeddedInputs {
                     crds: self.crds.clone(),
                     vars: self.vars.clone(),

@@ -6,10 +6,13 @@ pub mod sonobuoy;
 use crate::capi_core::EmbeddedCore;
 use crate::cli::CheckArgs;
 use crate::client_retry::{RetryLayer, RetryPolicy, RetryingClient, TroubleLog, forbidden};
+use crate::manifests::installation::Installation;
 use crate::plan::Plan;
 use crate::report::Matrix;
+use crate::run::management::{ClusterManagement, Management};
 use crate::run::{CheckOptions, EmbeddedOptions, RunOptions, interrupt, progress};
 use crate::source::Source;
+use anyhow::Context;
 use capi_contract::checks::LintOptions;
 use capi_contract::inventory::Document;
 use capi_contract::suite::Catalog;
@@ -48,8 +51,10 @@ async fn run_check(args: CheckArgs) -> anyhow::Result<i32> {
     let (events, _live) = progress::events(args.progress.into());
     let mut opts = args.options()?;
     opts.run.events = events;
-    let matrix = if opts.embedded.is_some() {
+    let matrix = if args.embedded {
         embedded(&EmbeddedServer::new(ServerOptions::default()), &opts).await?
+    } else if opts.embedded.is_some() {
+        installing_on_cluster(&args, opts).await?
     } else {
         on_cluster(&args, opts).await?
     };
@@ -67,24 +72,109 @@ async fn run_check(args: CheckArgs) -> anyhow::Result<i32> {
 pub async fn embedded(server: &EmbeddedServer, opts: &CheckOptions) -> anyhow::Result<Matrix> {
     let embedded = opts.embedded.clone().unwrap_or_default();
     let core = crate::source::embedded::start_core(server, &embedded.inputs).await?;
-    let result = embedded_with_core(server, opts, &embedded, &core).await;
-    core.shutdown().await;
-    result
-}
-
-async fn embedded_with_core(
-    server: &EmbeddedServer,
-    opts: &CheckOptions,
-    embedded: &EmbeddedOptions,
-    core: &EmbeddedCore,
-) -> anyhow::Result<Matrix> {
     let trouble = TroubleLog::default();
     let client = server.retrying_client_layered(
         RetryLayer::new(RetryPolicy::within(opts.run.settings.step_timeout)).reporting_to(&trouble),
     );
+    let result = with_core(
+        Management::Embedded(server),
+        (&client, &trouble),
+        opts,
+        &embedded,
+        &core,
+    )
+    .await;
+    core.shutdown().await;
+    result
+}
+
+/// `check --kubeconfig … --crds …` (or `--provider-cmd`, `--core-crds`): the embedded run's
+/// flow on a real cluster. The run installs CAPI core's CRDs (unless core is installed), the
+/// mock's and the provider's components, starts the managers here against the cluster with
+/// its webhooks pointed at them, and puts the cluster back as it was afterwards, also when
+/// interrupted.
+async fn installing_on_cluster(args: &CheckArgs, mut opts: CheckOptions) -> anyhow::Result<Matrix> {
+    if args.server_faults.is_some() {
+        anyhow::bail!(
+            "--server-faults needs --embedded (it injects faults into the embedded API server)"
+        );
+    }
+    let embedded = opts.embedded.clone().unwrap_or_default();
+    let conn = crate::kubeconn::connect(&args.kube.options()).await?;
+    let trouble = TroubleLog::default();
+    let denials = forbidden::Denials::default();
+    let client = forbidden::client(
+        conn.config.clone(),
+        RetryLayer::new(RetryPolicy::within(opts.run.settings.step_timeout)).reporting_to(&trouble),
+        &denials,
+    )
+    .map_err(|e| anyhow::anyhow!("cannot build a client for {}: {e}", conn.source))?;
+    opts.statics.source = conn.config.cluster_url.to_string();
+    opts.run.denials = Some(denials.clone());
+    let source = conn.source.clone();
+    let core_installed = crate::source::cluster::core_installed(&client)
+        .await
+        .with_context(|| format!("reading {source}"))?;
+    if core_installed && embedded.inputs.core_crds.is_some() {
+        anyhow::bail!(
+            "CAPI core's CRDs are installed on this cluster ({source}); --core-crds would replace them: leave it out"
+        );
+    }
+    let management = ClusterManagement {
+        conn,
+        installation: Installation::new(&crate::run::new_run_id()),
+        core_installed,
+        core_running: crate::run::cluster::core_controllers_running(&client).await,
+    };
+    // From here on the run changes the cluster: an interrupt ends the scenarios, then the cluster
+    // is put back.
+    let _section = interrupt::section();
+    let core = crate::capi_core::EmbeddedCore::start(
+        client.clone(),
+        crate::source::embedded::core_crds(&embedded.inputs),
+    )
+    .await?;
+    let result = with_core(
+        Management::Cluster(&management),
+        (&client, &trouble),
+        &opts,
+        &embedded,
+        &core,
+    )
+    .await;
+    let (created, changed) = management.installation.counts();
+    let left = management.restore(&client).await;
+    core.shutdown().await;
+    if let Some(denial) = denials.first() {
+        return Err(denial.into());
+    }
+    let mut matrix = result?;
+    matrix.notes.push(crate::report::Note {
+        source: "cluster".into(),
+        message: format!(
+            "the run installed {created} object(s) and changed {changed} on {source}; {}",
+            if left.is_empty() {
+                "all were put back as they were".to_string()
+            } else {
+                format!("not put back: {}", left.join("; "))
+            }
+        ),
+    });
+    Ok(matrix)
+}
+
+/// The embedded run's flow on `management` (with CAPI core's part started for it): source →
+/// plan → run, through `client` (whose retries report to `trouble`).
+async fn with_core(
+    management: Management<'_>,
+    (client, trouble): (&kube::Client, &TroubleLog),
+    opts: &CheckOptions,
+    embedded: &EmbeddedOptions,
+    core: &EmbeddedCore,
+) -> anyhow::Result<Matrix> {
     let read = Source::Embedded {
-        server,
-        client: &client,
+        management,
+        client,
         inputs: &embedded.inputs,
         core,
     }
@@ -108,8 +198,8 @@ async fn embedded_with_core(
         plan.dry_run_samples(&client, "default").await?;
     }
     let mut matrix = crate::run::embedded::run(
-        server,
-        &client,
+        management,
+        client,
         &plan,
         &opts.run,
         embedded,
@@ -193,10 +283,8 @@ pub async fn cluster_static_matrix(
 
 /// `check` on the cluster of the kubeconfig: the cluster source → plan → run.
 async fn on_cluster(args: &CheckArgs, mut opts: CheckOptions) -> anyhow::Result<Matrix> {
-    if !args.crds.is_empty() || !args.vars.is_empty() || args.core_crds.is_some() {
-        anyhow::bail!(
-            "--crds, --var and --core-crds need --embedded (on a cluster the provider and CAPI core are installed already, e.g. by clusterctl init)"
-        );
+    if !args.vars.is_empty() {
+        anyhow::bail!("--var needs --crds (it sets clusterctl variables of those manifests)");
     }
     if args.server_faults.is_some() {
         anyhow::bail!(

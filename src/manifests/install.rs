@@ -121,6 +121,18 @@ pub async fn install(
     docs: Vec<Document>,
     crd_timeout: Duration,
 ) -> Result<InstallReport, InstallError> {
+    install_into(client, docs, crd_timeout, None).await
+}
+
+/// [`install`] on a cluster the run does not own: with `installation`, every object created
+/// carries the run label and every change is recorded, to be put back after the run
+/// ([`super::installation::Installation::restore`]).
+pub async fn install_into(
+    client: &kube::Client,
+    docs: Vec<Document>,
+    crd_timeout: Duration,
+    installation: Option<&super::installation::Installation>,
+) -> Result<InstallReport, InstallError> {
     let mut docs: Vec<Document> = docs
         .into_iter()
         .filter(|d| d.value.as_object().is_some_and(|m| !m.is_empty()))
@@ -134,7 +146,7 @@ pub async fn install(
     let rest = docs.split_off(split);
     // Namespaces and CRDs: their APIs are always served.
     let mut discovery = discover(client).await?;
-    apply_all(client, &discovery, &docs, &mut report).await?;
+    apply_all(client, &discovery, &docs, &mut report, installation).await?;
     let crds: Vec<&Document> = docs
         .iter()
         .filter(|d| kind_of(&d.value) == "CustomResourceDefinition")
@@ -143,7 +155,7 @@ pub async fn install(
         wait_established(client, &crds, crd_timeout).await?;
         discovery = discover(client).await?;
     }
-    apply_all(client, &discovery, &rest, &mut report).await?;
+    apply_all(client, &discovery, &rest, &mut report, installation).await?;
     Ok(report)
 }
 
@@ -161,14 +173,15 @@ async fn apply_all(
     discovery: &Discovery,
     docs: &[Document],
     report: &mut InstallReport,
+    installation: Option<&super::installation::Installation>,
 ) -> Result<(), InstallError> {
     let is_hook = |d: &&Document| kind_of(&d.value).ends_with("WebhookConfiguration");
     let tiers = docs
         .chunk_by(|a, b| create_priority(kind_of(&a.value)) == create_priority(kind_of(&b.value)));
     for tier in tiers {
         let (hooks, rest): (Vec<&Document>, Vec<&Document>) = tier.iter().partition(is_hook);
-        apply_tier(client, discovery, &rest, report).await?;
-        apply_tier(client, discovery, &hooks, report).await?;
+        apply_tier(client, discovery, &rest, report, installation).await?;
+        apply_tier(client, discovery, &hooks, report, installation).await?;
     }
     Ok(())
 }
@@ -179,10 +192,11 @@ async fn apply_tier(
     discovery: &Discovery,
     docs: &[&Document],
     report: &mut InstallReport,
+    installation: Option<&super::installation::Installation>,
 ) -> Result<(), InstallError> {
     use futures::StreamExt;
     let outcomes: Vec<Result<Applied, InstallError>> = futures::stream::iter(docs)
-        .map(|doc| apply(client, discovery, doc))
+        .map(|doc| apply(client, discovery, doc, installation))
         .buffered(CONCURRENT_CREATES)
         .collect()
         .await;
@@ -226,6 +240,7 @@ async fn apply(
     client: &kube::Client,
     discovery: &Discovery,
     doc: &Document,
+    installation: Option<&super::installation::Installation>,
 ) -> Result<Applied, InstallError> {
     let gvk = gvk_of(doc)?;
     let object = describe(&doc.value);
@@ -238,6 +253,10 @@ async fn apply(
         }));
     };
     let mut value = doc.value.clone();
+    if let Some(i) = installation {
+        // Webhooks of Services the run routes already call this machine.
+        i.rewrite(&mut value, false);
+    }
     let api = api_for(client, &ar, &caps, &mut value);
     let rejected = |e: kube::Error| InstallError::Rejected {
         origin: doc.origin.location(),
@@ -254,15 +273,49 @@ async fn apply(
         field_manager: Some(FIELD_MANAGER.into()),
         ..PostParams::default()
     };
-    match api.create(&post, &obj).await {
+    let namespace = obj.metadata.namespace.clone();
+    let mut created = obj.clone();
+    let mut fresh = false;
+    if let Some(i) = installation {
+        let mut labelled = serde_json::to_value(&created).map_err(|e| InstallError::Malformed {
+            origin: doc.origin.location(),
+            message: format!("{object}: {e}"),
+        })?;
+        i.label(&mut labelled);
+        created = serde_json::from_value(labelled).map_err(|e| InstallError::Malformed {
+            origin: doc.origin.location(),
+            message: format!("{object}: {e}"),
+        })?;
+        fresh = i.created(&ar, namespace.as_deref(), &name);
+    }
+    match api.create(&post, &created).await {
         Ok(_) => {}
         Err(kube::Error::Api(s)) if s.code == 409 => {
+            if let Some(i) = installation {
+                if fresh {
+                    i.not_created(&ar, namespace.as_deref(), &name);
+                }
+                let before = api.get(&name).await.map_err(rejected)?;
+                let before =
+                    serde_json::to_value(&before).map_err(|e| InstallError::Malformed {
+                        origin: doc.origin.location(),
+                        message: format!("{object}: {e}"),
+                    })?;
+                i.changing(&ar, namespace.as_deref(), &before);
+            }
             // clusterctl: the object exists, so it is merge-patched with the manifest's content.
             let params = PatchParams {
                 field_manager: Some(FIELD_MANAGER.into()),
                 ..PatchParams::default()
             };
-            api.patch(&name, &params, &Patch::Merge(&obj))
+            let mut patch = serde_json::to_value(&obj).map_err(|e| InstallError::Malformed {
+                origin: doc.origin.location(),
+                message: format!("{object}: {e}"),
+            })?;
+            if let Some(i) = installation {
+                i.rewrite(&mut patch, true);
+            }
+            api.patch(&name, &params, &Patch::Merge(&patch))
                 .await
                 .map_err(rejected)?;
         }

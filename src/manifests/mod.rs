@@ -6,6 +6,7 @@
 
 pub mod envsubst;
 pub mod install;
+pub mod installation;
 pub mod variables;
 
 use crate::documents::{Kustomize, LoadOptions};

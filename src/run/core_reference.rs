@@ -5,6 +5,7 @@
 //! ([`crate::scenarios::core_reference`]) runs on both at once, and every field the contract
 //! names that differs is reported: where they differ, the simulation is wrong.
 
+use super::management::Management;
 use super::manager_launch::{LaunchRequest, ManagerLaunch};
 use super::processes::{start_provider, wait_for_watches, wait_until_serving_restarting};
 use crate::scenarios::Settings;
@@ -16,7 +17,6 @@ use crate::scenarios::env::{Env, EnvError};
 use crate::scenarios::runner::Side;
 use anyhow::Context;
 use capi_mock_provider::{MockOptions, MockProvider};
-use embedded_apiserver::EmbeddedServer;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -93,7 +93,7 @@ fn env_for(side: &Side) -> Env {
 /// compares them. `Err`: the core manager or the environment failed (the message says which,
 /// with the manager's log).
 pub async fn compare(
-    server: &EmbeddedServer,
+    management: Management<'_>,
     client: &kube::Client,
     req: &Request<'_>,
 ) -> anyhow::Result<Outcome> {
@@ -138,7 +138,7 @@ pub async fn compare(
     let mut manager = CoreManager::default();
     let work = async {
         let launch_note = manager
-            .start(server, req, &real_ns, &log, settings.step_timeout)
+            .start(management, req, &real_ns, &log, settings.step_timeout)
             .await?;
         let (real_env, sim_env) = (env_for(&real), env_for(&sim));
         let (r, s) = tokio::join!(
@@ -181,8 +181,7 @@ pub async fn compare(
 #[derive(Default)]
 struct CoreManager {
     process: Option<super::processes::ProviderProcess>,
-    listener: Option<embedded_apiserver::Listener>,
-    kubeconfig: Option<super::private_file::PrivateFile>,
+    access: Option<super::management::ProviderAccess>,
     cert_dir: Option<crate::serving::CertDir>,
     aborts: Vec<super::interrupt::AbortRemove>,
 }
@@ -192,20 +191,19 @@ impl CoreManager {
     /// how its Deployment's args and env were applied.
     async fn start(
         &mut self,
-        server: &EmbeddedServer,
+        management: Management<'_>,
         req: &Request<'_>,
         namespace: &str,
         log: &Path,
         wait: Duration,
     ) -> anyhow::Result<Option<String>> {
         use crate::serving::placeholders::{free_addr, free_port};
-        let listener = server.listen("127.0.0.1:0".parse()?).await?;
-        let kc = super::private_file::PrivateFile::create(
-            &format!("capi-conformance-{}-core.kubeconfig", req.run_id),
-            &listener.kubeconfig_yaml(),
-        )?;
-        self.aborts
-            .push(super::interrupt::remove_dir_on_abort(kc.path()));
+        let access = management
+            .provider_access(&format!("capi-conformance-{}-core.kubeconfig", req.run_id))
+            .await?;
+        self.aborts.push(super::interrupt::remove_dir_on_abort(
+            access.kubeconfig.path(),
+        ));
         let serving = crate::serving::Plan::local()?;
         let dir = crate::serving::CertDir::create(
             &format!("capi-conformance-{}-core-webhook-", req.run_id),
@@ -214,7 +212,7 @@ impl CoreManager {
         self.aborts
             .push(super::interrupt::remove_dir_on_abort(dir.path()));
         let placeholders = crate::serving::Placeholders {
-            kubeconfig: kc.path().display().to_string(),
+            kubeconfig: access.kubeconfig.path().display().to_string(),
             namespace: namespace.to_string(),
             watch_filter: String::new(),
             webhook_cert_dir: Some(dir.path().display().to_string()),
@@ -254,7 +252,6 @@ impl CoreManager {
         )
         .await;
         self.process = Some(process);
-        self.kubeconfig = Some(kc);
         self.cert_dir = Some(dir);
         let restarts = ready.map_err(|why| {
             anyhow::anyhow!(
@@ -263,8 +260,10 @@ impl CoreManager {
                 log.display()
             )
         })?;
-        wait_for_watches(&listener, 1, wait).await;
-        self.listener = Some(listener);
+        if let Some(l) = &access.listener {
+            wait_for_watches(l, 1, wait).await;
+        }
+        self.access = Some(access);
         // The note is worded for `--provider-cmd`, whose Deployment parts can be turned off.
         let note = launch.map(|l| {
             let note = l.note.replacen("--provider-cmd", "--core-cmd", 1);
@@ -283,10 +282,9 @@ impl CoreManager {
         if let Some(p) = self.process.take() {
             p.stop().await;
         }
-        if let Some(l) = self.listener.take() {
-            l.shutdown().await;
+        if let Some(a) = self.access.take() {
+            a.close().await;
         }
-        self.kubeconfig = None;
         self.cert_dir = None;
         self.aborts.clear();
     }

@@ -6,6 +6,7 @@
 //! components declare webhooks serves them with the run's certificate ([`crate::serving`]): the
 //! components' webhook Services are routed to it and the run waits until it serves.
 
+use super::management::Management;
 use super::processes::{
     ProviderProcess, WebhookProbe, start_provider, wait_for_watches, wait_until_serving_restarting,
 };
@@ -18,7 +19,6 @@ use crate::client_retry::TroubleLog;
 use crate::plan::{Plan, ScenarioRuns};
 use crate::report::Matrix;
 use crate::report::report_dir;
-use crate::scenarios::cleanup::CleanupGuard;
 use crate::scenarios::runner::{
     RunOutput, RunPlan, Side, cells_of, run_baseline, run_target_subjects, run_targets,
 };
@@ -26,13 +26,12 @@ use crate::source::embedded::Installed;
 use anyhow::Context;
 use capi_contract::inventory::Document;
 use capi_mock_provider::{FaultSet, MockHandle, MockOptions, MockProvider};
-use embedded_apiserver::{EmbeddedServer, Listener};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// What starting the target needs.
 struct TargetStart<'a> {
-    server: &'a EmbeddedServer,
+    management: Management<'a>,
     client: &'a kube::Client,
     embedded: &'a EmbeddedOptions,
     /// `--report-dir` (the providers' logs go there).
@@ -83,16 +82,17 @@ impl Command<'_> {
 struct TargetProcesses {
     mock: Option<MockHandle>,
     providers: Vec<ProviderProcess>,
-    listener: Option<Listener>,
-    private_kubeconfig: Option<super::private_file::PrivateFile>,
+    /// The managers' kubeconfig (and the embedded server's listener it points at).
+    access: Option<super::management::ProviderAccess>,
     /// `{webhook-cert-dir}`, removed at stop (and on abort); shared by every provider (one
     /// serving certificate names every webhook Service of the components).
     /// (Without the components' webhooks, each command that takes them has its own.)
     cert_dirs: Vec<(crate::serving::CertDir, super::interrupt::AbortRemove)>,
     /// Removes the private kubeconfig on abort (it holds the server's token).
     kubeconfig_on_abort: Option<super::interrupt::AbortRemove>,
-    /// Service ports routed to a provider (`namespace`, `name`, `port`), unrouted at stop.
-    routes: Vec<(String, String, u16)>,
+    /// Service ports routed to a provider (`namespace`, `name`, `port`, where), unrouted at
+    /// stop.
+    routes: Vec<(String, String, u16, std::net::SocketAddr)>,
     /// What starting the providers took beyond one start each (restarts), for the report.
     notes: Vec<crate::report::Note>,
 }
@@ -102,9 +102,11 @@ impl TargetProcesses {
     async fn start(&mut self, t: &TargetStart<'_>) -> Result<(), String> {
         let cmds = &t.embedded.provider_cmd;
         if !cmds.is_empty() {
-            let l = t
-                .server
-                .listen("127.0.0.1:0".parse().map_err(|e| format!("{e}"))?)
+            // The kubeconfig holds the server's token or the user's credentials: a private
+            // temp file, not the report dir.
+            let access = t
+                .management
+                .provider_access(&format!("capi-conformance-{}.kubeconfig", t.run_id))
                 .await
                 .map_err(|e| format!("{e:#}"))?;
             let dir = t
@@ -112,21 +114,16 @@ impl TargetProcesses {
                 .map_or_else(|| PathBuf::from("reports"), Path::to_path_buf);
             std::fs::create_dir_all(&dir)
                 .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-            // The kubeconfig holds the server's token: a private temp file, not the report dir.
-            let kc = super::private_file::PrivateFile::create(
-                &format!("capi-conformance-{}.kubeconfig", t.run_id),
-                &l.kubeconfig_yaml(),
-            )
-            .map_err(|e| format!("{e:#}"))?;
             let base = crate::serving::Placeholders {
-                kubeconfig: kc.path().display().to_string(),
+                kubeconfig: access.kubeconfig.path().display().to_string(),
                 namespace: t.target_ns.to_string(),
                 watch_filter: t.target_filter.to_string(),
                 ..Default::default()
             };
-            self.kubeconfig_on_abort = Some(super::interrupt::remove_dir_on_abort(kc.path()));
-            self.private_kubeconfig = Some(kc);
-            self.listener = Some(l);
+            self.kubeconfig_on_abort = Some(super::interrupt::remove_dir_on_abort(
+                access.kubeconfig.path(),
+            ));
+            self.access = Some(access);
             let commands: Vec<Command<'_>> = cmds
                 .iter()
                 .enumerate()
@@ -155,14 +152,19 @@ impl TargetProcesses {
                 let probes = self.serve_webhooks(t, &commands, i, &mut placeholders)?;
                 started.push((placeholders, probes));
             }
+            for (namespace, name, port, addr) in &self.routes {
+                t.management
+                    .route_service(t.client, (namespace, name, *port), *addr)
+                    .await
+                    .map_err(|e| format!("{e:#}"))?;
+            }
             if !t.deferred.is_empty() {
-                crate::manifests::install::install(
-                    t.client,
-                    t.deferred.to_vec(),
-                    crate::manifests::CRD_TIMEOUT,
-                )
-                .await
-                .map_err(|e| format!("installing the provider's webhook configurations: {e}"))?;
+                t.management
+                    .install_components(t.client, t.deferred.to_vec())
+                    .await
+                    .map_err(|e| {
+                        format!("installing the provider's webhook configurations: {e}")
+                    })?;
             }
             for (c, (placeholders, _)) in commands.iter().zip(&started) {
                 let mut expanded = placeholders.expand(c.cmd);
@@ -212,7 +214,7 @@ impl TargetProcesses {
             for r in futures::future::join_all(waits).await {
                 self.notes.extend(r?);
             }
-            if let Some(l) = &self.listener {
+            if let Some(l) = self.access.as_ref().and_then(|a| a.listener.as_ref()) {
                 wait_for_watches(l, commands.len() as u64, t.wait).await;
             }
         } else if t.mock_is_target {
@@ -309,10 +311,8 @@ impl TargetProcesses {
                 continue;
             };
             let addr = std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, port));
-            t.server
-                .route_service(&svc.namespace, &svc.name, svc.port, addr);
             self.routes
-                .push((svc.namespace.clone(), svc.name.clone(), svc.port));
+                .push((svc.namespace.clone(), svc.name.clone(), svc.port, addr));
             let [server_name, _] = svc.dns_names();
             if !probes.iter().any(|p| p.addr == addr) {
                 probes.push(WebhookProbe {
@@ -332,16 +332,15 @@ impl TargetProcesses {
         Ok(probes)
     }
 
-    async fn stop(&mut self, server: &EmbeddedServer) {
+    async fn stop(&mut self, management: Management<'_>) {
         futures::future::join_all(self.providers.drain(..).map(ProviderProcess::stop)).await;
-        for (namespace, name, port) in self.routes.drain(..) {
-            server.unroute_service(&namespace, &name, port);
+        for (namespace, name, port, _) in self.routes.drain(..) {
+            management.unroute_service(&namespace, &name, port);
         }
         self.cert_dirs.clear();
-        if let Some(l) = self.listener.take() {
-            l.shutdown().await;
+        if let Some(a) = self.access.take() {
+            a.close().await;
         }
-        self.private_kubeconfig = None;
         self.kubeconfig_on_abort = None;
         if let Some(m) = self.mock.take() {
             m.shutdown().await;
@@ -366,7 +365,7 @@ pub fn expand_command(cmd: &str, kubeconfig: &str, namespace: &str, watch_filter
 /// scenarios' `<cluster>-kubeconfig` Secrets point at `workloads` (CAPI core's part,
 /// [`crate::capi_core::EmbeddedCore`]).
 pub async fn run(
-    server: &EmbeddedServer,
+    management: Management<'_>,
     client: &kube::Client,
     plan: &Plan,
     opts: &RunOptions,
@@ -380,10 +379,14 @@ pub async fn run(
     } = prepared;
     let mut matrix = super::live_static_matrix(client, plan, opts).await?;
     if let Some(scenarios) = &plan.scenarios {
-        let run_id = new_run_id();
+        // On a cluster the run id is the installation's (its objects carry it).
+        let run_id = management
+            .installation()
+            .map_or_else(new_run_id, |i| i.run_id().to_string());
         matrix.context.run_id = Some(run_id.clone());
         if let Some(cmd) = &embedded.core_cmd {
-            let notes = core_reference_notes(server, client, opts, embedded, cmd, &run_id).await?;
+            let notes =
+                core_reference_notes(management, client, opts, embedded, cmd, &run_id).await?;
             matrix.notes.extend(notes);
         }
         let side = SideInputs {
@@ -393,7 +396,7 @@ pub async fn run(
             workloads,
             run_id: &run_id,
         };
-        let out = run_scenarios(server, plan, scenarios, embedded, installed, &side).await?;
+        let out = run_scenarios(management, plan, scenarios, embedded, installed, &side).await?;
         merge_into(&mut matrix, &out, &plan.rules);
     }
     finish(&mut matrix, plan);
@@ -402,7 +405,7 @@ pub async fn run(
 
 /// `--core-cmd`: the core reference's report notes (each also on stderr).
 async fn core_reference_notes(
-    server: &EmbeddedServer,
+    management: Management<'_>,
     client: &kube::Client,
     opts: &RunOptions,
     embedded: &EmbeddedOptions,
@@ -432,7 +435,7 @@ async fn core_reference_notes(
         settings: opts.settings,
         log_dir: &dir,
     };
-    let outcome = super::core_reference::compare(server, client, &req).await?;
+    let outcome = super::core_reference::compare(management, client, &req).await?;
     let mut lines = outcome.notes();
     if let Some(n) = &outcome.launch_note {
         lines.insert(0, format!("core manager: {n}"));
@@ -468,7 +471,7 @@ struct SideInputs<'a> {
 
 /// The scenario runs of the plan: baseline on the in-process mock, then the target.
 async fn run_scenarios(
-    server: &EmbeddedServer,
+    management: Management<'_>,
     plan: &Plan,
     scenarios: &ScenarioRuns,
     embedded: &EmbeddedOptions,
@@ -486,14 +489,9 @@ async fn run_scenarios(
     let rules = &plan.rules;
     // The mock is the target without `--crds`, or when the components are its own.
     let mock_is_target = embedded.inputs.crds.is_empty() || installed.mock_components;
-    // The server is the run's own: what a crashed provider left finalizing in the run's
-    // namespaces is released at cleanup.
-    let guard = {
-        let server = server.clone();
-        CleanupGuard::owning_the_server(move |ns| {
-            server.release_finalizers_in(ns);
-        })
-    };
+    // The embedded server is the run's own: what a crashed provider left finalizing in the
+    // run's namespaces is released at cleanup.
+    let guard = management.cleanup_guard();
     let baseline_ns = format!("capi-conformance-{run_id}-baseline");
     let baseline_filter = format!("capi-conformance-baseline-{run_id}");
     let target_ns = format!("capi-conformance-{run_id}");
@@ -503,13 +501,13 @@ async fn run_scenarios(
         namespace: ns.to_string(),
         run_id: run_id.to_string(),
         watch_filter: filter,
-        pause_core: false,
+        pause_core: management.core_running(),
         settings,
         guard: guard.clone(),
         events: opts.events.clone(),
         trouble: trouble.clone(),
         workloads: Some(workloads.clone()),
-        ledger: Some(embedded_apiserver::Ledger::new(server)),
+        ledger: management.ledger(),
     };
     let baseline = side(&baseline_ns, Some(baseline_filter.clone()));
     // Target objects carry the target filter when the target controller filters on it.
@@ -555,7 +553,7 @@ async fn run_scenarios(
         && installed.deferred.is_empty()
         && !capi_mock_provider::crd_faults::changes_crds(&FaultSet::parse(&embedded.target_faults));
     let start = TargetStart {
-        server,
+        management,
         client,
         embedded,
         report_dir: opts.report_dir.as_deref(),
@@ -605,10 +603,15 @@ async fn run_scenarios(
     // Until the target processes are stopped, Ctrl-C stops the work and cleans up.
     let section = super::interrupt::section();
     let finished: Option<anyhow::Result<RunOutput>> = section.run(phases).await;
-    let leftovers = guard
-        .cleanup(client, Duration::from_millis(500), true)
-        .await;
-    target.stop(server).await;
+    // The embedded server's namespaces go at once; a cluster's namespace controller takes a
+    // few seconds.
+    let wait = if management.is_embedded() {
+        Duration::from_millis(500)
+    } else {
+        settings.step_timeout
+    };
+    let leftovers = guard.cleanup(client, wait, true).await;
+    target.stop(management).await;
     baseline_mock.shutdown().await;
     drop(section);
     let Some(out) = finished else {

@@ -13,6 +13,7 @@ pub mod core_reference;
 pub mod effective_rbac;
 pub mod embedded;
 pub mod interrupt;
+pub mod management;
 pub mod manager_launch;
 pub mod private_file;
 pub mod processes;

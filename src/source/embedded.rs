@@ -16,6 +16,7 @@
 use crate::capi_core::EmbeddedCore;
 use crate::capi_core::crds::CoreCrds;
 use crate::plan::subjects::MOCK_GROUP_SUFFIX;
+use crate::run::management::Management;
 use anyhow::Context;
 use capi_contract::inventory::{Document, Origin};
 use capi_mock_provider::core_crds::core_crd_documents;
@@ -109,52 +110,87 @@ pub async fn start_core(
     server: &EmbeddedServer,
     inputs: &EmbeddedInputs,
 ) -> anyhow::Result<EmbeddedCore> {
-    let crds = match &inputs.core_crds {
-        Some(file) => CoreCrds::Released(file.clone(), inputs.kustomize.clone()),
-        None => CoreCrds::Minimal,
-    };
-    let core = EmbeddedCore::start(server.client(), crds).await?;
+    let core = EmbeddedCore::start(server.client(), core_crds(inputs)).await?;
     core.route(server);
     Ok(core)
+}
+
+/// The core CRDs `inputs` ask for: CAPI's released ones (`--core-crds`) or the tool's minimal
+/// ones.
+pub fn core_crds(inputs: &EmbeddedInputs) -> CoreCrds {
+    match &inputs.core_crds {
+        Some(file) => CoreCrds::Released(file.clone(), inputs.kustomize.clone()),
+        None => CoreCrds::Minimal,
+    }
 }
 
 /// Fills a fresh `server` (through `client`, one of its clients): its faults, the base documents
 /// with `core`'s CRDs, the provider's manifests.
 pub async fn install(
-    server: &EmbeddedServer,
+    management: Management<'_>,
     client: &kube::Client,
     inputs: &EmbeddedInputs,
     core: &EmbeddedCore,
 ) -> anyhow::Result<Installed> {
     if let Some(spec) = &inputs.server_faults {
+        let Management::Embedded(server) = management else {
+            anyhow::bail!(
+                "--server-faults needs --embedded (it injects faults into the embedded API server)"
+            );
+        };
         server
             .faults()
             .apply_spec(spec)
             .context("--server-faults")?;
     }
-    server
-        .apply_documents(base_documents_with(core.documents.clone())?)
-        .await
-        .context("installing core and mock CRDs on the embedded server")?;
-    install_provider_manifests(client, inputs).await
+    // CAPI core installed on the cluster keeps its own CRDs and RBAC.
+    let with_core_crds = !matches!(management, Management::Cluster(c) if c.core_installed);
+    management
+        .install_base(client, base_documents_with(core, with_core_crds)?)
+        .await?;
+    if let Management::Cluster(_) = management {
+        core.route_on(management, client, with_core_crds).await?;
+    }
+    install_provider_manifests(management, client, inputs).await
 }
 
-/// The documents every embedded run installs: core CRDs, the mock's CRDs and ClusterRoles.
+/// The documents every embedded run installs (core CRDs, the mock's CRDs and ClusterRoles,
+/// core's RBAC), with no conversion webhook serving them: for static reading, and for objects
+/// only ever written and read at their storage version.
 pub fn base_documents() -> anyhow::Result<Vec<Value>> {
-    base_documents_with(core_crd_documents())
-}
-
-/// [`base_documents`] with the given core CRDs (and the Services their conversion names),
-/// e.g. those of [`EmbeddedCore`].
-pub fn base_documents_with(core: Vec<Value>) -> anyhow::Result<Vec<Value>> {
-    let mut docs = core;
+    let mut docs = core_crd_documents();
     for crd in mock_crds().context("building the mock provider CRDs")? {
         docs.push(serde_json::to_value(crd)?);
     }
+    docs.extend(base_roles());
+    Ok(docs)
+}
+
+/// What a run with `core` installs: core's CRDs (and the Services their conversion names)
+/// unless `with_core_crds` is false (CAPI core installed on the cluster keeps its own, and its
+/// RBAC), the mock's CRDs converted by `core`'s webhook, the mock's ClusterRoles.
+pub fn base_documents_with(
+    core: &EmbeddedCore,
+    with_core_crds: bool,
+) -> anyhow::Result<Vec<Value>> {
+    let mut docs = if with_core_crds {
+        core.documents.clone()
+    } else {
+        Vec::new()
+    };
+    docs.extend(core.mock_documents()?);
     docs.push(aggregated_cluster_role());
     docs.push(manager_cluster_role());
-    docs.extend(core_manager_rbac());
+    if with_core_crds {
+        docs.extend(core_manager_rbac());
+    }
     Ok(docs)
+}
+
+fn base_roles() -> Vec<Value> {
+    let mut docs = vec![aggregated_cluster_role(), manager_cluster_role()];
+    docs.extend(core_manager_rbac());
+    docs
 }
 
 /// What CAPI core's own RBAC contributes (its manager role, aggregated role and binding; see
@@ -217,9 +253,10 @@ fn split_shared(docs: &mut Vec<Document>) -> Vec<Document> {
         } else if is_mock_crd(&doc)
             && crate::serving::components::is_webhook_converted_crd(&doc.value)
         {
+            // Until then the CRD keeps the run's conversion of the baseline's CRDs.
             let mut without = doc.clone();
             if let Some(spec) = without.value.get_mut("spec").and_then(Value::as_object_mut) {
-                spec.insert("conversion".into(), serde_json::json!({"strategy": "None"}));
+                spec.remove("conversion");
             }
             now.push(without);
             deferred.push(doc);
@@ -280,6 +317,7 @@ fn webhook_serving(
 /// ([`webhook_serving`]), and what would route the baseline through them is deferred
 /// ([`split_shared`]).
 async fn install_provider_manifests(
+    management: Management<'_>,
     client: &kube::Client,
     inputs: &EmbeddedInputs,
 ) -> anyhow::Result<Installed> {
@@ -302,9 +340,8 @@ async fn install_provider_manifests(
                 let all = crate::manifests::load(&inputs.crds, &vars, &inputs.kustomize)
                     .err()
                     .unwrap_or(first);
-                return Err(
-                    anyhow::Error::new(all).context("installing --crds on the embedded server")
-                );
+                return Err(anyhow::Error::new(all)
+                    .context(format!("installing --crds {}", management.where_())));
             }
         }
     }
@@ -330,6 +367,29 @@ async fn install_provider_manifests(
             message: l.note.clone(),
         });
     }
+    // On a cluster the managers run here, not in the cluster: the Deployments of the inputs
+    // a --provider-cmd runs are not installed (a cluster with nodes would run them too).
+    let mut run_here = Vec::new();
+    if let Management::Cluster(_) = management {
+        let values: Vec<Vec<Value>> = per_input
+            .iter()
+            .map(|docs| docs.iter().map(|d| d.value.clone()).collect())
+            .collect();
+        for input in pair_commands(&values, inputs.managers.len())
+            .into_iter()
+            .flatten()
+        {
+            let (deployments, rest): (Vec<Document>, Vec<Document>) =
+                std::mem::take(&mut per_input[input])
+                    .into_iter()
+                    .partition(|d| {
+                        d.value.get("apiVersion").and_then(Value::as_str) == Some("apps/v1")
+                            && d.value.get("kind").and_then(Value::as_str) == Some("Deployment")
+                    });
+            per_input[input] = rest;
+            run_here.extend(deployments);
+        }
+    }
     let mut docs: Vec<Document> = per_input.into_iter().flatten().collect();
     let serving = if inputs.serve_webhooks {
         webhook_serving(&mut docs, &mut notes)?
@@ -348,10 +408,23 @@ async fn install_provider_manifests(
     } else {
         Vec::new()
     };
-    let mut report =
-        crate::manifests::install::install(client, docs, crate::manifests::CRD_TIMEOUT)
-            .await
-            .context("installing --crds on the embedded server")?;
+    if !run_here.is_empty() {
+        for d in run_here {
+            let message = format!(
+                "{}: not installed: the run starts this manager here (--provider-cmd), as `make run` runs a manager beside a cluster",
+                crate::manifests::install::describe(&d.value)
+            );
+            eprintln!("--crds: {message}");
+            notes.push(crate::report::Note {
+                source: "--crds".into(),
+                message,
+            });
+        }
+    }
+    let mut report = management
+        .install_components(client, docs)
+        .await
+        .with_context(|| format!("installing --crds {}", management.where_()))?;
     if let Some(plan) = &serving {
         // cert-manager's part is played by the run: its kinds are not needed.
         for s in &mut report.skipped {
@@ -547,10 +620,7 @@ mod tests {
             ]
         );
         assert_eq!(deferred[0].value, mock_crd);
-        assert_eq!(
-            docs[0].value["spec"]["conversion"],
-            json!({"strategy": "None"})
-        );
+        assert!(docs[0].value["spec"].get("conversion").is_none());
         assert_eq!(
             names(&docs),
             [

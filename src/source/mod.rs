@@ -23,10 +23,11 @@ pub enum Source<'a> {
     },
     /// The objects of a cluster (read with `client`).
     Cluster { client: &'a kube::Client },
-    /// A fresh embedded server, filled first (faults, base documents, `inputs`), then read like
-    /// a cluster through `client`, one of its clients.
+    /// A management cluster the run fills (the embedded server, or a real cluster with
+    /// `--crds`): filled first (faults, base documents, `inputs`), then read like a cluster
+    /// through `client`.
     Embedded {
-        server: &'a embedded_apiserver::EmbeddedServer,
+        management: crate::run::management::Management<'a>,
         client: &'a kube::Client,
         inputs: &'a embedded::EmbeddedInputs,
         /// CAPI core's part, started for `server` ([`embedded::start_core`]).
@@ -56,12 +57,12 @@ impl Source<'_> {
                 installed: embedded::Installed::default(),
             }),
             Source::Embedded {
-                server,
+                management,
                 client,
                 inputs,
                 core,
             } => {
-                let installed = embedded::install(server, client, inputs, core).await?;
+                let installed = embedded::install(*management, client, inputs, core).await?;
                 let mut docs = cluster::read_documents(client).await?;
                 embedded::input_origins(&mut docs, &installed);
                 Ok(Read {

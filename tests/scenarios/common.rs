@@ -69,8 +69,7 @@ pub async fn core_server(
         .await
         .unwrap();
     core.route(&server);
-    let mut docs =
-        capi_conformance::source::embedded::base_documents_with(core.documents.clone()).unwrap();
+    let mut docs = capi_conformance::source::embedded::base_documents_with(&core, true).unwrap();
     docs.extend(extra);
     server.apply_documents(docs).await.unwrap();
     (server, core)

@@ -294,14 +294,22 @@ fn unresolved_variables_are_one_error_and_cert_manager_kinds_are_no_error() {
     );
     assert_eq!(report["problems"], serde_json::json!([]));
 
-    // --crds on a live cluster is refused, not ignored.
+    // --crds without --embedded installs on the kubeconfig's cluster: with none to reach,
+    // that is the connection error (exit 2), not a run on another server.
     let out = Command::new(bin())
         .args(["check", "--crds"])
         .arg(&file)
+        .env("KUBECONFIG", dir.path().join("absent"))
+        .env("HOME", dir.path())
+        .env_remove("KUBERNETES_SERVICE_HOST")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("need --embedded"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no kubeconfig found"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// The effective part decides when it disagrees: core's binding removed, the manager may do

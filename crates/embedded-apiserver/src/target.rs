@@ -50,11 +50,24 @@ impl Target {
     }
 }
 
-/// Rewrites `apiVersion` to the version the client asked for (conversion strategy None).
+/// Rewrites `apiVersion` to the version the client asked for (conversion strategy None). A
+/// custom resource that changes version on the way is pruned by that version's schema, as
+/// kube's `schemaCoercingConverter` prunes the output of every conversion, strategy None
+/// included: a field only the other version declares is dropped on the way into storage and
+/// on the way out (docs/embedded-apiserver.md M10).
 pub fn present(rt: &ResourceType, version: &str, mut obj: Value) -> Value {
+    let api_version = rt.api_version(version);
+    let mut changed = false;
     if let Value::Object(m) = &mut obj {
-        m.insert("apiVersion".into(), json!(rt.api_version(version)));
+        changed = m.get("apiVersion").and_then(Value::as_str) != Some(api_version.as_str());
+        m.insert("apiVersion".into(), json!(api_version));
         m.insert("kind".into(), json!(rt.kind));
+    }
+    if changed
+        && rt.custom
+        && let Some(schema) = rt.version(version).and_then(|v| v.schema.as_ref())
+    {
+        crate::schema::prune_resource(&mut obj, schema);
     }
     obj
 }

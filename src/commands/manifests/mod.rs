@@ -63,8 +63,14 @@ const NOT_IN_CLUSTER: [(&str, &str); 6] = [
         "--context",
         "the pod connects with its service account (in-cluster)",
     ),
-    ("--provider-cmd", "it needs --embedded"),
-    ("--crds", "it needs --embedded"),
+    (
+        "--provider-cmd",
+        "the manager would run inside the Job's pod, not as the cluster runs your provider",
+    ),
+    (
+        "--crds",
+        "installing components is not in the printed least-privilege RBAC",
+    ),
     (
         "--install-core-crds",
         "creating CRDs is not in the printed least-privilege RBAC",

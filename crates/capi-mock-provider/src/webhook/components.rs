@@ -1,14 +1,15 @@
-//! The mock's components in webhook mode (`mock-provider manifests --webhooks`), shaped like a
-//! Cluster API provider's release manifest: every CRD converts through the webhook Service
-//! (`conversion: Webhook`), a mutating and a validating configuration call the same Service,
+//! The mock's webhook serving, shaped like a Cluster API provider's release manifest: every CRD
+//! converts through the webhook Service (`conversion: Webhook`, in every mode:
+//! [`add_webhook_serving`]); in webhook mode (`mock-provider manifests --webhooks`) a mutating
+//! and a validating configuration call the same Service,
 //! cert-manager's `inject-ca-from` names the Certificate whose CA goes into them, and the
 //! Service reaches the manager's named container port `webhook-server` (9443).
 //!
-//! Each CRD's schemas also carry where conversion keeps what the other version cannot say
-//! (v1beta2 `status.deprecated.v1beta1`, v1beta1 `status.v1beta2`; see [`super::convert`]).
+//! The CRDs convert as in every mode ([`crate::crds`]); here they name the Certificate whose CA
+//! cert-manager injects.
 
 use super::super::manifests::{DEPLOYMENT_NAME, ManifestError, ManifestOptions, manifests};
-use super::{CONVERT_PATH, DEFAULTED_KINDS, mutate_path, validate_path};
+use super::{DEFAULTED_KINDS, mutate_path, validate_path};
 use crate::kinds::ALL;
 use serde_json::{Value, json};
 
@@ -32,11 +33,12 @@ fn inject_annotation(ns: &str) -> Value {
     json!({"cert-manager.io/inject-ca-from": format!("{ns}/{CERTIFICATE_NAME}")})
 }
 
-/// Every document of the webhook-mode components, in apply order.
-pub fn webhook_manifests(opts: &ManifestOptions) -> Result<Vec<Value>, ManifestError> {
-    let ns = opts.namespace.as_str();
-    let mut docs = manifests(opts)?;
-    for doc in &mut docs {
+/// What serving the mock's webhooks takes in every mode (its CRDs convert through the webhook
+/// Service): each two-version CRD in `ns` with cert-manager's CA injection, the Deployment
+/// serving webhooks with the certificate's Secret, the self-signed Issuer, the Certificate and
+/// the Service.
+pub fn add_webhook_serving(docs: &mut Vec<Value>, ns: &str) {
+    for doc in docs.iter_mut() {
         match doc.get("kind").and_then(Value::as_str) {
             // The IPAM pool CRD has one version: nothing to convert.
             Some("CustomResourceDefinition")
@@ -74,6 +76,14 @@ pub fn webhook_manifests(opts: &ManifestOptions) -> Result<Vec<Value>, ManifestE
         "metadata": {"name": SERVICE_NAME, "namespace": ns},
         "spec": {"selector": selector, "ports": [{"port": 443, "targetPort": "webhook-server"}]},
     }));
+}
+
+/// Every document of the webhook-mode components, in apply order: the components of every
+/// mode ([`manifests`], which serve conversion) and the defaulting and validating webhook
+/// configurations.
+pub fn webhook_manifests(opts: &ManifestOptions) -> Result<Vec<Value>, ManifestError> {
+    let ns = opts.namespace.as_str();
+    let mut docs = manifests(opts)?;
     // One webhook per kind, named and pathed as controller-runtime's builder and kubebuilder's
     // markers make them (`default.<kind>.<group>` at `/mutate-<group-with-dashes>-<version>-<kind>`).
     let hook = |prefix: &str, k: &crate::kinds::MockKind, path: String| {
@@ -120,34 +130,13 @@ pub fn webhook_manifests_yaml(opts: &ManifestOptions) -> Result<String, Manifest
     serde_saphyr::to_string_multiple(&docs).map_err(|e| ManifestError::Yaml(e.to_string()))
 }
 
+/// A CRD of the mock (which converts through the webhook Service already,
+/// [`crate::crds::CONVERSION_SERVICE`]) as webhook mode installs it: in `ns`, its CA injected by
+/// cert-manager.
 fn webhook_crd(crd: &mut Value, ns: &str) {
     crd["metadata"]["annotations"] = inject_annotation(ns);
-    crd["spec"]["conversion"] = json!({
-        "strategy": "Webhook",
-        "webhook": {"conversionReviewVersions": ["v1"], "clientConfig": service_ref(ns, CONVERT_PATH)},
-    });
-    let Some(versions) = crd
-        .pointer_mut("/spec/versions")
-        .and_then(Value::as_array_mut)
-    else {
-        return;
-    };
-    for v in versions {
-        let other = match v.get("name").and_then(Value::as_str) {
-            Some("v1beta2") => "deprecated",
-            Some("v1beta1") => "v1beta2",
-            _ => continue,
-        };
-        if let Some(status) = v
-            .pointer_mut("/schema/openAPIV3Schema/properties/status/properties")
-            .and_then(Value::as_object_mut)
-        {
-            status.insert(
-                other.into(),
-                json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true,
-                       "description": "What conversion keeps of the other version's status."}),
-            );
-        }
+    if let Some(svc) = crd.pointer_mut("/spec/conversion/webhook/clientConfig/service") {
+        svc["namespace"] = json!(ns);
     }
 }
 
