@@ -9,6 +9,9 @@ mod shared_data;
 #[path = "managers/support.rs"]
 mod support;
 
+#[path = "support/real_cluster.rs"]
+mod real_cluster;
+
 #[path = "managers/cabpk.rs"]
 mod cabpk;
 #[path = "managers/capd.rs"]

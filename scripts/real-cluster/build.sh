@@ -15,11 +15,14 @@ mods="$root/tools/kube"
 
 die() { echo "error: real-cluster build: $*" >&2; exit 2; }
 
-GO=${GO:-go}
-if ! command -v "$GO" >/dev/null 2>&1; then
-  if [ -x /usr/local/go/bin/go ]; then GO=/usr/local/go/bin/go; else
-    die "no Go toolchain (go not on PATH, nor /usr/local/go/bin/go): install Go >= 1.26 to build kube-apiserver, kube-controller-manager and etcd"
-  fi
+# $GO names the toolchain; without it, `go` on PATH, else /usr/local/go/bin/go.
+if [ -n "${GO:-}" ]; then
+  command -v "$GO" >/dev/null 2>&1 \
+    || die "no Go toolchain at \$GO=$GO: install Go >= 1.26 (or unset GO to use the one on PATH) to build kube-apiserver, kube-controller-manager and etcd"
+elif command -v go >/dev/null 2>&1; then GO=go
+elif [ -x /usr/local/go/bin/go ]; then GO=/usr/local/go/bin/go
+else
+  die "no Go toolchain (go not on PATH, nor /usr/local/go/bin/go): install Go >= 1.26 to build kube-apiserver, kube-controller-manager and etcd"
 fi
 go_version=$("$GO" env GOVERSION) || die "'$GO env GOVERSION' failed"
 
@@ -49,6 +52,11 @@ explain_failure() {
   local what=$1
   local refused
   refused=$(grep -Eo '[a-zA-Z0-9._~/-]+@v[0-9][^:[:space:]]*: (reading|verifying) [^ ]+: (403|404|410)[^"]*' "$log" | head -1 || true)
+  # "go: downloading M V" then a refusal without the module's name: the last download names it.
+  [ -n "$refused" ] || refused=$(awk '
+    /^go: downloading / { last = $3 "@" $4 }
+    /module lookup disabled|403 Forbidden|404 Not Found|410 Gone|not found:/ && last != "" { print last ": " $0; exit }
+  ' "$log")
   [ -n "$refused" ] || refused=$(grep -Eo '(module|package) [^ ]+[^:]*: (cannot find|not found|unknown revision)[^"]*' "$log" | head -1 || true)
   tail -20 "$log" >&2
   if [ -n "$refused" ]; then

@@ -143,6 +143,9 @@ pub fn referenced_kinds(obj: &Value) -> Vec<(String, String)> {
 struct Shared {
     labels: CrdLabels,
     reviews: AtomicU64,
+    /// Namespaces whose mock objects convert with the mock's `all/conversion-lossless` fault
+    /// (the in-process target mock's objects, when its faults have it).
+    lossy: Mutex<Vec<String>>,
 }
 
 /// The running conversion webhook.
@@ -169,6 +172,7 @@ impl ConversionWebhook {
         let shared = Arc::new(Shared {
             labels: CrdLabels::new(client),
             reviews: AtomicU64::new(0),
+            lossy: Mutex::default(),
         });
         let app = Router::new()
             .route(PATH, post(review))
@@ -192,6 +196,17 @@ impl ConversionWebhook {
     /// `https://127.0.0.1:<port>/convert`.
     pub fn url(&self) -> String {
         format!("https://{}{PATH}", self.addr)
+    }
+
+    /// From now on the mock objects of `namespace` convert as a mock with the
+    /// `all/conversion-lossless` fault converts them (the in-process target mock's faults: this
+    /// server is its conversion webhook).
+    pub fn lossy_in(&self, namespace: &str) {
+        self.shared
+            .lossy
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(namespace.to_string());
     }
 
     /// ConversionReviews answered so far.
@@ -243,10 +258,20 @@ async fn review(State(shared): State<Arc<Shared>>, body: axum::body::Bytes) -> a
         .next()
         .is_some_and(|g| g.ends_with(MOCK_GROUP_SUFFIX))
     {
+        let lossy = shared
+            .lossy
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         objects
             .iter()
             .map(|o| {
-                capi_mock_provider::webhook::convert::convert(o, &desired, true)
+                let ns = o
+                    .pointer("/metadata/namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let lossless = !lossy.iter().any(|l| l == ns);
+                capi_mock_provider::webhook::convert::convert(o, &desired, lossless)
                     .map_err(|e| e.to_string())
             })
             .collect()

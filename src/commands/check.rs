@@ -206,6 +206,7 @@ async fn with_core(
         crate::run::embedded::Prepared {
             installed: &installed,
             workloads: &core.workloads,
+            conversion: &core.webhook,
         },
         &trouble,
     )

@@ -1,6 +1,8 @@
 //! `cleanup --run ID | --all`: removes what earlier (killed) runs left behind: every namespace
-//! labelled `capi-conformance.io/run` (with that id) and the labelled objects in it. Objects
-//! without the label are never touched.
+//! labelled `capi-conformance.io/run` (with that id) and the labelled objects in it, and the
+//! labelled CRDs, RBAC and webhook configurations a run installed with `--crds`. Objects
+//! without the label are never touched (what a killed run had changed of objects that existed
+//! before it is not restored: only the run itself knew their earlier state).
 
 use crate::cli::CleanupArgs;
 use crate::scenarios::cleanup::cleanup_runs;

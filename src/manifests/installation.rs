@@ -142,6 +142,15 @@ impl Installation {
         });
     }
 
+    /// The names of the cluster-scoped objects of `kind` the run created or changed.
+    pub fn names_of(&self, kind: &str) -> Vec<String> {
+        self.lock()
+            .iter()
+            .filter(|c| c.resource.kind == kind && c.namespace.is_none())
+            .map(|c| c.name.clone())
+            .collect()
+    }
+
     /// How many objects the run created and changed.
     pub fn counts(&self) -> (usize, usize) {
         let changes = self.lock();

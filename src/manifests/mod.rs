@@ -4,6 +4,7 @@
 //! `${…}` grammar in [`envsubst`]), then installed into a cluster in dependency order
 //! ([`install`]).
 
+pub mod aggregation;
 pub mod envsubst;
 pub mod install;
 pub mod installation;

@@ -82,12 +82,20 @@ async fn scenarios_on_cluster(
     // cleans up instead of killing the process.
     let section = interrupt::section();
     let mut baseline_mock = None;
+    // The conversion of the CRDs the run installs (core's and the mock's versions differ in
+    // shape), served here for the run.
+    let mut conversion = None;
     let work = async {
         // With consent: the missing core CRDs and the mock's CRDs (baseline), labelled with
         // the run, removed at cleanup; pre-existing CRDs are never touched.
         if args.install_core_crds {
-            let mut docs = cluster_baseline::core_documents();
-            docs.extend(mock_docs.clone());
+            let core = crate::capi_core::EmbeddedCore::start(
+                client.clone(),
+                crate::capi_core::crds::CoreCrds::Minimal,
+            )
+            .await?;
+            let docs = cluster_baseline::installable_documents(&core)?;
+            conversion = Some(core);
             cluster_baseline::install_missing(client, docs, run_id, &guard, settings.step_timeout)
                 .await?;
         }
@@ -151,6 +159,9 @@ async fn scenarios_on_cluster(
         .await;
     if let Some(m) = baseline_mock {
         m.shutdown().await;
+    }
+    if let Some(c) = conversion {
+        c.shutdown().await;
     }
     report_leftovers(run_id, &leftovers);
     drop(section);

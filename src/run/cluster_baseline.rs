@@ -13,7 +13,6 @@ use crate::scenarios::{RUN_LABEL, Subject};
 use anyhow::Context;
 use capi_contract::contract::Contract;
 use capi_contract::suite::Rule;
-use capi_mock_provider::core_crds::core_crd_documents;
 use capi_mock_provider::crds::mock_crds;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, PostParams};
@@ -107,9 +106,28 @@ pub async fn install_missing(
     Ok(created)
 }
 
-/// The core CRDs (minimal, ours) to install with `--install-core-crds`.
-pub fn core_documents() -> Vec<Value> {
-    core_crd_documents()
+/// The CRDs to install with `--install-core-crds`: the minimal core CRDs (ours) and the mock's,
+/// both converting through `conversion` (the run's webhook, on this machine: their client
+/// configs are its URL, so the cluster's API server must reach this machine at 127.0.0.1).
+pub fn installable_documents(
+    conversion: &crate::capi_core::EmbeddedCore,
+) -> anyhow::Result<Vec<Value>> {
+    let mut docs = conversion.documents.clone();
+    docs.extend(conversion.mock_documents()?);
+    let mut crds: Vec<Value> = docs
+        .into_iter()
+        .filter(|d| d.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition"))
+        .collect();
+    for route in conversion.routes.iter().chain([&conversion.mock_route]) {
+        for crd in &mut crds {
+            crate::manifests::installation::route_client_configs(
+                crd,
+                (&route.namespace, &route.name, route.port),
+                conversion.webhook.addr,
+            );
+        }
+    }
+    Ok(crds)
 }
 
 /// Skip cells for the baseline columns the targets would have had.

@@ -49,6 +49,8 @@ struct TargetStart<'a> {
     deferred: &'a [Document],
     /// Each `--provider-cmd` manager's Deployment args and env (same order as the commands).
     launches: &'a [Option<super::manager_launch::ManagerLaunch>],
+    /// The run's conversion webhook, which converts an in-process target mock's objects.
+    conversion: &'a crate::capi_core::webhook::ConversionWebhook,
 }
 
 /// One `--provider-cmd` of the run: its command, how its Deployment runs it, where it logs.
@@ -219,6 +221,11 @@ impl TargetProcesses {
             }
         } else if t.mock_is_target {
             let faults = FaultSet::parse(&t.embedded.target_faults);
+            if faults.has(crate::rule_ids::all::CONVERSION_LOSSLESS) {
+                // The run serves this mock's conversion webhook: it converts the target's
+                // objects as the faulty mock would.
+                t.conversion.lossy_in(t.target_ns);
+            }
             capi_mock_provider::crd_faults::apply_crd_faults(t.client, &faults)
                 .await
                 .map_err(|e| format!("applying the target mock's CRD faults: {e}"))?;
@@ -376,6 +383,7 @@ pub async fn run(
     let Prepared {
         installed,
         workloads,
+        conversion,
     } = prepared;
     let mut matrix = super::live_static_matrix(client, plan, opts).await?;
     if let Some(scenarios) = &plan.scenarios {
@@ -394,6 +402,7 @@ pub async fn run(
             opts,
             trouble,
             workloads,
+            conversion,
             run_id: &run_id,
         };
         let out = run_scenarios(management, plan, scenarios, embedded, installed, &side).await?;
@@ -458,6 +467,9 @@ async fn core_reference_notes(
 pub struct Prepared<'a> {
     pub installed: &'a Installed,
     pub workloads: &'a WorkloadClusters,
+    /// The run's conversion webhook (core's and, for the baseline and an in-process target
+    /// mock, the mock's).
+    pub conversion: &'a crate::capi_core::webhook::ConversionWebhook,
 }
 
 /// What both sides of a run share.
@@ -466,6 +478,7 @@ struct SideInputs<'a> {
     opts: &'a RunOptions,
     trouble: &'a TroubleLog,
     workloads: &'a WorkloadClusters,
+    conversion: &'a crate::capi_core::webhook::ConversionWebhook,
     run_id: &'a str,
 }
 
@@ -483,6 +496,7 @@ async fn run_scenarios(
         opts,
         trouble,
         workloads,
+        conversion,
         run_id,
     } = *inputs;
     let settings = opts.settings;
@@ -568,6 +582,7 @@ async fn run_scenarios(
         serving: installed.serving.as_ref(),
         deferred: &installed.deferred,
         launches: &installed.launches,
+        conversion,
     };
     let phases = async {
         let baseline_runs = if concurrent {

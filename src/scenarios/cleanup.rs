@@ -233,7 +233,8 @@ pub struct CleanupReport {
 }
 
 /// Removes what earlier runs left: every namespace labelled with the run label (value `run`, or
-/// any value when `None`), after deleting the labelled objects of `resources` in it.
+/// any value when `None`), after deleting the labelled objects of `resources` in it, and the
+/// labelled cluster-scoped objects a run installed (CRDs, RBAC, webhook configurations).
 pub async fn cleanup_runs(
     client: &kube::Client,
     run: Option<&str>,
@@ -272,6 +273,18 @@ pub async fn cleanup_runs(
         }
         guard.track(&ns_resource, None, ns_name);
     }
+    // What a run installed on a cluster it does not own (`check --kubeconfig … --crds …`):
+    // cluster-scoped objects carry the run label too.
+    for r in installed_cluster_kinds() {
+        let api: Api<DynamicObject> = Api::all_with(client.clone(), &r);
+        if let Ok(objs) = api.list(&lp).await {
+            for o in objs.items {
+                if let Some(name) = o.metadata.name.as_deref() {
+                    guard.track(&r, None, name);
+                }
+            }
+        }
+    }
     let tracked = guard.tracked();
     let leftovers = guard.cleanup(client, wait, force).await;
     let removed = tracked
@@ -284,6 +297,50 @@ pub async fn cleanup_runs(
         })
         .collect();
     Ok(CleanupReport { removed, leftovers })
+}
+
+/// The cluster-scoped kinds a run's installation creates (provider components, the baseline's
+/// CRDs and RBAC).
+fn installed_cluster_kinds() -> Vec<ApiResource> {
+    let r = |group: &str, version: &str, kind: &str, plural: &str| ApiResource {
+        group: group.into(),
+        version: version.into(),
+        api_version: format!("{group}/{version}"),
+        kind: kind.into(),
+        plural: plural.into(),
+    };
+    vec![
+        r(
+            "admissionregistration.k8s.io",
+            "v1",
+            "MutatingWebhookConfiguration",
+            "mutatingwebhookconfigurations",
+        ),
+        r(
+            "admissionregistration.k8s.io",
+            "v1",
+            "ValidatingWebhookConfiguration",
+            "validatingwebhookconfigurations",
+        ),
+        r(
+            "rbac.authorization.k8s.io",
+            "v1",
+            "ClusterRoleBinding",
+            "clusterrolebindings",
+        ),
+        r(
+            "rbac.authorization.k8s.io",
+            "v1",
+            "ClusterRole",
+            "clusterroles",
+        ),
+        r(
+            "apiextensions.k8s.io",
+            "v1",
+            "CustomResourceDefinition",
+            "customresourcedefinitions",
+        ),
+    ]
 }
 
 #[cfg(test)]

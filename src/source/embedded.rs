@@ -151,7 +151,19 @@ pub async fn install(
     if let Management::Cluster(_) = management {
         core.route_on(management, client, with_core_crds).await?;
     }
-    install_provider_manifests(management, client, inputs).await
+    let installed = install_provider_manifests(management, client, inputs).await?;
+    if let Some(i) = management.installation() {
+        // The effective-RBAC rule asks the cluster what core's manager may do: only once the
+        // cluster has aggregated the roles the run installed.
+        crate::manifests::aggregation::wait_aggregated(
+            client,
+            &i.names_of("ClusterRole"),
+            crate::manifests::CRD_TIMEOUT,
+        )
+        .await
+        .context("the ClusterRoles the run installed")?;
+    }
+    Ok(installed)
 }
 
 /// The documents every embedded run installs (core CRDs, the mock's CRDs and ClusterRoles,

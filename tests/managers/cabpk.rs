@@ -3,9 +3,9 @@
 //! v1beta2). A sample written at either version drives both columns through CABPK's conversion
 //! webhook; the worker join needs the workload cluster its ClusterCache probes with `GET /`.
 
-use super::support::{check, components, manager, manager_cmd, sample};
+use super::support::{Server, check, components, manager, manager_cmd, on_a_real_cluster, sample};
 
-async fn judged_with(sample_file: &str) {
+async fn judged_with(sample_file: &str, server: Server<'_>) {
     let dir = tempfile::tempdir().unwrap();
     let (Some(cabpk), Some(comps)) = (
         manager(dir.path(), "kubeadm-bootstrap-manager"),
@@ -16,6 +16,7 @@ async fn judged_with(sample_file: &str) {
     let sample = sample(sample_file);
     let run = check(
         dir.path(),
+        server,
         &comps,
         &manager_cmd(&cabpk),
         &["--sample", sample.to_str().unwrap()],
@@ -103,11 +104,22 @@ async fn judged_with(sample_file: &str) {
 /// `kubeletExtraArgs` as a map: valid at v1beta1 only.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cabpk_with_a_v1beta1_sample() {
-    judged_with("cabpk-v1beta1.yaml").await;
+    judged_with("cabpk-v1beta1.yaml", Server::Embedded).await;
 }
 
 /// `kubeletExtraArgs` as a list: valid at v1beta2 only.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cabpk_with_a_v1beta2_sample() {
-    judged_with("cabpk-v1beta2.yaml").await;
+    judged_with("cabpk-v1beta2.yaml", Server::Embedded).await;
+}
+
+/// The same verdicts beside a real cluster (kube-apiserver v1.36): its conversion webhook
+/// called by the real API server, its workload cluster the run's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cabpk_on_a_real_cluster() {
+    on_a_real_cluster("cabpk_on_a_real_cluster", |kc| async move {
+        judged_with("cabpk-v1beta1.yaml", Server::Cluster(&kc)).await;
+        judged_with("cabpk-v1beta2.yaml", Server::Cluster(&kc)).await;
+    })
+    .await;
 }

@@ -1,7 +1,7 @@
 //! CAPD v1.11.11's in-memory backend (DevCluster/DevMachine with `spec.backend.inMemory`: fake
 //! VMs and a fake workload API server per cluster, no Docker), judged from our own samples.
 
-use super::support::{check, components, manager, manager_cmd, sample};
+use super::support::{Server, check, components, manager, manager_cmd, on_a_real_cluster, sample};
 use std::collections::BTreeSet;
 
 /// The failures that are true findings about CAPD v1.11.11, each shown by its source
@@ -63,6 +63,20 @@ pub fn true_findings() -> BTreeSet<(String, String)> {
 /// under server faults must give the same cells ([`under_server_faults_it_equals`]).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn capd_in_memory_gets_a_verdict_with_only_true_findings() {
+    judged(Server::Embedded).await;
+}
+
+/// The same verdict beside a real cluster (kube-apiserver v1.36), cell for cell the true
+/// findings.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn capd_in_memory_on_a_real_cluster() {
+    on_a_real_cluster("capd_in_memory_on_a_real_cluster", |kc| async move {
+        judged(Server::Cluster(&kc)).await;
+    })
+    .await;
+}
+
+async fn judged(server: Server<'_>) {
     let dir = tempfile::tempdir().unwrap();
     let (Some(capd), Some(comps)) = (manager(dir.path(), "capd-manager"), components("capd"))
     else {
@@ -77,7 +91,7 @@ async fn capd_in_memory_gets_a_verdict_with_only_true_findings() {
         "--var",
         "CLUSTER_TOPOLOGY=true",
     ];
-    let run = check(dir.path(), &comps, &manager_cmd(&capd), &args).await;
+    let run = check(dir.path(), server, &comps, &manager_cmd(&capd), &args).await;
     assert_eq!(run.panics(), 0, "{}", run.log);
     let failed: BTreeSet<(String, String)> = run
         .problems()
@@ -106,7 +120,9 @@ async fn capd_in_memory_gets_a_verdict_with_only_true_findings() {
         );
     }
     assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
-    under_server_faults_it_equals(&run, &capd, &comps, &args, dir.path()).await;
+    if let Server::Embedded = server {
+        under_server_faults_it_equals(&run, &capd, &comps, &args, dir.path()).await;
+    }
 }
 
 /// The same run under the server faults of issue 22 (watches dropped every 2 s, the next 20
@@ -129,7 +145,14 @@ async fn under_server_faults_it_equals(
     let faults = "drop-watch=2s,force-410=20,429=5%,500=5%,latency=200ms";
     let mut faulted_args = args.to_vec();
     faulted_args.extend(["--server-faults", faults]);
-    let faulted = check(dir, comps, &manager_cmd(capd), &faulted_args).await;
+    let faulted = check(
+        dir,
+        Server::Embedded,
+        comps,
+        &manager_cmd(capd),
+        &faulted_args,
+    )
+    .await;
     assert_eq!(faulted.panics(), 0, "{}", faulted.log);
     let (a, b) = (cells(clean), cells(&faulted));
     assert!(a.len() > 1000, "{}", clean.stderr);

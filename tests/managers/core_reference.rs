@@ -5,11 +5,25 @@
 //! the contract names compared step by step (docs/core-simulation.md
 //! "Checked against real core").
 
-use super::support::{ONE_AT_A_TIME, components, manager, manager_cmd};
+use super::support::{ONE_AT_A_TIME, Server, components, manager, manager_cmd, on_a_real_cluster};
 use serde_json::Value;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_simulation_does_what_real_core_does_for_the_mock_provider() {
+    compared(Server::Embedded).await;
+}
+
+/// The same comparison on a real cluster (kube-apiserver v1.36): core's manager beside it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_simulation_does_what_real_core_does_on_a_real_cluster() {
+    on_a_real_cluster(
+        "the_simulation_does_what_real_core_does_on_a_real_cluster",
+        |kc| async move { compared(Server::Cluster(&kc)).await },
+    )
+    .await;
+}
+
+async fn compared(server: Server<'_>) {
     let dir = tempfile::tempdir().unwrap();
     let (Some(core), Some(file)) = (
         manager(dir.path(), "cluster-api-manager"),
@@ -21,7 +35,9 @@ async fn the_simulation_does_what_real_core_does_for_the_mock_provider() {
     let _one = ONE_AT_A_TIME.lock().await;
     let reports = dir.path().join("reports");
     let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_capi-conformance"))
-        .args(["check", "--embedded", "--progress", "never", "-o", "json"])
+        .arg("check")
+        .args(server.args())
+        .args(["--progress", "never", "-o", "json"])
         .arg("--core-crds")
         .arg(&file)
         .arg("--core-cmd")

@@ -4,7 +4,9 @@
 //! machine template): three managers in one run, one `--crds` and one `--provider-cmd` each.
 
 use super::capd;
-use super::support::{check_providers, components, manager, manager_cmd, sample};
+use super::support::{
+    Server, check_providers, components, manager, manager_cmd, on_a_real_cluster, sample,
+};
 use std::collections::BTreeSet;
 
 /// The failures that are true findings about KCP v1.11.11 and its companions (CAPI at tag
@@ -34,6 +36,24 @@ fn true_findings() -> BTreeSet<(String, String)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kcp_with_cabpk_and_capd_in_memory_gets_a_verdict_in_one_run() {
+    judged(Server::Embedded).await;
+}
+
+/// The same verdict beside a real cluster (kube-apiserver v1.36): KCP's
+/// `all/conversion-lossless` finding rests on the API server applying the v1beta1 schema's
+/// default on read, which the real one does too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kcp_with_cabpk_and_capd_on_a_real_cluster() {
+    on_a_real_cluster(
+        "kcp_with_cabpk_and_capd_on_a_real_cluster",
+        |kc| async move {
+            judged(Server::Cluster(&kc)).await;
+        },
+    )
+    .await;
+}
+
+async fn judged(server: Server<'_>) {
     let dir = tempfile::tempdir().unwrap();
     let (Some(kcp), Some(cabpk), Some(capd)) = (
         manager(dir.path(), "kubeadm-controlplane-manager"),
@@ -59,6 +79,7 @@ async fn kcp_with_cabpk_and_capd_in_memory_gets_a_verdict_in_one_run() {
     }
     let run = check_providers(
         dir.path(),
+        server,
         &[
             (kcp_c.as_path(), cmds[0].as_str()),
             (cabpk_c.as_path(), cmds[1].as_str()),

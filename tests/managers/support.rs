@@ -1,4 +1,5 @@
-//! Running a real manager of `../shared/providers` through `check --embedded`.
+//! Running a real manager of `../shared/providers` through `check --embedded`, or through
+//! `check --kubeconfig` beside a real cluster (`tests/support/real_cluster.rs`).
 
 use super::shared_data::{project_root, shared_or_skip};
 use serde_json::Value;
@@ -120,19 +121,49 @@ impl Run {
 /// servers).
 pub static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-/// `check --embedded -o json --crds <components> --provider-cmd <cmd> <extra…>` with the test
+/// Where a manager's verdict is given: the embedded server, or a real cluster (the managers
+/// run here beside it, as `make run` runs a manager beside envtest's).
+#[derive(Clone, Copy)]
+pub enum Server<'a> {
+    Embedded,
+    Cluster(&'a Path),
+}
+
+impl Server<'_> {
+    /// The arguments of `check` that choose it.
+    pub fn args(&self) -> Vec<std::ffi::OsString> {
+        match self {
+            Server::Embedded => vec!["--embedded".into()],
+            Server::Cluster(kubeconfig) => vec!["--kubeconfig".into(), kubeconfig.into()],
+        }
+    }
+}
+
+/// `check <server> -o json --crds <components> --provider-cmd <cmd> <extra…>` with the test
 /// binary, its reports in `dir`.
-pub async fn check(dir: &Path, components: &Path, cmd: &str, extra: &[&str]) -> Run {
-    check_providers(dir, &[(components, cmd)], extra).await
+pub async fn check(
+    dir: &Path,
+    server: Server<'_>,
+    components: &Path,
+    cmd: &str,
+    extra: &[&str],
+) -> Run {
+    check_providers(dir, server, &[(components, cmd)], extra).await
 }
 
 /// [`check`] with several providers, as `clusterctl init` installs them: one `--crds` and one
 /// `--provider-cmd` per provider, in the same order. [`Run::log`] holds every manager's log.
-pub async fn check_providers(dir: &Path, providers: &[(&Path, &str)], extra: &[&str]) -> Run {
+pub async fn check_providers(
+    dir: &Path,
+    server: Server<'_>,
+    providers: &[(&Path, &str)],
+    extra: &[&str],
+) -> Run {
     let _one = ONE_AT_A_TIME.lock().await;
     let reports = dir.join("reports");
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_capi-conformance"));
-    command.args(["check", "--embedded", "--progress", "never", "-o", "json"]);
+    command.arg("check").args(server.args());
+    command.args(["--progress", "never", "-o", "json"]);
     for (components, _) in providers {
         command.arg("--crds").arg(components);
     }
@@ -175,4 +206,52 @@ pub async fn check_providers(dir: &Path, providers: &[(&Path, &str)], extra: &[&
         log,
         stderr,
     }
+}
+
+/// Runs `judge` on a real cluster started for `test` (one cluster at a time in the process);
+/// nothing, after the skip line, where none can be built.
+pub async fn on_a_real_cluster<F, Fut>(test: &str, judge: F)
+where
+    F: FnOnce(std::path::PathBuf) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let _one = super::real_cluster::ONE_AT_A_TIME.lock().await;
+    let Some(cluster) = super::real_cluster::RealCluster::start(test) else {
+        return;
+    };
+    let before = cluster_objects(cluster.kubeconfig());
+    judge(cluster.kubeconfig().to_path_buf()).await;
+    // What the run installed is gone, and what was there is as it was.
+    assert_eq!(
+        cluster_objects(cluster.kubeconfig()),
+        before,
+        "{test}: the cluster is not as it was"
+    );
+}
+
+/// The names of the cluster-scoped objects a run installs (CRDs, RBAC, webhook configurations,
+/// Namespaces).
+fn cluster_objects(kubeconfig: &Path) -> Vec<String> {
+    let out = std::process::Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args([
+            "get",
+            "customresourcedefinitions,clusterroles,clusterrolebindings,mutatingwebhookconfigurations,validatingwebhookconfigurations,namespaces",
+            "-o",
+            "name",
+        ])
+        .output()
+        .expect("kubectl runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut names: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    names.sort();
+    names
 }

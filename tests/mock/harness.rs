@@ -4,8 +4,6 @@
 use capi_conformance::apiserver::{EmbeddedServer, ServerOptions};
 use capi_conformance::client_retry::RetryingClient;
 use capi_conformance::contract::Contract;
-use capi_conformance::mock::core_crds::core_crd_documents;
-use capi_conformance::mock::crds::mock_crds;
 use capi_conformance::mock::kinds::MockKind;
 use capi_conformance::mock::{FaultSet, MockHandle, MockOptions, MockProvider};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
@@ -23,15 +21,23 @@ pub struct Env {
     pub server: Option<EmbeddedServer>,
     pub client: Client,
     pub mock: Option<MockHandle>,
+    /// The conversion webhook of the core and mock CRDs (their two versions differ in shape,
+    /// and an API server prunes what the other version's schema lacks): as a run serves it.
+    pub conversion: Option<capi_conformance::capi_core::EmbeddedCore>,
 }
 
-/// A server with the CRDs installed and a namespace, without a mock running.
+/// A server with the CRDs installed (converted through the run's webhook, as every run
+/// installs them) and a namespace, without a mock running.
 pub async fn server_only() -> Env {
     let server = EmbeddedServer::new(ServerOptions::default());
-    let mut docs = core_crd_documents();
-    for crd in mock_crds().unwrap() {
-        docs.push(serde_json::to_value(crd).unwrap());
-    }
+    let core = capi_conformance::capi_core::EmbeddedCore::start(
+        server.client(),
+        capi_conformance::capi_core::crds::CoreCrds::Minimal,
+    )
+    .await
+    .unwrap();
+    core.route(&server);
+    let mut docs = capi_conformance::source::embedded::base_documents_with(&core, true).unwrap();
     docs.push(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}));
     server.apply_documents(docs).await.unwrap();
     let client = server.retrying_client();
@@ -39,6 +45,7 @@ pub async fn server_only() -> Env {
         server: Some(server),
         client,
         mock: None,
+        conversion: Some(core),
     }
 }
 

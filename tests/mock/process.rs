@@ -221,11 +221,31 @@ async fn mock_crds_load_into_serve_and_the_mock_runs_against_it() {
 
     let dir = tempfile::tempdir().unwrap();
     let manifest_file = dir.path().join("mock.yaml");
-    let docs: Vec<serde_json::Value> = manifests(&ManifestOptions::default())
+    // The mock's CRDs convert through its webhook: here its process serves it on a port of
+    // this machine, and the CRDs call it there (as envtest points webhooks at a local manager).
+    let certs = capi_conformance::serving::ServingCerts::generate(&[]).unwrap();
+    let cert_dir =
+        capi_conformance::serving::CertDir::create("mock-process-test-", &certs).unwrap();
+    let port = capi_conformance::serving::placeholders::free_port().unwrap();
+    let addr: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
+    let (svc_ns, svc_name) = capi_conformance::mock::crds::CONVERSION_SERVICE;
+    let mut docs: Vec<serde_json::Value> = manifests(&ManifestOptions::default())
         .unwrap()
         .into_iter()
         .filter(|d| d["kind"] != "Deployment")
         .collect();
+    capi_conformance::mock::crds::with_ca_bundle(&mut docs, &certs.ca_pem);
+    for d in &mut docs {
+        capi_conformance::manifests::installation::route_client_configs(
+            d,
+            (
+                svc_ns,
+                svc_name,
+                capi_conformance::mock::crds::CONVERSION_SERVICE_PORT,
+            ),
+            addr,
+        );
+    }
     std::fs::write(
         &manifest_file,
         serde_saphyr::to_string_multiple(&docs).unwrap(),
@@ -260,6 +280,9 @@ async fn mock_crds_load_into_serve_and_the_mock_runs_against_it() {
     let mut mock = Command::new(env!("CARGO_BIN_EXE_capi-conformance"))
         .args(["mock-provider", "run", "--kubeconfig"])
         .arg(&kubeconfig)
+        .arg("--webhook-cert-dir")
+        .arg(cert_dir.path())
+        .args(["--webhook-port", &port.to_string()])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .kill_on_drop(true)
@@ -290,6 +313,7 @@ async fn mock_crds_load_into_serve_and_the_mock_runs_against_it() {
         server: None,
         client,
         mock: None,
+        conversion: None,
     };
     let ns: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(env.client.clone());
     ns.create(

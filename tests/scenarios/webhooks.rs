@@ -120,17 +120,26 @@ async fn mock_webhook_mode_passes_and_each_webhook_fault_fails_exactly_its_rule(
             .any(|(c, o)| c.contains("MockControlPlane@") && o == "pass"),
         "{defaulting:?}"
     );
-    // The baseline (the in-process mock, no webhooks) skips them with the reason.
-    let baseline_skip = |rule: &str, why: &str| {
+    // The baseline (the in-process mock, whose conversion the run serves; no admission
+    // webhooks) converts losslessly and skips the defaulting rule with the reason.
+    let baseline = |rule: &str| {
         cells
             .iter()
             .filter(|(r, c, ..)| r == rule && c.contains("(baseline)"))
-            .all(|(_, _, o, reason)| o == "skip" && reason.contains(why))
+            .map(|(_, _, o, reason)| (o.clone(), reason.clone()))
+            .collect::<Vec<_>>()
     };
-    assert!(baseline_skip(
-        "all/conversion-lossless",
-        "no conversion webhook"
-    ));
+    let conversion = baseline("all/conversion-lossless");
+    assert_eq!(conversion.len(), 20, "{conversion:?}");
+    assert!(
+        conversion.iter().all(|(o, _)| o == "pass"),
+        "{conversion:?}"
+    );
+    let baseline_skip = |rule: &str, why: &str| {
+        baseline(rule)
+            .iter()
+            .all(|(o, reason)| o == "skip" && reason.contains(why))
+    };
     assert!(baseline_skip(
         "all/defaulting-admitted",
         "no mutating admission webhook"

@@ -5,7 +5,7 @@
 //! only a conversion webhook keeps an object whole: an API server converts an object written at
 //! `v1beta1` to the stored `v1beta2` and prunes it by that version's schema, conversion strategy
 //! None included. Every two-version CRD converts through the mock's webhook Service
-//! ([`CONVERSION_SERVICE`], path `/convert`: [`super::webhook::convert`]), and its schemas carry
+//! ([`CONVERSION_SERVICE`], path [`CONVERSION_PATH`]; the conversion is `webhook::convert`), and its schemas carry
 //! where conversion keeps what the other version cannot say (v1beta2 `status.deprecated.v1beta1`,
 //! v1beta1 `status.v1beta2`). Whoever installs them routes the Service and sets its CA
 //! ([`with_ca_bundle`]): `mock-provider run --webhook-cert-dir` serves it, `check` serves it for
@@ -26,13 +26,14 @@ pub const STORAGE_VERSION: &str = "v1beta2";
 
 /// The Service the mock's CRDs convert through (`namespace`, `name`; port 443, path
 /// `/convert`), in the namespace `mock-provider manifests` installs the manager into.
-pub const CONVERSION_SERVICE: (&str, &str) = (
-    "capi-conformance-mock-system",
-    "capi-conformance-mock-webhook-service",
-);
+pub const CONVERSION_SERVICE: (&str, &str) =
+    ("capi-conformance-mock-system", super::serving::SERVICE_NAME);
 
 /// The port of [`CONVERSION_SERVICE`].
 pub const CONVERSION_SERVICE_PORT: u16 = 443;
+
+/// The path the mock serves conversion at (controller-runtime's).
+pub const CONVERSION_PATH: &str = "/convert";
 
 /// Every mock CRD, in manifest order (base kind before its template; the IPAM pool last).
 pub fn mock_crds() -> Result<Vec<CustomResourceDefinition>, MergeError> {
@@ -157,7 +158,7 @@ fn converted(mut crd: CustomResourceDefinition) -> CustomResourceDefinition {
                 service: Some(ServiceReference {
                     namespace: namespace.into(),
                     name: name.into(),
-                    path: Some(super::webhook::CONVERT_PATH.into()),
+                    path: Some(CONVERSION_PATH.into()),
                     port: Some(i32::from(CONVERSION_SERVICE_PORT)),
                 }),
                 ..Default::default()

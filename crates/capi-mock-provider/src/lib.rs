@@ -55,6 +55,7 @@ pub mod object;
 pub mod options;
 pub mod provider;
 pub mod reconcile;
+pub mod serving;
 pub mod webhook;
 
 pub use faults::{FAULTS, FaultSet};

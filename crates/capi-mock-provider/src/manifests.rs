@@ -2,7 +2,7 @@
 //! pool's), the aggregated ClusterRole core needs, the controller's own RBAC, a Deployment
 //! running `capi-conformance mock-provider run`, and what serving the CRDs' conversion webhook
 //! takes (the Service, cert-manager's Issuer and Certificate, the CA injection:
-//! [`super::webhook::components::add_webhook_serving`]).
+//! [`super::serving::add_webhook_serving`]).
 
 use super::api::{BOOTSTRAP_GROUP, CONTROLPLANE_GROUP, INFRASTRUCTURE_GROUP, IPAM_GROUP};
 use super::core_crds::IPAM_CORE_GROUP;
@@ -60,7 +60,7 @@ pub fn manifests(opts: &ManifestOptions) -> Result<Vec<Value>, ManifestError> {
     docs.push(service_account(opts));
     docs.push(cluster_role_binding(opts));
     docs.push(deployment(opts));
-    super::webhook::components::add_webhook_serving(&mut docs, &opts.namespace);
+    super::serving::add_webhook_serving(&mut docs, &opts.namespace, DEPLOYMENT_NAME);
     Ok(docs)
 }
 

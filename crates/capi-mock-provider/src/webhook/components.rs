@@ -8,75 +8,18 @@
 //! The CRDs convert as in every mode ([`crate::crds`]); here they name the Certificate whose CA
 //! cert-manager injects.
 
-use super::super::manifests::{DEPLOYMENT_NAME, ManifestError, ManifestOptions, manifests};
+use super::super::manifests::{ManifestError, ManifestOptions, manifests};
 use super::{DEFAULTED_KINDS, mutate_path, validate_path};
 use crate::kinds::ALL;
+pub use crate::serving::{CERTIFICATE_NAME, SERVICE_NAME, WEBHOOK_PORT};
+use crate::serving::{inject_annotation, service_ref};
 use serde_json::{Value, json};
 
-/// The webhook Service.
-pub const SERVICE_NAME: &str = "capi-conformance-mock-webhook-service";
-/// The Certificate whose CA is injected.
-pub const CERTIFICATE_NAME: &str = "capi-conformance-mock-serving-cert";
 /// The webhook configurations' name.
 pub const MUTATING_NAME: &str = "capi-conformance-mock-mutating-webhook-configuration";
 pub const VALIDATING_NAME: &str = "capi-conformance-mock-validating-webhook-configuration";
 /// `timeoutSeconds` of the defaulting webhook (kube's default is 10).
 pub const MUTATING_TIMEOUT_SECONDS: u32 = 2;
-/// The manager's webhook port.
-pub const WEBHOOK_PORT: u16 = 9443;
-
-fn service_ref(ns: &str, path: &str) -> Value {
-    json!({"service": {"namespace": ns, "name": SERVICE_NAME, "path": path, "port": 443}})
-}
-
-fn inject_annotation(ns: &str) -> Value {
-    json!({"cert-manager.io/inject-ca-from": format!("{ns}/{CERTIFICATE_NAME}")})
-}
-
-/// What serving the mock's webhooks takes in every mode (its CRDs convert through the webhook
-/// Service): each two-version CRD in `ns` with cert-manager's CA injection, the Deployment
-/// serving webhooks with the certificate's Secret, the self-signed Issuer, the Certificate and
-/// the Service.
-pub fn add_webhook_serving(docs: &mut Vec<Value>, ns: &str) {
-    for doc in docs.iter_mut() {
-        match doc.get("kind").and_then(Value::as_str) {
-            // The IPAM pool CRD has one version: nothing to convert.
-            Some("CustomResourceDefinition")
-                if doc.pointer("/spec/group").and_then(Value::as_str)
-                    != Some(crate::api::IPAM_GROUP) =>
-            {
-                webhook_crd(doc, ns)
-            }
-            Some("Deployment")
-                if doc.pointer("/metadata/name").and_then(Value::as_str)
-                    == Some(DEPLOYMENT_NAME) =>
-            {
-                webhook_deployment(doc)
-            }
-            _ => {}
-        }
-    }
-    let selector = json!({ "app.kubernetes.io/name": "capi-conformance-mock" });
-    docs.push(json!({
-        "apiVersion": "cert-manager.io/v1", "kind": "Issuer",
-        "metadata": {"name": "capi-conformance-mock-selfsigned-issuer", "namespace": ns},
-        "spec": {"selfSigned": {}},
-    }));
-    docs.push(json!({
-        "apiVersion": "cert-manager.io/v1", "kind": "Certificate",
-        "metadata": {"name": CERTIFICATE_NAME, "namespace": ns},
-        "spec": {
-            "dnsNames": [format!("{SERVICE_NAME}.{ns}.svc"), format!("{SERVICE_NAME}.{ns}.svc.cluster.local")],
-            "issuerRef": {"kind": "Issuer", "name": "capi-conformance-mock-selfsigned-issuer"},
-            "secretName": "capi-conformance-mock-webhook-service-cert",
-        },
-    }));
-    docs.push(json!({
-        "apiVersion": "v1", "kind": "Service",
-        "metadata": {"name": SERVICE_NAME, "namespace": ns},
-        "spec": {"selector": selector, "ports": [{"port": 443, "targetPort": "webhook-server"}]},
-    }));
-}
 
 /// Every document of the webhook-mode components, in apply order: the components of every
 /// mode ([`manifests`], which serve conversion) and the defaulting and validating webhook
@@ -128,32 +71,6 @@ pub fn webhook_manifests(opts: &ManifestOptions) -> Result<Vec<Value>, ManifestE
 pub fn webhook_manifests_yaml(opts: &ManifestOptions) -> Result<String, ManifestError> {
     let docs = webhook_manifests(opts)?;
     serde_saphyr::to_string_multiple(&docs).map_err(|e| ManifestError::Yaml(e.to_string()))
-}
-
-/// A CRD of the mock (which converts through the webhook Service already,
-/// [`crate::crds::CONVERSION_SERVICE`]) as webhook mode installs it: in `ns`, its CA injected by
-/// cert-manager.
-fn webhook_crd(crd: &mut Value, ns: &str) {
-    crd["metadata"]["annotations"] = inject_annotation(ns);
-    if let Some(svc) = crd.pointer_mut("/spec/conversion/webhook/clientConfig/service") {
-        svc["namespace"] = json!(ns);
-    }
-}
-
-fn webhook_deployment(d: &mut Value) {
-    let Some(c) = d.pointer_mut("/spec/template/spec/containers/0") else {
-        return;
-    };
-    if let Some(args) = c.get_mut("args").and_then(Value::as_array_mut) {
-        args.push(json!(
-            "--webhook-cert-dir=/tmp/k8s-webhook-server/serving-certs"
-        ));
-        args.push(json!(format!("--webhook-port={WEBHOOK_PORT}")));
-    }
-    c["ports"] =
-        json!([{"name": "webhook-server", "containerPort": WEBHOOK_PORT, "protocol": "TCP"}]);
-    c["volumeMounts"] = json!([{"name": "cert", "mountPath": "/tmp/k8s-webhook-server/serving-certs", "readOnly": true}]);
-    d["spec"]["template"]["spec"]["volumes"] = json!([{"name": "cert", "secret": {"secretName": "capi-conformance-mock-webhook-service-cert"}}]);
 }
 
 #[cfg(test)]

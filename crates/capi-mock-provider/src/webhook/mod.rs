@@ -9,7 +9,7 @@
 //!   webhook configurations, Service, Certificate, Deployment), with cert-manager's
 //!   `inject-ca-from` annotations as a provider's release manifest has them.
 //!
-//! Faults (named by the rule each breaks): `all/conversion-lossless`,
+//! Faults (named by the rule each breaks): `all/conversion-lossless` (conversion),
 //! `all/defaulting-admitted` (a default the validation rejects) and
 //! `all/defaulting-admitted:timeout` (a defaulter that answers after its timeout),
 //! `template/ssa-dry-run` (and its role-specific twins).
@@ -32,12 +32,11 @@ use tokio_rustls::rustls;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
-/// The faults webhook mode implements (none of them does anything without it).
-pub const WEBHOOK_FAULTS: &[&str] = &[
-    id::all::CONVERSION_LOSSLESS.as_str(),
-    id::all::DEFAULTING_ADMITTED.as_str(),
-    TIMEOUT_FAULT,
-];
+/// The faults of the admission webhooks, which only webhook mode has (none of them does
+/// anything without it). `all/conversion-lossless` is the conversion's, which every mode has:
+/// the mock's CRDs always convert through a webhook ([`crate::crds`]), served by `mock-provider
+/// run --webhook-cert-dir` or, for an in-process mock, by the run.
+pub const WEBHOOK_FAULTS: &[&str] = &[id::all::DEFAULTING_ADMITTED.as_str(), TIMEOUT_FAULT];
 
 /// The fault of a defaulting webhook that answers too late.
 pub const TIMEOUT_FAULT: &str = "all/defaulting-admitted:timeout";
@@ -67,7 +66,7 @@ pub fn without_webhook_faults(faults: &FaultSet) -> FaultSet {
 }
 
 /// The conversion webhook's path (controller-runtime's).
-pub const CONVERT_PATH: &str = "/convert";
+pub const CONVERT_PATH: &str = crate::crds::CONVERSION_PATH;
 
 /// Kinds with a defaulting webhook.
 pub const DEFAULTED_KINDS: &[&str] = &["MockControlPlane"];

@@ -1,0 +1,63 @@
+//! Reliability on the real thing: kube-apiserver restarted once and etcd restarted once during
+//! a run, every watch cut by the server every few seconds; the verdict stays the clean run's,
+//! and nothing the run created is left.
+
+use super::cluster::{ONE_AT_A_TIME, RealCluster};
+use super::support::{check, cleanup_finds, differences, mock_cmd, mock_components, snapshot};
+use std::time::Duration;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restarts_and_cut_watches_leave_the_verdict_and_nothing_behind() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let test = "restarts_and_cut_watches_leave_the_verdict_and_nothing_behind";
+    // Watches end after 5–10 s (kube-apiserver's --min-request-timeout: each watch lasts a
+    // random time between it and twice it).
+    let Some(cluster) = RealCluster::start_with(test, &["--min-request-timeout=5"]) else {
+        return;
+    };
+    let kc = cluster.kubeconfig().to_str().unwrap().to_string();
+    let components = mock_components(cluster.dir());
+    let scenarios = "SC-infracluster,SC-inframachine,SC-bootstrap,SC-controlplane";
+    let args = |kc: &str| {
+        vec![
+            "check".to_string(),
+            "--kubeconfig".into(),
+            kc.to_string(),
+            "--crds".into(),
+            components.to_str().unwrap().to_string(),
+            "--scenarios".into(),
+            scenarios.into(),
+            "--provider-cmd".into(),
+            mock_cmd(""),
+        ]
+    };
+    let before = snapshot(cluster.kubeconfig());
+    let clean = {
+        let a = args(&kc);
+        check(&a.iter().map(String::as_str).collect::<Vec<_>>()).await
+    };
+    assert_eq!(clean.code, Some(0), "{}", clean.stderr);
+    let troubled = {
+        let a = args(&kc);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let run = check(&a);
+        let trouble = async {
+            tokio::time::sleep(Duration::from_secs(12)).await;
+            tokio::task::block_in_place(|| cluster.restart_apiserver());
+            tokio::time::sleep(Duration::from_secs(10)).await;
+            tokio::task::block_in_place(|| cluster.restart_etcd());
+        };
+        let (run, ()) = tokio::join!(run, trouble);
+        run
+    };
+    let diff = differences(&clean.cells(), &troubled.cells());
+    assert!(
+        diff.is_empty(),
+        "clean vs restarted:\n{}\n{}",
+        diff.join("\n"),
+        troubled.stderr
+    );
+    assert_eq!(troubled.code, Some(0), "{}", troubled.stderr);
+    assert_eq!(snapshot(cluster.kubeconfig()), before);
+    assert_eq!(cleanup_finds(cluster.kubeconfig()), Vec::<String>::new());
+}
