@@ -36,13 +36,18 @@ key=$(cat "$mods/go.mod" "$mods/go.sum" "$mods/etcd/go.mod" "$mods/etcd/go.sum" 
   | { echo "$go_version"; cat; } | sha256sum | cut -c1-12)
 cache=${CAPI_CONFORMANCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/capi-conformance}
 out="$cache/kube-$kube_version-etcd-$etcd_version-$key"
+mkdir -p "$cache" || die "cannot create $cache (set CAPI_CONFORMANCE_CACHE to a writable folder)"
+# One build at a time per cache: a second caller waits for the first and reuses its binaries.
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$cache/.build.lock"
+  flock 9
+fi
 if [ -x "$out/bin/kube-apiserver" ] && [ -x "$out/bin/kube-controller-manager" ] && [ -x "$out/bin/etcd" ]; then
   echo "real-cluster build: reusing $out/bin (kube-apiserver $kube_version, etcd $etcd_version)" >&2
   echo "$out/bin"
   exit 0
 fi
 
-mkdir -p "$cache"
 staging=$(mktemp -d "$cache/.build-XXXXXX")
 trap 'rm -rf "$staging"' EXIT
 log="$staging/go.log"

@@ -619,11 +619,11 @@ async fn run_scenarios(
     let section = super::interrupt::section();
     let finished: Option<anyhow::Result<RunOutput>> = section.run(phases).await;
     // The embedded server's namespaces go at once; a cluster's namespace controller takes a
-    // few seconds.
+    // few seconds, and the managers their reconciles of what it deletes.
     let wait = if management.is_embedded() {
         Duration::from_millis(500)
     } else {
-        settings.step_timeout
+        settings.step_timeout.min(Duration::from_secs(15))
     };
     let leftovers = guard.cleanup(client, wait, true).await;
     target.stop(management).await;

@@ -123,8 +123,9 @@ impl Management<'_> {
     }
 
     /// The run's cleanup guard: on the embedded server, what a crashed provider left
-    /// finalizing in the run's namespaces is released at cleanup; on a cluster the guard
-    /// strips the finalizers only of the run's own objects, and only with `--force-cleanup`.
+    /// finalizing in the run's namespaces is released at cleanup; on a cluster what the
+    /// managers left finalizing in the run's own namespaces gets its finalizers stripped
+    /// after the wait ([`CleanupGuard::releasing_its_namespaces`]).
     pub fn cleanup_guard(&self) -> CleanupGuard {
         match self {
             Management::Embedded(server) => {
@@ -133,7 +134,7 @@ impl Management<'_> {
                     server.release_finalizers_in(ns);
                 })
             }
-            Management::Cluster(_) => CleanupGuard::default(),
+            Management::Cluster(_) => CleanupGuard::releasing_its_namespaces(),
         }
     }
 

@@ -23,6 +23,13 @@ pub struct CleanupGuard {
     /// the run after its own objects are gone and their finalizers stripped (objects a crashed
     /// provider left finalizing there).
     release_namespace: Option<ReleaseNamespace>,
+    /// On a cluster the run installed its providers on and runs their managers beside: with
+    /// `force`, what still holds a namespace of the run after the wait (objects the managers
+    /// made for the run's objects and left finalizing, e.g. an InfraMachine whose provider waits
+    /// for an owner Machine that is gone) gets its finalizers stripped. Only in the run's own
+    /// namespaces (created by the run, carrying its label): everything there exists because of
+    /// the run.
+    release_on_cluster: bool,
 }
 
 /// Releases what holds a namespace of the run ([`CleanupGuard::owning_the_server`]).
@@ -40,6 +47,15 @@ impl CleanupGuard {
         CleanupGuard {
             created: Arc::default(),
             release_namespace: Some(Arc::new(release)),
+            release_on_cluster: false,
+        }
+    }
+
+    /// A guard for a run whose managers run beside a cluster (see the field's doc).
+    pub fn releasing_its_namespaces() -> Self {
+        CleanupGuard {
+            release_on_cluster: true,
+            ..CleanupGuard::default()
         }
     }
 
@@ -110,6 +126,13 @@ impl CleanupGuard {
         {
             for ns in &left_namespaces {
                 release(&ns.name);
+            }
+            left_namespaces = wait_gone(client, left_namespaces, wait).await;
+        } else if force && !left_namespaces.is_empty() && self.release_on_cluster {
+            for ns in &left_namespaces {
+                if carries_run_label(client, ns).await {
+                    release_finalizers_in(client, &ns.name).await;
+                }
             }
             left_namespaces = wait_gone(client, left_namespaces, wait).await;
         }
@@ -210,6 +233,42 @@ async fn strip_finalizers(client: &kube::Client, c: &Created) {
         let _ = api
             .patch(&c.name, &PatchParams::default(), &Patch::Merge(&patch))
             .await;
+    }
+}
+
+/// Strips the finalizers of every object in namespace `ns` (every namespaced kind the cluster
+/// serves that can be listed and patched).
+async fn release_finalizers_in(client: &kube::Client, ns: &str) {
+    use kube::discovery::{Discovery, Scope, verbs};
+    let Ok(discovery) = Discovery::new(client.clone()).run_aggregated().await else {
+        return;
+    };
+    let patch = serde_json::json!({"metadata": {"finalizers": null}});
+    for group in discovery.groups() {
+        for (ar, caps) in group.recommended_resources() {
+            if caps.scope != Scope::Namespaced
+                || !caps.supports_operation(verbs::LIST)
+                || !caps.supports_operation(verbs::PATCH)
+            {
+                continue;
+            }
+            let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &ar);
+            let Ok(list) = api.list(&ListParams::default()).await else {
+                continue;
+            };
+            for o in list.items {
+                let held = o
+                    .metadata
+                    .finalizers
+                    .as_ref()
+                    .is_some_and(|f| !f.is_empty());
+                if let (true, Some(name)) = (held, o.metadata.name.as_deref()) {
+                    let _ = api
+                        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+                        .await;
+                }
+            }
+        }
     }
 }
 

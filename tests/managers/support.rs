@@ -222,10 +222,12 @@ where
     let before = cluster_objects(cluster.kubeconfig());
     judge(cluster.kubeconfig().to_path_buf()).await;
     // What the run installed is gone, and what was there is as it was.
-    assert_eq!(
-        cluster_objects(cluster.kubeconfig()),
-        before,
-        "{test}: the cluster is not as it was"
+    let after = cluster_objects(cluster.kubeconfig());
+    let added: Vec<&String> = after.iter().filter(|o| !before.contains(o)).collect();
+    let removed: Vec<&String> = before.iter().filter(|o| !after.contains(o)).collect();
+    assert!(
+        added.is_empty() && removed.is_empty(),
+        "{test}: the cluster is not as it was: left {added:?}, gone {removed:?}"
     );
 }
 

@@ -40,14 +40,24 @@ async fn restarts_and_cut_watches_leave_the_verdict_and_nothing_behind() {
     let troubled = {
         let a = args(&kc);
         let a: Vec<&str> = a.iter().map(String::as_str).collect();
-        let run = check(&a);
+        let started = std::time::Instant::now();
+        let run = async {
+            let run = check(&a).await;
+            (run, started.elapsed())
+        };
         let trouble = async {
             tokio::time::sleep(Duration::from_secs(12)).await;
             tokio::task::block_in_place(|| cluster.restart_apiserver());
             tokio::time::sleep(Duration::from_secs(10)).await;
             tokio::task::block_in_place(|| cluster.restart_etcd());
+            started.elapsed()
         };
-        let (run, ()) = tokio::join!(run, trouble);
+        let ((run, ran), troubled_until) = tokio::join!(run, trouble);
+        // Both restarts happened while the run went on.
+        assert!(
+            ran > troubled_until,
+            "the run ended ({ran:?}) before the restarts did ({troubled_until:?})"
+        );
         run
     };
     let diff = differences(&clean.cells(), &troubled.cells());
