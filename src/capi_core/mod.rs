@@ -66,10 +66,17 @@ impl EmbeddedCore {
         })
     }
 
-    /// Routes the Services the core CRDs' and the mock's CRDs' conversion names to the webhook.
+    /// Routes the Services the core CRDs' and the mock's CRDs' conversion names to the webhook,
+    /// which the embedded server calls in-process (the run issued its certificate; every
+    /// review is answered as over HTTPS).
     pub fn route(&self, server: &EmbeddedServer) {
         for r in self.routes.iter().chain([&self.mock_route]) {
-            server.route_service(&r.namespace, &r.name, r.port, self.webhook.addr);
+            server.route_service_in_process(
+                &r.namespace,
+                &r.name,
+                r.port,
+                self.webhook.router.clone(),
+            );
         }
     }
 

@@ -151,6 +151,9 @@ struct Shared {
 /// The running conversion webhook.
 pub struct ConversionWebhook {
     pub addr: SocketAddr,
+    /// What the HTTPS server at `addr` serves: the embedded server calls it in-process
+    /// ([`embedded_apiserver::EmbeddedServer::route_service_in_process`]).
+    pub router: Router,
     /// PEM of the CA that signed the serving certificate (the CRDs' `caBundle`).
     pub ca_pem: String,
     shared: Arc<Shared>,
@@ -177,6 +180,7 @@ impl ConversionWebhook {
         let app = Router::new()
             .route(PATH, post(review))
             .with_state(shared.clone());
+        let router = app.clone();
         let (stop, stopped) = oneshot::channel();
         let task = tokio::spawn(embedded_apiserver::serve::serve_tls(
             listener,
@@ -186,6 +190,7 @@ impl ConversionWebhook {
         ));
         Ok(ConversionWebhook {
             addr,
+            router,
             ca_pem: ca.cert_pem.clone(),
             shared,
             stop: Some(stop),

@@ -191,11 +191,11 @@ async fn with_core(
     } else {
         plan(read.loaded.documents, opts)?
     };
-    plan.fill_samples_from_cluster(&client).await;
+    plan.fill_samples_from_cluster(client).await;
     let notes = std::mem::take(&mut installed.notes);
     if installed.serving.is_none() {
         // With the provider's webhooks, after the provider serves them (run::embedded).
-        plan.dry_run_samples(&client, "default").await?;
+        plan.dry_run_samples(client, "default").await?;
     }
     let mut matrix = crate::run::embedded::run(
         management,
@@ -208,7 +208,7 @@ async fn with_core(
             workloads: &core.workloads,
             conversion: &core.webhook,
         },
-        &trouble,
+        trouble,
     )
     .await?;
     matrix.notes.extend(notes);

@@ -21,9 +21,10 @@ pub struct Env {
     pub server: Option<EmbeddedServer>,
     pub client: Client,
     pub mock: Option<MockHandle>,
-    /// The conversion webhook of the core and mock CRDs (their two versions differ in shape,
+    /// Kept alive for the test: the conversion webhook of the core and mock CRDs (their two
+    /// versions differ in shape,
     /// and an API server prunes what the other version's schema lacks): as a run serves it.
-    pub conversion: Option<capi_conformance::capi_core::EmbeddedCore>,
+    pub _conversion: Option<capi_conformance::capi_core::EmbeddedCore>,
 }
 
 /// A server with the CRDs installed (converted through the run's webhook, as every run
@@ -45,7 +46,7 @@ pub async fn server_only() -> Env {
         server: Some(server),
         client,
         mock: None,
-        conversion: Some(core),
+        _conversion: Some(core),
     }
 }
 

@@ -313,7 +313,7 @@ async fn mock_crds_load_into_serve_and_the_mock_runs_against_it() {
         server: None,
         client,
         mock: None,
-        conversion: None,
+        _conversion: None,
     };
     let ns: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(env.client.clone());
     ns.create(

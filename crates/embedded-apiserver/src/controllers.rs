@@ -307,101 +307,104 @@ impl EmbeddedServer {
     }
 }
 
-fn owner_uids(obj: &Value) -> Vec<(String, bool)> {
+/// The `(uid, blockOwnerDeletion)` of each of `obj`'s ownerReferences, borrowed.
+fn owner_uids(obj: &Value) -> impl Iterator<Item = (&str, bool)> {
     obj.pointer("/metadata/ownerReferences")
         .and_then(Value::as_array)
-        .map(|refs| {
-            refs.iter()
-                .map(|r| {
-                    (
-                        meta::str_at(r, "/uid").to_string(),
-                        r.get("blockOwnerDeletion")
-                            .and_then(Value::as_bool)
-                            .unwrap_or(false),
-                    )
-                })
-                .collect()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            (
+                meta::str_at(r, "/uid"),
+                r.get("blockOwnerDeletion")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+            )
         })
-        .unwrap_or_default()
 }
 
-/// One pass of the garbage collector over the whole store.
+fn has_finalizer(obj: &Value, finalizer: &str) -> bool {
+    obj.pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .is_some_and(|f| f.iter().any(|x| x.as_str() == Some(finalizer)))
+}
+
+/// One pass of the garbage collector over the whole store: the owners of every object and
+/// the dependents of every owner are read from two indexes built once per round.
 fn garbage_collect(server: &EmbeddedServer) {
+    use std::collections::HashMap;
     let mut store = server.lock();
     for _round in 0..8 {
-        let live: std::collections::BTreeMap<String, (Arc<Value>, Vec<String>)> = store
-            .objects
-            .values()
-            .map(|o| (meta::uid(o).to_string(), (o.clone(), meta::finalizers(o))))
-            .collect();
         let mut actions: Vec<(String, String, String, String, Action)> = Vec::new();
-        for ((g, r, ns, name), o) in &store.objects {
-            let owners = owner_uids(o);
-            if owners.is_empty() {
-                continue;
-            }
-            let live_owners: Vec<&(Arc<Value>, Vec<String>)> =
-                owners.iter().filter_map(|(u, _)| live.get(u)).collect();
-            let orphaning: Vec<String> = owners
-                .iter()
-                .filter(|(u, _)| {
-                    live.get(u).is_some_and(|(ow, f)| {
-                        meta::is_deleting(ow) && f.iter().any(|x| x == "orphan")
-                    })
-                })
-                .map(|(u, _)| u.clone())
-                .collect();
-            let act = if !orphaning.is_empty() {
-                Some(Action::StripOwners(orphaning))
-            } else if live_owners.is_empty() && !meta::is_deleting(o) {
-                Some(Action::Delete(None))
-            } else if !meta::is_deleting(o)
-                && live_owners.iter().all(|(ow, f)| {
-                    meta::is_deleting(ow) && f.iter().any(|x| x == "foregroundDeletion")
-                })
-            {
-                Some(Action::Delete(Some("Foreground".into())))
-            } else {
-                None
-            };
-            if let Some(a) = act {
-                actions.push((g.clone(), r.clone(), ns.clone(), name.clone(), a));
-            }
-        }
-        // Owners waiting on foreground/orphan whose dependents are done.
-        for ((g, r, ns, name), o) in &store.objects {
-            if !meta::is_deleting(o) {
-                continue;
-            }
-            let fins = meta::finalizers(o);
-            let uid = meta::uid(o);
-            let dependents: Vec<&Value> = store
+        {
+            let live: HashMap<&str, &Value> = store
                 .objects
                 .values()
-                .map(|d| &**d)
-                .filter(|d| owner_uids(d).iter().any(|(u, _)| u == uid))
+                .map(|o| (meta::uid(o), &**o))
                 .collect();
-            if fins.iter().any(|f| f == "foregroundDeletion")
-                && !dependents
-                    .iter()
-                    .any(|d| owner_uids(d).iter().any(|(u, block)| u == uid && *block))
-            {
-                actions.push((
-                    g.clone(),
-                    r.clone(),
-                    ns.clone(),
-                    name.clone(),
-                    Action::DropFinalizer("foregroundDeletion"),
-                ));
+            // Owner uid → whether some dependent blocks its deletion.
+            let mut dependents: HashMap<&str, bool> = HashMap::new();
+            for o in store.objects.values() {
+                for (u, block) in owner_uids(o) {
+                    *dependents.entry(u).or_default() |= block;
+                }
             }
-            if fins.iter().any(|f| f == "orphan") && dependents.is_empty() {
-                actions.push((
-                    g.clone(),
-                    r.clone(),
-                    ns.clone(),
-                    name.clone(),
-                    Action::DropFinalizer("orphan"),
-                ));
+            for ((g, r, ns, name), o) in &store.objects {
+                let mut owners = owner_uids(o).peekable();
+                if owners.peek().is_none() {
+                    continue;
+                }
+                let mut any_live = false;
+                let mut all_foreground = true;
+                let mut orphaning: Vec<String> = Vec::new();
+                for (u, _) in owners {
+                    let Some(ow) = live.get(u) else { continue };
+                    any_live = true;
+                    let deleting = meta::is_deleting(ow);
+                    if deleting && has_finalizer(ow, "orphan") {
+                        orphaning.push(u.to_string());
+                    }
+                    if !(deleting && has_finalizer(ow, "foregroundDeletion")) {
+                        all_foreground = false;
+                    }
+                }
+                let act = if !orphaning.is_empty() {
+                    Some(Action::StripOwners(orphaning))
+                } else if !any_live && !meta::is_deleting(o) {
+                    Some(Action::Delete(None))
+                } else if !meta::is_deleting(o) && all_foreground {
+                    Some(Action::Delete(Some("Foreground".into())))
+                } else {
+                    None
+                };
+                if let Some(a) = act {
+                    actions.push((g.clone(), r.clone(), ns.clone(), name.clone(), a));
+                }
+            }
+            // Owners waiting on foreground/orphan whose dependents are done.
+            for ((g, r, ns, name), o) in &store.objects {
+                if !meta::is_deleting(o) {
+                    continue;
+                }
+                let blocked = dependents.get(meta::uid(o)).copied();
+                if has_finalizer(o, "foregroundDeletion") && blocked != Some(true) {
+                    actions.push((
+                        g.clone(),
+                        r.clone(),
+                        ns.clone(),
+                        name.clone(),
+                        Action::DropFinalizer("foregroundDeletion"),
+                    ));
+                }
+                if has_finalizer(o, "orphan") && blocked.is_none() {
+                    actions.push((
+                        g.clone(),
+                        r.clone(),
+                        ns.clone(),
+                        name.clone(),
+                        Action::DropFinalizer("orphan"),
+                    ));
+                }
             }
         }
         if actions.is_empty() {

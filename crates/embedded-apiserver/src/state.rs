@@ -125,9 +125,31 @@ impl EmbeddedServer {
     /// port are dialed at `target`, with TLS verified for `<name>.<namespace>.svc`. Replaces a
     /// previous route.
     pub fn route_service(&self, namespace: &str, name: &str, port: u16, target: SocketAddr) {
-        self.inner
-            .webhooks
-            .route(namespace, name, port, Some(target));
+        self.inner.webhooks.route(
+            namespace,
+            name,
+            port,
+            Some(crate::webhook::client::Dial::Addr(target)),
+        );
+    }
+
+    /// Routes Service port `namespace/name:port` to a webhook server of this process (`router`
+    /// answers what the API server posts, as over HTTPS, without a socket or TLS): for the
+    /// webhooks a run serves itself, whose certificates it issued.
+    pub fn route_service_in_process(
+        &self,
+        namespace: &str,
+        name: &str,
+        port: u16,
+        router: axum::Router,
+    ) {
+        let id = self.inner.webhooks.client.serve_local(router);
+        self.inner.webhooks.route(
+            namespace,
+            name,
+            port,
+            Some(crate::webhook::client::Dial::Local(id)),
+        );
     }
 
     /// Removes a route (calls then fail with `no endpoints available for service "x"`).

@@ -108,7 +108,7 @@ type ServiceKey = (String, String, u16);
 
 /// The server's webhook state: routes, client, observers and the parsed configurations.
 pub struct Webhooks {
-    routes: RwLock<HashMap<ServiceKey, SocketAddr>>,
+    routes: RwLock<HashMap<ServiceKey, Dial>>,
     pub(crate) client: WebhookClient,
     pub(crate) events: broadcast::Sender<Arc<WebhookCall>>,
     admission_calls: AtomicU64,
@@ -200,12 +200,12 @@ impl Webhooks {
 
     /// Routes Service port `namespace/name:port` to `target` (a new route drops pooled
     /// connections), or removes the route (`None`).
-    pub(crate) fn route(&self, namespace: &str, name: &str, port: u16, target: Option<SocketAddr>) {
+    pub(crate) fn route(&self, namespace: &str, name: &str, port: u16, target: Option<Dial>) {
         let mut routes = self.routes.write().unwrap_or_else(|p| p.into_inner());
         let key = (namespace.to_string(), name.to_string(), port);
         match target {
-            Some(addr) => {
-                routes.insert(key, addr);
+            Some(dial) => {
+                routes.insert(key, dial);
                 drop(routes);
                 self.client.clear_pool();
             }
@@ -260,7 +260,7 @@ impl Webhooks {
                 let routes = self.routes.read().unwrap_or_else(|p| p.into_inner());
                 routes
                     .get(&(namespace.clone(), name.clone(), *port))
-                    .map(|a| Dial::Addr(*a))
+                    .cloned()
                     .ok_or_else(|| format!("no endpoints available for service \"{name}\""))
             }
         }
