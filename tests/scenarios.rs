@@ -2,6 +2,8 @@
 
 #[path = "shared/cells.rs"]
 mod cells;
+#[path = "scenarios/cluster_scoped.rs"]
+mod cluster_scoped;
 #[path = "scenarios/common.rs"]
 mod common;
 #[path = "scenarios/components.rs"]
