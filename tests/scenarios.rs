@@ -18,6 +18,8 @@ mod deployment;
 mod embedded;
 #[path = "scenarios/faults.rs"]
 mod faults;
+#[path = "scenarios/manager_help.rs"]
+mod manager_help;
 #[path = "shared/manifests.rs"]
 mod manifests;
 #[path = "scenarios/one_verdict.rs"]
