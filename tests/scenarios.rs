@@ -1,5 +1,7 @@
 //! `check` and the lifecycle scenarios against the embedded API server.
 
+#[path = "scenarios/bootstrap_samples.rs"]
+mod bootstrap_samples;
 #[path = "shared/cells.rs"]
 mod cells;
 #[path = "scenarios/cluster_scoped.rs"]
