@@ -95,12 +95,22 @@ fn pools_api(client: &Client, kind: MockKind, namespace: &str) -> Api<DynamicObj
     }
 }
 
-/// The IPAddresses that can hold addresses of a pool of `kind`: those of `namespace`, or for a
-/// cluster-scoped pool those of every namespace.
-fn addresses_api(client: &Client, kind: MockKind, namespace: Option<&str>) -> Api<DynamicObject> {
-    match namespace.filter(|_| !is_global(kind)) {
-        Some(ns) => Api::namespaced_with(client.clone(), ns, &address_resource()),
-        None => Api::all_with(client.clone(), &address_resource()),
+/// The IPAddresses that can hold addresses of a pool of `kind` in `namespace`: that
+/// namespace's, or for a cluster-scoped pool those the mock watches (its watch namespace, else
+/// every namespace: a namespace-restricted manager sees no other, as controller-runtime's
+/// namespaced cache does not).
+fn addresses_api(ctx: &super::Ctx, kind: MockKind, namespace: Option<&str>) -> Api<DynamicObject> {
+    let scope = if is_global(kind) {
+        ctx.opts
+            .watch_namespace
+            .as_deref()
+            .filter(|n| !n.is_empty())
+    } else {
+        namespace
+    };
+    match scope {
+        Some(ns) => Api::namespaced_with(ctx.client.clone(), ns, &address_resource()),
+        None => Api::all_with(ctx.client.clone(), &address_resource()),
     }
 }
 
@@ -230,7 +240,7 @@ pub async fn reconcile_claim(obj: Arc<DynamicObject>, ictx: Arc<IpamCtx>) -> Res
             match addresses.get_opt(&name).await? {
                 Some(a) => a,
                 None => {
-                    let pool_addresses = addresses_api(ictx.client(), kind, Some(&ns));
+                    let pool_addresses = addresses_api(ctx, kind, Some(&ns));
                     let used = used_addresses(&pool_addresses, &pool, kind).await?;
                     let ip = if faults.has(id::ipam::ADDRESS_OBJECT) {
                         parsed.next_outside(&used)
@@ -553,7 +563,7 @@ pub async fn reconcile_pool(obj: Arc<DynamicObject>, ictx: Arc<IpamCtx>) -> Resu
         let body = metadata_patch(&pool, json!({ "labels": { CLUSTER_NAME_LABEL: null } }));
         pool = pools.patch(&name, &params(), &Patch::Merge(&body)).await?;
     }
-    let addresses = addresses_api(ictx.client(), kind, ns.as_deref());
+    let addresses = addresses_api(ctx, kind, ns.as_deref());
     let mut used = 0i64;
     for address in addresses_of(&addresses, &pool, kind).await? {
         // The claim and the address share a namespace (a cluster-scoped pool's addresses are
