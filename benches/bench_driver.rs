@@ -174,7 +174,7 @@ async fn latency(objects: usize, window: Duration, poll: Duration) -> Result<()>
         observers.push(watch_object(
             client.clone(),
             &resource,
-            NAMESPACE,
+            Some(NAMESPACE),
             name,
             recorder.clone(),
         ));

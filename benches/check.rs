@@ -75,8 +75,13 @@ fn detection_latency(_: &mut Criterion) {
         .unwrap();
         api.create(&PostParams::default(), &obj).await.unwrap();
         let recorder = Recorder::new();
-        let mut observer =
-            watch_object(client.clone(), &res, "default", "latency", recorder.clone());
+        let mut observer = watch_object(
+            client.clone(),
+            &res,
+            Some("default"),
+            "latency",
+            recorder.clone(),
+        );
         observer.ready(Duration::from_secs(5)).await;
         let mut samples = Vec::new();
         for i in 0..300 {

@@ -18,5 +18,7 @@ mod cabpk;
 mod capd;
 #[path = "managers/core_reference.rs"]
 mod core_reference;
+#[path = "managers/ipam_in_cluster.rs"]
+mod ipam_in_cluster;
 #[path = "managers/kcp.rs"]
 mod kcp;

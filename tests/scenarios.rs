@@ -1,7 +1,11 @@
 //! `check` and the lifecycle scenarios against the embedded API server.
 
+#[path = "scenarios/bootstrap_samples.rs"]
+mod bootstrap_samples;
 #[path = "shared/cells.rs"]
 mod cells;
+#[path = "scenarios/cluster_scoped.rs"]
+mod cluster_scoped;
 #[path = "scenarios/common.rs"]
 mod common;
 #[path = "scenarios/components.rs"]
@@ -16,6 +20,8 @@ mod deployment;
 mod embedded;
 #[path = "scenarios/faults.rs"]
 mod faults;
+#[path = "scenarios/manager_help.rs"]
+mod manager_help;
 #[path = "shared/manifests.rs"]
 mod manifests;
 #[path = "scenarios/one_verdict.rs"]

@@ -176,6 +176,10 @@ impl CheckArgs {
                 String::new()
             },
         )?;
+        if self.embedded && statics.manager_help.is_none() {
+            // all/multi-instance-flags: each manager's own --help output.
+            statics.manager_help_runs = crate::source::manager_help::help_runs(&self.provider_cmd);
+        }
         let selection = crate::plan::selected_scenarios(self.scenarios.as_deref());
         let filter = RuleFilter::parse(self.rules.as_deref());
         let scenarios = if self.static_only || selection.as_ref().is_some_and(Vec::is_empty) {

@@ -108,6 +108,9 @@ pub struct JobManifestsArgs {
     /// API group of the provider under test (repeatable), as for `rbac --group`.
     #[arg(long = "group", value_name = "GROUP")]
     pub groups: Vec<String>,
+    /// A cluster-scoped kind of the provider (repeatable), as for `rbac --cluster-scoped`.
+    #[arg(long = "cluster-scoped", value_name = "RESOURCE.GROUP")]
+    pub cluster_scoped: Vec<String>,
     /// Namespace of the ServiceAccount and the Job (created).
     #[arg(long, default_value = DEFAULT_JOB_NAMESPACE)]
     pub namespace: String,
@@ -448,4 +451,9 @@ pub struct RbacArgs {
     /// `--group infrastructure.cluster.x-k8s.io`; granted only inside the run namespaces.
     #[arg(long = "group", value_name = "GROUP")]
     pub groups: Vec<String>,
+    /// A kind of the provider whose CRD is cluster-scoped (repeatable), as its CRD's name, e.g.
+    /// `--cluster-scoped globalinclusterippools.ipam.cluster.x-k8s.io`; granted at the cluster
+    /// level (its objects are in no namespace).
+    #[arg(long = "cluster-scoped", value_name = "RESOURCE.GROUP")]
+    pub cluster_scoped: Vec<String>,
 }

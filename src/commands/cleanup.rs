@@ -1,8 +1,10 @@
 //! `cleanup --run ID | --all`: removes what earlier (killed) runs left behind: every namespace
 //! labelled `capi-conformance.io/run` (with that id) and the labelled objects in it, and the
-//! labelled CRDs, RBAC and webhook configurations a run installed with `--crds`. Objects
-//! without the label are never touched (what a killed run had changed of objects that existed
-//! before it is not restored: only the run itself knew their earlier state).
+//! labelled objects of every cluster-scoped custom kind (their CRD's `spec.scope`: a pool of
+//! an IPAM provider's global kind lives in no namespace), and the labelled CRDs, RBAC and
+//! webhook configurations a run installed with `--crds`. Objects without the label are never
+//! touched (what a killed run had changed of objects that existed before it is not restored:
+//! only the run itself knew their earlier state).
 
 use crate::cli::CleanupArgs;
 use crate::scenarios::cleanup::cleanup_runs;
@@ -47,6 +49,30 @@ pub async fn resources(client: &kube::Client) -> anyhow::Result<Vec<ApiResource>
     Ok(out)
 }
 
+/// The cluster-scoped custom kinds (every CRD with `spec.scope: Cluster`) at their storage
+/// version: a run's objects of these kinds are in no namespace.
+pub async fn cluster_scoped_resources(client: &kube::Client) -> anyhow::Result<Vec<ApiResource>> {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let mut out = Vec::new();
+    for crd in crds.list(&ListParams::default()).await?.items {
+        if crd.spec.scope != crate::scenarios::scope::CLUSTER_SCOPE {
+            continue;
+        }
+        let Some(version) = crd.spec.versions.iter().find(|v| v.storage) else {
+            continue;
+        };
+        let group = crd.spec.group.clone();
+        out.push(ApiResource {
+            api_version: format!("{group}/{}", version.name),
+            group,
+            version: version.name.clone(),
+            kind: crd.spec.names.kind.clone(),
+            plural: crd.spec.names.plural.clone(),
+        });
+    }
+    Ok(out)
+}
+
 pub async fn run(args: CleanupArgs) -> anyhow::Result<i32> {
     if args.run.is_none() && !args.all {
         anyhow::bail!("say which runs to remove: --run ID or --all");
@@ -54,10 +80,11 @@ pub async fn run(args: CleanupArgs) -> anyhow::Result<i32> {
     let conn = crate::kubeconn::connect(&args.kube.options()).await?;
     let client = conn.client()?;
     let kinds = resources(&client).await?;
+    let cluster_kinds = cluster_scoped_resources(&client).await?;
     let report = cleanup_runs(
         &client,
         args.run.as_deref(),
-        &kinds,
+        (&kinds, &cluster_kinds),
         Duration::from_secs(30),
         args.force_cleanup,
     )

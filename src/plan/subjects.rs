@@ -179,6 +179,10 @@ pub fn subjects(inv: &Inventory, opts: &PlanOptions) -> Vec<Subject> {
         .map(|c| (c.crd.group.clone(), c.crd.kind.clone()))
         .collect();
     link_companions(&mut out, &opts.samples, pool_kinds);
+    let cluster_scoped = crate::scenarios::scope::ClusterScopedKinds::of_inventory(inv);
+    for s in &mut out {
+        s.companions.cluster_scoped = cluster_scoped.clone();
+    }
     out
 }
 

@@ -86,6 +86,7 @@ fn env_for(side: &Side) -> Env {
         ledger: None,
         trouble: side.trouble.clone(),
         core_version: crate::capi_core::conversion::V1BETA2,
+        scopes: Default::default(),
     }
 }
 

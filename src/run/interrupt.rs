@@ -33,6 +33,8 @@ impl Interrupts {
         let open = self.open();
         if *open == 0 {
             eprintln!("interrupted");
+            // What the run started before any section (a manager's `--help` run) goes too.
+            kill_abort_groups();
             std::process::exit(INTERRUPTED_EXIT);
         }
         self.received.send_modify(|n| *n += 1);
@@ -43,9 +45,7 @@ impl Interrupts {
                 "aborted: objects of this run may be left over (see `capi-conformance cleanup`)"
             );
             // Processes are not left over: a `--provider-cmd` provider dies with the tool.
-            for group in ABORT_KILL.lock().unwrap_or_else(|e| e.into_inner()).iter() {
-                signal_group("KILL", *group);
-            }
+            kill_abort_groups();
             // Nor the private files of the run (the provider's kubeconfig, its webhook serving
             // key).
             for path in ABORT_REMOVE
@@ -62,8 +62,16 @@ impl Interrupts {
     }
 }
 
-/// Process groups killed when the run is aborted (a second interrupt).
+/// Process groups killed when the run is aborted (a second interrupt, or any interrupt outside
+/// a section).
 static ABORT_KILL: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+/// Kills every group of [`ABORT_KILL`].
+fn kill_abort_groups() {
+    for group in ABORT_KILL.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+        signal_group("KILL", *group);
+    }
+}
 
 /// Kills process group `group` if the run is aborted, until the returned guard is dropped
 /// (the normal stop has taken over by then).

@@ -31,6 +31,35 @@ pub fn mock_kind(role: Role) -> Option<(&'static str, &'static str)> {
     })
 }
 
+/// The mock's cluster-scoped IPAM pool kind (group, kind): the baseline of a cluster-scoped
+/// pool kind (an in-cluster IPAM provider's `GlobalInClusterIPPool`).
+pub const MOCK_GLOBAL_POOL: (&str, &str) = ("ipam.mock.capi-conformance.io", "MockGlobalIPPool");
+
+/// The mock's kind for a role whose objects are cluster-scoped (`cluster_scoped`) or not: the
+/// role's kind ([`mock_kind`]), or its cluster-scoped kind where the mock has one (the IPAM
+/// pool); `None` when the mock has no kind of that scope for the role.
+pub fn mock_kind_scoped(role: Role, cluster_scoped: bool) -> Option<(&'static str, &'static str)> {
+    match (role, cluster_scoped) {
+        (_, false) => mock_kind(role),
+        (Role::IpamPool, true) => Some(MOCK_GLOBAL_POOL),
+        _ => None,
+    }
+}
+
+/// Whether the baseline of a cluster-scoped kind of `role` is a cluster-scoped mock kind (else
+/// the role's namespaced mock kind: the mock has no cluster-scoped kind for it).
+pub fn baseline_is_cluster_scoped(role: Role, cluster_scoped: bool) -> bool {
+    cluster_scoped && mock_kind_scoped(role, true).is_some()
+}
+
+/// The mock's cluster-scoped kinds (their CRDs say `scope: Cluster`).
+pub fn mock_cluster_scoped() -> super::scope::ClusterScopedKinds {
+    super::scope::ClusterScopedKinds::of([(
+        MOCK_GLOBAL_POOL.0.to_string(),
+        MOCK_GLOBAL_POOL.1.to_string(),
+    )])
+}
+
 /// The roles the scenarios drive (the mock implements all of them).
 pub const SCENARIO_ROLES: [Role; 11] = [
     Role::InfraCluster,
@@ -180,8 +209,20 @@ pub fn mock_subject(
     provider: &str,
     baseline: bool,
 ) -> Option<Subject> {
+    mock_subject_scoped(role, contract, provider, baseline, false)
+}
+
+/// [`mock_subject`] of the mock's cluster-scoped kind of the role (`cluster_scoped`), where it
+/// has one ([`mock_kind_scoped`]).
+pub fn mock_subject_scoped(
+    role: Role,
+    contract: impl Into<Option<Contract>>,
+    provider: &str,
+    baseline: bool,
+    cluster_scoped: bool,
+) -> Option<Subject> {
     let contract = contract.into();
-    let (group, kind) = mock_kind(role)?;
+    let (group, kind) = mock_kind_scoped(role, cluster_scoped)?;
     let version = mock_version(role, contract)?;
     let base = role
         .is_template()
@@ -201,22 +242,30 @@ pub fn mock_subject(
         sample: Some(mock_sample(role, contract)),
         schema: None,
         companions: super::Companions {
-            pool_kinds: vec![(
-                MOCK_MACHINE_POOL_REF.group.into(),
-                MOCK_MACHINE_POOL_REF.kind.into(),
-            )],
+            pool_kinds: vec![
+                (
+                    MOCK_MACHINE_POOL_REF.group.into(),
+                    MOCK_MACHINE_POOL_REF.kind.into(),
+                ),
+                (MOCK_GLOBAL_POOL.0.into(), MOCK_GLOBAL_POOL.1.into()),
+            ],
+            cluster_scoped: mock_cluster_scoped(),
             ..Default::default()
         },
         core_version: crate::capi_core::conversion::V1BETA2,
     })
 }
 
-/// Baseline subjects for every role × contract (the IPAM pool once, without a contract).
+/// Baseline subjects for every role × contract (the IPAM pools once each, without a contract).
 pub fn all_mock_subjects(provider: &str, baseline: bool) -> Vec<Subject> {
     SCENARIO_ROLES
         .iter()
         .flat_map(|r| mock_contracts(*r).into_iter().map(move |c| (*r, c)))
-        .filter_map(|(r, c)| mock_subject(r, c, provider, baseline))
+        .flat_map(|(r, c)| {
+            [false, true]
+                .into_iter()
+                .filter_map(move |scoped| mock_subject_scoped(r, c, provider, baseline, scoped))
+        })
         .collect()
 }
 
@@ -227,7 +276,18 @@ mod tests {
     #[test]
     fn every_role_and_contract_has_a_mock_subject() {
         let all = all_mock_subjects(BASELINE_PROVIDER, true);
-        assert_eq!(all.len(), 21);
+        assert_eq!(all.len(), 22);
+        let global = mock_subject_scoped(Role::IpamPool, None, "mock", true, true).unwrap();
+        assert_eq!(global.resource.plural, "mockglobalippools");
+        assert!(global.is_cluster_scoped());
+        assert!(
+            !mock_subject(Role::IpamPool, None, "mock", true)
+                .unwrap()
+                .is_cluster_scoped()
+        );
+        assert!(
+            mock_subject_scoped(Role::InfraMachine, Contract::V1Beta2, "m", true, true).is_none()
+        );
         let pool = mock_subject(Role::IpamPool, None, "mock", true).unwrap();
         assert_eq!(
             pool.resource.api_version,

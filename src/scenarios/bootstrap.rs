@@ -1,5 +1,14 @@
 //! SC-bootstrap (docs/contract.md §4.1): owner gate, pause, the data Secret (name, label, owner,
 //! key, type), status order (Secret → dataSecretName → created), deterministic name, Ready.
+//!
+//! The configs are put only where CAPI puts them: what the sample configures says which
+//! Machine it is for ([`SamplePurpose`]). A kubeadm-style config holding an init or cluster
+//! configuration is the first control-plane Machine's (KCP's first Machine gets
+//! `InitConfiguration` and `ClusterConfiguration`, its joins drop the first); one holding only a
+//! join configuration is a worker's, after the control plane is initialized (CAPI's worker
+//! `KubeadmConfigTemplate`s). The scenario judges the paths the sample allows and says, in the
+//! step list and in `bootstrap/data-secret-created`'s evidence, which sample would judge the
+//! other.
 
 use super::core_sim::{CLUSTER_NAME_LABEL, MachineSpec, controller_owner_ref, secret_resource};
 use super::env::EnvError;
@@ -16,6 +25,58 @@ pub const SECRET_TYPE: &str = "cluster.x-k8s.io/secret";
 
 /// Why a cell that may need the workload cluster is not judged on a live-cluster run.
 pub const NO_WORKLOAD_CLUSTER: &str = "no bootstrap data for the worker Machine before the deadline; a worker join may need the workload cluster (CABPK creates its join token there through <cluster>-kubeconfig), which a run against a live cluster cannot provide (the provider runs in the cluster, the tool's servers do not): run with --embedded to judge it";
+
+/// What a bootstrap config sample is for, read from the kubeadm-style fields of its `spec`
+/// (CABPK's `initConfiguration`, `clusterConfiguration`, `joinConfiguration`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SamplePurpose {
+    /// None of them (not a kubeadm-style config): both Machines.
+    Any,
+    /// An init or cluster configuration, no join: the first control-plane Machine, whose
+    /// Cluster's control plane is not initialized.
+    Init,
+    /// A join configuration only: a worker, once the control plane is initialized.
+    Join,
+    /// Both: both Machines.
+    InitAndJoin,
+}
+
+impl SamplePurpose {
+    /// The purpose of `sample` (`{spec: …}`).
+    pub fn of(sample: &Value) -> SamplePurpose {
+        let has = |k: &str| {
+            sample
+                .pointer(&format!("/spec/{k}"))
+                .is_some_and(|v| !v.is_null())
+        };
+        match (
+            has("initConfiguration") || has("clusterConfiguration"),
+            has("joinConfiguration"),
+        ) {
+            (false, false) => SamplePurpose::Any,
+            (true, false) => SamplePurpose::Init,
+            (false, true) => SamplePurpose::Join,
+            (true, true) => SamplePurpose::InitAndJoin,
+        }
+    }
+
+    /// Whether a worker Machine may get the config.
+    pub fn allows_worker(self) -> bool {
+        self != SamplePurpose::Init
+    }
+
+    /// Whether the first control-plane Machine may get the config.
+    pub fn allows_init(self) -> bool {
+        self != SamplePurpose::Join
+    }
+}
+
+/// Why the first control-plane Machine's init config is not judged with a join-only sample.
+pub const NO_INIT_SAMPLE: &str = "not judged: the sample holds only a joinConfiguration (a worker's), and CAPI never initialises a control plane from a join-only config; a sample with an initConfiguration or clusterConfiguration (e.g. the first control-plane Machine's KubeadmConfig, or the KubeadmControlPlane's kubeadmConfigSpec) would judge it";
+
+/// Why a worker's join is not judged with a sample that holds only an init or cluster
+/// configuration (the scenario's Machines are the first control-plane Machine's).
+pub const NO_JOIN_SAMPLE: &str = "not judged: the sample holds an initConfiguration or clusterConfiguration and no joinConfiguration (the first control-plane Machine's), so every step ran on the first control-plane Machine; a sample with a joinConfiguration (e.g. the workers' KubeadmConfigTemplate) would judge a worker's join";
 
 fn created_path(c: Contract) -> &'static str {
     match c {
@@ -35,14 +96,44 @@ pub async fn run(r: &mut ScriptRun<'_>) {
     r.finish(result);
 }
 
+/// Records a path of the script the sample does not allow as a skipped step (`why` names the
+/// sample that would judge it), and notes it on `bootstrap/data-secret-created`, the rule
+/// both paths judge.
+fn not_judged(r: &mut ScriptRun<'_>, path: &str, why: &str) {
+    r.end_step();
+    let at = r.env.recorder.elapsed_ms();
+    r.steps.push(crate::report::StepRecord {
+        name: format!("{path}: {why}"),
+        outcome: crate::report::Outcome::Skip,
+        at_ms: Some(at),
+        duration_ms: Some(0),
+    });
+    r.verdicts.note(
+        id::bootstrap::DATA_SECRET_CREATED,
+        crate::report::Evidence::msg(format!("{path}: {why}")),
+    );
+}
+
 async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     let p = r.prefix();
     let bc = format!("{p}-bc");
     let cluster = format!("{p}-c");
     let machine = format!("{p}-m");
     let res = r.subject.resource.clone();
+    let purpose = r
+        .subject
+        .sample
+        .as_ref()
+        .map_or(SamplePurpose::Any, SamplePurpose::of);
+    // The Machine the sample is for: a worker of an initialized Cluster, or (an init-only
+    // sample) the first control-plane Machine of a Cluster whose control plane is not.
+    let worker = purpose.allows_worker();
 
-    r.step("create Cluster (initialized) and Machine");
+    if worker {
+        r.step("create Cluster (initialized) and Machine");
+    } else {
+        r.step("create Cluster (not initialized) and its first control-plane Machine");
+    }
     let secrets = watch_all(
         r.env.client.clone(),
         &secret_resource(),
@@ -53,7 +144,11 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     r.env
         .create_cluster_with_endpoint(r.subject, &cluster, None)
         .await?;
-    r.env.set_control_plane_initialized(&cluster).await?;
+    if worker {
+        r.env.set_control_plane_initialized(&cluster).await?;
+    } else {
+        r.open_infra_gate(&cluster).await?;
+    }
     let infra = r
         .env
         .create_infra_machine(r.contract(), &machine, &cluster)
@@ -66,6 +161,7 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
             (&infra, &machine),
             MachineSpec {
                 bootstrap_config: Some((&res, &bc)),
+                control_plane: !worker,
                 ..MachineSpec::default()
             },
         )
@@ -74,19 +170,38 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         .own_infra_machine(&infra, &machine, &m, &cluster)
         .await?;
     // The main config's flow; concurrently (own objects, own quiet windows) the owner gate on
-    // a throwaway config followed by the cluster lookup, and the b1 failure gate.
+    // a throwaway config followed by the cluster lookup, the b1 failure gate, and (a worker's
+    // main flow with a sample that may also initialise a control plane) the init config.
     let mut gate = r.part();
     let mut failure = r.part();
     let mut init = r.part();
+    let with_init = worker && purpose.allows_init();
     let (main, gated, failed, initialized) = tokio::join!(
-        main_flow(r, &m, &bc, &cluster),
-        owner_gate_and_lookup(&mut gate, &p, &res),
-        failure_gate(&mut failure, &p, &res, &cluster),
-        init_config(&mut init, &p, &res, &cluster),
+        main_flow(r, &m, &bc, &cluster, worker),
+        owner_gate_and_lookup(&mut gate, &p, &res, worker),
+        failure_gate(&mut failure, &p, &res, &cluster, worker),
+        async {
+            if with_init {
+                init_config(&mut init, &p, &res, &cluster).await
+            } else {
+                Ok(())
+            }
+        },
     );
     r.absorb(gate, gated);
     r.absorb(failure, failed);
     r.absorb(init, initialized);
+    match purpose {
+        SamplePurpose::Join => {
+            not_judged(
+                r,
+                "init config of the first control-plane Machine",
+                NO_INIT_SAMPLE,
+            );
+        }
+        SamplePurpose::Init => not_judged(r, "a worker's join", NO_JOIN_SAMPLE),
+        SamplePurpose::Any | SamplePurpose::InitAndJoin => {}
+    }
     main
 }
 
@@ -153,25 +268,30 @@ async fn init_config(
 }
 
 /// Owner gate on a throwaway config (a provider acting early cannot spoil the main one),
-/// then the cluster lookup.
+/// then the cluster lookup (its Machine a worker, or with `worker` false a control-plane
+/// Machine).
 async fn owner_gate_and_lookup(
     r: &mut ScriptRun<'_>,
     p: &str,
     res: &ApiResource,
+    worker: bool,
 ) -> Result<(), EnvError> {
     let bc0 = format!("{p}-bc0");
     r.create_unowned_and_expect_quiet(&bc0, id::bootstrap::OWNER_GATE)
         .await?;
     r.env.delete(res, &bc0).await?;
-    cluster_lookup(r, p, res).await
+    cluster_lookup(r, p, res, worker).await
 }
 
-/// Contract v1beta1: no bootstrap data once `status.failureReason` is set.
+/// Contract v1beta1: no bootstrap data once `status.failureReason` is set (on a worker of an
+/// initialized Cluster, or with `worker` false the first control-plane Machine of one that is
+/// not).
 async fn failure_gate(
     r: &mut ScriptRun<'_>,
     p: &str,
     res: &ApiResource,
     cluster: &str,
+    worker: bool,
 ) -> Result<(), EnvError> {
     if r.contract() != Contract::V1Beta1 {
         return Ok(());
@@ -184,7 +304,11 @@ async fn failure_gate(
     r.env
         .create_cluster_with_endpoint(r.subject, cluster, None)
         .await?;
-    r.env.set_control_plane_initialized(cluster).await?;
+    if worker {
+        r.env.set_control_plane_initialized(cluster).await?;
+    } else {
+        r.open_infra_gate(cluster).await?;
+    }
     let machine4 = format!("{p}-m4");
     let bc4 = format!("{p}-bc4");
     let infra = r
@@ -199,6 +323,7 @@ async fn failure_gate(
             (&infra, &machine4),
             MachineSpec {
                 bootstrap_config: Some((res, &bc4)),
+                control_plane: !worker,
                 ..MachineSpec::default()
             },
         )
@@ -225,13 +350,15 @@ async fn failure_gate(
     Ok(())
 }
 
-/// The main config: adopted while paused, data Secret and status order, deterministic name,
-/// pause by annotation, delete.
+/// The main config (of Machine `m`: a worker, or with `worker` false the first control-plane
+/// Machine): adopted while paused, data Secret and status order, deterministic name, pause by
+/// annotation, delete.
 async fn main_flow(
     r: &mut ScriptRun<'_>,
     m: &Value,
     bc: &str,
     cluster: &str,
+    worker: bool,
 ) -> Result<(), EnvError> {
     let res = r.subject.resource.clone();
     let created = created_path(r.contract());
@@ -245,7 +372,7 @@ async fn main_flow(
             r.verdicts.pass(id::bootstrap::DATA_SECRET_CREATED);
             v
         }
-        Err(_) if r.env.workloads.is_none() => {
+        Err(_) if worker && r.env.workloads.is_none() => {
             // A worker join may need the workload cluster (CABPK creates its join token there),
             // which a live-cluster run cannot offer: not the provider's failure to judge.
             for rule in [
@@ -345,8 +472,14 @@ async fn main_flow(
     Ok(())
 }
 
-/// A config owned by a Machine of a Cluster that does not exist: no bootstrap data.
-async fn cluster_lookup(r: &mut ScriptRun<'_>, p: &str, res: &ApiResource) -> Result<(), EnvError> {
+/// A config owned by a Machine (a worker, or with `worker` false a control-plane Machine) of a
+/// Cluster that does not exist: no bootstrap data.
+async fn cluster_lookup(
+    r: &mut ScriptRun<'_>,
+    p: &str,
+    res: &ApiResource,
+    worker: bool,
+) -> Result<(), EnvError> {
     r.step("cluster-name label names a missing Cluster");
     let missing = format!("{p}-missing");
     let machine = format!("{p}-m3");
@@ -364,6 +497,7 @@ async fn cluster_lookup(r: &mut ScriptRun<'_>, p: &str, res: &ApiResource) -> Re
             (&infra, &machine),
             MachineSpec {
                 bootstrap_config: Some((res, &bc)),
+                control_plane: !worker,
                 ..MachineSpec::default()
             },
         )
@@ -513,6 +647,25 @@ mod tests {
             value,
             changed: vec![],
         }
+    }
+
+    /// The kubeadm-style fields a sample sets say which Machine it is for; a sample without
+    /// them (another bootstrap provider's) may go on either.
+    #[test]
+    fn a_samples_purpose_comes_from_its_init_cluster_and_join_configurations() {
+        let of = |spec: Value| SamplePurpose::of(&json!({ "spec": spec }));
+        assert_eq!(of(json!({"payload": "x"})), SamplePurpose::Any);
+        assert_eq!(of(json!({"joinConfiguration": {}})), SamplePurpose::Join);
+        assert_eq!(of(json!({"initConfiguration": {}})), SamplePurpose::Init);
+        assert_eq!(of(json!({"clusterConfiguration": {}})), SamplePurpose::Init);
+        assert_eq!(
+            of(json!({"clusterConfiguration": {}, "joinConfiguration": {}})),
+            SamplePurpose::InitAndJoin
+        );
+        assert_eq!(of(json!({"joinConfiguration": null})), SamplePurpose::Any);
+        assert!(!SamplePurpose::Join.allows_init() && SamplePurpose::Join.allows_worker());
+        assert!(SamplePurpose::Init.allows_init() && !SamplePurpose::Init.allows_worker());
+        assert!(SamplePurpose::Any.allows_init() && SamplePurpose::Any.allows_worker());
     }
 
     #[test]

@@ -109,7 +109,8 @@ impl CleanupGuard {
     }
 
     /// Deletes everything tracked (newest first) and waits up to `wait` for it to disappear:
-    /// namespaced objects first, then (once they are gone or the wait is over) the namespaces,
+    /// namespaced objects first, then (once they are gone or the wait is over) the namespaces
+    /// and cluster-scoped objects (those not carrying the run label are left alone),
     /// so the provider can still finalize its objects and the tool keeps the access it holds
     /// inside its namespaces (a RoleBinding there) while it waits. With `force`, finalizers still
     /// blocking after the wait are stripped.
@@ -292,12 +293,13 @@ pub struct CleanupReport {
 }
 
 /// Removes what earlier runs left: every namespace labelled with the run label (value `run`, or
-/// any value when `None`), after deleting the labelled objects of `resources` in it, and the
+/// any value when `None`), after deleting the labelled objects of `resources` (namespaced
+/// kinds) in it, the labelled objects of `cluster_scoped` (cluster-scoped kinds), and the
 /// labelled cluster-scoped objects a run installed (CRDs, RBAC, webhook configurations).
 pub async fn cleanup_runs(
     client: &kube::Client,
     run: Option<&str>,
-    resources: &[ApiResource],
+    (resources, cluster_scoped): (&[ApiResource], &[ApiResource]),
     wait: Duration,
     force: bool,
 ) -> anyhow::Result<CleanupReport> {
@@ -315,6 +317,16 @@ pub async fn cleanup_runs(
     };
     let namespaces: Api<DynamicObject> = Api::all_with(client.clone(), &ns_resource);
     let guard = CleanupGuard::default();
+    for r in cluster_scoped {
+        let api: Api<DynamicObject> = Api::all_with(client.clone(), r);
+        if let Ok(objs) = api.list(&lp).await {
+            for o in objs.items {
+                if let Some(name) = o.metadata.name.as_deref() {
+                    guard.track(r, None, name);
+                }
+            }
+        }
+    }
     let list = namespaces.list(&lp).await?;
     for ns in &list.items {
         let Some(ns_name) = ns.metadata.name.as_deref() else {
@@ -420,6 +432,48 @@ mod tests {
             .create(&PostParams::default(), &ns)
             .await
             .expect("create namespace");
+    }
+
+    /// `cleanup --run`: a run's objects of a cluster-scoped kind (a global IP pool) are in no
+    /// namespace; they are found by the run label and removed, an unlabelled one is not.
+    #[tokio::test]
+    async fn cleanup_runs_removes_labelled_objects_of_cluster_scoped_kinds() {
+        let server = EmbeddedServer::new(ServerOptions::default());
+        let client = server.retrying_client();
+        let crds = capi_mock_provider::crds::mock_ipam_crds()
+            .into_iter()
+            .map(|c| serde_json::to_value(c).expect("CRD as JSON"))
+            .collect();
+        server.apply_documents(crds).await.expect("pool CRDs");
+        let pools = capi_mock_provider::reconcile::ipam::global_pool_resource();
+        let api: Api<DynamicObject> = Api::all_with(client.clone(), &pools);
+        for (name, labels) in [
+            ("ours", serde_json::json!({RUN_LABEL: "r1"})),
+            ("theirs", serde_json::json!({})),
+        ] {
+            let obj: DynamicObject = serde_json::from_value(serde_json::json!({
+                "apiVersion": pools.api_version, "kind": pools.kind,
+                "metadata": {"name": name, "labels": labels},
+                "spec": {"addresses": ["192.0.2.10"], "prefix": 24},
+            }))
+            .expect("a pool");
+            api.create(&PostParams::default(), &obj)
+                .await
+                .expect("create pool");
+        }
+        let report = cleanup_runs(
+            &client,
+            Some("r1"),
+            (&[], std::slice::from_ref(&pools)),
+            Duration::from_secs(5),
+            false,
+        )
+        .await
+        .expect("cleanup");
+        assert_eq!(report.removed, ["MockGlobalIPPool ours"]);
+        assert!(report.leftovers.0.is_empty(), "{:?}", report.leftovers);
+        assert!(api.get_opt("ours").await.expect("get").is_none());
+        assert!(api.get_opt("theirs").await.expect("get").is_some());
     }
 
     #[tokio::test]

@@ -79,11 +79,11 @@ struct Kinds {
 impl Kinds {
     fn mock() -> Result<Self, EnvError> {
         Ok(Kinds {
-            infra_cluster: mock_companion(Role::InfraCluster, Contract::V1Beta2)?,
-            infra_machine: mock_companion(Role::InfraMachine, Contract::V1Beta2)?,
-            bootstrap: mock_companion(Role::BootstrapConfig, Contract::V1Beta2)?,
-            control_plane: mock_companion(Role::ControlPlane, Contract::V1Beta2)?,
-            machine_template: mock_companion(Role::InfraMachineTemplate, Contract::V1Beta2)?,
+            infra_cluster: mock_companion(Role::InfraCluster, Contract::V1Beta2, false)?,
+            infra_machine: mock_companion(Role::InfraMachine, Contract::V1Beta2, false)?,
+            bootstrap: mock_companion(Role::BootstrapConfig, Contract::V1Beta2, false)?,
+            control_plane: mock_companion(Role::ControlPlane, Contract::V1Beta2, false)?,
+            machine_template: mock_companion(Role::InfraMachineTemplate, Contract::V1Beta2, false)?,
         })
     }
 

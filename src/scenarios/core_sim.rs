@@ -19,16 +19,23 @@ use capi_contract::contract::{Contract, Role};
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 
-/// The mock's kind for `role` under `contract` and its default sample.
+/// The mock's kind for `role` under `contract` (its cluster-scoped kind with `cluster_scoped`)
+/// and its default sample.
 pub(super) fn mock_companion(
     role: Role,
     contract: Contract,
+    cluster_scoped: bool,
 ) -> Result<(ApiResource, Value), EnvError> {
     // The IPAM pool, judged without a contract, has one version whatever the contract.
     let contract = (role != Role::IpamPool).then_some(contract);
-    let s =
-        super::baseline::mock_subject(role, contract, super::baseline::BASELINE_PROVIDER, false)
-            .ok_or_else(|| EnvError::Invalid(format!("the mock has no {role:?} kind")))?;
+    let s = super::baseline::mock_subject_scoped(
+        role,
+        contract,
+        super::baseline::BASELINE_PROVIDER,
+        false,
+        cluster_scoped,
+    )
+    .ok_or_else(|| EnvError::Invalid(format!("the mock has no {role:?} kind")))?;
     Ok((
         s.resource,
         super::baseline::companion_sample(role, contract),
@@ -309,18 +316,20 @@ impl Env {
         let contract = subject.column.contract.unwrap_or(Contract::V1Beta2);
         let (resource, sample) = match &subject.companions.infra_cluster {
             Some((r, s)) => (r.clone(), s.clone()),
-            None => mock_companion(Role::InfraCluster, contract)?,
+            None => mock_companion(Role::InfraCluster, contract, false)?,
         };
         if !self.serves(&resource).await {
             // A cluster without the mock's CRDs and a provider without an InfraCluster kind:
             // nothing to reference (the Cluster is made as before, without the reference).
             return self.create_cluster(name, spec).await;
         }
+        // Named as the Cluster (a cluster-scoped kind's name tagged for the side).
+        let infra_name = self.scopes.name(&resource.group, &resource.kind, name);
         let cluster = self
             .create_cluster(
                 name,
                 ClusterSpec {
-                    infrastructure: Some((&resource, name)),
+                    infrastructure: Some((&resource, &infra_name)),
                     control_plane: spec.control_plane,
                     endpoint: spec.endpoint,
                 },
@@ -331,8 +340,9 @@ impl Env {
         Ok(cluster)
     }
 
-    /// Creates `cluster`'s InfraCluster of `resource` from `sample`, named as the Cluster, as
-    /// core leaves it: cloned (its annotations), owned by the Cluster (controller reference),
+    /// Creates `cluster`'s InfraCluster of `resource` from `sample`, named as the Cluster (a
+    /// cluster-scoped kind's name tagged for the side, [`super::scope::Scopes::name`]), as core
+    /// leaves it: cloned (its annotations), owned by the Cluster (controller reference),
     /// labelled with the cluster's name (`ensureOwnerRefAndLabel`).
     pub async fn create_owned_infra_cluster(
         &self,
@@ -344,7 +354,8 @@ impl Env {
             .pointer("/metadata/name")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let mut obj = sample_object(sample, name);
+        let own_name = self.scopes.name(&resource.group, &resource.kind, name);
+        let mut obj = sample_object(sample, &own_name);
         clone_annotations(&mut obj, Role::InfraCluster, resource);
         obj["metadata"]["ownerReferences"] = json!([cluster_owner_ref(cluster)]);
         obj["metadata"]["labels"][CLUSTER_NAME_LABEL] = json!(name);
@@ -360,7 +371,7 @@ impl Env {
         name: &str,
         cluster: &str,
     ) -> Result<ApiResource, EnvError> {
-        let (resource, sample) = mock_companion(Role::InfraMachine, contract)?;
+        let (resource, sample) = mock_companion(Role::InfraMachine, contract, false)?;
         if !self.serves(&resource).await {
             // Without the mock's CRDs the Machine references an object that does not exist.
             return Ok(resource);

@@ -60,6 +60,9 @@ pub struct Env {
     /// The `cluster.x-k8s.io` version the tool's owner references to core objects name: the
     /// core of the subject provider's CAPI line ([`super::Subject::core_version`]).
     pub core_version: &'static str,
+    /// Which kinds are cluster-scoped (from their CRDs): their objects are written, read,
+    /// watched and deleted without a namespace, named per side ([`super::scope`]).
+    pub scopes: super::scope::Scopes,
 }
 
 /// The resource an object is written at: `resource` at the version of `api_version` when that
@@ -111,8 +114,19 @@ pub fn key(resource: &ApiResource, name: &str) -> String {
 }
 
 impl Env {
+    /// The API of `resource`: in the run namespace, or at the cluster level for a
+    /// cluster-scoped kind.
     pub fn api(&self, resource: &ApiResource) -> Api<DynamicObject> {
-        Api::namespaced_with(self.client.clone(), &self.namespace, resource)
+        match self.namespace_of(resource) {
+            Some(ns) => Api::namespaced_with(self.client.clone(), ns, resource),
+            None => Api::all_with(self.client.clone(), resource),
+        }
+    }
+
+    /// The namespace objects of `resource` live in: the run's, or `None` for a cluster-scoped
+    /// kind.
+    pub fn namespace_of(&self, resource: &ApiResource) -> Option<&str> {
+        self.scopes.namespace_of(resource, &self.namespace)
     }
 
     /// The deadline of a step waiting for the provider now ([`Settings::step_deadline`]).
@@ -167,8 +181,9 @@ impl Env {
         m
     }
 
-    /// Creates `object` (apiVersion/kind set from `resource`) in the run namespace with the run
-    /// labels added; tracks it for cleanup and records the write.
+    /// Creates `object` (apiVersion/kind set from `resource`) in the run namespace (without a
+    /// namespace for a cluster-scoped kind) with the run labels added; tracks it for cleanup
+    /// and records the write.
     pub async fn create(
         &self,
         resource: &ApiResource,
@@ -197,9 +212,13 @@ impl Env {
             Value::String(written.api_version.clone()),
         );
         obj.insert("kind".into(), Value::String(resource.kind.clone()));
+        let namespace = self.namespace_of(resource).map(str::to_string);
         let meta = obj.entry("metadata").or_insert_with(|| json!({}));
         if let Some(meta) = meta.as_object_mut() {
-            meta.insert("namespace".into(), Value::String(self.namespace.clone()));
+            match &namespace {
+                Some(ns) => meta.insert("namespace".into(), Value::String(ns.clone())),
+                None => meta.remove("namespace"),
+            };
             let labels = meta.entry("labels").or_insert_with(|| json!({}));
             if let Some(labels) = labels.as_object_mut() {
                 labels.extend(self.run_labels());
@@ -219,7 +238,7 @@ impl Env {
                 source,
             })?;
         self.round_trips.record(started.elapsed());
-        self.guard.track(resource, Some(&self.namespace), &name);
+        self.guard.track(resource, namespace.as_deref(), &name);
         // The write is the create (its resourceVersion is the tool's, whatever the provider
         // writes next); the caller gets the object at the version it judges.
         self.record(resource, &name, &created, "create");

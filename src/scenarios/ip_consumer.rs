@@ -104,11 +104,15 @@ async fn reference_to_machine(r: &ScriptRun<'_>, claim: &Value, uid: &str) -> Op
         };
         let (group, version) = av.split_once('/').unwrap_or(("", av));
         let gvk = GroupVersionKind::gvk(group, version, kind);
-        let Ok((resource, _)) = kube::discovery::pinned_kind(&r.env.client, &gvk).await else {
+        let Ok((resource, caps)) = kube::discovery::pinned_kind(&r.env.client, &gvk).await else {
             continue;
         };
-        let api: Api<DynamicObject> =
-            Api::namespaced_with(r.env.client.clone(), &r.env.namespace, &resource);
+        let api: Api<DynamicObject> = match caps.scope {
+            kube::discovery::Scope::Namespaced => {
+                Api::namespaced_with(r.env.client.clone(), &r.env.namespace, &resource)
+            }
+            kube::discovery::Scope::Cluster => Api::all_with(r.env.client.clone(), &resource),
+        };
         let Ok(Some(intermediate)) = api.get_opt(name).await else {
             continue;
         };

@@ -205,8 +205,7 @@ async fn judge_mpm(
         kind: kind.to_string(),
         plural: capi_contract::contract::flect::pluralize(&kind.to_lowercase()),
     };
-    let api: Api<DynamicObject> =
-        Api::namespaced_with(r.env.client.clone(), &r.env.namespace, &list_kind);
+    let api: Api<DynamicObject> = r.env.api(&list_kind);
     let lp = ListParams::default().labels(&format!(
         "{CLUSTER_NAME_LABEL}={cluster},{POOL_NAME_LABEL}={pool}"
     ));

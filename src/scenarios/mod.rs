@@ -27,6 +27,7 @@ pub mod pause;
 pub mod round_trips;
 pub mod runner;
 pub mod samples;
+pub mod scope;
 pub mod script;
 pub mod server_trouble;
 pub mod template;
@@ -217,11 +218,31 @@ pub struct Companions {
     /// The IP address pool kinds (group, kind) known to the run: a machine whose sample names
     /// one consumes IPs (ipam/consumer-claim).
     pub pool_kinds: Vec<(String, String)>,
+    /// The kinds of the run whose CRDs are cluster-scoped ([`scope`]).
+    pub cluster_scoped: scope::ClusterScopedKinds,
 }
 
 impl Subject {
     pub fn role(&self) -> Role {
         self.column.role
+    }
+
+    /// Whether the subject's kind is cluster-scoped (its CRD's `spec.scope`).
+    pub fn is_cluster_scoped(&self) -> bool {
+        self.companions
+            .cluster_scoped
+            .contains(&self.resource.group, &self.resource.kind)
+    }
+
+    /// The baseline's key for this subject: role, contract, and whether its mock kind is
+    /// cluster-scoped ([`baseline::baseline_is_cluster_scoped`]).
+    pub fn baseline_key(&self) -> (Role, Option<capi_contract::contract::Contract>, bool) {
+        let role = self.role();
+        (
+            role,
+            self.column.contract,
+            baseline::baseline_is_cluster_scoped(role, self.is_cluster_scoped()),
+        )
     }
 
     /// Whether the schema declares the dotted `path` (e.g. `status.addresses`).

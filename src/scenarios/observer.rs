@@ -31,16 +31,19 @@ impl Observer {
     }
 }
 
-/// Watches one named object of `resource` in `namespace`.
+/// Watches one named object of `resource` in `namespace` (`None`: a cluster-scoped kind).
 pub fn watch_object(
     client: kube::Client,
     resource: &ApiResource,
-    namespace: &str,
+    namespace: Option<&str>,
     name: &str,
     recorder: Recorder,
 ) -> Observer {
     recorder.register(&format!("{}/{name}", resource.kind));
-    let api: Api<DynamicObject> = Api::namespaced_with(client, namespace, resource);
+    let api: Api<DynamicObject> = match namespace {
+        Some(ns) => Api::namespaced_with(client, ns, resource),
+        None => Api::all_with(client, resource),
+    };
     let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
     spawn(api, config, resource.kind.clone(), recorder)
 }

@@ -123,6 +123,10 @@ pub async fn run_subject(side: &Side, subject: &Subject) -> SubjectRun {
         ledger: side.ledger.clone(),
         trouble: side.trouble.clone(),
         core_version: subject.core_version,
+        scopes: super::scope::Scopes::new(
+            subject.companions.cluster_scoped.clone(),
+            &side.namespace,
+        ),
     };
     // The objects the sample refers to exist before the scenario, as on a real cluster.
     let resolved = match env.resolve_sample_references(subject).await {
@@ -176,7 +180,24 @@ pub async fn run_subject(side: &Side, subject: &Subject) -> SubjectRun {
     out.timeline = env.recorder.entries();
     out.final_objects = env.recorder.last_states();
     out.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    displayed(&env.scopes, &mut out);
     out
+}
+
+/// The names a run's report shows: cluster-scoped objects without their side's tag
+/// ([`super::scope::Scopes::display`]), the same in every run.
+fn displayed(scopes: &super::scope::Scopes, out: &mut SubjectRun) {
+    for e in &mut out.timeline {
+        e.object = scopes.display(&e.object);
+    }
+    for v in out.verdicts.0.values_mut() {
+        v.reason = v.reason.as_deref().map(|r| scopes.display(r));
+        for e in &mut v.evidence {
+            e.message = scopes.display(&e.message);
+            e.object = e.object.as_deref().map(|o| scopes.display(o).into());
+        }
+    }
+    out.environment_error = out.environment_error.as_deref().map(|e| scopes.display(e));
 }
 
 /// The contract whose text a column's rules are read in: the column's, or for an IPAM pool (a
@@ -360,28 +381,31 @@ pub async fn run_all(plan: &RunPlan) -> RunOutput {
 
 /// The baseline phase: the mock's run of every (role, contract) the targets need.
 pub async fn run_baseline(plan: &RunPlan) -> Vec<SubjectRun> {
-    let mut wanted: Vec<(Role, Option<capi_contract::contract::Contract>)> = plan
+    // One baseline run per role, contract and scope: a cluster-scoped kind's baseline is the
+    // mock's cluster-scoped kind of the role, where it has one.
+    let mut wanted: Vec<(Role, Option<capi_contract::contract::Contract>, bool)> = plan
         .targets
         .iter()
         .filter(|s| rule_contract(&s.column).is_some())
-        .map(|s| (s.role(), s.column.contract))
+        .map(Subject::baseline_key)
         .collect();
     wanted.sort();
     wanted.dedup();
     let baseline_subjects: Vec<Subject> = if plan.with_baseline {
         wanted
             .iter()
-            .filter_map(|(r, c)| {
+            .filter_map(|(r, c, scoped)| {
                 plan.baseline_subjects
                     .iter()
-                    .find(|s| s.role() == *r && s.column.contract == *c)
+                    .find(|s| s.baseline_key() == (*r, *c, *scoped))
                     .cloned()
                     .or_else(|| {
-                        super::baseline::mock_subject(
+                        super::baseline::mock_subject_scoped(
                             *r,
                             *c,
                             super::baseline::BASELINE_PROVIDER,
                             true,
+                            *scoped,
                         )
                     })
             })
@@ -417,10 +441,9 @@ pub fn cells_of(
         out.records.extend(b.record());
     }
     for t in &target_runs {
-        let base = baseline_runs.iter().find(|b| {
-            b.subject.role() == t.subject.role()
-                && b.subject.column.contract == t.subject.column.contract
-        });
+        let base = baseline_runs
+            .iter()
+            .find(|b| b.subject.baseline_key() == t.subject.baseline_key());
         let mut c = cells(&plan.rules, t, base);
         if plan.with_baseline && base.is_none() {
             for cell in &mut c {

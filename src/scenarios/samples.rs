@@ -95,7 +95,18 @@ pub async fn dry_run_samples(
         let resource = super::env::written_at(obj.get("apiVersion"), &s.resource);
         obj["apiVersion"] = Value::String(resource.api_version.clone());
         obj["kind"] = Value::String(resource.kind.clone());
-        obj["metadata"]["namespace"] = Value::String(namespace.to_string());
+        // A cluster-scoped kind (its CRD's scope) is created without a namespace.
+        let cluster_scoped = s
+            .companions
+            .cluster_scoped
+            .contains(&resource.group, &resource.kind);
+        if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+            if cluster_scoped {
+                meta.remove("namespace");
+            } else {
+                meta.insert("namespace".into(), Value::String(namespace.to_string()));
+            }
+        }
         let bad = |message: String| BadSample {
             files: files.to_string(),
             kind: resource.kind.clone(),
@@ -104,7 +115,11 @@ pub async fn dry_run_samples(
         };
         let dynamic: DynamicObject =
             serde_json::from_value(obj).map_err(|e| bad(format!("not an object: {e}")))?;
-        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource);
+        let api: Api<DynamicObject> = if cluster_scoped {
+            Api::all_with(client.clone(), &resource)
+        } else {
+            Api::namespaced_with(client.clone(), namespace, &resource)
+        };
         let params = PostParams {
             dry_run: true,
             ..PostParams::default()

@@ -77,13 +77,20 @@ impl<'a> ScriptRun<'a> {
         self.subject.column.contract.unwrap_or(Contract::V1Beta2)
     }
 
-    /// Short unique prefix for object names of this subject (`mockmachine-b2`).
+    /// Short unique prefix for object names of this subject (`mockmachine-b2`); for a
+    /// cluster-scoped kind with the side's tag (`mockglobalippool-b2-<tag>`: its objects share
+    /// no namespace with the other side's, [`super::scope::Scopes::tagged`]).
     pub fn prefix(&self) -> String {
-        format!(
+        let prefix = format!(
             "{}-{}",
             self.subject.resource.kind.to_lowercase(),
             self.contract().short()
-        )
+        );
+        if self.env.scopes.is_cluster_scoped(&self.subject.resource) {
+            self.env.scopes.tagged(&prefix)
+        } else {
+            prefix
+        }
     }
 
     /// Starts a step (closing the previous one).
@@ -145,7 +152,7 @@ impl<'a> ScriptRun<'a> {
         let mut o = watch_object(
             self.env.client.clone(),
             resource,
-            &self.env.namespace,
+            self.env.namespace_of(resource),
             name,
             self.env.recorder.clone(),
         );
@@ -242,7 +249,8 @@ impl<'a> ScriptRun<'a> {
         let Some(ledger) = &self.env.ledger else {
             return history.into_iter().map(|s| s.value).collect();
         };
-        let (ns, res) = (&self.env.namespace, &self.subject.resource);
+        let res = &self.subject.resource;
+        let ns = self.env.namespace_of(res).unwrap_or_default();
         let refusals = ledger.refusals_of(ns, &res.plural, name);
         if refusals.is_empty() {
             return history.into_iter().map(|s| s.value).collect();

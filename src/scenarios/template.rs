@@ -84,13 +84,15 @@ async fn steps(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         "apiVersion": base.api_version,
         "kind": base.kind,
         "metadata": {
-            "name": format!("{p}-clone"),
-            "namespace": r.env.namespace,
+            "name": r.env.scopes.name(&base.group, &base.kind, &format!("{p}-clone")),
             "labels": tmpl.pointer("/metadata/labels").cloned().unwrap_or(json!({})),
             "annotations": tmpl.pointer("/metadata/annotations").cloned().unwrap_or(json!({})),
         },
         "spec": tmpl.get("spec").cloned().unwrap_or(json!({})),
     });
+    if let Some(ns) = r.env.namespace_of(&base) {
+        clone["metadata"]["namespace"] = json!(ns);
+    }
     clone["metadata"]["labels"][CLUSTER_NAME_LABEL] = json!(format!("{p}-c"));
     for (k, v) in r.env.run_labels() {
         clone["metadata"]["labels"][k] = v;
@@ -165,11 +167,12 @@ async fn machine_template_kind(r: &ScriptRun<'_>) -> (String, String) {
         "MockMachineTemplate",
         "mockmachinetemplates",
     );
-    let served =
-        kube::Api::<DynamicObject>::namespaced_with(r.env.client.clone(), &r.env.namespace, &mock)
-            .list(&kube::api::ListParams::default().limit(1))
-            .await
-            .is_ok();
+    let served = r
+        .env
+        .api(&mock)
+        .list(&kube::api::ListParams::default().limit(1))
+        .await
+        .is_ok();
     if served {
         (mock.group, mock.kind)
     } else {

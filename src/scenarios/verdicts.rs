@@ -88,6 +88,14 @@ impl Verdicts {
         }
     }
 
+    /// Adds `evidence` to the verdict of `rule`, if it has one (what a judged rule did not
+    /// cover: a path the sample did not allow).
+    pub fn note(&mut self, rule: RuleId, evidence: Evidence) {
+        if let Some(v) = self.0.get_mut(rule.as_str()) {
+            v.evidence.push(evidence);
+        }
+    }
+
     pub fn get(&self, rule: impl AsRef<str>) -> Option<&Verdict> {
         self.0.get(rule.as_ref())
     }

@@ -198,12 +198,10 @@ async fn conversion(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         r.verdicts.fail(CONVERSION_RULE, reason, ev);
         return Ok(());
     }
-    let here: Api<DynamicObject> =
-        Api::namespaced_with(r.env.client.clone(), &r.env.namespace, &res);
+    let here: Api<DynamicObject> = r.env.api(&res);
     for other in &others {
         let there_res = resource(&res.group, other, &res.kind, &res.plural);
-        let there: Api<DynamicObject> =
-            Api::namespaced_with(r.env.client.clone(), &r.env.namespace, &there_res);
+        let there: Api<DynamicObject> = r.env.api(&there_res);
         let trip = async {
             // A write in between (the provider's Paused condition on the paused object) makes
             // the write back a conflict, which says nothing about conversion: read again.
@@ -403,7 +401,9 @@ async fn defaulting(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     }
     obj["apiVersion"] = json!(res.api_version);
     obj["kind"] = json!(res.kind);
-    obj["metadata"]["namespace"] = json!(r.env.namespace);
+    if let Some(ns) = r.env.namespace_of(&res) {
+        obj["metadata"]["namespace"] = json!(ns);
+    }
     obj["metadata"]["labels"] = Value::Object(r.env.run_labels());
     let dynamic: DynamicObject = serde_json::from_value(obj.clone())
         .map_err(|e| EnvError::Invalid(format!("{} {name}: {e}", res.kind)))?;

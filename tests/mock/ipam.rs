@@ -615,6 +615,124 @@ async fn pool_ready_condition_fault_never_sets_ready() {
     env.stop().await;
 }
 
+/// The cluster-scoped pool (MockGlobalIPPool): claims of two namespaces take distinct
+/// addresses from it, each IPAddress (in its claim's namespace) owned by the pool, and a
+/// deleted claim's address goes back to it.
+#[tokio::test]
+async fn a_global_pool_serves_claims_of_every_namespace() {
+    use capi_conformance::mock::reconcile::ipam::global_pool_resource;
+    let env = ipam_env("").await;
+    let other = "mock-test-other";
+    env.server
+        .as_ref()
+        .unwrap()
+        .apply_documents(vec![
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": other}}),
+        ])
+        .await
+        .unwrap();
+    let cluster_api = |ns: &str| {
+        let gvk = kube::core::GroupVersionKind::gvk("cluster.x-k8s.io", "v1beta2", "Cluster");
+        Api::<DynamicObject>::namespaced_with(
+            env.client.clone(),
+            ns,
+            &ApiResource::from_gvk_with_plural(&gvk, "clusters"),
+        )
+    };
+    for ns in [NS, other] {
+        create(
+            &cluster_api(ns),
+            json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+                "metadata": {"name": "c1", "namespace": ns}, "spec": {"clusterName": "c1"}}),
+        )
+        .await;
+    }
+    let pools: Api<DynamicObject> = Api::all_with(env.client.clone(), &global_pool_resource());
+    let p = create(
+        &pools,
+        json!({"apiVersion": format!("{POOL_GROUP}/v1alpha1"), "kind": "MockGlobalIPPool",
+            "metadata": {"name": "shared"},
+            "spec": {"addresses": ["10.0.0.10-10.0.0.12"], "prefix": 24, "gateway": "10.0.0.1"}}),
+    )
+    .await;
+    assert!(p.namespace().is_none());
+    let mut ips = Vec::new();
+    for ns in [NS, other] {
+        let claims =
+            Api::<DynamicObject>::namespaced_with(env.client.clone(), ns, &claim_resource());
+        let addresses =
+            Api::<DynamicObject>::namespaced_with(env.client.clone(), ns, &address_resource());
+        create(
+            &claims,
+            json!({"apiVersion": "ipam.cluster.x-k8s.io/v1beta2", "kind": "IPAddressClaim",
+                "metadata": {"name": "a", "namespace": ns},
+                "spec": {"clusterName": "c1",
+                    "poolRef": {"apiGroup": POOL_GROUP, "kind": "MockGlobalIPPool", "name": "shared"}}}),
+        )
+        .await;
+        let claim = wait_for(&claims, "a", "allocated", allocated).await;
+        assert_eq!(address_ref(&claim), Some("a"));
+        let a = wait_for(&addresses, "a", "the address", |_| true).await;
+        let by_pool = owner(&a, "MockGlobalIPPool").unwrap();
+        assert_eq!(by_pool.uid, p.uid().unwrap());
+        assert_eq!(
+            (by_pool.controller, by_pool.block_owner_deletion),
+            (Some(false), Some(true))
+        );
+        assert!(in_pool(ip_of(&a)));
+        ips.push(ip_of(&a));
+    }
+    assert_ne!(ips[0], ips[1], "one pool, two claims, two addresses");
+    wait_for(&pools, "shared", "pool counts", |o| {
+        at(o, "status.ipAddresses") == Some(&json!({"total": 3, "used": 2, "free": 1}))
+            && ready_is(o, "True")
+    })
+    .await;
+    let claims =
+        Api::<DynamicObject>::namespaced_with(env.client.clone(), other, &claim_resource());
+    claims.delete("a", &DeleteParams::default()).await.unwrap();
+    wait_gone(&claims, "a").await;
+    wait_for(&pools, "shared", "address released", |o| {
+        at(o, "status.ipAddresses.used") == Some(&json!(1))
+    })
+    .await;
+    env.stop().await;
+}
+
+#[test]
+fn the_global_pool_crd_is_cluster_scoped_and_in_the_manager_role() {
+    use capi_conformance::mock::manifests::manager_cluster_role;
+    let crd = serde_json::to_value(&mock_ipam_crds()[1]).unwrap();
+    assert_eq!(
+        crd["metadata"]["name"],
+        "mockglobalippools.ipam.mock.capi-conformance.io"
+    );
+    assert_eq!(crd["spec"]["scope"], "Cluster");
+    assert_eq!(
+        serde_json::to_value(&mock_ipam_crds()[0]).unwrap()["spec"]["scope"],
+        "Namespaced"
+    );
+    let labels = crd["metadata"]["labels"].as_object().unwrap();
+    assert_eq!(labels["cluster.x-k8s.io/provider"], "ipam-mock");
+    assert!(!labels.keys().any(|k| k.starts_with("cluster.x-k8s.io/v1")));
+    let rules = manager_cluster_role()["rules"].clone();
+    for resource in ["mockglobalippools", "mockglobalippools/status"] {
+        assert!(
+            rules
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["apiGroups"][0] == POOL_GROUP
+                    && r["resources"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|x| x == resource)),
+            "{resource}"
+        );
+    }
+}
+
 #[test]
 fn the_pool_crd_has_one_version_no_contract_labels_and_is_in_the_manifests() {
     use capi_conformance::mock::manifests::{ManifestOptions, manager_cluster_role, manifests};

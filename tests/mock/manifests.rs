@@ -45,8 +45,8 @@ fn crd(kind: &str) -> Value {
 #[test]
 fn every_kind_has_a_crd_named_by_flect_with_both_versions_and_labels() {
     let crds = crd_docs();
-    // The ten contract kinds and the IPAM pool (its own test: `ipam.rs`).
-    assert_eq!(crds.len(), 11);
+    // The ten contract kinds and the two IPAM pools (their own test: `ipam.rs`).
+    assert_eq!(crds.len(), 12);
     for kind in ALL {
         let crd = crds
             .iter()
@@ -388,8 +388,8 @@ fn yaml_stream_round_trips_to_the_same_documents() {
 
 #[test]
 fn mock_crds_are_typed_crds_and_core_crds_are_minimal() {
-    // Ten contract kinds and the IPAM pool.
-    assert_eq!(mock_crds().unwrap().len(), 11);
+    // Ten contract kinds and the two IPAM pools.
+    assert_eq!(mock_crds().unwrap().len(), 12);
     let core = core_crds().unwrap();
     let names: Vec<&str> = core
         .iter()

@@ -207,7 +207,7 @@ async fn manifests_command_prints_the_yaml_stream() {
         docs.iter()
             .filter(|d| d["kind"] == "CustomResourceDefinition")
             .count(),
-        11
+        12
     );
 }
 

@@ -47,6 +47,9 @@ async fn step_timeout_with_a_provider_that_never_acts_leaves_nothing_behind() {
     // The shell forks the "provider" (no exec): stopping the shell alone would orphan it.
     let marker = format!("120.{}", std::process::id());
     let cmd = format!("sleep {marker}; exit 0");
+    // The stand-in has no --help of its own: its usage is given, not asked for.
+    let help = dir.path().join("help.txt");
+    std::fs::write(&help, "  --namespace string\n  --watch-filter string\n").unwrap();
     let m = embedded_on(
         &server,
         &[
@@ -56,6 +59,8 @@ async fn step_timeout_with_a_provider_that_never_acts_leaves_nothing_behind() {
             "1s",
             "--provider-cmd",
             &cmd,
+            "--manager-help",
+            help.to_str().unwrap(),
             "--report-dir",
             &report_dir,
         ],
@@ -82,6 +87,11 @@ fn second_sigint_aborts_and_takes_the_provider_along() {
     let _shared = super::common::sharing_the_machine_blocking();
     let marker = format!("121.{}", std::process::id());
     let cmd = format!("trap '' TERM; sleep {marker}; exit 0");
+    // The stand-in has no --help of its own: its usage is given, not asked for (the first
+    // process with the marker is then the provider itself).
+    let dir = tempfile::tempdir().unwrap();
+    let help = dir.path().join("help.txt");
+    std::fs::write(&help, "  --namespace string\n  --watch-filter string\n").unwrap();
     let check = Command::new(bin())
         .args([
             "check",
@@ -92,6 +102,8 @@ fn second_sigint_aborts_and_takes_the_provider_along() {
             "60s",
             "--provider-cmd",
             &cmd,
+            "--manager-help",
+            help.to_str().unwrap(),
         ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())

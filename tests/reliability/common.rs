@@ -173,14 +173,19 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_capi-conformance")
 }
 
-/// Every object carrying the run label (any run): namespaces plus the namespaced kinds
-/// `cleanup` knows (CAPI core, Secrets, every CRD with a contract label).
+/// Every object carrying the run label (any run): namespaces plus the kinds `cleanup` knows
+/// (CAPI core, Secrets, every CRD with a contract label, every cluster-scoped CRD).
 pub async fn labelled_objects(client: &kube::Client) -> Vec<String> {
     use capi_conformance::scenarios::RUN_LABEL;
     use kube::api::{Api, DynamicObject, ListParams};
     let mut kinds = capi_conformance::commands::cleanup::resources(client)
         .await
         .unwrap();
+    kinds.extend(
+        capi_conformance::commands::cleanup::cluster_scoped_resources(client)
+            .await
+            .unwrap(),
+    );
     kinds.push(kube::discovery::ApiResource {
         group: String::new(),
         version: "v1".into(),

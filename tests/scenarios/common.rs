@@ -102,5 +102,6 @@ pub fn run_env(
         ledger: None,
         trouble: Default::default(),
         core_version: "v1beta2",
+        scopes: Default::default(),
     }
 }

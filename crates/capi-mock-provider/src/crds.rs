@@ -83,29 +83,41 @@ pub fn mock_crds() -> Result<Vec<CustomResourceDefinition>, MergeError> {
     Ok(crds)
 }
 
-/// The mock's IPAM CRDs: the pool kind `mockippools.ipam.mock.capi-conformance.io`, one version
-/// (`v1alpha1`), with the provider label `ipam-mock` and no contract labels (IPAM pool CRDs
-/// carry none: the IPAM contract is not versioned by them).
+/// The mock's IPAM CRDs: the pool kinds `mockippools.ipam.mock.capi-conformance.io`
+/// (namespaced) and `mockglobalippools.ipam.mock.capi-conformance.io` (cluster-scoped), one
+/// version each (`v1alpha1`), with the provider label `ipam-mock` and no contract labels (IPAM
+/// pool CRDs carry none: the IPAM contract is not versioned by them).
 pub fn mock_ipam_crds() -> Vec<CustomResourceDefinition> {
-    let mut crd = with_type_meta(ipam::MockIPPool::crd());
-    for version in &mut crd.spec.versions {
-        if let Some(schema) = version
-            .schema
-            .as_mut()
-            .and_then(|s| s.open_api_v3_schema.as_mut())
-        {
-            schema.description = Some(
-                "MockIPPool of the capi-conformance mock provider: addresses for IPAddressClaims."
-                    .into(),
-            );
+    [
+        (
+            ipam::MockIPPool::crd(),
+            "MockIPPool of the capi-conformance mock provider: addresses for IPAddressClaims.",
+        ),
+        (
+            ipam::MockGlobalIPPool::crd(),
+            "MockGlobalIPPool of the capi-conformance mock provider: a cluster-scoped pool, addresses for IPAddressClaims of every namespace.",
+        ),
+    ]
+    .into_iter()
+    .map(|(crd, description)| {
+        let mut crd = with_type_meta(crd);
+        for version in &mut crd.spec.versions {
+            if let Some(schema) = version
+                .schema
+                .as_mut()
+                .and_then(|s| s.open_api_v3_schema.as_mut())
+            {
+                schema.description = Some(description.into());
+            }
         }
-    }
-    let labels = crd.metadata.labels.get_or_insert_with(Default::default);
-    labels.insert(
-        "cluster.x-k8s.io/provider".into(),
-        provider_label(&crd.spec.group).into(),
-    );
-    vec![crd]
+        let labels = crd.metadata.labels.get_or_insert_with(Default::default);
+        labels.insert(
+            "cluster.x-k8s.io/provider".into(),
+            provider_label(&crd.spec.group).into(),
+        );
+        crd
+    })
+    .collect()
 }
 
 /// Sets `listKind`, adds `apiVersion`, `kind` and `metadata` to every version's root schema

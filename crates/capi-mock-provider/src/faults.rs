@@ -320,11 +320,11 @@ pub const FAULTS: &[(RuleId, &str)] = &[
     ),
     (
         id::ipam::POOL_MOVE_LABEL,
-        "removes the cluster.x-k8s.io/cluster-name label from the MockIPPools it reconciles",
+        "removes the cluster.x-k8s.io/cluster-name label from the pools (MockIPPool, MockGlobalIPPool) it reconciles",
     ),
     (
         id::ipam::POOL_READY_CONDITION,
-        "never sets a Ready condition on MockIPPools",
+        "never sets a Ready condition on its pools (MockIPPool, MockGlobalIPPool)",
     ),
     (
         id::ipam::CONSUMER_CLAIM,

@@ -1,8 +1,8 @@
 //! The mock's kinds: group, kind, plural and contract role of each, plus the provider label.
 //!
 //! [`ALL`] holds the kinds served at both contract versions (infrastructure, bootstrap, control
-//! plane); the IPAM pool kind [`MOCK_IP_POOL`] has one version ([`IPAM_VERSION`]) and is kept
-//! apart, as its CRD is ([`super::crds::mock_ipam_crds`]).
+//! plane); the IPAM pool kinds [`IP_POOLS`] have one version ([`IPAM_VERSION`]) and are kept
+//! apart, as their CRDs are ([`super::crds::mock_ipam_crds`]).
 
 use super::api::{
     BOOTSTRAP_GROUP, CONTROLPLANE_GROUP, INFRASTRUCTURE_GROUP, IPAM_GROUP, IPAM_VERSION,
@@ -95,6 +95,15 @@ pub const MOCK_CONTROL_PLANE: MockKind = kind(
 
 /// The IPAM pool kind (not in [`ALL`]: one version, no contract labels).
 pub const MOCK_IP_POOL: MockKind = kind(IPAM_GROUP, "MockIPPool", "mockippools", Role::IpamPool);
+/// The cluster-scoped IPAM pool kind (as [`MOCK_IP_POOL`], not in [`ALL`]).
+pub const MOCK_GLOBAL_IP_POOL: MockKind = kind(
+    IPAM_GROUP,
+    "MockGlobalIPPool",
+    "mockglobalippools",
+    Role::IpamPool,
+);
+/// The IPAM pool kinds: namespaced, then cluster-scoped.
+pub const IP_POOLS: [MockKind; 2] = [MOCK_IP_POOL, MOCK_GLOBAL_IP_POOL];
 
 /// Every kind served at both contract versions (base kinds and templates), in manifest order.
 pub const ALL: [MockKind; 10] = [

@@ -29,10 +29,11 @@
 //!   `spec.replicas`.
 //! - **Bootstrap** has no finalizer: its Secret carries a controller owner reference, so garbage
 //!   collection removes it with the config.
-//! - **IPAM**: a pool kind (`MockIPPool`, [`kinds::MOCK_IP_POOL`], one version, CRD from
-//!   [`crds::mock_ipam_crds`]) and a controller for CAPI core's IPAddressClaims naming it
-//!   ([`reconcile::ipam`], addresses from [`ip_pool`]). Core's IPAM CRDs, for clusters without
-//!   CAPI, are [`core_crds::ipam_crd_documents`].
+//! - **IPAM**: two pool kinds ([`kinds::IP_POOLS`]: `MockIPPool`, namespaced, and
+//!   `MockGlobalIPPool`, cluster-scoped; one version, CRDs from [`crds::mock_ipam_crds`]) and a
+//!   controller for CAPI core's IPAddressClaims naming either ([`reconcile::ipam`], addresses
+//!   from [`ip_pool`]). Core's IPAM CRDs, for clusters without CAPI, are
+//!   [`core_crds::ipam_crd_documents`].
 //! - **Faults** are named by rule id ([`FAULTS`]); scenario rules the mock cannot break are listed
 //!   in [`faults::NOT_APPLICABLE`] with the reason.
 

@@ -7,7 +7,7 @@
 use super::api::{BOOTSTRAP_GROUP, CONTROLPLANE_GROUP, INFRASTRUCTURE_GROUP, IPAM_GROUP};
 use super::core_crds::IPAM_CORE_GROUP;
 use super::crds::mock_crds;
-use super::kinds::{ALL, MOCK_IP_POOL, provider_label};
+use super::kinds::{ALL, IP_POOLS, provider_label};
 use serde_json::{Value, json};
 
 /// Name of the ClusterRole aggregated into CAPI core's manager role.
@@ -96,9 +96,8 @@ pub fn aggregated_cluster_role() -> Value {
         .iter()
         .map(|g| json!({ "apiGroups": [g], "resources": plurals_of(g), "verbs": ALL_VERBS }))
         .collect();
-    rules.push(
-        json!({ "apiGroups": [IPAM_GROUP], "resources": [MOCK_IP_POOL.plural], "verbs": ALL_VERBS }),
-    );
+    let pools: Vec<&str> = IP_POOLS.iter().map(|k| k.plural).collect();
+    rules.push(json!({ "apiGroups": [IPAM_GROUP], "resources": pools, "verbs": ALL_VERBS }));
     json!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRole",
@@ -161,15 +160,16 @@ pub fn manager_cluster_role() -> Value {
     })
 }
 
-/// What the IPAM controllers need: the pool kind (with status and finalizers), core's
+/// What the IPAM controllers need: the pool kinds (with status and finalizers), core's
 /// IPAddressClaims (with status; finalizers added and removed) and IPAddresses (created,
 /// released and deleted).
 pub fn ipam_rules() -> Vec<Value> {
-    let pool = MOCK_IP_POOL.plural;
+    let pools: Vec<&str> = IP_POOLS.iter().map(|k| k.plural).collect();
+    let sub = |s: &str| -> Vec<String> { pools.iter().map(|p| format!("{p}/{s}")).collect() };
     vec![
-        json!({ "apiGroups": [IPAM_GROUP], "resources": [pool], "verbs": ALL_VERBS }),
-        json!({ "apiGroups": [IPAM_GROUP], "resources": [format!("{pool}/status")], "verbs": ["get", "patch", "update"] }),
-        json!({ "apiGroups": [IPAM_GROUP], "resources": [format!("{pool}/finalizers")], "verbs": ["update"] }),
+        json!({ "apiGroups": [IPAM_GROUP], "resources": pools, "verbs": ALL_VERBS }),
+        json!({ "apiGroups": [IPAM_GROUP], "resources": sub("status"), "verbs": ["get", "patch", "update"] }),
+        json!({ "apiGroups": [IPAM_GROUP], "resources": sub("finalizers"), "verbs": ["update"] }),
         json!({
             "apiGroups": [IPAM_CORE_GROUP],
             "resources": ["ipaddressclaims", "ipaddresses"],

@@ -1,12 +1,13 @@
 //! Running the mock: one kube-runtime `Controller` per kind with a reconciler, each also
 //! triggered by the core objects (Cluster, Machine, MachinePool) its gates read; and the two
-//! IPAM controllers (IPAddressClaims naming a MockIPPool, and MockIPPools).
+//! IPAM controllers (IPAddressClaims naming a MockIPPool or a MockGlobalIPPool, and one per
+//! pool kind).
 
 use super::cluster_cache::LaggingClusters;
 use super::core::CoreKind;
 use super::infra::SimulatedInfra;
 use super::kinds::{
-    MOCK_CLUSTER, MOCK_CONFIG, MOCK_CONTROL_PLANE, MOCK_IP_POOL, MOCK_MACHINE, MOCK_MACHINE_POOL,
+    IP_POOLS, MOCK_CLUSTER, MOCK_CONFIG, MOCK_CONTROL_PLANE, MOCK_MACHINE, MOCK_MACHINE_POOL,
     MockKind,
 };
 use super::object::{self, CLUSTER_NAME_LABEL, WATCH_FILTER_LABEL};
@@ -127,7 +128,14 @@ impl MockProvider {
             ipam.clone(),
             stopped.clone(),
         )));
-        tasks.push(tokio::spawn(run_pool_controller(client, ipam, stopped)));
+        for kind in IP_POOLS {
+            tasks.push(tokio::spawn(run_pool_controller(
+                client.clone(),
+                ipam.clone(),
+                kind,
+                stopped.clone(),
+            )));
+        }
         MockHandle { stop, tasks, infra }
     }
 }
@@ -163,9 +171,9 @@ async fn serves(client: &Client, api_version: &str, plurals: &[&str]) -> bool {
         })
 }
 
-/// Waits until the server serves IPAddressClaims, IPAddresses and MockIPPools (a cluster
-/// without CAPI's IPAM CRDs, or without the pool's, has nothing for the IPAM controllers to
-/// watch); `false` when the mock is stopped first.
+/// Waits until the server serves IPAddressClaims, IPAddresses and the mock's pool kinds (a
+/// cluster without CAPI's IPAM CRDs, or without the pools', has nothing for the IPAM
+/// controllers to watch); `false` when the mock is stopped first.
 async fn ipam_kinds_served(client: &Client, stopped: &mut watch::Receiver<bool>) -> bool {
     let core = format!(
         "{}/{}",
@@ -178,7 +186,7 @@ async fn ipam_kinds_served(client: &Client, stopped: &mut watch::Receiver<bool>)
             return false;
         }
         if serves(client, &core, &["ipaddressclaims", "ipaddresses"]).await
-            && serves(client, &pool, &[MOCK_IP_POOL.plural]).await
+            && serves(client, &pool, &IP_POOLS.map(|k| k.plural)).await
         {
             return true;
         }
@@ -241,19 +249,37 @@ async fn run_claim_controller(
             Some(r)
         },
     );
-    let pool_ar = ipam::pool_resource();
-    let (pool_store, claim_ar) = (store.clone(), ar.clone());
-    controller = controller.watches_with(
-        api_for(&client, ns, &pool_ar),
-        pool_ar,
-        watcher::Config::default().any_semantic(),
-        move |pool| {
-            let name = pool.name_any();
-            claims_where(&pool_store, &claim_ar, &pool, |c| {
-                ipam::pool_ref_name(c) == Some(name.as_str())
-            })
-        },
-    );
+    for kind in IP_POOLS {
+        // A cluster-scoped pool is watched cluster-wide (its own watch filter still applies)
+        // and wakes the claims of every namespace that name it.
+        let pool_ns = if ipam::is_global(kind) { None } else { ns };
+        let pool_ar = kind.api_resource(Contract::V1Beta2);
+        let (pool_store, claim_ar) = (store.clone(), ar.clone());
+        controller = controller.watches_with(
+            api_for(&client, pool_ns, &pool_ar),
+            pool_ar,
+            own_watch_config(&ctx),
+            move |pool| {
+                let name = pool.name_any();
+                let names = |c: &DynamicObject| {
+                    ipam::named_pool_kind(c) == Some(kind)
+                        && ipam::pool_ref_name(c) == Some(name.as_str())
+                };
+                if ipam::is_global(kind) {
+                    pool_store
+                        .state()
+                        .into_iter()
+                        .filter(|c| names(c))
+                        .map(|c| ObjectRef::from_obj_with(c.as_ref(), claim_ar.clone()))
+                        .collect()
+                } else {
+                    claims_where(&pool_store, &claim_ar, &pool, |c| {
+                        ipam::pool_ref_name(c) == Some(name.as_str())
+                    })
+                }
+            },
+        );
+    }
     let shutdown = async move {
         let _ = stopped.wait_for(|s| *s).await;
     };
@@ -295,11 +321,13 @@ fn claims_where(
         .collect()
 }
 
-/// MockIPPools (watch namespace and filter as the other controllers), triggered by the
-/// IPAddresses and the claims that name them; started once the IPAM kinds are served.
+/// The pools of `kind` (watch namespace and filter as the other controllers; a cluster-scoped
+/// kind cluster-wide, by the filter alone), triggered by the IPAddresses and the claims that
+/// name them; started once the IPAM kinds are served.
 async fn run_pool_controller(
     client: Client,
     ictx: Arc<IpamCtx>,
+    kind: MockKind,
     mut stopped: watch::Receiver<bool>,
 ) {
     if !ipam_kinds_served(&client, &mut stopped).await {
@@ -307,13 +335,20 @@ async fn run_pool_controller(
     }
     let ctx = ictx.ctx.clone();
     let ns = watch_namespace(&ctx);
-    let ar = ipam::pool_resource();
+    let global = ipam::is_global(kind);
+    let ar = kind.api_resource(Contract::V1Beta2);
     let pool_of = {
         let ar = ar.clone();
         move |obj: DynamicObject, name: Option<String>| {
-            name.map(|n| {
+            // A namespaced pool is woken by any object naming its name in its namespace (a
+            // namesake of another kind only costs a reconcile); a cluster-scoped one only by
+            // those naming its kind.
+            let names_kind = !global
+                || ipam::named_pool_kind(&obj) == Some(kind)
+                || obj.owner_references().iter().any(|o| o.kind == kind.kind);
+            name.filter(|_| names_kind).map(|n| {
                 let mut r = ObjectRef::new_with(&n, ar.clone());
-                r.namespace = obj.namespace();
+                r.namespace = if global { None } else { obj.namespace() };
                 r
             })
         }
@@ -323,7 +358,7 @@ async fn run_pool_controller(
     let by_address = pool_of.clone();
     let by_claim = pool_of;
     let controller = Controller::new_with(
-        api_for(&client, ns, &ar),
+        api_for(&client, if global { None } else { ns }, &ar),
         own_watch_config(&ctx),
         ar.clone(),
     )
@@ -339,7 +374,7 @@ async fn run_pool_controller(
                     address
                         .owner_references()
                         .iter()
-                        .find(|o| o.kind == MOCK_IP_POOL.kind)
+                        .find(|o| o.kind == kind.kind)
                         .map(|o| o.name.clone())
                 });
             by_address(address, name)

@@ -58,7 +58,7 @@ pub fn render(args: &JobManifestsArgs) -> Result<String, ManifestsError> {
     }
     let image = image(&args.image)?;
     let command = check_args(&fixed_check_args(args.static_only), &args.check_args)?;
-    let roles = rbac::cluster_roles(args.static_only, &args.groups)?;
+    let roles = rbac::cluster_roles(args.static_only, &args.groups, &args.cluster_scoped)?;
 
     let mut docs = vec![yaml(&namespace(ns))?, yaml(&service_account(ns))?];
     for role in &roles {
@@ -237,6 +237,7 @@ mod tests {
         JobManifestsArgs {
             static_only,
             groups: Vec::new(),
+            cluster_scoped: Vec::new(),
             namespace: DEFAULT_NAMESPACE.into(),
             image: super::super::DEFAULT_IMAGE.into(),
             reports_claim: None,

@@ -4,6 +4,7 @@
 use super::{mock_companion, sample_object};
 use crate::scenarios::Subject;
 use crate::scenarios::env::{Env, EnvError};
+use crate::scenarios::scope::Scopes;
 use capi_contract::contract::Contract;
 use serde_json::{Value, json};
 
@@ -31,13 +32,14 @@ fn reference_group(r: &serde_json::Map<String, Value>) -> Option<String> {
 /// or `apiVersion`, e.g. a control plane's `machineTemplate.infrastructureRef`) that resolve:
 /// to a `--sample` document of that group, kind and name, or to the mock's default object of a
 /// mock kind. Returns the sample with those references renamed to `<prefix>-<name>` (and a
-/// v1beta1 `namespace` set to the run's), and the objects to create.
+/// v1beta1 `namespace` set to the run's; a cluster-scoped kind's name tagged for the side,
+/// [`Scopes::name`]), and the objects to create.
 pub fn plan_sample_references(
     sample: &Value,
     documents: &[Value],
     contract: Contract,
     prefix: &str,
-    namespace: &str,
+    (namespace, scopes): (&str, &Scopes),
 ) -> (Value, Vec<Referenced>) {
     let mut sample = sample.clone();
     let mut out: Vec<Referenced> = Vec::new();
@@ -50,7 +52,7 @@ pub fn plan_sample_references(
             ) else {
                 return;
             };
-            let new_name = truncate_name(&format!("{prefix}-{name}"));
+            let new_name = scopes.name(&group, &kind, &truncate_name(&format!("{prefix}-{name}")));
             let from_docs = documents.iter().find(|d| {
                 let av = d
                     .get("apiVersion")
@@ -78,13 +80,14 @@ pub fn plan_sample_references(
                         .map(|av| (av.to_string(), obj))
                 }
                 None if group.ends_with(crate::plan::subjects::MOCK_GROUP_SUFFIX) => {
+                    let scoped = scopes.kind_is_cluster_scoped(&group, &kind);
                     crate::scenarios::baseline::SCENARIO_ROLES
                         .iter()
                         .find(|role| {
-                            crate::scenarios::baseline::mock_kind(**role)
+                            crate::scenarios::baseline::mock_kind_scoped(**role, scoped)
                                 .is_some_and(|(g, k)| g == group && k == kind)
                         })
-                        .and_then(|role| mock_companion(*role, contract).ok())
+                        .and_then(|role| mock_companion(*role, contract, scoped).ok())
                         .map(|(res, s)| (res.api_version, sample_object(&s, &new_name)))
                 }
                 None => None,
@@ -93,7 +96,7 @@ pub fn plan_sample_references(
                 return;
             };
             r.insert("name".into(), json!(new_name));
-            if r.contains_key("namespace") {
+            if r.contains_key("namespace") && !scopes.kind_is_cluster_scoped(&group, &kind) {
                 r.insert("namespace".into(), json!(namespace));
             }
             if !out.iter().any(|o| {
@@ -195,7 +198,7 @@ impl Env {
             &subject.companions.sample_documents,
             contract,
             &prefix,
-            &self.namespace,
+            (&self.namespace, &self.scopes),
         );
         if referenced.is_empty() {
             return Ok(None);
@@ -240,8 +243,14 @@ mod tests {
             json!({"apiVersion": "infrastructure.foo.io/v1beta1", "kind": "FooTemplate",
                                "metadata": {"name": "foo", "namespace": "elsewhere"}, "spec": {"template": {"spec": {"size": 2}}}}),
         ];
-        let (rewritten, objs) =
-            plan_sample_references(&sample, &docs, Contract::V1Beta1, "kcp-b1-ref", "run-ns");
+        let scopes = Scopes::default();
+        let (rewritten, objs) = plan_sample_references(
+            &sample,
+            &docs,
+            Contract::V1Beta1,
+            "kcp-b1-ref",
+            ("run-ns", &scopes),
+        );
         assert_eq!(
             rewritten
                 .pointer("/spec/machineTemplate/infrastructureRef/name")

@@ -63,6 +63,9 @@ pub struct LintOptions {
     pub no_waivers: bool,
     /// `--manager-help FILE`: the manager binary's `--help` output (evidence for flag rules).
     pub manager_help: Option<String>,
+    /// Without `--manager-help`: the `--help` runs of the managers the tool runs itself
+    /// (`check --embedded --provider-cmd`), one per command.
+    pub manager_help_runs: Vec<HelpRun>,
     /// Broken documents become `Matrix.problems` instead of an error.
     pub keep_going: bool,
     /// Problems found while loading (only with `keep_going`).
@@ -77,6 +80,16 @@ pub struct LintOptions {
     /// Why a scenario rule has no verdict from the static engine: `lint`'s "needs a live
     /// provider (run `check`)"; `check` says why no scenario judged it there.
     pub scenario_skip: String,
+}
+
+/// What running a manager's command line with `--help` gave (see
+/// [`LintOptions::manager_help_runs`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HelpRun {
+    /// The command as run, `--help` included.
+    pub command: String,
+    /// Its usage text (what it printed); `Err`: why there is none.
+    pub output: Result<String, String>,
 }
 
 /// [`LintOptions::scenario_skip`] of `lint`.
@@ -107,6 +120,7 @@ impl Default for LintOptions {
             waivers: Vec::new(),
             no_waivers: false,
             manager_help: None,
+            manager_help_runs: Vec::new(),
             keep_going: false,
             load_problems: Vec::new(),
             load_notes: Vec::new(),

@@ -1,6 +1,7 @@
 //! The IPAM provider: IPAddressClaims (`ipam.cluster.x-k8s.io/v1beta2`) whose `spec.poolRef`
-//! names a MockIPPool are fulfilled with an IPAddress, following the contract's steps
-//! (docs/book/src/developer/providers/contracts/ipam.md):
+//! names a MockIPPool (in the claim's namespace) or a MockGlobalIPPool (cluster-scoped: claims
+//! of every namespace share its addresses) are fulfilled with an IPAddress, following the
+//! contract's steps (docs/book/src/developer/providers/contracts/ipam.md):
 //!
 //! 1. claims naming another group or kind are ignored;
 //! 2. the claim's Cluster (`spec.clusterName`, else the `cluster.x-k8s.io/cluster-name` label)
@@ -27,7 +28,7 @@ use crate::faults::{
     FAULT_ANNOTATION, FaultSet, MISSING_CLUSTER_FAULT, PAUSED_ANNOTATION_FAULT, PAUSED_SPEC_FAULT,
 };
 use crate::ip_pool::PoolAddresses;
-use crate::kinds::MOCK_IP_POOL;
+use crate::kinds::{IP_POOLS, MOCK_GLOBAL_IP_POOL, MOCK_IP_POOL, MockKind};
 use crate::object::{self, CLUSTER_NAME_LABEL, FIELD_MANAGER, PAUSED_ANNOTATION};
 use capi_contract::contract::Contract;
 use capi_contract::rule_ids as id;
@@ -73,6 +74,46 @@ pub fn pool_resource() -> ApiResource {
     MOCK_IP_POOL.api_resource(Contract::V1Beta2)
 }
 
+/// The MockGlobalIPPool kind's `ApiResource` (cluster-scoped).
+pub fn global_pool_resource() -> ApiResource {
+    MOCK_GLOBAL_IP_POOL.api_resource(Contract::V1Beta2)
+}
+
+/// Whether the pool kind is cluster-scoped.
+pub fn is_global(kind: MockKind) -> bool {
+    kind == MOCK_GLOBAL_IP_POOL
+}
+
+/// The pools of `kind` a claim in `namespace` can name: that namespace's, or (a cluster-scoped
+/// kind) the cluster's.
+fn pools_api(client: &Client, kind: MockKind, namespace: &str) -> Api<DynamicObject> {
+    let ar = kind.api_resource(Contract::V1Beta2);
+    if is_global(kind) {
+        Api::all_with(client.clone(), &ar)
+    } else {
+        Api::namespaced_with(client.clone(), namespace, &ar)
+    }
+}
+
+/// The IPAddresses that can hold addresses of a pool of `kind` in `namespace`: that
+/// namespace's, or for a cluster-scoped pool those the mock watches (its watch namespace, else
+/// every namespace: a namespace-restricted manager sees no other, as controller-runtime's
+/// namespaced cache does not).
+fn addresses_api(ctx: &super::Ctx, kind: MockKind, namespace: Option<&str>) -> Api<DynamicObject> {
+    let scope = if is_global(kind) {
+        ctx.opts
+            .watch_namespace
+            .as_deref()
+            .filter(|n| !n.is_empty())
+    } else {
+        namespace
+    };
+    match scope {
+        Some(ns) => Api::namespaced_with(ctx.client.clone(), ns, &address_resource()),
+        None => Api::all_with(ctx.client.clone(), &address_resource()),
+    }
+}
+
 /// State of the IPAM controllers: the shared reconciler state and a lock that makes choosing
 /// and creating an address one step (two claims never get the same address).
 pub struct IpamCtx {
@@ -98,10 +139,18 @@ pub fn pool_ref_name(obj: &DynamicObject) -> Option<&str> {
     object::string_field(obj, "spec.poolRef.name")
 }
 
-/// Whether `spec.poolRef` names a MockIPPool (group and kind).
+/// The mock's pool kind `spec.poolRef` names (group and kind), if any.
+pub fn named_pool_kind(obj: &DynamicObject) -> Option<MockKind> {
+    if object::string_field(obj, "spec.poolRef.apiGroup") != Some(IPAM_GROUP) {
+        return None;
+    }
+    let kind = object::string_field(obj, "spec.poolRef.kind")?;
+    IP_POOLS.into_iter().find(|k| k.kind == kind)
+}
+
+/// Whether `spec.poolRef` names one of the mock's pool kinds (group and kind).
 pub fn names_mock_pool(obj: &DynamicObject) -> bool {
-    object::string_field(obj, "spec.poolRef.apiGroup") == Some(IPAM_GROUP)
-        && object::string_field(obj, "spec.poolRef.kind") == Some(MOCK_IP_POOL.kind)
+    named_pool_kind(obj).is_some()
 }
 
 /// The claim's Cluster: `spec.clusterName`, else the cluster-name label.
@@ -138,8 +187,9 @@ pub async fn reconcile_claim(obj: Arc<DynamicObject>, ictx: Arc<IpamCtx>) -> Res
     let ctx = &ictx.ctx;
     let ns = obj.namespace().ok_or(ReconcileError::NoNamespace)?;
     let name = obj.name_any();
-    let pools: Api<DynamicObject> =
-        Api::namespaced_with(ictx.client().clone(), &ns, &pool_resource());
+    // Under the claim-filter fault a claim naming another kind takes the MockIPPool of the name.
+    let kind = named_pool_kind(&obj).unwrap_or(MOCK_IP_POOL);
+    let pools = pools_api(ictx.client(), kind, &ns);
     let pool = match pool_ref_name(&obj) {
         Some(p) => pools.get_opt(p).await?,
         None => None,
@@ -170,7 +220,8 @@ pub async fn reconcile_claim(obj: Arc<DynamicObject>, ictx: Arc<IpamCtx>) -> Res
     }
     let Some(pool) = pool else {
         let msg = format!(
-            "MockIPPool {} not found",
+            "{} {} not found",
+            kind.kind,
             pool_ref_name(&claim).unwrap_or_default()
         );
         return not_ready(&claims, &claim, POOL_NOT_READY_REASON, &msg).await;
@@ -178,7 +229,7 @@ pub async fn reconcile_claim(obj: Arc<DynamicObject>, ictx: Arc<IpamCtx>) -> Res
     let parsed = match parse_pool(&pool) {
         Ok(p) => p,
         Err(e) => {
-            let msg = format!("MockIPPool {}: {e}", pool.name_any());
+            let msg = format!("{} {}: {e}", kind.kind, pool.name_any());
             return not_ready(&claims, &claim, POOL_NOT_READY_REASON, &msg).await;
         }
     };
@@ -189,17 +240,18 @@ pub async fn reconcile_claim(obj: Arc<DynamicObject>, ictx: Arc<IpamCtx>) -> Res
             match addresses.get_opt(&name).await? {
                 Some(a) => a,
                 None => {
-                    let used = used_addresses(&addresses, &pool).await?;
+                    let pool_addresses = addresses_api(ctx, kind, Some(&ns));
+                    let used = used_addresses(&pool_addresses, &pool, kind).await?;
                     let ip = if faults.has(id::ipam::ADDRESS_OBJECT) {
                         parsed.next_outside(&used)
                     } else {
                         parsed.next_free(&used)
                     };
                     let Some(ip) = ip else {
-                        let msg = format!("MockIPPool {} has no free address", pool.name_any());
+                        let msg = format!("{} {} has no free address", kind.kind, pool.name_any());
                         return not_ready(&claims, &claim, POOL_EXHAUSTED_REASON, &msg).await;
                     };
-                    let body = address_object(&claim, &pool, &parsed, ip, &faults)?;
+                    let body = address_object(&claim, (&pool, kind), &parsed, ip, &faults)?;
                     addresses.create(&PostParams::default(), &body).await?
                 }
             }
@@ -333,40 +385,43 @@ pub fn parse_pool(pool: &DynamicObject) -> Result<PoolAddresses, crate::ip_pool:
     )
 }
 
-/// Whether `address` is one of `pool`'s: its `spec.poolRef` names the pool, or it has an owner
-/// reference to it.
-fn belongs_to(address: &DynamicObject, pool: &DynamicObject) -> bool {
-    let by_ref =
-        names_mock_pool(address) && pool_ref_name(address) == Some(pool.name_any().as_str());
+/// Whether `address` is one of `pool`'s (of `kind`): its `spec.poolRef` names the pool, or it
+/// has an owner reference to it.
+fn belongs_to(address: &DynamicObject, pool: &DynamicObject, kind: MockKind) -> bool {
+    let by_ref = named_pool_kind(address) == Some(kind)
+        && pool_ref_name(address) == Some(pool.name_any().as_str());
     let by_owner = pool.uid().is_some_and(|uid| {
         address
             .owner_references()
             .iter()
-            .any(|o| o.uid == uid && o.kind == MOCK_IP_POOL.kind)
+            .any(|o| o.uid == uid && o.kind == kind.kind)
     });
     by_ref || by_owner
 }
 
-/// The IPAddresses of `pool` (its namespace).
+/// The IPAddresses of `pool` (of `kind`) among those `addresses` lists (the pool's namespace;
+/// every namespace for a cluster-scoped pool).
 async fn addresses_of(
     addresses: &Api<DynamicObject>,
     pool: &DynamicObject,
+    kind: MockKind,
 ) -> Result<Vec<DynamicObject>> {
     Ok(addresses
         .list(&ListParams::default())
         .await?
         .items
         .into_iter()
-        .filter(|a| belongs_to(a, pool))
+        .filter(|a| belongs_to(a, pool, kind))
         .collect())
 }
 
-/// The addresses held by IPAddresses of `pool`.
+/// The addresses held by IPAddresses of `pool` (of `kind`).
 async fn used_addresses(
     addresses: &Api<DynamicObject>,
     pool: &DynamicObject,
+    kind: MockKind,
 ) -> Result<BTreeSet<IpAddr>> {
-    Ok(addresses_of(addresses, pool)
+    Ok(addresses_of(addresses, pool, kind)
         .await?
         .iter()
         .filter_map(|a| object::string_field(a, "spec.address"))
@@ -374,20 +429,22 @@ async fn used_addresses(
         .collect())
 }
 
-/// The IPAddress for `claim` holding `ip`.
+/// The IPAddress for `claim` holding `ip` of `pool` (of its kind).
 fn address_object(
     claim: &DynamicObject,
-    pool: &DynamicObject,
+    (pool, kind): (&DynamicObject, MockKind),
     parsed: &PoolAddresses,
     ip: IpAddr,
     faults: &FaultSet,
 ) -> Result<DynamicObject> {
     let missing = |what: &str| ReconcileError::Invalid(format!("{what} has no uid"));
     let claim_uid = claim.uid().ok_or_else(|| missing("the IPAddressClaim"))?;
-    let pool_uid = pool.uid().ok_or_else(|| missing("the MockIPPool"))?;
+    let pool_uid = pool
+        .uid()
+        .ok_or_else(|| missing(&format!("the {}", kind.kind)))?;
     let mut pool_owner = json!({
         "apiVersion": format!("{IPAM_GROUP}/{}", crate::api::IPAM_VERSION),
-        "kind": MOCK_IP_POOL.kind,
+        "kind": kind.kind,
         "name": pool.name_any(),
         "uid": pool_uid,
         "controller": false,
@@ -406,7 +463,7 @@ fn address_object(
     // The claim's own poolRef (under the claim-filter fault it names another kind).
     let pool_ref = json!({
         "apiGroup": object::string_field(claim, "spec.poolRef.apiGroup").unwrap_or(IPAM_GROUP),
-        "kind": object::string_field(claim, "spec.poolRef.kind").unwrap_or(MOCK_IP_POOL.kind),
+        "kind": object::string_field(claim, "spec.poolRef.kind").unwrap_or(kind.kind),
         "name": pool.name_any(),
     });
     let mut spec = json!({
@@ -484,15 +541,20 @@ async fn patch_claim_status(
     Ok(())
 }
 
-/// Reconciles one MockIPPool: the cluster-name label fault, `status.conditions` `Ready`,
-/// `status.ipAddresses`, and the release of addresses whose claim is gone.
+/// Reconciles one pool (a MockIPPool, or a MockGlobalIPPool: one without a namespace): the
+/// cluster-name label fault, `status.conditions` `Ready`, `status.ipAddresses`, and the release
+/// of addresses whose claim is gone.
 pub async fn reconcile_pool(obj: Arc<DynamicObject>, ictx: Arc<IpamCtx>) -> Result<Action> {
     let ctx = &ictx.ctx;
-    let ns = obj.namespace().ok_or(ReconcileError::NoNamespace)?;
+    let ns = obj.namespace();
+    let kind = if ns.is_some() {
+        MOCK_IP_POOL
+    } else {
+        MOCK_GLOBAL_IP_POOL
+    };
     let name = obj.name_any();
     let faults = FaultSet::for_object(&ctx.opts.faults, &obj);
-    let pools: Api<DynamicObject> =
-        Api::namespaced_with(ictx.client().clone(), &ns, &pool_resource());
+    let pools = pools_api(ictx.client(), kind, ns.as_deref().unwrap_or_default());
     let mut pool = (*obj).clone();
     if object::is_deleting(&pool) {
         return Ok(Action::await_change());
@@ -501,17 +563,21 @@ pub async fn reconcile_pool(obj: Arc<DynamicObject>, ictx: Arc<IpamCtx>) -> Resu
         let body = metadata_patch(&pool, json!({ "labels": { CLUSTER_NAME_LABEL: null } }));
         pool = pools.patch(&name, &params(), &Patch::Merge(&body)).await?;
     }
-    let claims: Api<DynamicObject> =
-        Api::namespaced_with(ictx.client().clone(), &ns, &claim_resource());
-    let addresses: Api<DynamicObject> =
-        Api::namespaced_with(ictx.client().clone(), &ns, &address_resource());
+    let addresses = addresses_api(ctx, kind, ns.as_deref());
     let mut used = 0i64;
-    for address in addresses_of(&addresses, &pool).await? {
+    for address in addresses_of(&addresses, &pool, kind).await? {
+        // The claim and the address share a namespace (a cluster-scoped pool's addresses are
+        // in their claims' namespaces).
+        let address_ns = address.namespace().unwrap_or_default();
+        let claims: Api<DynamicObject> =
+            Api::namespaced_with(ictx.client().clone(), &address_ns, &claim_resource());
+        let in_ns: Api<DynamicObject> =
+            Api::namespaced_with(ictx.client().clone(), &address_ns, &address_resource());
         let claim_name = object::string_field(&address, "spec.claimRef.name").unwrap_or_default();
         let claim_gone = claim_name.is_empty() || claims.get_opt(claim_name).await?.is_none();
         let keep = faults.clone().with_object(&address).has(id::ipam::DELETE);
         if claim_gone && !keep {
-            release(&addresses, &address).await?;
+            release(&in_ns, &address).await?;
         } else if !object::is_deleting(&address) {
             used += 1;
         }

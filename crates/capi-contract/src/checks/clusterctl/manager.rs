@@ -97,13 +97,10 @@ pub fn multi_instance_flags(_: &Rule, ctx: &CheckCtx) -> Finding {
         return Finding::pass_msg("manager args carry --namespace and --watch-filter");
     }
     // The flags are opt-in: a manager that accepts them need not set them. Only the binary's
-    // `--help` output can show that it accepts them.
+    // `--help` output can show that it accepts them: given with --manager-help FILE, or got by
+    // running the manager's command line with --help (check --embedded --provider-cmd).
     let Some(help) = ctx.opts.manager_help.as_deref() else {
-        return Finding::inconclusive(format!(
-            "manager args do not set {} (the flags are opt-in); whether the manager accepts them \
-             shows only in its --help output: pass it with --manager-help FILE",
-            in_args.join(" or ")
-        ));
+        return from_help_runs(&ctx.opts.manager_help_runs, &in_args);
     };
     let missing: Vec<&str> = MULTI_INSTANCE_FLAGS
         .into_iter()
@@ -119,6 +116,56 @@ pub fn multi_instance_flags(_: &Rule, ctx: &CheckCtx) -> Finding {
     }
 }
 
+/// `all/multi-instance-flags` from the `--help` runs of the managers' command lines: a usage
+/// text without a flag fails; a run without a usage text leaves the rule inconclusive (its
+/// reason says why); every usage text listing both flags passes.
+fn from_help_runs(runs: &[crate::checks::HelpRun], in_args: &[&str]) -> Finding {
+    if runs.is_empty() {
+        return Finding::inconclusive(format!(
+            "manager args do not set {} (the flags are opt-in); whether the manager accepts them \
+             shows only in its --help output: pass it with --manager-help FILE (check --embedded \
+             --provider-cmd runs the manager with --help itself)",
+            in_args.join(" or ")
+        ));
+    }
+    let mut lacking = Vec::new();
+    let mut unavailable = Vec::new();
+    for run in runs {
+        match &run.output {
+            Ok(text) => {
+                let missing: Vec<&str> = MULTI_INSTANCE_FLAGS
+                    .into_iter()
+                    .filter(|f| !help_lists_flag(text, f))
+                    .collect();
+                if !missing.is_empty() {
+                    lacking.push(format!(
+                        "the --help output of `{}` does not list {}",
+                        run.command,
+                        missing.join(" or ")
+                    ));
+                }
+            }
+            Err(why) => unavailable.push(format!("`{}`: {why}", run.command)),
+        }
+    }
+    if !lacking.is_empty() {
+        return Finding::fail_msg(lacking.join("; "));
+    }
+    if !unavailable.is_empty() {
+        return Finding::inconclusive(format!(
+            "manager args do not set {} and no --help output shows whether the manager accepts \
+             them ({}); pass its --help output with --manager-help FILE",
+            in_args.join(" or "),
+            unavailable.join("; ")
+        ));
+    }
+    let commands: Vec<String> = runs.iter().map(|r| format!("`{}`", r.command)).collect();
+    Finding::pass_msg(format!(
+        "the --help output of {} lists --namespace and --watch-filter",
+        commands.join(", ")
+    ))
+}
+
 const MULTI_INSTANCE_FLAGS: [&str; 2] = ["--namespace", "--watch-filter"];
 
 /// Whether a `--help` text documents `flag` (as a whole word: `--namespace` must not match
@@ -127,4 +174,41 @@ pub(super) fn help_lists_flag(help: &str, flag: &str) -> bool {
     let bare = flag.trim_start_matches('-');
     help.split(|c: char| c.is_whitespace() || matches!(c, ',' | '=' | '[' | ']'))
         .any(|tok| tok.starts_with('-') && tok.trim_start_matches('-') == bare)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::HelpRun;
+    use crate::model::Outcome;
+
+    fn run(output: Result<&str, &str>) -> HelpRun {
+        HelpRun {
+            command: "manager --help".into(),
+            output: output.map(str::to_string).map_err(str::to_string),
+        }
+    }
+
+    /// pflag's usage (`--flag type`) and Go's flag package's (`-flag type`) both count; one
+    /// manager without a flag fails the rule; a run that printed no usage leaves it inconclusive.
+    #[test]
+    fn help_runs_decide_the_multi_instance_flags() {
+        let pflag = "Usage of manager:\n      --namespace string\n      --watch-filter string\n";
+        let goflag = "Usage of manager:\n  -namespace string\n  -watch-filter string\n";
+        let lacking = "Usage of manager:\n      --namespace string\n      --leader-elect\n";
+        let args = ["--namespace", "--watch-filter"];
+        let outcome = |runs: &[HelpRun]| from_help_runs(runs, &args).outcome;
+        assert_eq!(outcome(&[run(Ok(pflag)), run(Ok(goflag))]), Outcome::Pass);
+        let failed = from_help_runs(&[run(Ok(pflag)), run(Ok(lacking))], &args);
+        assert_eq!(failed.outcome, Outcome::Fail);
+        assert!(failed.reason.unwrap().contains("--watch-filter"));
+        let none = from_help_runs(&[run(Err("no usage text"))], &args);
+        assert_eq!(none.outcome, Outcome::Inconclusive);
+        assert!(none.reason.unwrap().contains("--manager-help FILE"));
+        assert_eq!(
+            outcome(&[run(Err("timed out")), run(Ok(lacking))]),
+            Outcome::Fail
+        );
+        assert_eq!(outcome(&[]), Outcome::Inconclusive);
+    }
 }
