@@ -100,9 +100,30 @@ impl RealCluster {
                 return None;
             }
         };
+        // up.sh picks free ports before the processes bind them: another process can take one
+        // in between ("address already in use"); such a start is tried again.
+        let mut attempt = 1;
+        loop {
+            match Self::up(&root, &bin) {
+                Ok(cluster) => return Some(cluster),
+                Err(stderr) if attempt < 3 && stderr.contains("address already in use") => {
+                    eprintln!(
+                        "{test_name}: a port was taken while the real cluster started; again"
+                    );
+                    attempt += 1;
+                }
+                Err(stderr) => panic!(
+                    "scripts/real-cluster/up.sh exited before its kubeconfig line; its stderr:\n{stderr}"
+                ),
+            }
+        }
+    }
+
+    /// One start of up.sh: the cluster, or up.sh's stderr when it exits first.
+    fn up(root: &Path, bin: &Path) -> Result<RealCluster, String> {
         let mut child = Command::new(root.join("scripts/real-cluster/up.sh"))
             .arg("--bin")
-            .arg(&bin)
+            .arg(bin)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -135,9 +156,13 @@ impl RealCluster {
             lines: rx,
             stderr,
         };
-        let line = cluster.wait_for_line(|l| l.starts_with("kubeconfig: "), "its kubeconfig line");
-        cluster.kubeconfig = PathBuf::from(line.trim_start_matches("kubeconfig: ").trim());
-        Some(cluster)
+        match cluster.next_line(|l| l.starts_with("kubeconfig: "), "its kubeconfig line") {
+            Ok(line) => {
+                cluster.kubeconfig = PathBuf::from(line.trim_start_matches("kubeconfig: ").trim());
+                Ok(cluster)
+            }
+            Err(stderr) => Err(stderr),
+        }
     }
 
     /// The admin kubeconfig (client certificate in `system:masters`).
@@ -163,11 +188,19 @@ impl RealCluster {
     /// The first stdout line of up.sh matching `wanted`; panics with up.sh's stderr when it
     /// exits or takes too long.
     fn wait_for_line(&self, wanted: impl Fn(&str) -> bool, what: &str) -> String {
+        self.next_line(wanted, what).unwrap_or_else(|stderr| {
+            panic!("scripts/real-cluster/up.sh exited before {what}; its stderr:\n{stderr}")
+        })
+    }
+
+    /// The first stdout line of up.sh matching `wanted`, or up.sh's stderr when it exits first;
+    /// panics when it takes too long.
+    fn next_line(&self, wanted: impl Fn(&str) -> bool, what: &str) -> Result<String, String> {
         let deadline = Instant::now() + READY_WITHIN;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(left) {
-                Ok(line) if wanted(line.trim_end()) => return line,
+                Ok(line) if wanted(line.trim_end()) => return Ok(line),
                 Ok(_) => {}
                 Err(RecvTimeoutError::Timeout) => {
                     panic!(
@@ -178,10 +211,7 @@ impl RealCluster {
                 Err(RecvTimeoutError::Disconnected) => {
                     // Let the stderr reader catch up with the last lines.
                     std::thread::sleep(Duration::from_millis(200));
-                    panic!(
-                        "scripts/real-cluster/up.sh exited before {what}; its stderr:\n{}",
-                        self.stderr_text()
-                    )
+                    return Err(self.stderr_text());
                 }
             }
         }
