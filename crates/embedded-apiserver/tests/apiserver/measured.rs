@@ -103,6 +103,22 @@ async fn discovery_carries_kubes_storage_version_hashes() {
 }
 
 #[tokio::test]
+async fn namespaces_offer_no_deletecollection() {
+    let h = H::new();
+    let core = h.get("/api/v1").await.body;
+    assert_eq!(
+        resource(&core, "namespaces")["verbs"],
+        json!([
+            "create", "delete", "get", "list", "patch", "update", "watch"
+        ])
+    );
+    let r = h.delete("/api/v1/namespaces").await;
+    assert_eq!(r.code, 405, "{}", r.body);
+    assert_eq!(r.body["reason"], "MethodNotAllowed");
+    assert_eq!(h.get("/api/v1/namespaces/default").await.code, 200);
+}
+
+#[tokio::test]
 async fn crds_are_api_extensions_and_custom_resources_list_kubes_verb_order() {
     let h = H::widgets().await;
     let ext = h.get("/apis/apiextensions.k8s.io/v1").await.body;
@@ -236,6 +252,36 @@ async fn the_openapi_v3_index_is_sniffed_text_as_kube_serves_it() {
     assert_eq!(gv.header("content-type"), "application/json");
 }
 
+#[tokio::test]
+async fn delete_collection_answers_every_deleted_object() {
+    let h = H::widgets().await;
+    h.widget("gone", json!({"size": "small"})).await;
+    let r = h
+        .post(
+            W,
+            json!({"apiVersion": "example.com/v1", "kind": "Widget",
+                "metadata": {"name": "held", "finalizers": ["example.com/hold"]},
+                "spec": {"size": "small"}}),
+        )
+        .await;
+    assert_eq!(r.code, 201);
+    let r = h.delete(W).await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    let names: Vec<&str> = r.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["gone", "held"], "{}", r.body);
+    assert!(r.body["items"][1]["metadata"]["deletionTimestamp"].is_string());
+}
+
+fn widget_body(name: &str, spec: Value) -> Value {
+    json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": name}, "spec": spec})
+}
+
+const CM: &str = "/api/v1/namespaces/default/configmaps";
 const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
 const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 
@@ -243,6 +289,244 @@ fn deployment(name: &str) -> Value {
     json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
         "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"labels": {"a": "b"}},
             "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}})
+}
+
+#[tokio::test]
+async fn bodies_that_are_no_objects_are_refused_with_kubes_decoder_words() {
+    let h = H::widgets().await;
+    let r = h
+        .raw(Method::POST, W, JSON, JSON, br#""not an object""#.to_vec())
+        .await;
+    assert_eq!(r.code, 400);
+    assert_eq!(
+        r.body["message"],
+        "the object provided is unrecognized (must be of type Widget): couldn't get version/kind; json parse error: json: cannot unmarshal string into Go value of type struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" } (226e6f7420616e206f626a65637422)"
+    );
+    let r = h
+        .raw(Method::POST, W, JSON, JSON, br#"{"apiVersion":"#.to_vec())
+        .await;
+    assert_eq!(
+        r.body["message"],
+        "the object provided is unrecognized (must be of type Widget): couldn't get version/kind; json parse error: unexpected end of JSON input ({\"apiVersion\":)"
+    );
+}
+
+#[tokio::test]
+async fn bad_write_options_are_invalid_options_objects() {
+    let h = H::widgets().await;
+    let r = h
+        .post(
+            &format!("{W}?fieldValidation=Bogus"),
+            widget_body("o", json!({"size": "small"})),
+        )
+        .await;
+    assert_eq!(r.code, 422);
+    assert_eq!(
+        r.body["message"],
+        "CreateOptions.meta.k8s.io \"\" is invalid: fieldValidation: Unsupported value: \"Bogus\": supported values: \"\", \"Ignore\", \"Strict\", \"Warn\""
+    );
+    assert_eq!(r.body["details"]["kind"], "CreateOptions");
+    h.widget("w", json!({"size": "small"})).await;
+    let r = h
+        .patch(&format!("{W}/w?dryRun=bogus"), MERGE, json!({}))
+        .await;
+    assert_eq!(r.code, 422);
+    assert_eq!(
+        r.body["message"],
+        "PatchOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: [\"bogus\"]: supported values: \"All\""
+    );
+}
+
+#[tokio::test]
+async fn unsupported_patch_types_are_refused_without_details() {
+    let h = H::widgets().await;
+    h.widget("w", json!({"size": "small"})).await;
+    let r = h.patch(&format!("{W}/w"), SMP, json!({})).await;
+    assert_eq!(r.code, 415);
+    assert_eq!(
+        r.body["message"],
+        "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+    );
+    assert!(r.body.get("details").is_none(), "{}", r.body);
+}
+
+#[tokio::test]
+async fn apply_of_fields_the_schema_does_not_declare_fails_as_kubes_field_manager() {
+    let h = H::widgets().await;
+    let mut a = widget_body("a1", json!({"size": "large", "extra": 1}));
+    a["metadata"]["namespace"] = json!("default");
+    let r = h
+        .patch(&format!("{W}/a1?fieldManager=m"), APPLY, a.clone())
+        .await;
+    assert_eq!(r.code, 500, "{}", r.body);
+    assert_eq!(
+        r.body["message"],
+        "failed to create typed patch object (default/a1; example.com/v1, Kind=Widget): .spec.extra: field not declared in schema"
+    );
+    a["top"] = json!(1);
+    let r = h
+        .patch(
+            &format!("{W}/a1?fieldManager=m&fieldValidation=Strict"),
+            APPLY,
+            a,
+        )
+        .await;
+    assert_eq!(
+        r.body["message"],
+        "failed to create typed patch object (default/a1; example.com/v1, Kind=Widget): errors:\n  .spec.extra: field not declared in schema\n  .top: field not declared in schema"
+    );
+    let r = h
+        .patch(
+            &format!("{CM}/c?fieldManager=m"),
+            APPLY,
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "bogus": 1}),
+        )
+        .await;
+    assert_eq!(
+        r.body["message"],
+        "failed to create typed patch object (/c; /v1, Kind=ConfigMap): .bogus: field not declared in schema"
+    );
+    let r = h
+        .patch(
+            &format!("{W}/a1?fieldManager=m"),
+            APPLY,
+            widget_body("a1", json!({"size": "large"})),
+        )
+        .await;
+    assert_eq!(r.code, 201, "{}", r.body);
+}
+
+#[tokio::test]
+async fn broken_apply_yaml_is_reported_on_one_line_with_kubes_prefix() {
+    let h = H::widgets().await;
+    let r = h
+        .raw(
+            Method::PATCH,
+            &format!("{W}/a?fieldManager=m"),
+            APPLY,
+            JSON,
+            b"apiVersion: example.com/v1\nkind: Widget\nspec: [\n".to_vec(),
+        )
+        .await;
+    assert_eq!(r.code, 400);
+    let m = r.body["message"].as_str().unwrap();
+    assert!(
+        m.starts_with("error decoding YAML: error converting YAML to JSON: yaml: line 3"),
+        "{m}"
+    );
+    assert!(!m.contains('\n'), "{m}");
+}
+
+#[tokio::test]
+async fn an_undefined_subresource_of_a_custom_resource_is_the_object_not_found() {
+    let h = H::widgets().await;
+    h.widget("w", json!({"size": "small"})).await;
+    let r = h.get(&format!("{W}/w/bogus")).await;
+    assert_eq!(r.code, 404);
+    assert_eq!(r.body["message"], "widgets.example.com \"w\" not found");
+    assert_eq!(
+        r.body["details"],
+        json!({"name": "w", "group": "example.com", "kind": "widgets"})
+    );
+}
+
+const TABLE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
+
+#[tokio::test]
+async fn an_accept_header_naming_nothing_served_is_406() {
+    let h = H::widgets().await;
+    h.widget("w", json!({"size": "small"})).await;
+    let r = h
+        .raw(Method::GET, &format!("{W}/w"), "", "text/html", vec![])
+        .await;
+    assert_eq!(r.code, 406);
+    assert_eq!(r.body["reason"], "NotAcceptable");
+    assert_eq!(
+        r.body["message"],
+        "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"
+    );
+    for ok in [
+        "*/*",
+        "application/yaml",
+        "application/vnd.kubernetes.protobuf",
+        TABLE,
+    ] {
+        let r = h.raw(Method::GET, &format!("{W}/w"), "", ok, vec![]).await;
+        assert_eq!(r.code, 200, "{ok}");
+    }
+}
+
+#[tokio::test]
+async fn a_bad_continue_token_is_reported_as_go_decodes_it() {
+    let h = H::widgets().await;
+    let r = h.get(&format!("{W}?continue=garbage")).await;
+    assert_eq!(r.code, 400);
+    assert_eq!(
+        r.body["message"],
+        "invalid continue token: continue key is not valid: invalid character '\\u0081' looking for beginning of value"
+    );
+}
+
+#[tokio::test]
+async fn a_selector_error_is_prefixed_once() {
+    let h = H::widgets().await;
+    let r = h.get(&format!("{W}?labelSelector=env%20in%20a")).await;
+    assert_eq!(r.code, 400);
+    assert_eq!(
+        r.body["message"],
+        "unable to parse requirement: found 'a' expected: '('"
+    );
+}
+
+#[tokio::test]
+async fn a_watch_from_no_version_with_bookmarks_ends_its_initial_events() {
+    let h = H::widgets().await;
+    h.widget("w", json!({"size": "small"})).await;
+    for rv in ["", "&resourceVersion=0"] {
+        let mut w = h
+            .watch(&format!(
+                "{W}?watch=true&allowWatchBookmarks=true&timeoutSeconds=5{rv}"
+            ))
+            .await;
+        assert_eq!(w.next().await["type"], "ADDED");
+        let end = w.next().await;
+        assert_eq!(end["type"], "BOOKMARK", "{end}");
+        assert_eq!(
+            end["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"],
+            "true"
+        );
+        // kube ≥ 1.35 writes no unset creationTimestamp.
+        assert!(
+            end["object"]["metadata"].get("creationTimestamp").is_none(),
+            "{end}"
+        );
+    }
+    // Without bookmarks: the ADDED events only.
+    let mut w = h.watch(&format!("{W}?watch=true&timeoutSeconds=5")).await;
+    assert_eq!(w.next().await["type"], "ADDED");
+    assert!(
+        w.next_within(std::time::Duration::from_millis(300))
+            .await
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn resource_versions_that_are_no_numbers_are_refused_as_kube_parses_them() {
+    let h = H::widgets().await;
+    let r = h.get(&format!("{W}?watch=true&resourceVersion=abc")).await;
+    assert_eq!(r.code, 500);
+    assert_eq!(
+        r.body["message"],
+        "resourceVersion: Invalid value: \"abc\": strconv.ParseUint: parsing \"abc\": invalid syntax"
+    );
+    assert!(r.body.get("reason").is_none(), "{}", r.body);
+    let r = h.get(&format!("{W}?resourceVersion=abc")).await;
+    assert_eq!(r.code, 400);
+    assert_eq!(
+        r.body["message"],
+        "invalid resource version: resourceVersion: Invalid value: \"abc\": strconv.ParseUint: parsing \"abc\": invalid syntax"
+    );
 }
 
 fn two_version_crd() -> Value {
@@ -259,6 +543,45 @@ fn two_version_crd() -> Value {
                  "selectableFields": [{"jsonPath": ".spec.size"}],
                  "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object",
                     "properties": {"size": {"type": "string"}, "replicas": {"type": "integer", "default": 1}}}}}}}]}})
+}
+
+#[tokio::test]
+async fn a_watch_of_a_deprecated_version_carries_its_warning() {
+    let h = H::new();
+    assert_eq!(h.post(CRDS, two_version_crd()).await.code, 201);
+    h.server
+        .wait_established("gadgets.example.com", std::time::Duration::from_secs(5))
+        .await
+        .unwrap();
+    let r = h
+        .raw(
+            Method::GET,
+            "/apis/example.com/v1alpha1/namespaces/default/gadgets?watch=true&timeoutSeconds=1",
+            "",
+            JSON,
+            vec![],
+        )
+        .await;
+    assert_eq!(r.code, 200);
+    assert_eq!(
+        r.header("warning"),
+        "299 - \"example.com/v1alpha1 Gadget is going away\""
+    );
+}
+
+#[tokio::test]
+async fn label_selectors_are_applied_whole() {
+    let h = H::new();
+    let r = h
+        .patch(
+            &format!("{DEPLOYMENTS}/d?fieldManager=m"),
+            APPLY,
+            deployment("d"),
+        )
+        .await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    let fields = &r.body["metadata"]["managedFields"][0]["fieldsV1"];
+    assert_eq!(fields["f:spec"]["f:selector"], json!({}), "{fields}");
 }
 
 #[tokio::test]
