@@ -167,13 +167,14 @@ fn create_deployment_stores_what_kubectl_generated() {
             serde_json::from_str(&s.ok(k, &["get", "deployment", name, "-o", "jsonpath={.spec}"]))
                 .unwrap()
         };
-        // What kubectl sent, with kube-apiserver's apps/v1 and core/v1 defaults.
+        // What kubectl sent, with kube-apiserver's apps/v1 and core/v1 defaults (and without
+        // the `creationTimestamp: null` kubectl ≤ 1.33 writes, which kube ≥ 1.35 leaves out).
         assert_eq!(
             spec("web"),
             serde_json::json!({"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
                 "progressDeadlineSeconds": 600, "revisionHistoryLimit": 10,
                 "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
-                "template": {"metadata": {"creationTimestamp": null, "labels": {"app": "web"}}, "spec": {
+                "template": {"metadata": {"labels": {"app": "web"}}, "spec": {
                     "containers": [
                     {"name": "nginx", "image": "nginx:1.25", "command": ["sleep", "10"],
                      "ports": [{"containerPort": 80, "protocol": "TCP"}], "resources": {},
@@ -317,7 +318,7 @@ spec:
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success());
         assert!(
-            err.contains("Deployment in version \"apps/v1\" cannot be handled as a Deployment: json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32"),
+            err.contains("Deployment in version \"v1\" cannot be handled as a Deployment: json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32"),
             "{err}"
         );
         let unknown = s.write("unknown.yaml", &manifest("d2", "2", "bogus: 1"));

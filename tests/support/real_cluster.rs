@@ -81,14 +81,32 @@ impl RealCluster {
                 return None;
             }
         };
+        // up.sh picks free ports before the processes bind them: another process can take one
+        // in between ("address already in use"); such a start is tried again, up to 3 times.
+        let mut attempt = 1;
+        loop {
+            match Self::up(&bin, apiserver_flags) {
+                Ok(cluster) => return Some(cluster),
+                Err(why) if attempt < 3 && why.contains("address already in use") => {
+                    eprintln!("{test}: a port was taken while the real cluster started; again");
+                    attempt += 1;
+                }
+                Err(why) => panic!("{test}: the real cluster did not start: {why}"),
+            }
+        }
+    }
+
+    /// One start of up.sh: the cluster, or what up.sh printed when it exited first.
+    fn up(bin: &Path, apiserver_flags: &[&str]) -> Result<RealCluster, String> {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let mut child = Command::new(root().join("scripts/real-cluster/up.sh"))
             .arg("--bin")
-            .arg(&bin)
+            .arg(bin)
             .arg("--dir")
             .arg(dir.path().join("cluster"))
             .arg("--")
             .args(apiserver_flags)
+            .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -107,9 +125,9 @@ impl RealCluster {
             if let Some(mut e) = child.stderr.take() {
                 let _ = std::io::Read::read_to_string(&mut e, &mut err);
             }
-            panic!("{test}: the real cluster did not start ({status:?}): {line}{err}");
+            return Err(format!("({status:?}): {line}{err}"));
         };
-        Some(RealCluster {
+        Ok(RealCluster {
             kubeconfig: PathBuf::from(path),
             child,
             stdout: Mutex::new(stdout),

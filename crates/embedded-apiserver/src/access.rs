@@ -84,12 +84,15 @@ impl TokenRegistry {
 /// sends): a TokenRequest whose `status.token` authenticates as the ServiceAccount. The request
 /// body's `spec` (audiences, expirationSeconds) is echoed, not enforced: tokens live as long as
 /// the server and their ServiceAccount.
+/// `manager` is the request's field manager: kube records the TokenRequest's defaulted spec
+/// under it (subresource `token`).
 pub fn token_request(
     store: &Store,
     tokens: &TokenRegistry,
     namespace: &str,
     name: &str,
     body: &[u8],
+    manager: &str,
 ) -> Result<Value, ApiError> {
     let key = (
         String::new(),
@@ -122,13 +125,33 @@ pub fn token_request(
         .unwrap_or_else(|_| jiff::Timestamp::now());
     let mut spec = spec;
     spec["expirationSeconds"] = json!(expiration_seconds);
+    // Owned by the requester: what it sent and what defaulting added, before the REST
+    // storage fills the audiences.
+    let owned: serde_json::Map<String, Value> = spec
+        .as_object()
+        .map(|m| m.keys().map(|k| (format!("f:{k}"), json!({}))).collect())
+        .unwrap_or_default();
     if spec.get("audiences").is_none() {
         spec["audiences"] = json!(["https://kubernetes.default.svc.cluster.local"]);
+    }
+    if spec.get("boundObjectRef").is_none() {
+        spec["boundObjectRef"] = Value::Null;
+    }
+    let now = meta::now_rfc3339();
+    // The ServiceAccount's name, namespace and uid, created now (kube's TokenRequest REST).
+    let mut metadata =
+        json!({"name": name, "namespace": namespace, "uid": uid, "creationTimestamp": now});
+    if !manager.is_empty() {
+        metadata["managedFields"] = json!([{
+            "manager": manager, "operation": "Update", "apiVersion": "authentication.k8s.io/v1",
+            "time": now, "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": owned},
+            "subresource": "token"
+        }]);
     }
     Ok(json!({
         "kind": "TokenRequest",
         "apiVersion": "authentication.k8s.io/v1",
-        "metadata": {"name": name, "namespace": namespace, "creationTimestamp": null},
+        "metadata": metadata,
         "spec": spec,
         "status": {
             "token": token,

@@ -45,12 +45,15 @@ pub struct Admitted {
 
 /// Prune, default and validate a custom resource against its version schema (plus ObjectMeta
 /// validation). `Err(Invalid)` is a 422, `Err(Strict)` a 400 for unknown fields.
+/// `scale`: the CRD version's scale subresource paths (`specReplicasPath`,
+/// `statusReplicasPath`), whose values apiextensions checks after the schema.
 pub fn admit_custom(
     object: Value,
     old: Option<&Value>,
     schema: Option<&Value>,
     namespaced: bool,
     validation: FieldValidation,
+    scale: Option<(&str, &str)>,
 ) -> Result<Admitted, AdmitError> {
     let Some(schema) = schema else {
         return Ok(Admitted {
@@ -69,9 +72,17 @@ pub fn admit_custom(
     if validation == FieldValidation::Strict && !result.unknown_fields.is_empty() {
         return Err(AdmitError::Strict(result.unknown_fields));
     }
-    if !result.causes.is_empty() {
+    let mut causes = result.causes.clone();
+    if let Some((spec, status)) = scale {
+        causes.extend(schema::validate_scale_replicas(
+            &result.object,
+            spec,
+            status,
+        ));
+    }
+    if !causes.is_empty() {
         return Err(AdmitError::Invalid(
-            result.causes.into_iter().map(StatusCause::from).collect(),
+            causes.into_iter().map(StatusCause::from).collect(),
         ));
     }
     let warnings = if validation == FieldValidation::Warn {

@@ -2,6 +2,7 @@
 //! establishing and cleanup, namespace deletion, garbage collection, ClusterRole aggregation.
 //! They consume the store's event stream and write through the same pipeline as clients.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Weak};
 
 use serde_json::{Value, json};
@@ -272,13 +273,103 @@ fn namespace_sweep(server: &EmbeddedServer, ns: &str) {
             let _ = ops::delete(&mut store, &t, &DeleteOpts::default());
         }
     }
-    let remaining = store.objects.keys().filter(|(_, _, n, _)| n == ns).count();
-    if remaining == 0
-        && let Some(t) = target(&store, "", "namespaces", "", ns)
-    {
+    let left: Vec<(String, Vec<String>)> = store
+        .objects
+        .iter()
+        .filter(|((_, _, n, _), _)| n == ns)
+        .map(|((g, r, _, _), o)| (format!("{r}.{g}"), meta::finalizers(o)))
+        .collect();
+    let Some(mut t) = target(&store, "", "namespaces", "", ns) else {
+        return;
+    };
+    if left.is_empty() {
         let mut new = ns_obj;
         new["spec"] = json!({});
         let _ = patch_as_controller(&mut store, &t, new);
+        return;
+    }
+    // What is left, as kube's namespace deleter reports it in the namespace's conditions.
+    let mut new = ns_obj.clone();
+    let mut status = new.get("status").cloned().unwrap_or_else(|| json!({}));
+    namespace_conditions(&mut status, &left);
+    if new.get("status") != Some(&status) {
+        new["status"] = status;
+        t.subresource = Some("status".into());
+        let _ = patch_as_controller(&mut store, &t, new);
+    }
+}
+
+/// The conditions kube's namespace deleter keeps while content remains
+/// (`status_condition_utils.go`): the failures it did not meet as False with their ok
+/// reasons, what remains and the finalizers holding it as True.
+fn namespace_conditions(status: &mut Value, left: &[(String, Vec<String>)]) {
+    let mut by_resource: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut by_finalizer: BTreeMap<&str, usize> = BTreeMap::new();
+    for (resource, finalizers) in left {
+        *by_resource.entry(resource).or_default() += 1;
+        for f in finalizers {
+            *by_finalizer.entry(f).or_default() += 1;
+        }
+    }
+    let join = |m: &BTreeMap<&str, usize>, f: &dyn Fn(&str, usize) -> String| {
+        let mut parts: Vec<String> = m.iter().map(|(k, n)| f(k, *n)).collect();
+        parts.sort();
+        parts.join(", ")
+    };
+    let remaining = join(&by_resource, &|r, n| {
+        format!("{r} has {n} resource instances")
+    });
+    let held = join(&by_finalizer, &|f, n| {
+        format!("{f} in {n} resource instances")
+    });
+    let wanted = [
+        (
+            "NamespaceDeletionDiscoveryFailure",
+            "False",
+            "ResourcesDiscovered",
+            "All resources successfully discovered".to_string(),
+        ),
+        (
+            "NamespaceDeletionGroupVersionParsingFailure",
+            "False",
+            "ParsedGroupVersions",
+            "All legacy kube types successfully parsed".to_string(),
+        ),
+        (
+            "NamespaceDeletionContentFailure",
+            "False",
+            "ContentDeleted",
+            "All content successfully deleted, may be waiting on finalization".to_string(),
+        ),
+        (
+            "NamespaceContentRemaining",
+            "True",
+            "SomeResourcesRemain",
+            format!("Some resources are remaining: {remaining}"),
+        ),
+        if by_finalizer.is_empty() {
+            (
+                "NamespaceFinalizersRemaining",
+                "False",
+                "ContentHasNoFinalizers",
+                "All content-preserving finalizers finished".to_string(),
+            )
+        } else {
+            (
+                "NamespaceFinalizersRemaining",
+                "True",
+                "SomeFinalizersRemain",
+                format!("Some content in the namespace has finalizers remaining: {held}"),
+            )
+        },
+    ];
+    let now = meta::now_rfc3339();
+    for (type_, st, reason, message) in wanted {
+        crd::set_condition(
+            status,
+            json!({"type": type_, "status": st, "lastTransitionTime": now,
+                "reason": reason, "message": message}),
+        );
     }
 }
 
@@ -486,10 +577,23 @@ fn aggregate(server: &EmbeddedServer) {
 }
 
 /// A controller's write of `new` (the whole object) over the stored one.
+/// A controller's write, with managedFields kept as kube's controllers leave them: an Update
+/// entry of the writer (`kube-apiserver` for the CRD controllers inside kube-apiserver,
+/// `kube-controller-manager` for the garbage collector and the namespace controller), and the
+/// fields it removes leaving every manager.
 fn patch_as_controller(
     store: &mut Store,
     t: &Target,
     new: Value,
 ) -> Result<ops::Written, ApiError> {
-    ops::update(store, t, new, UpdateKind::Patch, &WriteOpts::default())
+    let manager = if t.rt.group == CRD_GROUP && t.rt.resource == CRDS {
+        "kube-apiserver"
+    } else {
+        "kube-controller-manager"
+    };
+    let opts = WriteOpts {
+        update_manager: Some(manager.to_string()),
+        ..WriteOpts::default()
+    };
+    ops::update(store, t, new, UpdateKind::Patch, &opts)
 }

@@ -188,10 +188,40 @@ pub fn validate_stored_versions(crd: &Value) -> Vec<StatusCause> {
     causes
 }
 
+/// apiextensions v1's `SetDefaults_CustomResourceDefinitionSpec`: the singular and list kind
+/// names, conversion strategy None.
+pub fn set_defaults(crd: &mut Value) {
+    let kind = str_at(crd, "/spec/names/kind").to_string();
+    let Some(spec) = crd.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    if let Some(names) = spec.get_mut("names").and_then(Value::as_object_mut) {
+        if names
+            .get("singular")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
+            names.insert("singular".into(), json!(kind.to_lowercase()));
+        }
+        if names
+            .get("listKind")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+            && !kind.is_empty()
+        {
+            names.insert("listKind".into(), json!(format!("{kind}List")));
+        }
+    }
+    if spec.get("conversion").is_none_or(Value::is_null) {
+        spec.insert("conversion".into(), json!({"strategy": "None"}));
+    }
+}
+
 /// Initial CRD status on create.
 pub fn initial_status(crd: &Value) -> Value {
+    // The typed status: conditions a nil slice (null) until a controller sets one.
     json!({
-        "conditions": [],
+        "conditions": null,
         "acceptedNames": {"plural": "", "kind": ""},
         "storedVersions": storage_version(crd).map(|s| vec![s]).unwrap_or_default(),
     })
@@ -294,6 +324,24 @@ pub fn established_status(crd: &Value) -> Option<Value> {
     }
     status["storedVersions"] = Value::Array(stored);
     (crd.get("status") != Some(&status)).then_some(status)
+}
+
+/// What kube's CRD storage sets when a delete starts: Terminating=True before the cleanup
+/// controller has looked at the instances.
+pub fn mark_terminating(crd: &mut Value) {
+    if !crd.get("status").is_some_and(Value::is_object) {
+        crd["status"] = json!({});
+    }
+    set_condition(
+        &mut crd["status"],
+        condition(
+            "Terminating",
+            "True",
+            "InstanceDeletionPending",
+            "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
+            &meta::now_rfc3339(),
+        ),
+    );
 }
 
 /// Status while deleting: Terminating=True (InstanceDeletionPending).

@@ -24,12 +24,51 @@ pub fn version() -> Value {
     })
 }
 
-pub fn api_versions() -> Value {
+/// `GET /api`: `server_address` is the `host:port` the request came in on (kube's advertise
+/// address and secure port; `127.0.0.1:0` for in-process requests, which have none).
+pub fn api_versions(server_address: &str) -> Value {
     json!({
         "kind": "APIVersions",
         "versions": ["v1"],
-        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1:0"}]
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}]
     })
+}
+
+/// kube's `discovery.StorageVersionHash`: the first 8 bytes of the SHA-256 of
+/// `group/version/kind` at the version objects are stored in, base64.
+pub fn storage_version_hash(group: &str, version: &str, kind: &str) -> String {
+    use base64::Engine as _;
+    let digest = ring::digest::digest(
+        &ring::digest::SHA256,
+        format!("{group}/{version}/{kind}").as_bytes(),
+    );
+    base64::engine::general_purpose::STANDARD.encode(&digest.as_ref()[..8])
+}
+
+/// The storage version hash of a persisted resource; None for those kube does not persist
+/// (the reviews, answered and forgotten).
+fn type_storage_hash(t: &ResourceType) -> Option<String> {
+    if !t.is_crud() {
+        return None;
+    }
+    // Where kube-apiserver keeps them: CustomResourceDefinitions still as v1beta1, the events
+    // of events.k8s.io as core Events.
+    let (group, version, kind) = match (t.group.as_str(), t.resource.as_str()) {
+        ("apiextensions.k8s.io", "customresourcedefinitions") => (
+            "apiextensions.k8s.io",
+            "v1beta1".to_string(),
+            t.kind.as_str(),
+        ),
+        ("events.k8s.io", "events") => ("", "v1".to_string(), "Event"),
+        _ => (
+            t.group.as_str(),
+            t.storage_version()
+                .map(|v| v.name.clone())
+                .unwrap_or_default(),
+            t.kind.as_str(),
+        ),
+    };
+    Some(storage_version_hash(group, &version, kind))
 }
 
 fn group_doc(reg: &Registry, group: &str) -> Value {
@@ -95,6 +134,11 @@ pub fn api_group(reg: &Registry, group: &str) -> Option<Value> {
     Some(doc)
 }
 
+/// ServiceAccounts, whose `token` subresource (TokenRequest) the server answers.
+fn is_service_accounts(t: &ResourceType) -> bool {
+    t.group.is_empty() && t.resource == "serviceaccounts"
+}
+
 fn resource_entries(t: &ResourceType, version: &str) -> Vec<Value> {
     let mut main = json!({
         "name": t.resource,
@@ -109,10 +153,14 @@ fn resource_entries(t: &ResourceType, version: &str) -> Vec<Value> {
     if !t.categories.is_empty() {
         main["categories"] = json!(t.categories);
     }
+    if let Some(h) = type_storage_hash(t) {
+        main["storageVersionHash"] = json!(h);
+    }
     let mut out = vec![main];
     if let Some(v) = t.version(version) {
+        let mut subs = Vec::new();
         if v.status {
-            out.push(json!({
+            subs.push(json!({
                 "name": format!("{}/status", t.resource),
                 "singularName": "",
                 "namespaced": t.namespaced,
@@ -121,7 +169,7 @@ fn resource_entries(t: &ResourceType, version: &str) -> Vec<Value> {
             }));
         }
         if v.scale.is_some() {
-            out.push(json!({
+            subs.push(json!({
                 "name": format!("{}/scale", t.resource),
                 "singularName": "",
                 "namespaced": t.namespaced,
@@ -129,6 +177,22 @@ fn resource_entries(t: &ResourceType, version: &str) -> Vec<Value> {
                 "version": "v1",
                 "kind": "Scale",
                 "verbs": ["get", "patch", "update"],
+            }));
+        }
+        // Built-ins list their subresources by name (scale before status); CRDs status first.
+        if !t.custom {
+            subs.reverse();
+        }
+        out.extend(subs);
+        if is_service_accounts(t) {
+            out.push(json!({
+                "name": "serviceaccounts/token",
+                "singularName": "",
+                "namespaced": true,
+                "group": "authentication.k8s.io",
+                "version": "v1",
+                "kind": "TokenRequest",
+                "verbs": ["create"],
             }));
         }
     }
@@ -145,17 +209,25 @@ pub fn resource_list(reg: &Registry, group: &str, version: &str) -> Option<Value
         .iter()
         .flat_map(|t| resource_entries(t, version))
         .collect();
-    let gv = if group.is_empty() {
-        version.to_string()
+    // The core group's list has no apiVersion (kube writes it without one).
+    Some(if group.is_empty() {
+        json!({"kind": "APIResourceList", "groupVersion": version, "resources": resources})
     } else {
-        format!("{group}/{version}")
-    };
-    Some(
-        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}),
-    )
+        json!({"kind": "APIResourceList", "apiVersion": "v1",
+            "groupVersion": format!("{group}/{version}"), "resources": resources})
+    })
 }
 
 fn aggregated_group(reg: &Registry, group: &str) -> Value {
+    // A built-in kind's responseKind names neither group nor version (kube's built-in handlers
+    // leave them empty when the kind is the resource's own); a custom resource's names both.
+    let response_kind = |t: &ResourceType, v: &str| {
+        if t.custom {
+            json!({"group": t.group, "version": v, "kind": t.kind})
+        } else {
+            json!({"group": "", "version": "", "kind": t.kind})
+        }
+    };
     let versions: Vec<Value> = reg
         .group_versions(group)
         .iter()
@@ -166,7 +238,7 @@ fn aggregated_group(reg: &Registry, group: &str) -> Value {
                 .map(|t| {
                     let mut r = json!({
                         "resource": t.resource,
-                        "responseKind": {"group": t.group, "version": v, "kind": t.kind},
+                        "responseKind": response_kind(t, v),
                         "scope": if t.namespaced { "Namespaced" } else { "Cluster" },
                         "singularResource": t.singular,
                         "verbs": t.verbs,
@@ -180,11 +252,17 @@ fn aggregated_group(reg: &Registry, group: &str) -> Value {
                     let mut subs = Vec::new();
                     if let Some(vd) = t.version(v) {
                         if vd.status {
-                            subs.push(json!({"subresource": "status", "responseKind": {"group": t.group, "version": v, "kind": t.kind}, "verbs": ["get", "patch", "update"]}));
+                            subs.push(json!({"subresource": "status", "responseKind": response_kind(t, v), "verbs": ["get", "patch", "update"]}));
                         }
                         if vd.scale.is_some() {
                             subs.push(json!({"subresource": "scale", "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"}, "verbs": ["get", "patch", "update"]}));
                         }
+                    }
+                    if !t.custom {
+                        subs.reverse();
+                    }
+                    if is_service_accounts(t) {
+                        subs.push(json!({"subresource": "token", "responseKind": {"group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"}, "verbs": ["create"]}));
                     }
                     if !subs.is_empty() {
                         r["subresources"] = Value::Array(subs);
@@ -195,7 +273,12 @@ fn aggregated_group(reg: &Registry, group: &str) -> Value {
             json!({"version": v, "resources": resources, "freshness": "Current"})
         })
         .collect();
-    json!({"metadata": {"name": group, "creationTimestamp": null}, "versions": versions})
+    let metadata = if group.is_empty() {
+        json!({})
+    } else {
+        json!({"name": group})
+    };
+    json!({"metadata": metadata, "versions": versions})
 }
 
 /// Aggregated discovery for `/api` (core only) or `/apis` (named groups).

@@ -138,16 +138,18 @@ impl ApiError {
     /// 422 Invalid: `Widget.example.com "w1" is invalid: [...]`.
     pub fn invalid(group: &str, kind: &str, name: &str, causes: Vec<StatusCause>) -> Self {
         let qualified_kind = qualified(kind, group);
-        let rendered: Vec<String> = causes
-            .iter()
-            .map(|c| {
-                if c.field.is_empty() {
-                    c.message.clone()
-                } else {
-                    format!("{}: {}", c.field, c.message)
-                }
-            })
-            .collect();
+        // field.ErrorList.ToAggregate: each distinct error once in the message.
+        let mut rendered: Vec<String> = Vec::new();
+        for c in &causes {
+            let r = if c.field.is_empty() {
+                c.message.clone()
+            } else {
+                format!("{}: {}", c.field, c.message)
+            };
+            if !rendered.contains(&r) {
+                rendered.push(r);
+            }
+        }
         let list = if rendered.len() == 1 {
             rendered[0].clone()
         } else {
@@ -176,7 +178,8 @@ impl ApiError {
         .with_details(json!({}))
     }
 
-    pub fn unsupported_media_type(content_type: &str, accepted: &[&str]) -> Self {
+    /// 415 as kube answers it: no details (the content type sent is not echoed).
+    pub fn unsupported_media_type(accepted: &[&str]) -> Self {
         Self::new(
             415,
             "UnsupportedMediaType",
@@ -185,7 +188,6 @@ impl ApiError {
                 accepted.join(", ")
             ),
         )
-        .with_details(json!({"causes": [{"reason": "UnexpectedHeader", "message": content_type, "field": "Content-Type"}]}))
     }
 
     pub fn forbidden(message: impl Into<String>) -> Self {

@@ -289,7 +289,12 @@ pub(crate) fn track_update_at(
     let ignored = ignored(t);
     let changed = tracked(c.added.union(&c.modified).cloned().collect(), &ignored);
     let removed = tracked(c.removed, &ignored);
+    // kube's scale handler gives an entry it makes for the scale subresource the time its
+    // manager's main-resource entry had: none for a new one, the old one after (not the
+    // write's time).
+    let scale = subresource == "scale";
     if in_place
+        && !scale
         && requested_entries.is_none()
         && let Some(live) = live_entries
     {
@@ -318,13 +323,15 @@ pub(crate) fn track_update_at(
             operation: "Update".into(),
             subresource: subresource.to_string(),
             api_version: t.rt.api_version(&t.version),
-            time: Some(now.to_string()),
+            time: (!scale).then(|| now.to_string()),
             fields: changed,
         };
         match entries.iter_mut().find(|e| e.same_identity(&me)) {
             Some(prev) => {
                 prev.fields.extend(me.fields);
-                prev.time = me.time;
+                if !scale {
+                    prev.time = me.time;
+                }
             }
             None => entries.push(me),
         }

@@ -57,9 +57,10 @@ impl Filter {
         field_selector: Option<&str>,
     ) -> Result<Self, ApiError> {
         let labels = match label_selector {
-            Some(s) if !s.trim().is_empty() => s.parse::<LabelSelector>().map_err(|e| {
-                ApiError::bad_request(format!("unable to parse requirement: {}", e.0))
-            })?,
+            // labels.Parse's error as is (it says "unable to parse requirement" itself).
+            Some(s) if !s.trim().is_empty() => s
+                .parse::<LabelSelector>()
+                .map_err(|e| ApiError::bad_request(e.0))?,
             _ => LabelSelector::everything(),
         };
         let fields = match field_selector {

@@ -29,6 +29,49 @@ use self::body::*;
 use self::paths::*;
 use self::resource::*;
 
+/// The `host:port` a TCP listener serves on, as a request extension (what `/api` advertises).
+#[derive(Clone, Debug)]
+pub struct ServingAddress(pub String);
+
+/// Go's `http.NotFound`, what kube-apiserver answers for a path no API serves (an unknown
+/// group, a path outside the APIs): plain text, not a Status.
+fn page_not_found() -> Response {
+    let mut r = Response::new(Body::from("404 page not found\n"));
+    *r.status_mut() = StatusCode::NOT_FOUND;
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    h.insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
+    r
+}
+
+/// Whether `group` is served by CRDs alone and none serves `version` (or `resource` there).
+fn crd_group_misses(
+    server: &EmbeddedServer,
+    group: &str,
+    version: &str,
+    resource: Option<&str>,
+) -> bool {
+    if group.is_empty() {
+        return false;
+    }
+    let store = server.lock();
+    let reg = &store.registry;
+    let in_group: Vec<_> = reg.all().filter(|t| t.group == group).collect();
+    if in_group.is_empty() || in_group.iter().any(|t| !t.custom) {
+        return false;
+    }
+    match resource {
+        Some(r) => reg.lookup(group, version, r).is_none(),
+        None => reg.in_group_version(group, version).is_empty(),
+    }
+}
+
 pub fn router(server: EmbeddedServer) -> Router {
     Router::new().fallback(handle).with_state(server)
 }
@@ -132,6 +175,11 @@ async fn handle(State(server): State<EmbeddedServer>, req: Request) -> Response 
         None => Some(parts.method != Method::GET && parts.method != Method::HEAD),
     };
     let _inflight = server.metrics().in_flight(mutating);
+    let address = parts
+        .extensions
+        .get::<ServingAddress>()
+        .map(|a| a.0.clone())
+        .unwrap_or_else(|| "127.0.0.1:0".to_string());
     let response = match dispatch(
         &server,
         &user,
@@ -140,6 +188,7 @@ async fn handle(State(server): State<EmbeddedServer>, req: Request) -> Response 
         &parts.headers,
         &query,
         bytes,
+        &address,
     )
     .await
     {
@@ -276,6 +325,7 @@ impl MetricLabels {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn dispatch(
     server: &EmbeddedServer,
     user: &access::UserInfo,
@@ -284,6 +334,7 @@ async fn dispatch(
     headers: &HeaderMap,
     q: &Query,
     body: Bytes,
+    address: &str,
 ) -> Result<Response, ApiError> {
     let accept = header_str(headers, header::ACCEPT);
     let read_only = |m: &Method| m == Method::GET || m == Method::HEAD;
@@ -318,7 +369,7 @@ async fn dispatch(
                     true,
                 )))
             } else {
-                Ok(json_response(200, &discovery::api_versions()))
+                Ok(json_response(200, &discovery::api_versions(address)))
             }
         }
         Route::GroupList if read_only(method) => {
@@ -335,6 +386,19 @@ async fn dispatch(
                 ))
             }
         }
+        Route::Group(g) | Route::ResourceList(g, _) | Route::Resource(ResPath { group: g, .. })
+            if !g.is_empty() && server.lock().registry.group_versions(&g).is_empty() =>
+        {
+            Ok(page_not_found())
+        }
+        // A CRD group is apiextensions' to serve: what no CRD defines there falls through to
+        // the 404 page too (a built-in group answers the NotFound Status).
+        Route::ResourceList(g, v) if crd_group_misses(server, &g, &v, None) => Ok(page_not_found()),
+        Route::Resource(ref p)
+            if crd_group_misses(server, &p.group, &p.version, Some(&p.resource)) =>
+        {
+            Ok(page_not_found())
+        }
         Route::Group(g) if read_only(method) => {
             let store = server.lock();
             discovery::api_group(&store.registry, &g)
@@ -349,16 +413,28 @@ async fn dispatch(
         }
         Route::OpenApiRoot if read_only(method) => {
             let store = server.lock();
-            Ok(json_response(
+            // kube-openapi writes the index without a Content-Type: Go sniffs text/plain.
+            let mut r = json_response(
                 200,
                 &openapi::root(&store.registry, store.schema_generation),
-            ))
+            );
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; charset=utf-8"),
+            );
+            Ok(r)
         }
         Route::OpenApiGv(gv) if read_only(method) => {
             let store = server.lock();
-            openapi::group_version(&store.registry, &gv)
-                .map(|d| json_response(200, &d))
-                .ok_or_else(ApiError::path_not_found)
+            Ok(match openapi::group_version(&store.registry, &gv) {
+                Some(d) => json_response(200, &d),
+                // kube-openapi's 404 for a group version it has no document of: no body.
+                None => {
+                    let mut r = Response::new(Body::empty());
+                    *r.status_mut() = StatusCode::NOT_FOUND;
+                    r
+                }
+            })
         }
         Route::Resource(p)
             if p.group.is_empty()
@@ -369,17 +445,22 @@ async fn dispatch(
                 return Err(ApiError::method_not_allowed());
             }
             let store = server.lock();
+            let manager = super::field_manager::update_manager(
+                q.get("fieldManager").map(String::as_str),
+                header_str(headers, header::USER_AGENT),
+            );
             access::token_request(
                 &store,
                 server.tokens(),
                 p.namespace.as_deref().unwrap_or_default(),
                 p.name.as_deref().unwrap_or_default(),
                 &body,
+                &manager,
             )
             .map(|v| json_response(201, &v))
         }
         Route::Resource(p) => resource(server, user, method, p, headers, q, body).await,
-        Route::NotFound => Err(ApiError::path_not_found()),
+        Route::NotFound => Ok(page_not_found()),
         _ => Err(ApiError::method_not_allowed()),
     }
 }

@@ -27,6 +27,7 @@ pub mod faults;
 pub mod field_manager;
 pub mod fieldpath;
 pub mod filter;
+pub mod gojson;
 pub mod http;
 pub mod impersonation;
 pub mod ledger;

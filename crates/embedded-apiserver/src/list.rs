@@ -44,11 +44,23 @@ fn encode_continue(rv: i64, last_key: &str) -> String {
 
 fn decode_continue(token: &str) -> Result<ContinueToken, ApiError> {
     let invalid = |why: &str| ApiError::bad_request(format!("invalid continue token: {why}"));
-    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(token.trim_end_matches('='))
+    // Go's RawURLEncoding: lenient about the last symbol's unused bits.
+    let engine = base64::engine::GeneralPurpose::new(
+        &base64::alphabet::URL_SAFE,
+        base64::engine::GeneralPurposeConfig::new()
+            .with_encode_padding(false)
+            .with_decode_allow_trailing_bits(true)
+            .with_decode_padding_mode(base64::engine::DecodePaddingMode::RequireNone),
+    );
+    let raw = engine
+        .decode(token)
         .map_err(|e| invalid(&format!("continue key is not valid: {e}")))?;
-    let v: Value = serde_json::from_slice(&raw)
-        .map_err(|e| invalid(&format!("continue key is not valid: {e}")))?;
+    let v: Value = serde_json::from_slice(&raw).map_err(|e| {
+        invalid(&format!(
+            "continue key is not valid: {}",
+            crate::gojson::syntax_error(&raw, &e)
+        ))
+    })?;
     if v.get("v").and_then(Value::as_str) != Some(TOKEN_VERSION) {
         return Err(invalid(
             "continue key is not valid: server does not recognize this encoded version",
@@ -83,10 +95,20 @@ enum Read {
 
 fn parse_rv(s: &str) -> Result<u64, ApiError> {
     s.parse::<u64>().map_err(|_| {
-        ApiError::bad_request(format!(
-            "invalid resource version: resource version \"{s}\" is not a valid unsigned integer"
-        ))
+        ApiError::bad_request(format!("invalid resource version: {}", rv_syntax_error(s)))
     })
+}
+
+/// kube's error for a resourceVersion that is not a number:
+/// `resourceVersion: Invalid value: "x": strconv.ParseUint: parsing "x": invalid syntax`.
+pub fn rv_syntax_error(s: &str) -> String {
+    let why = if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        "value out of range"
+    } else {
+        "invalid syntax"
+    };
+    let q = crate::schema::go_quote(s);
+    format!("resourceVersion: Invalid value: {q}: strconv.ParseUint: parsing {q}: {why}")
 }
 
 fn list_options_invalid(causes: Vec<StatusCause>) -> ApiError {
@@ -314,6 +336,10 @@ pub fn list(store: &Store, t: &Target, filter: &Filter, q: &Query) -> Result<Val
         .filter(|o| filter.matches(o))
         .collect();
     let mut metadata = json!({"resourceVersion": list_rv.to_string()});
+    // A custom resource's list (unstructured) always says where to continue, if only "".
+    if t.rt.custom {
+        metadata["continue"] = json!("");
+    }
     if limit > 0 && items.len() > limit {
         let remaining = items.len() - limit;
         items.truncate(limit);

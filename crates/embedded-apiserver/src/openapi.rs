@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 use super::registry::{Registry, ResourceType};
 
 mod builtin;
+mod crd;
 mod merge_types;
 pub(crate) use builtin::schema as builtin_schema;
 pub(crate) use merge_types::resolve as resolve_ref;
@@ -139,6 +140,7 @@ pub fn group_version(reg: &Registry, gv: &str) -> Option<Value> {
     }
     let mut paths = Map::new();
     let mut schemas = Map::new();
+    let mut custom = false;
     let prefix = format!("/{}", gv_path(&group, &version));
     for t in types {
         let gvk = json!([{"group": t.group, "version": version, "kind": t.kind}]);
@@ -156,14 +158,26 @@ pub fn group_version(reg: &Registry, gv: &str) -> Option<Value> {
             }
             None => schema_name(t, &version),
         };
-        let mut schema = match builtin {
-            Some(b) => b.definitions.get(b.name).cloned().unwrap_or_default(),
-            None => t
-                .version(&version)
-                .and_then(|v| v.schema.clone())
-                .unwrap_or_else(|| json!({"type": "object"})),
+        let schema = match builtin {
+            Some(b) => {
+                let mut s = b.definitions.get(b.name).cloned().unwrap_or_default();
+                s["x-kubernetes-group-version-kind"] = gvk.clone();
+                s
+            }
+            None if t.custom => {
+                schemas.insert(
+                    format!("{name}List"),
+                    crd::list_definition(t, &version, &name, crd::Doc::V3),
+                );
+                custom = true;
+                crd::kind_definition(t, &version, crd::Doc::V3)
+            }
+            None => {
+                let mut s = json!({"type": "object"});
+                s["x-kubernetes-group-version-kind"] = gvk.clone();
+                s
+            }
         };
-        schema["x-kubernetes-group-version-kind"] = gvk.clone();
         schemas.insert(name.clone(), schema);
         let reference = json!({"$ref": format!("#/components/schemas/{name}")});
         let body = json!({"content": {
@@ -203,9 +217,19 @@ pub fn group_version(reg: &Registry, gv: &str) -> Option<Value> {
             "x-kubernetes-group-version-kind": gvk[0], "parameters": params,
             "requestBody": {"content": {"application/json": {"schema": reference}}}, "responses": ok}}));
     }
+    // A CRD group's document is apiextensions' (its builder's title and version), with the
+    // metadata definitions its schemas reference.
+    let info = if custom {
+        for (n, d) in builtin::closure(&[crd::OBJECT_META, crd::LIST_META]) {
+            schemas.entry(n).or_insert(d);
+        }
+        json!({"title": "Kubernetes CRD Swagger", "version": "v0.1.0"})
+    } else {
+        json!({"title": "Kubernetes", "version": "v1.33.0"})
+    };
     Some(json!({
         "openapi": "3.0.0",
-        "info": {"title": "Kubernetes", "version": "v1.33.0"},
+        "info": info,
         "paths": paths,
         "components": {"schemas": schemas},
     }))

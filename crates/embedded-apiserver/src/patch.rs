@@ -9,7 +9,6 @@ pub const JSON_PATCH: &str = "application/json-patch+json";
 pub const MERGE_PATCH: &str = "application/merge-patch+json";
 pub const STRATEGIC_MERGE_PATCH: &str = "application/strategic-merge-patch+json";
 pub const APPLY_PATCH: &str = "application/apply-patch+yaml";
-pub const APPLY_PATCH_CBOR: &str = "application/apply-patch+cbor";
 
 /// Patch kinds by Content-Type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,15 +35,9 @@ impl PatchType {
 /// Content types accepted for a resource (no SMP on custom resources).
 pub fn accepted(custom: bool) -> Vec<&'static str> {
     if custom {
-        vec![JSON_PATCH, MERGE_PATCH, APPLY_PATCH, APPLY_PATCH_CBOR]
+        vec![JSON_PATCH, MERGE_PATCH, APPLY_PATCH]
     } else {
-        vec![
-            JSON_PATCH,
-            MERGE_PATCH,
-            STRATEGIC_MERGE_PATCH,
-            APPLY_PATCH,
-            APPLY_PATCH_CBOR,
-        ]
+        vec![JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH]
     }
 }
 

@@ -19,6 +19,48 @@ pub const CRUD_VERBS: &[&str] = &[
     "watch",
 ];
 
+/// Verbs of a Namespace: no `deletecollection` (kube's namespace storage does not offer it).
+pub const NAMESPACE_VERBS: &[&str] = &[
+    "create", "delete", "get", "list", "patch", "update", "watch",
+];
+
+/// Verbs of a custom resource, in the order apiextensions-apiserver lists them.
+pub const CUSTOM_RESOURCE_VERBS: &[&str] = &[
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "create",
+    "update",
+    "watch",
+];
+
+/// The built-in API groups in the order kube-apiserver lists them (kube-aggregator sorts by
+/// `groupPriorityMinimum`, highest first); groups of CRDs follow, by name.
+const GROUP_ORDER: &[&str] = &[
+    "apiregistration.k8s.io",
+    "apps",
+    "events.k8s.io",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "autoscaling",
+    "batch",
+    "certificates.k8s.io",
+    "networking.k8s.io",
+    "policy",
+    "rbac.authorization.k8s.io",
+    "storage.k8s.io",
+    "admissionregistration.k8s.io",
+    "apiextensions.k8s.io",
+    "scheduling.k8s.io",
+    "coordination.k8s.io",
+    "node.k8s.io",
+    "discovery.k8s.io",
+    "resource.k8s.io",
+    "flowcontrol.apiserver.k8s.io",
+];
+
 /// `.spec.replicas`-style paths of a scale subresource.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScaleDef {
@@ -144,6 +186,19 @@ fn builtin(
     }
 }
 
+/// The `scale` subresource of a built-in workload: `spec.replicas`, `status.replicas` and its
+/// `spec.selector` (`kubectl scale deployment`, the horizontal pod autoscaler).
+fn with_scale(mut t: ResourceType) -> ResourceType {
+    for v in &mut t.versions {
+        v.scale = Some(ScaleDef {
+            spec_replicas_path: ".spec.replicas".into(),
+            status_replicas_path: ".status.replicas".into(),
+            label_selector_path: None,
+        });
+    }
+    t
+}
+
 fn with_categories(mut t: ResourceType, categories: &[&str]) -> ResourceType {
     t.categories = categories.iter().map(|s| s.to_string()).collect();
     t
@@ -154,7 +209,16 @@ pub fn builtins() -> Vec<ResourceType> {
     let c = CRUD_VERBS;
     let create = &["create"][..];
     vec![
-        builtin("", "v1", "namespaces", "Namespace", false, &["ns"], true, c),
+        builtin(
+            "",
+            "v1",
+            "namespaces",
+            "Namespace",
+            false,
+            &["ns"],
+            true,
+            NAMESPACE_VERBS,
+        ),
         builtin("", "v1", "secrets", "Secret", true, &[], false, c),
         builtin("", "v1", "configmaps", "ConfigMap", true, &["cm"], false, c),
         builtin(
@@ -237,7 +301,7 @@ pub fn builtins() -> Vec<ResourceType> {
         ),
         // Provider components ship their controllers as Deployments (clusterctl's
         // manager-container rule reads them); served as stored objects, no controller runs them.
-        with_categories(
+        with_scale(with_categories(
             builtin(
                 "apps",
                 "v1",
@@ -249,7 +313,7 @@ pub fn builtins() -> Vec<ResourceType> {
                 c,
             ),
             &["all"],
-        ),
+        )),
         // kube-proxy runs as a DaemonSet on every kubeadm cluster; KCP reads and updates it in
         // the workload cluster ("no matches for kind \"DaemonSet\"" otherwise). Stored objects,
         // no controller runs them.
@@ -309,15 +373,18 @@ pub fn builtins() -> Vec<ResourceType> {
             false,
             c,
         ),
-        builtin(
-            "apiextensions.k8s.io",
-            "v1",
-            "customresourcedefinitions",
-            "CustomResourceDefinition",
-            false,
-            &["crd", "crds"],
-            true,
-            c,
+        with_categories(
+            builtin(
+                "apiextensions.k8s.io",
+                "v1",
+                "customresourcedefinitions",
+                "CustomResourceDefinition",
+                false,
+                &["crd", "crds"],
+                true,
+                c,
+            ),
+            &["api-extensions"],
         ),
         builtin(
             "authorization.k8s.io",
@@ -402,7 +469,7 @@ pub fn from_crd(crd: &Value) -> Option<ResourceType> {
         namespaced: str_at(crd, "/spec/scope") != "Cluster",
         short_names: super::meta::strings_at(crd, "/spec/names/shortNames"),
         categories: super::meta::strings_at(crd, "/spec/names/categories"),
-        verbs: CRUD_VERBS.to_vec(),
+        verbs: CUSTOM_RESOURCE_VERBS.to_vec(),
         versions,
         custom: true,
         conversion: super::webhook::crd_conversion::ConversionWebhook::from_crd(crd).map(Arc::new),
@@ -531,16 +598,22 @@ impl Registry {
         vs
     }
 
-    /// Named groups (not core), sorted with built-ins first as kube-apiserver lists them.
+    /// Named groups (not core) in kube-apiserver's order: the built-in groups by their priority
+    /// ([`GROUP_ORDER`]), then CRDs' groups by name.
     pub fn groups(&self) -> Vec<String> {
-        let mut gs: Vec<(bool, String)> = self
+        let mut gs: Vec<(usize, String)> = self
             .types
             .values()
             .filter(|t| !t.group.is_empty())
-            .map(|t| (t.custom, t.group.clone()))
+            .map(|t| {
+                let rank = GROUP_ORDER
+                    .iter()
+                    .position(|g| *g == t.group && !t.custom)
+                    .unwrap_or(GROUP_ORDER.len());
+                (rank, t.group.clone())
+            })
             .collect();
         gs.sort();
-        gs.dedup_by(|a, b| a.1 == b.1);
         let mut out: Vec<String> = Vec::new();
         for (_, g) in gs {
             if !out.contains(&g) {

@@ -28,11 +28,14 @@ pub fn review(
     if obj.get("metadata").is_none_or(|m| !m.is_object()) {
         obj["metadata"] = json!({});
     }
-    obj["metadata"]["creationTimestamp"] = Value::Null;
+    if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        // kube ≥ 1.35 writes no creationTimestamp it did not set (omitzero).
+        m.remove("creationTimestamp");
+    }
     match t.rt.resource.as_str() {
+        // kube's authorizer for system:masters allows without a reason.
         "selfsubjectaccessreviews" if access::is_privileged(user) => {
-            obj["status"] =
-                json!({"allowed": true, "reason": "emulator: every request is allowed"});
+            obj["status"] = json!({"allowed": true});
         }
         "selfsubjectaccessreviews" => {
             let spec = obj.get("spec").cloned().unwrap_or_else(|| json!({}));
@@ -47,21 +50,33 @@ pub fn review(
             }
             obj["status"] = status;
         }
-        "selfsubjectrulesreviews" if access::is_privileged(user) => {
-            obj["status"] = json!({
-                "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
-                "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
-                "incomplete": false
-            });
-        }
         "selfsubjectrulesreviews" => {
             let namespace = obj
                 .pointer("/spec/namespace")
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string();
-            let (resource_rules, non_resource_rules, errors) =
+            let (stored_rules, stored_urls, errors) =
                 rbac::rules_for(&access::snapshot(store), user, &namespace);
+            // What kube's bootstrap bindings give every authenticated user (system:basic-user,
+            // system:discovery, system:public-info-viewer), around cluster-admin's rules for
+            // system:masters, in the order kube-apiserver was seen to list them.
+            let (mut resource_rules, mut non_resource_rules) = bootstrap_rules();
+            if access::is_privileged(user) {
+                resource_rules
+                    .push(json!({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}));
+                non_resource_rules.insert(1, json!({"verbs": ["*"], "nonResourceURLs": ["*"]}));
+            }
+            for r in stored_rules {
+                if !resource_rules.contains(&r) {
+                    resource_rules.push(r);
+                }
+            }
+            for r in stored_urls {
+                if !non_resource_rules.contains(&r) {
+                    non_resource_rules.push(r);
+                }
+            }
             let mut status = json!({
                 "resourceRules": resource_rules,
                 "nonResourceRules": non_resource_rules,
@@ -70,9 +85,13 @@ pub fn review(
             if !errors.is_empty() {
                 status["evaluationError"] = json!(errors.join(", "));
             }
+            // Its REST storage answers a new object: no metadata of the request.
+            obj["metadata"] = json!({});
             obj["status"] = status;
         }
         "selfsubjectreviews" => {
+            // Its REST storage stamps the answer with the time it was made.
+            obj["metadata"]["creationTimestamp"] = json!(super::meta::now_rfc3339());
             obj["status"] = json!({"userInfo": {"username": user.name, "groups": user.groups}});
         }
         "subjectaccessreviews" => {
@@ -94,6 +113,25 @@ pub fn review(
         _ => return Err(ApiError::method_not_allowed()),
     }
     Ok(obj)
+}
+
+/// The rules of kube's bootstrap ClusterRoles bound to `system:authenticated`: resource rules
+/// (system:basic-user) and non-resource rules (system:discovery, system:public-info-viewer).
+fn bootstrap_rules() -> (Vec<Value>, Vec<Value>) {
+    (
+        vec![
+            json!({"verbs": ["create"], "apiGroups": ["authorization.k8s.io"],
+                "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]}),
+            json!({"verbs": ["create"], "apiGroups": ["authentication.k8s.io"],
+                "resources": ["selfsubjectreviews"]}),
+        ],
+        vec![
+            json!({"verbs": ["get"], "nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*",
+                "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz", "/version", "/version/"]}),
+            json!({"verbs": ["get"], "nonResourceURLs": ["/healthz", "/livez", "/readyz",
+                "/version", "/version/"]}),
+        ],
+    )
 }
 
 /// SubjectAccessReview status: the seam for [`rbac`].

@@ -1,4 +1,5 @@
-//! The scale subresource (docs/embedded-apiserver.md M12): `autoscaling/v1 Scale` views of custom resources.
+//! The scale subresource (docs/embedded-apiserver.md M12): `autoscaling/v1 Scale` views of custom
+//! resources and of Deployments.
 
 use serde_json::{Value, json};
 
@@ -21,6 +22,12 @@ pub fn to_scale(t: &Target, obj: &Value) -> Value {
         && let Some(s) = meta::get_dotted(obj, sel).and_then(Value::as_str)
     {
         status["selector"] = json!(s);
+    } else if !t.rt.custom
+        && let Some(sel) = obj.pointer("/spec/selector")
+        && let Ok(sel) = super::selector::LabelSelector::from_label_selector(sel)
+    {
+        // A Deployment's Scale: its `spec.selector` as a selector string.
+        status["selector"] = json!(sel.to_string());
     }
     let mut metadata = json!({
         "name": meta::name(obj),

@@ -144,7 +144,14 @@ impl EmbeddedServer {
         let token = uuid::Uuid::new_v4().simple().to_string();
         let watches = Arc::new(AtomicU64::new(0));
         let counted = watches.clone();
+        let serving = super::http::ServingAddress(local.to_string());
         let app = super::http::authenticated_router(self.clone(), token.clone(), client_auth)
+            .layer(axum::middleware::from_fn(
+                move |mut req: axum::extract::Request, next: axum::middleware::Next| {
+                    req.extensions_mut().insert(serving.clone());
+                    next.run(req)
+                },
+            ))
             .layer(axum::middleware::from_fn(
                 move |req: axum::extract::Request, next: axum::middleware::Next| {
                     if req.uri().query().is_some_and(|q| {

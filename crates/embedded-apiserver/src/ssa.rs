@@ -90,6 +90,39 @@ pub fn apply(
         ..opts.clone()
     };
     let ty = schema_ty(t);
+    // A field the kind's schema does not declare fails the patch's typed conversion: a 500,
+    // as kube's field manager fails it (whatever fieldValidation says; under Ignore a custom
+    // resource's nested unknown fields are pruned first, its top-level ones are not).
+    let mut undeclared = typed::undeclared(&body, ty);
+    if t.rt.custom && opts.validation == crate::admission::FieldValidation::Ignore {
+        undeclared.retain(|p| p.matches('.').count() == 1);
+    }
+    if !undeclared.is_empty() {
+        let errors: Vec<String> = undeclared
+            .iter()
+            .map(|p| format!("{p}: field not declared in schema"))
+            .collect();
+        let errors = if let [one] = errors.as_slice() {
+            one.clone()
+        } else {
+            format!("errors:\n  {}", errors.join("\n  "))
+        };
+        return Err(ApiError::new(
+            500,
+            "",
+            format!(
+                "failed to create typed patch object ({}/{}; {}, Kind={}): {errors}",
+                meta::namespace(&body),
+                meta::name(&body),
+                if t.rt.group.is_empty() {
+                    format!("/{}", t.version)
+                } else {
+                    t.rt.api_version(&t.version)
+                },
+                t.rt.kind
+            ),
+        ));
+    }
     let ignored = ignored(t);
     let raw_set = typed::to_set(&body, ty);
     let applied = tracked(raw_set.clone(), &ignored);

@@ -76,6 +76,9 @@ pub struct Store {
     /// Events with `rv <= compacted` are no longer retained.
     compacted: u64,
     tx: broadcast::Sender<Arc<StoreEvent>>,
+    /// For kinds of CRDs, the resourceVersion at which they became served: kube-apiserver's
+    /// watch cache for them starts there, so a watch from an older version is too old.
+    pub watch_start: BTreeMap<(String, String), u64>,
 }
 
 /// Why a replay cannot be served.
@@ -97,6 +100,7 @@ impl Store {
             history_cap: history_cap.max(1),
             compacted: 1,
             tx,
+            watch_start: BTreeMap::new(),
         }
     }
 

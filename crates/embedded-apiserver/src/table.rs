@@ -37,8 +37,15 @@ pub fn partial_list(list: &Value) -> Value {
         .and_then(Value::as_array)
         .map(|items| items.iter().map(partial).collect())
         .unwrap_or_default();
+    // A typed ListMeta: an empty continue is left out.
+    let mut metadata = list.get("metadata").cloned().unwrap_or_else(|| json!({}));
+    if let Some(m) = metadata.as_object_mut()
+        && m.get("continue").and_then(Value::as_str) == Some("")
+    {
+        m.remove("continue");
+    }
     json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
-           "metadata": list.get("metadata").cloned().unwrap_or_else(|| json!({})), "items": items})
+           "metadata": metadata, "items": items})
 }
 
 /// kube's `duration.HumanDuration`.
@@ -122,21 +129,54 @@ fn column_value(obj: &Value, col: &PrinterColumn) -> Value {
     }
 }
 
-fn columns(t: &Target) -> Vec<PrinterColumn> {
-    t.rt.version(&t.version)
-        .map(|v| v.printer_columns.clone())
+/// The description ObjectMeta's schema gives `field` (kube's table convertor reuses them).
+fn object_meta_description(field: &str) -> String {
+    crate::openapi::builtin_schema("", "v1", "ConfigMap")
+        .and_then(|b| {
+            b.definitions
+                .get("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta")?
+                .pointer(&format!("/properties/{field}/description"))?
+                .as_str()
+                .map(str::to_string)
+        })
         .unwrap_or_default()
 }
 
+/// The version's printer columns, or apiextensions' default when it defines none: Age, from
+/// `.metadata.creationTimestamp` (a CRD that defines columns gets no Age column of its own).
+fn columns(t: &Target) -> Vec<PrinterColumn> {
+    let cols =
+        t.rt.version(&t.version)
+            .map(|v| v.printer_columns.clone())
+            .unwrap_or_default();
+    if !cols.is_empty() {
+        return cols;
+    }
+    vec![PrinterColumn {
+        name: "Age".into(),
+        type_: "date".into(),
+        json_path: ".metadata.creationTimestamp".into(),
+        format: String::new(),
+        description: object_meta_description("creationTimestamp"),
+        priority: 0,
+    }]
+}
+
+/// tableconvertor.New: Name, then each column, described by the CRD or by its JSONPath.
 fn definitions(cols: &[PrinterColumn]) -> Vec<Value> {
     let mut defs = vec![
-        json!({"name": "Name", "type": "string", "format": "name", "description": "Name must be unique within a namespace.", "priority": 0}),
+        json!({"name": "Name", "type": "string", "format": "name", "description": object_meta_description("name"), "priority": 0}),
     ];
     for c in cols {
-        defs.push(json!({"name": c.name, "type": c.type_, "format": c.format, "description": c.description, "priority": c.priority}));
-    }
-    if !cols.iter().any(|c| c.name == "Age") {
-        defs.push(json!({"name": "Age", "type": "date", "format": "", "description": "CreationTimestamp is a timestamp representing the server time when this object was created.", "priority": 0}));
+        let description = if c.description.is_empty() {
+            format!(
+                "Custom resource definition column (in JSONPath format): {}",
+                c.json_path
+            )
+        } else {
+            c.description.clone()
+        };
+        defs.push(json!({"name": c.name, "type": c.type_, "format": c.format, "description": description, "priority": c.priority}));
     }
     defs
 }
@@ -145,9 +185,6 @@ fn row(obj: &Value, cols: &[PrinterColumn]) -> Value {
     let mut cells = vec![json!(meta::name(obj))];
     for c in cols {
         cells.push(column_value(obj, c));
-    }
-    if !cols.iter().any(|c| c.name == "Age") {
-        cells.push(age(obj));
     }
     let mut partial = json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1"});
     partial["metadata"] = obj.get("metadata").cloned().unwrap_or_else(|| json!({}));
@@ -176,8 +213,14 @@ pub fn list_table(t: &Target, list: &Value) -> Value {
         .map(Vec::as_slice)
         .unwrap_or_default();
     let mut md = json!({"resourceVersion": list.pointer("/metadata/resourceVersion").cloned().unwrap_or(Value::Null)});
-    if let Some(c) = list.pointer("/metadata/continue") {
+    if let Some(c) = list
+        .pointer("/metadata/continue")
+        .filter(|c| c.as_str() != Some(""))
+    {
         md["continue"] = c.clone();
+    }
+    if let Some(n) = list.pointer("/metadata/remainingItemCount") {
+        md["remainingItemCount"] = n.clone();
     }
     if let Some(p) = builtin_printer(t) {
         let rows: Vec<Value> = items.iter().map(|o| builtin_row(&p, o)).collect();

@@ -132,6 +132,8 @@ impl<'a> Ty<'a> {
                     Shape::Leaf
                 }
             }
+            // An owner reference is atomic (`+structType=atomic`): owned whole.
+            Ty::OwnerReference => Shape::Leaf,
             Ty::ObjectMeta => {
                 if v.is_object() {
                     Shape::Map
@@ -301,6 +303,88 @@ fn walk_set(v: &Value, t: Ty, forced: &Option<ListKind>, path: &mut Path, out: &
     }
 }
 
+/// The fields of `v` its type does not declare, as structured-merge-diff's validation of an
+/// apply patch reports them (`.spec.b`): a map's keys in order, the first undeclared one ending
+/// that map's walk (its validator stops iterating there). Maps that take any key (labels,
+/// `additionalProperties`, `x-kubernetes-preserve-unknown-fields`, objects without properties,
+/// built-ins without a schema) report nothing.
+pub fn undeclared(v: &Value, t: Ty) -> Vec<String> {
+    let mut out = Vec::new();
+    walk_undeclared(v, t, &None, &mut Vec::new(), &mut out);
+    out
+}
+
+impl Ty<'_> {
+    /// Whether a map of this type takes keys it does not declare.
+    fn takes_any_key(&self) -> bool {
+        match self {
+            Ty::ObjectMeta => false,
+            Ty::Root(_) | Ty::Json(_) | Ty::Def(..) | Ty::DefRoot(..) => {
+                let Some(s) = self.node() else {
+                    return true;
+                };
+                s.get("x-kubernetes-preserve-unknown-fields")
+                    .and_then(Value::as_bool)
+                    == Some(true)
+                    || s.get("additionalProperties")
+                        .is_some_and(|a| a != &Value::Bool(false))
+                    || s.get("properties")
+                        .is_none_or(|p| p.as_object().is_none_or(Map::is_empty))
+            }
+            _ => true,
+        }
+    }
+
+    /// Fields every object root has whether or not its schema lists them.
+    fn implicit_field(&self, key: &str) -> bool {
+        let embedded = self.node().is_some_and(|s| {
+            s.get("x-kubernetes-embedded-resource")
+                .and_then(Value::as_bool)
+                == Some(true)
+        });
+        (matches!(self, Ty::Root(_) | Ty::DefRoot(..)) || embedded)
+            && matches!(key, "apiVersion" | "kind" | "metadata")
+    }
+}
+
+fn walk_undeclared(
+    v: &Value,
+    t: Ty,
+    forced: &Option<ListKind>,
+    path: &mut Path,
+    out: &mut Vec<String>,
+) {
+    match shape_of(&t, forced, v) {
+        Shape::Leaf | Shape::List(ListKind::Atomic) => {}
+        Shape::List(kind) => {
+            let item_t = item_of(&t, forced);
+            for (i, item) in v.as_array().into_iter().flatten().enumerate() {
+                path.push(item_pe(&kind, item, i));
+                walk_undeclared(item, item_t, &None, path, out);
+                path.pop();
+            }
+        }
+        Shape::Map => {
+            let open = t.takes_any_key();
+            for (k, cv) in v.as_object().into_iter().flatten() {
+                let known = match t {
+                    Ty::ObjectMeta => crate::schema::OBJECT_META_FIELDS.contains(&k.as_str()),
+                    _ => open || t.implicit_field(k) || child(t, k).1,
+                };
+                path.push(PathElement::Field(k.clone()));
+                if !known {
+                    out.push(super::fieldpath::display(path));
+                    path.pop();
+                    break;
+                }
+                let (ct, _, cforced) = child(t, k);
+                walk_undeclared(cv, ct, &cforced, path, out);
+                path.pop();
+            }
+        }
+    }
+}
+
 /// Added, modified and removed paths between two values (structured-merge-diff `Compare`).
 #[derive(Debug, Default, Clone)]
 pub struct Comparison {
@@ -376,6 +460,25 @@ fn walk_compare(
         (None, None) => {}
         (None, Some(n)) => all_paths(n, t, forced, path, &mut c.added),
         (Some(o), None) => all_paths(o, t, forced, path, &mut c.removed),
+        // A null on one side takes the other side's shape (structured-merge-diff's nil
+        // wildcard): its children are added or removed, the node itself is neither.
+        (Some(o), Some(n))
+            if o.is_null() != n.is_null()
+                && matches!(
+                    shape_of(&t, forced, if o.is_null() { n } else { o }),
+                    Shape::Map | Shape::List(ListKind::Set | ListKind::Map(..))
+                ) =>
+        {
+            let (value, added) = if o.is_null() { (n, true) } else { (o, false) };
+            let mut sub = Comparison::default();
+            all_paths(value, t, forced, path, &mut sub.added);
+            sub.added.remove(&*path);
+            if added {
+                c.added.extend(sub.added);
+            } else {
+                c.removed.extend(sub.added);
+            }
+        }
         (Some(o), Some(n)) => {
             let (so, sn) = (shape_of(&t, forced, o), shape_of(&t, forced, n));
             match (so, sn) {

@@ -52,7 +52,8 @@ impl Render {
     }
 
     fn bookmark(&self, rv: u64, initial_end: bool) -> Bytes {
-        let mut md = json!({"resourceVersion": rv.to_string(), "creationTimestamp": null});
+        // kube ≥ 1.35 leaves an unset creationTimestamp out (omitzero), typed or not.
+        let mut md = json!({"resourceVersion": rv.to_string()});
         if initial_end {
             md["annotations"] = json!({"k8s.io/initial-events-end": "true"});
         }
@@ -94,7 +95,8 @@ fn parse_rv(s: Option<&String>) -> Result<Option<u64>, ApiError> {
         Some(v) => v
             .parse::<u64>()
             .map(Some)
-            .map_err(|_| ApiError::bad_request(format!("invalid resource version: {v}"))),
+            // A 500 without a reason, as the watch cache refuses it.
+            .map_err(|_| ApiError::new(500, "", crate::list::rv_syntax_error(v))),
     }
 }
 
@@ -150,10 +152,17 @@ pub fn start(
         Ok(rv) => rv,
         Err(e) => return super::response::error_response(&e),
     };
-    let send_initial = matches!(
-        q.get("sendInitialEvents").map(String::as_str),
-        Some("true" | "1")
-    );
+    // kube ≥ 1.34 (WatchList): a watch from "" or "0" that says neither sendInitialEvents nor
+    // resourceVersionMatch is defaulted to sendInitialEvents=true (SetListOptionsDefaults), so
+    // with bookmarks it ends its initial events with the initial-events-end bookmark.
+    let legacy = matches!(rv, None | Some(0))
+        && !q.contains_key("sendInitialEvents")
+        && q.get("resourceVersionMatch").is_none_or(String::is_empty);
+    let send_initial = legacy
+        || matches!(
+            q.get("sendInitialEvents").map(String::as_str),
+            Some("true" | "1")
+        );
     let bookmarks = matches!(
         q.get("allowWatchBookmarks").map(String::as_str),
         Some("true" | "1")
@@ -198,6 +207,15 @@ pub fn start(
                 }
             }
             Some(from) => {
+                if let Some(start) = store
+                    .watch_start
+                    .get(&(t.rt.group.clone(), t.rt.resource.clone()))
+                    .filter(|start| from < **start)
+                {
+                    let e =
+                        ApiError::expired(format!("too old resource version: {from} ({start})"));
+                    return stream_response(Body::from(error_line(&e)));
+                }
                 let expired = server.faults().take_watch_expiry();
                 match store.events_since(from) {
                     Ok(events) if !expired => {

@@ -24,6 +24,8 @@ mod fidelity;
 mod kube_clients;
 #[path = "apiserver/managed_fields.rs"]
 mod managed_fields;
+#[path = "apiserver/measured.rs"]
+mod measured;
 #[path = "apiserver/more.rs"]
 mod more;
 #[path = "apiserver/patches.rs"]

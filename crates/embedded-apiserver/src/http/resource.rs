@@ -48,7 +48,16 @@ pub(super) async fn resource(
             _ => false,
         };
         if !ok {
-            return Err(ApiError::path_not_found());
+            // apiextensions answers a subresource a CRD does not define as a missing object.
+            return Err(if rt.custom {
+                ApiError::not_found(
+                    &rt.group,
+                    &rt.resource,
+                    p.name.as_deref().unwrap_or_default(),
+                )
+            } else {
+                ApiError::path_not_found()
+            });
         }
     }
     let t = Target {
@@ -59,11 +68,43 @@ pub(super) async fn resource(
         subresource: p.sub.clone(),
     };
     let accept = header_str(headers, header::ACCEPT);
+    if !acceptable(accept) {
+        return Err(ApiError::new(
+            406,
+            "NotAcceptable",
+            "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+        ));
+    }
     if !rt.is_crud() {
         return if *method == Method::POST && p.name.is_none() {
             let obj = decode_body(headers, &body, &rt.api_version(&p.version), &rt.kind)?;
+            // kube's field manager records the request's fields for any create, reviews too.
+            let mut requested = obj.clone();
+            crate::field_manager::track_update(
+                &t,
+                None,
+                &mut requested,
+                &crate::field_manager::update_manager(
+                    q.get("fieldManager").map(String::as_str),
+                    header_str(headers, header::USER_AGENT),
+                ),
+                None,
+                None,
+            );
             let store = server.lock();
-            reviews::review(&store, user, &t, obj).map(|v| json_response(201, &v))
+            let mut answer = reviews::review(&store, user, &t, obj)?;
+            // The access reviews answer the request object (its managedFields with it); the
+            // rules and self reviews answer new objects.
+            let echoes_request = rt.resource.ends_with("subjectaccessreviews");
+            if echoes_request
+                && let (Some(mf), Some(m)) = (
+                    requested.pointer("/metadata/managedFields").cloned(),
+                    answer.get_mut("metadata").and_then(Value::as_object_mut),
+                )
+            {
+                m.insert("managedFields".into(), mf);
+            }
+            Ok(json_response(201, &answer))
         } else {
             Err(ApiError::method_not_allowed())
         };
@@ -84,7 +125,11 @@ pub(super) async fn resource(
         (Method::GET, false) if truthy(q, "watch") => {
             crate::list::validate_watch(q)?;
             let filter = query_filter(&rt, &p, q)?;
-            return Ok(watch::start(server, t, filter, q, accept));
+            // The deprecation warning goes on a watch's response too.
+            return Ok(with_warnings(
+                watch::start(server, t, filter, q, accept),
+                &warnings,
+            ));
         }
         (Method::GET, false) => {
             let filter = query_filter(&rt, &p, q)?;
@@ -123,7 +168,7 @@ pub(super) async fn resource(
         }
         (Method::POST, false) => {
             let obj = decode_body(headers, &body, &rt.api_version(&p.version), &rt.kind)?;
-            let opts = write_opts(q, headers)?;
+            let opts = write_opts(q, headers, "CreateOptions")?;
             let (w, hooked) = oracle::run(server, &t, user, obj, |store, oracle, obj| {
                 escalation_check(store, user, &t, &obj, false)?;
                 let opts = WriteOpts {
@@ -139,7 +184,7 @@ pub(super) async fn resource(
         }
         (Method::PUT, true) => {
             let obj = decode_body(headers, &body, &rt.api_version(&p.version), &rt.kind)?;
-            let opts = write_opts(q, headers)?;
+            let opts = write_opts(q, headers, "UpdateOptions")?;
             let (w, hooked) = oracle::run(server, &t, user, obj, |store, oracle, obj| {
                 escalation_check(store, user, &t, &obj, true)?;
                 let opts = WriteOpts {
@@ -161,15 +206,14 @@ pub(super) async fn resource(
         (Method::PATCH, true) => {
             let ct = header_str(headers, header::CONTENT_TYPE);
             let Some(ptype) = PatchType::from_content_type(ct) else {
-                return Err(ApiError::unsupported_media_type(
-                    ct,
-                    &patch::accepted(rt.custom),
-                ));
+                return Err(ApiError::unsupported_media_type(&patch::accepted(
+                    rt.custom,
+                )));
             };
             if ptype == PatchType::Strategic && rt.custom {
-                return Err(ApiError::unsupported_media_type(ct, &patch::accepted(true)));
+                return Err(ApiError::unsupported_media_type(&patch::accepted(true)));
             }
-            let opts = write_opts(q, headers)?;
+            let opts = write_opts(q, headers, "PatchOptions")?;
             if opts.force && ptype != PatchType::Apply {
                 return Err(ApiError::invalid(
                     "meta.k8s.io",
@@ -243,18 +287,29 @@ pub(super) async fn resource(
             }
         }
         (Method::DELETE, false) => {
+            if !rt.verbs.contains(&"deletecollection") {
+                return Err(ApiError::method_not_allowed());
+            }
             let filter = query_filter(&rt, &p, q)?;
             let opts = delete_opts(&body, q)?;
-            let names: Vec<(String, String)> = {
+            let names: Vec<(String, String, Value)> = {
                 let store = server.lock();
                 ops::list(&store, &t)
-                    .iter()
+                    .into_iter()
                     .filter(|o| filter.matches(o))
-                    .map(|o| (meta::namespace(o).to_string(), meta::name(o).to_string()))
+                    .map(|o| {
+                        (
+                            meta::namespace(&o).to_string(),
+                            meta::name(&o).to_string(),
+                            o,
+                        )
+                    })
                     .collect()
             };
+            // kube answers the list of what it deleted: the objects held by finalizers as
+            // they are now, the others as they were.
             let mut items = Vec::new();
-            for (ns, name) in names {
+            for (ns, name, before) in names {
                 let mut one = t.clone();
                 one.namespace = ns;
                 one.name = name;
@@ -271,21 +326,45 @@ pub(super) async fn resource(
                         warnings.extend(hooked);
                         items.push(written_at_version(server, &one, &obj).await?);
                     }
-                    Ok((Deleted::Gone(_), hooked)) => warnings.extend(hooked),
+                    Ok((Deleted::Gone(_), hooked)) => {
+                        warnings.extend(hooked);
+                        items.push(written_at_version(server, &one, &before).await?);
+                    }
                     Err(e) if e.code == 404 => {}
                     Err(e) => return Err(e),
                 }
             }
             let rv = server.lock().rv;
+            let mut metadata = json!({"resourceVersion": rv.to_string()});
+            if rt.custom {
+                metadata["continue"] = json!("");
+            }
             json_response(
                 200,
                 &json!({"kind": rt.list_kind, "apiVersion": rt.api_version(&p.version),
-                        "metadata": {"resourceVersion": rv.to_string()}, "items": items}),
+                        "metadata": metadata, "items": items}),
             )
         }
         _ => return Err(ApiError::method_not_allowed()),
     };
     Ok(with_warnings(resp, &warnings))
+}
+
+/// Whether an Accept header names a media type kube's resource handlers serve (answered as JSON
+/// here whichever it is, docs/embedded-apiserver.md L4); an empty header takes anything.
+fn acceptable(accept: &str) -> bool {
+    accept.trim().is_empty()
+        || accept.split(',').any(|range| {
+            let base = range.split(';').next().unwrap_or_default().trim();
+            matches!(
+                base.to_ascii_lowercase().as_str(),
+                "*/*"
+                    | "application/*"
+                    | "application/json"
+                    | "application/yaml"
+                    | "application/vnd.kubernetes.protobuf"
+            )
+        })
 }
 
 /// A stored object as a read at `t`'s version shows it (a conversion webhook call when the

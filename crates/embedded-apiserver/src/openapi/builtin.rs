@@ -225,16 +225,96 @@ fn all(mut probed: Option<&mut Vec<(String, String, super::merge_types::MergeTyp
         ("authentication.k8s.io", "v1", "SelfSubjectReview"),
         generate::<authentication::v1::SelfSubjectReview>(&mut shared, probed),
     );
+    // ListMeta for the list definitions of CRD documents (no kind's closure reaches it).
+    for (n, d) in definitions_of::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta>() {
+        shared.entry(n).or_insert(d);
+    }
+    for name in ATOMIC_STRUCTS {
+        if let Some(d) = shared.get_mut(*name).and_then(Value::as_object_mut) {
+            d.insert("x-kubernetes-map-type".into(), Value::from("atomic"));
+        }
+    }
     All {
         definitions: shared,
         kinds: m,
     }
 }
 
+/// The structs `k8s.io/api` v0.36 and apimachinery mark `+structType=atomic`: published with
+/// `x-kubernetes-map-type: atomic`, owned and applied whole by server-side apply (a
+/// LabelSelector is one field of its manager, not one per label). k8s-openapi's schemas do not
+/// carry the marker.
+const ATOMIC_STRUCTS: &[&str] = &[
+    "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference",
+    "io.k8s.api.admissionregistration.v1.MatchResources",
+    "io.k8s.api.admissionregistration.v1.NamedRuleWithOperations",
+    "io.k8s.api.admissionregistration.v1.ParamKind",
+    "io.k8s.api.admissionregistration.v1.ParamRef",
+    "io.k8s.api.admissionregistration.v1.Variable",
+    "io.k8s.api.autoscaling.v1.CrossVersionObjectReference",
+    "io.k8s.api.core.v1.ConfigMapKeySelector",
+    "io.k8s.api.core.v1.EndpointAddress",
+    "io.k8s.api.core.v1.EndpointPort",
+    "io.k8s.api.core.v1.FileKeySelector",
+    "io.k8s.api.core.v1.LocalObjectReference",
+    "io.k8s.api.core.v1.NodeSelector",
+    "io.k8s.api.core.v1.NodeSelectorTerm",
+    "io.k8s.api.core.v1.ObjectFieldSelector",
+    "io.k8s.api.core.v1.ObjectReference",
+    "io.k8s.api.core.v1.ResourceFieldSelector",
+    "io.k8s.api.core.v1.ScopeSelector",
+    "io.k8s.api.core.v1.SecretKeySelector",
+    "io.k8s.api.core.v1.SecretReference",
+    "io.k8s.api.core.v1.TopologySelectorTerm",
+    "io.k8s.api.core.v1.TypedLocalObjectReference",
+    "io.k8s.api.discovery.v1.EndpointPort",
+    "io.k8s.api.networking.v1.ServiceBackendPort",
+    "io.k8s.api.rbac.v1.RoleRef",
+    "io.k8s.api.rbac.v1.Subject",
+];
+
+fn generated() -> &'static All {
+    static ALL: OnceLock<All> = OnceLock::new();
+    ALL.get_or_init(|| all(None))
+}
+
+/// The definitions named and every one they reference, by name.
+pub(crate) fn closure(roots: &[&str]) -> Map<String, Value> {
+    fn refs(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                if let Some(r) = m
+                    .get("$ref")
+                    .and_then(Value::as_str)
+                    .and_then(|r| r.strip_prefix("#/components/schemas/"))
+                {
+                    out.push(r.to_string());
+                }
+                m.values().for_each(|x| refs(x, out));
+            }
+            Value::Array(a) => a.iter().for_each(|x| refs(x, out)),
+            _ => {}
+        }
+    }
+    let defs = &generated().definitions;
+    let mut out = Map::new();
+    let mut todo: Vec<String> = roots.iter().map(|r| r.to_string()).collect();
+    while let Some(n) = todo.pop() {
+        if out.contains_key(&n) {
+            continue;
+        }
+        if let Some(d) = defs.get(&n) {
+            refs(d, &mut todo);
+            out.insert(n, d.clone());
+        }
+    }
+    out
+}
+
 /// The schemas of built-in kind `group/version/kind`, generated once per process.
 pub(crate) fn schema(group: &str, version: &str, kind: &str) -> Option<Builtin> {
-    static ALL: OnceLock<All> = OnceLock::new();
-    let all = ALL.get_or_init(|| all(None));
+    let all = generated();
     all.kinds
         .iter()
         .find(|((g, v, k), _)| *g == group && *v == version && *k == kind)

@@ -93,69 +93,6 @@ pub(crate) fn to_v2(schema: &Value) -> Value {
     Value::Object(out)
 }
 
-/// `apiVersion`, `kind` and `metadata` under every `x-kubernetes-embedded-resource` object that
-/// keeps its properties (apiextensions' `addEmbeddedProperties`).
-fn add_embedded_properties(schema: &mut Value, root: bool) {
-    let Value::Object(m) = schema else { return };
-    if !root
-        && m.get("x-kubernetes-embedded-resource")
-            .and_then(Value::as_bool)
-            == Some(true)
-        && let Some(Value::Object(props)) = m.get_mut("properties")
-    {
-        props
-            .entry("apiVersion")
-            .or_insert_with(|| json!({"type": "string"}));
-        props
-            .entry("kind")
-            .or_insert_with(|| json!({"type": "string"}));
-        props
-            .entry("metadata")
-            .or_insert_with(|| json!({"type": "object"}));
-    }
-    if let Some(Value::Object(props)) = m.get_mut("properties") {
-        for s in props.values_mut() {
-            add_embedded_properties(s, false);
-        }
-    }
-    for key in ["items", "additionalProperties"] {
-        if let Some(s) = m.get_mut(key) {
-            add_embedded_properties(s, false);
-        }
-    }
-}
-
-/// A custom resource's v2 definition, as apiextensions' builder makes it for v2: without a
-/// schema, or with a root that preserves unknown fields, a bare object (kubectl would refuse
-/// every field but the added ones otherwise); else the converted schema with `metadata`,
-/// `apiVersion` and `kind`.
-fn custom_definition(schema: Option<&Value>) -> Value {
-    let preserve = |s: &Value| {
-        s.get("x-kubernetes-preserve-unknown-fields")
-            .and_then(Value::as_bool)
-            == Some(true)
-    };
-    match schema {
-        Some(s) if !preserve(s) => {
-            let mut d = to_v2(s);
-            add_embedded_properties(&mut d, true);
-            if let Some(m) = d.as_object_mut() {
-                let props = m
-                    .entry("properties")
-                    .or_insert_with(|| json!({}))
-                    .as_object_mut();
-                if let Some(props) = props {
-                    props.insert("metadata".into(), definition_ref(OBJECT_META));
-                    props.insert("apiVersion".into(), json!({"type": "string"}));
-                    props.insert("kind".into(), json!({"type": "string"}));
-                }
-            }
-            d
-        }
-        _ => json!({"type": "object"}),
-    }
-}
-
 fn query_param(name: &str, ty: &str) -> Value {
     json!({"uniqueItems": true, "type": ty, "name": name, "in": "query"})
 }
@@ -177,32 +114,19 @@ fn add_type(
 ) {
     let gvk = json!({"group": t.group, "version": version, "kind": t.kind});
     let name = schema_name(t, version);
-    let schema = t.version(version).and_then(|v| v.schema.as_ref());
-    let mut def = if t.custom {
-        custom_definition(schema)
-    } else {
-        json!({"type": "object"})
-    };
-    def["x-kubernetes-group-version-kind"] = json!([gvk]);
-    definitions.insert(name.clone(), def);
-    let list_name = format!("{name}List");
     if t.custom {
-        let list_gvk =
-            json!({"group": t.group, "version": version, "kind": format!("{}List", t.kind)});
         definitions.insert(
-            list_name.clone(),
-            json!({
-                "type": "object",
-                "required": ["items"],
-                "properties": {
-                    "apiVersion": {"type": "string"},
-                    "kind": {"type": "string"},
-                    "items": {"type": "array", "items": definition_ref(&name)},
-                    "metadata": definition_ref(LIST_META),
-                },
-                "x-kubernetes-group-version-kind": [list_gvk],
-            }),
+            name.clone(),
+            super::crd::kind_definition(t, version, super::crd::Doc::V2),
         );
+        definitions.insert(
+            format!("{name}List"),
+            super::crd::list_definition(t, version, &name, super::crd::Doc::V2),
+        );
+    } else {
+        let mut def = json!({"type": "object"});
+        def["x-kubernetes-group-version-kind"] = json!([gvk]);
+        definitions.insert(name.clone(), def);
     }
     let reference = definition_ref(&name);
     let ok = json!({"200": {"description": "OK", "schema": reference}, "401": {"description": "Unauthorized"}});

@@ -106,11 +106,8 @@ pub fn create(
     if is_job(&t.rt) {
         crate::schema::job::prepare_create(&mut obj, &name, &uid);
     }
-    if t.rt.group.is_empty() && t.rt.resource == "namespaces" {
-        if obj.pointer("/spec/finalizers").is_none() {
-            obj["spec"] = json!({"finalizers": ["kubernetes"]});
-        }
-        obj["status"] = json!({"phase": "Active"});
+    let is_namespace = t.rt.group.is_empty() && t.rt.resource == "namespaces";
+    if is_namespace {
         let labels_missing = obj.pointer("/metadata/labels").is_none();
         if labels_missing {
             meta::set_meta(&mut obj, "labels", json!({}));
@@ -127,10 +124,13 @@ pub fn create(
         if !causes.is_empty() {
             return Err(invalid(t, &name, causes));
         }
-        obj["status"] = crd::initial_status(&obj);
     }
     let requested_managed = obj.pointer("/metadata/managedFields").cloned();
     let (mut obj, mut warnings) = admit(t, obj, None, &name, validation)?;
+    // After decoding: the typed status says `conditions: null` (no omitempty).
+    if is_crd(&t.rt) {
+        obj["status"] = crd::initial_status(&obj);
+    }
     decode_warnings.append(&mut warnings);
     let warnings = decode_warnings;
     if let Some(manager) = &o.update_manager {
@@ -142,6 +142,15 @@ pub fn create(
             requested_managed.as_ref(),
             None,
         );
+    }
+    storage_zero_fields(t, &mut obj);
+    // The namespace strategy's PrepareForCreate, after managedFields: the finalizer it adds
+    // belongs to no manager.
+    if is_namespace {
+        if obj.pointer("/spec/finalizers").is_none() {
+            obj["spec"] = json!({"finalizers": ["kubernetes"]});
+        }
+        obj["status"] = json!({"phase": "Active"});
     }
     let key = t.key_for(&name);
     if store.objects.contains_key(&key) {

@@ -19,31 +19,61 @@ pub fn delete(store: &mut Store, t: &Target, o: &DeleteOpts) -> Result<Deleted, 
     let Some(old) = store.objects.get(&key).cloned() else {
         return Err(t.not_found());
     };
+    // Namespaces and CRDs have REST storage of their own in kube-apiserver, with its older
+    // precondition wording; every other kind goes through the generic store.
+    let own_storage = is_crd(&t.rt) || is_namespace(t);
     if let Some(uid) = &o.precondition_uid
         && uid != meta::uid(&old)
     {
-        return Err(ApiError::conflict(
-            &t.rt.group,
-            &t.rt.resource,
-            &t.name,
-            &format!(
-                "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                meta::uid(&old)
-            ),
-        ));
+        return Err(if own_storage {
+            ApiError::conflict(
+                &t.rt.group,
+                &t.rt.resource,
+                &t.name,
+                &format!(
+                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                    meta::uid(&old)
+                ),
+            )
+        } else {
+            precondition_conflict(
+                t,
+                &format!(
+                    "the UID in the precondition ({uid}) does not match the UID in record ({}). The object might have been deleted and then recreated",
+                    meta::uid(&old)
+                ),
+            )
+        });
     }
     if let Some(rv) = &o.precondition_rv
         && rv != meta::resource_version(&old)
     {
-        return Err(ApiError::conflict(
-            &t.rt.group,
-            &t.rt.resource,
-            &t.name,
-            &format!(
-                "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
-                meta::resource_version(&old)
-            ),
-        ));
+        return Err(if own_storage {
+            ApiError::conflict(
+                &t.rt.group,
+                &t.rt.resource,
+                &t.name,
+                &format!(
+                    "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+                    meta::resource_version(&old)
+                ),
+            )
+        } else {
+            precondition_conflict(
+                t,
+                &format!(
+                    "the ResourceVersion in the precondition ({rv}) does not match the ResourceVersion in record ({}). The object might have been modified",
+                    meta::resource_version(&old)
+                ),
+            )
+        });
+    }
+    if is_namespace(t) && PROTECTED_NAMESPACES.contains(&t.name.as_str()) {
+        return Err(ApiError::forbidden(format!(
+            "namespaces \"{}\" is forbidden: this namespace may not be deleted",
+            t.name
+        ))
+        .with_details(json!({"name": t.name, "kind": "namespaces"})));
     }
     if let Some(oracle) = o.oracle.as_deref() {
         let old_v = at_version(t, &old, Some(oracle))?;
@@ -75,7 +105,6 @@ pub fn delete(store: &mut Store, t: &Target, o: &DeleteOpts) -> Result<Deleted, 
     if is_crd(&t.rt) {
         add(crd::CLEANUP_FINALIZER);
     }
-    let is_namespace = t.rt.group.is_empty() && t.rt.resource == "namespaces";
     if finalizers.is_empty() && !blocked_by_spec_finalizers(t, &old) {
         if o.dry_run {
             return Ok(Deleted::Gone(success_status(t, &old)));
@@ -86,22 +115,59 @@ pub fn delete(store: &mut Store, t: &Target, o: &DeleteOpts) -> Result<Deleted, 
     let mut new = (*old).clone();
     meta::set_finalizers(&mut new, &finalizers);
     meta::set_meta(&mut new, "deletionTimestamp", json!(meta::now_rfc3339()));
-    meta::set_meta(&mut new, "deletionGracePeriodSeconds", json!(0));
-    if tracks_generation(&t.rt) {
+    // The generic store's graceful deletion (grace period 0, generation + 1); the namespace and
+    // CRD storages set only the timestamp.
+    if !own_storage {
+        meta::set_meta(&mut new, "deletionGracePeriodSeconds", json!(0));
+    }
+    if tracks_generation(&t.rt) && !own_storage {
         let g = old
             .pointer("/metadata/generation")
             .and_then(Value::as_i64)
             .unwrap_or(0);
         meta::set_meta(&mut new, "generation", json!(g + 1));
     }
-    if is_namespace {
+    if is_namespace(t) {
         new["status"] = json!({"phase": "Terminating"});
+    }
+    if is_crd(&t.rt) {
+        crd::mark_terminating(&mut new);
     }
     if o.dry_run {
         return Ok(Deleted::Pending(Arc::new(new)));
     }
     let stored = persist(store, t, key, new, Some(old));
     Ok(Deleted::Pending(stored))
+}
+
+/// The namespaces kube's NamespaceLifecycle admission refuses to delete.
+const PROTECTED_NAMESPACES: &[&str] = &["default", "kube-system", "kube-public"];
+
+fn is_namespace(t: &Target) -> bool {
+    t.rt.group.is_empty() && t.rt.resource == "namespaces"
+}
+
+/// The generic store's precondition conflict: the kind, qualified by its group, names the
+/// object (`ConfigMap "x"`, `Widget.example.com "w"`).
+fn precondition_conflict(t: &Target, why: &str) -> ApiError {
+    let qualified = if t.rt.group.is_empty() {
+        t.rt.kind.clone()
+    } else {
+        format!("{}.{}", t.rt.kind, t.rt.group)
+    };
+    let mut details = json!({"name": t.name, "kind": t.rt.kind});
+    if !t.rt.group.is_empty() {
+        details["group"] = json!(t.rt.group);
+    }
+    ApiError::new(
+        409,
+        "Conflict",
+        format!(
+            "Operation cannot be fulfilled on {qualified} \"{}\": {why}",
+            t.name
+        ),
+    )
+    .with_details(details)
 }
 
 pub(super) fn success_status(t: &Target, obj: &Value) -> Value {

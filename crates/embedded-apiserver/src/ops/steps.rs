@@ -54,20 +54,30 @@ pub(super) fn decode_custom(
             ..Default::default()
         },
     );
-    let warnings = unknown_fields_outcome(&result.unknown_fields, validation)?;
+    let warnings = unknown_fields_outcome(t, &result.unknown_fields, validation)?;
     Ok((result.object, warnings))
+}
+
+/// The 400 of `fieldValidation=Strict`, worded as kube's decoder wraps its strict errors:
+/// `Widget in version "v1" cannot be handled as a Widget: strict decoding error: …`.
+fn strict_error(t: &Target, unknown: &[String]) -> ApiError {
+    ApiError::bad_request(format!(
+        "{kind} in version {} cannot be handled as a {kind}: {}",
+        crate::schema::go_quote(&t.version),
+        crate::schema::strict_error_message(unknown).unwrap_or_default(),
+        kind = t.rt.kind
+    ))
 }
 
 /// What `validation` makes of the unknown fields decoding dropped: a 400 (Strict), one warning
 /// each (Warn), nothing (Ignore).
 fn unknown_fields_outcome(
+    t: &Target,
     unknown: &[String],
     validation: FieldValidation,
 ) -> Result<Vec<String>, ApiError> {
     if validation == FieldValidation::Strict && !unknown.is_empty() {
-        return Err(ApiError::bad_request(
-            crate::schema::strict_error_message(unknown).unwrap_or_default(),
-        ));
+        return Err(strict_error(t, unknown));
     }
     Ok(if validation == FieldValidation::Warn {
         crate::schema::unknown_field_warnings(unknown)
@@ -85,17 +95,63 @@ pub(super) fn decode_builtin(
 ) -> Result<(Value, Vec<String>), ApiError> {
     let d = crate::schema::typed_decode::decode_builtin(&t.rt.group, &t.version, &t.rt.kind, obj)
         .map_err(ApiError::bad_request)?;
-    let warnings = unknown_fields_outcome(&d.unknown_fields, validation)?;
+    let warnings = unknown_fields_outcome(t, &d.unknown_fields, validation)?;
     Ok((d.object, warnings))
 }
 
+/// The body's apiVersion and kind against the URL's, refused as kube refuses them: a custom
+/// resource's decoder needs a kind and the URL's apiVersion (400), its validation the URL's
+/// kind (422 on `kind`); a built-in body of another kind cannot be converted (400).
 pub(super) fn kind_check(t: &Target, obj: &Value) -> Result<(), ApiError> {
     let kind = meta::str_at(obj, "/kind");
-    if !kind.is_empty() && kind != t.rt.kind {
+    let api_version = meta::str_at(obj, "/apiVersion");
+    let expected = t.rt.api_version(&t.version);
+    if t.rt.custom {
+        if kind.is_empty() {
+            let text = serde_json::to_string(obj).unwrap_or_default();
+            let summary: String = if text.len() > 30 {
+                format!("{} ...", text.chars().take(30).collect::<String>())
+            } else {
+                text.clone()
+            };
+            return Err(ApiError::bad_request(format!(
+                "the object provided is unrecognized (must be of type {}): Object 'Kind' is missing in '{text}' ({summary})",
+                t.rt.kind
+            )));
+        }
+        if !api_version.is_empty() && api_version != expected {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({api_version}) does not match the expected API version ({expected})"
+            )));
+        }
+        if kind != t.rt.kind {
+            return Err(ApiError::invalid(
+                &t.rt.group,
+                kind,
+                meta::name(obj),
+                vec![StatusCause::new(
+                    "FieldValueInvalid",
+                    "kind",
+                    format!(
+                        "Invalid value: {}: must be {}",
+                        crate::schema::go_quote(kind),
+                        t.rt.kind
+                    ),
+                )],
+            ));
+        }
+    } else if !kind.is_empty() && kind != t.rt.kind {
+        let internal = if t.rt.group.is_empty() {
+            "core"
+        } else {
+            t.rt.group.split('.').next().unwrap_or_default()
+        };
         return Err(ApiError::bad_request(format!(
-            "the API version in the data ({}) does not match the expected API version ({})",
-            meta::str_at(obj, "/apiVersion"),
-            t.rt.api_version(&t.version)
+            "{kind} in version {} cannot be handled as a {}: converting ({}.{kind}) to ({internal}.{}): unknown conversion",
+            crate::schema::go_quote(&t.version),
+            t.rt.kind,
+            t.version,
+            t.rt.kind
         )));
     }
     Ok(())
@@ -161,6 +217,24 @@ pub(super) fn fold_string_data(obj: &mut Value) {
     }
 }
 
+/// What a stored object gains on its way back out of kube's storage, after managedFields
+/// were recorded (no manager owns it): an events.k8s.io Event is kept as a core Event and
+/// converted back, the core fields it has no value for coming back as their zero values.
+pub(super) fn storage_zero_fields(t: &Target, obj: &mut Value) {
+    if t.rt.group == "events.k8s.io"
+        && t.rt.resource == "events"
+        && let Some(o) = obj.as_object_mut()
+    {
+        for (k, zero) in [
+            ("deprecatedSource", json!({})),
+            ("deprecatedFirstTimestamp", Value::Null),
+            ("deprecatedLastTimestamp", Value::Null),
+        ] {
+            o.entry(k).or_insert(zero);
+        }
+    }
+}
+
 /// Type-specific preparation shared by create and update (`old`: the stored object).
 pub(super) fn prepare_builtin(t: &Target, obj: &mut Value, old: Option<&Value>) {
     if t.rt.custom {
@@ -169,6 +243,10 @@ pub(super) fn prepare_builtin(t: &Target, obj: &mut Value, old: Option<&Value>) 
     if is_job(&t.rt) {
         crate::schema::job::default(obj);
     }
+    if is_crd(&t.rt) {
+        crd::set_defaults(obj);
+    }
+
     if t.rt.group.is_empty() && t.rt.resource == "secrets" {
         fold_string_data(obj);
         if obj.get("type").is_none() {
@@ -216,12 +294,19 @@ pub(super) fn admit(
         return Ok((obj, warnings));
     }
     let schema = t.rt.version(&t.version).and_then(|v| v.schema.as_ref());
-    match admission::admit_custom(obj, old, schema, t.rt.namespaced, validation) {
+    let scale =
+        t.rt.version(&t.version)
+            .and_then(|v| v.scale.as_ref())
+            .map(|s| {
+                (
+                    s.spec_replicas_path.as_str(),
+                    s.status_replicas_path.as_str(),
+                )
+            });
+    match admission::admit_custom(obj, old, schema, t.rt.namespaced, validation, scale) {
         Ok(a) => Ok((a.object, a.warnings)),
         Err(AdmitError::Invalid(causes)) => Err(invalid(t, name, causes)),
-        Err(AdmitError::Strict(fields)) => Err(ApiError::bad_request(
-            crate::schema::strict_error_message(&fields).unwrap_or_default(),
-        )),
+        Err(AdmitError::Strict(fields)) => Err(strict_error(t, &fields)),
     }
 }
 
@@ -248,6 +333,7 @@ pub(super) fn sync_crd_registry(store: &mut Store, crd_obj: &Value, removed: boo
         if store.registry.remove(&group, &plural).is_some() {
             store.schema_generation += 1;
         }
+        store.watch_start.remove(&(group, plural));
         return;
     }
     if !crd::condition_true(crd_obj, "Established") {
@@ -256,6 +342,8 @@ pub(super) fn sync_crd_registry(store: &mut Store, crd_obj: &Value, removed: boo
     if let Some(rt) = registry::from_crd(crd_obj)
         && store.registry.get(&group, &plural).as_deref() != Some(&rt)
     {
+        let rv = store.rv;
+        store.watch_start.entry((group, plural)).or_insert(rv);
         store.registry.insert(rt);
         store.schema_generation += 1;
     }

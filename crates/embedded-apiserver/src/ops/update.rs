@@ -86,13 +86,15 @@ pub fn prepare_update(
     let new_rv = meta::resource_version(&new).to_string();
     if new_rv.is_empty() {
         if kind == UpdateKind::Put && (t.rt.custom || is_crd(&t.rt)) {
-            return Err(invalid(
-                t,
+            // kube names the resource here (`widgets.example.com "w" is invalid`), not the kind.
+            return Err(ApiError::invalid(
+                &t.rt.group,
+                &t.rt.resource,
                 &t.name,
                 vec![StatusCause::new(
                     "FieldValueInvalid",
                     "metadata.resourceVersion",
-                    "Invalid value: 0x0: must be specified for an update",
+                    "Invalid value: 0: must be specified for an update",
                 )],
             ));
         }
@@ -181,22 +183,26 @@ pub fn prepare_update(
             .filter(|f| !before.contains(f))
             .collect();
         if !added.is_empty() {
-            return Err(invalid(
-                t,
-                &t.name,
-                vec![StatusCause::new(
-                    "FieldValueForbidden",
-                    "metadata.finalizers",
-                    format!(
-                        "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
-                        added
-                            .iter()
-                            .map(|f| format!("\"{f}\""))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                )],
-            ));
+            let cause = StatusCause::new(
+                "FieldValueForbidden",
+                "metadata.finalizers",
+                format!(
+                    "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
+                    added
+                        .iter()
+                        .map(|f| format!("\"{f}\""))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            );
+            // apiextensions validates a custom resource's ObjectMeta update twice (its
+            // strategy and the generic one): the cause is there twice, the message once.
+            let causes = if t.rt.custom {
+                vec![cause.clone(), cause]
+            } else {
+                vec![cause]
+            };
+            return Err(invalid(t, &t.name, causes));
         }
     }
     prepare_builtin(t, &mut new, Some(&*old));
@@ -248,6 +254,7 @@ pub fn prepare_update(
             o.via_subresource.as_deref(),
         );
     }
+    storage_zero_fields(t, &mut new);
     if let Some(oracle) = oracle {
         let mut attrs = attributes(
             t,

@@ -43,7 +43,17 @@ pub(super) fn to_storage(
             }
             Ok(obj)
         }
-        _ => Ok(present(&t.rt, &storage, obj)),
+        _ => {
+            let converted = t.rt.custom && needs_conversion_to(t, &obj, &storage);
+            let mut obj = present(&t.rt, &storage, obj);
+            // Strategy None too: what kube reads back is defaulted at the storage version.
+            if converted
+                && let Some(schema) = t.rt.version(&storage).and_then(|v| v.schema.as_ref())
+            {
+                crate::schema::apply_defaults(&mut obj, schema);
+            }
+            Ok(obj)
+        }
     }
 }
 

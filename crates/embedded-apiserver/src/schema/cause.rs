@@ -42,7 +42,7 @@ pub fn render_value(v: &Value) -> String {
         Value::Number(n) => number_text(n),
         Value::Bool(b) => b.to_string(),
         Value::Null => go_quote("null"),
-        other => go_sharp_v(other),
+        other => go_json(other),
     }
 }
 
@@ -55,24 +55,61 @@ fn number_text(n: &serde_json::Number) -> String {
     }
 }
 
-/// Go's `%#v` of a decoded JSON value (`map[string]interface {}{"a":1}`, `[]interface {}{"x"}`).
-fn go_sharp_v(v: &Value) -> String {
+/// A complex value as kube 1.36's field errors render it: `json.Marshal` of the decoded value
+/// (`{"a":1}`, `["x"]`; map keys sorted, `<`, `>`, `&` escaped as Go escapes them).
+fn go_json(v: &Value) -> String {
     match v {
-        Value::Null => "interface {}(nil)".to_string(),
-        Value::String(s) => go_quote(s),
-        Value::Number(n) => number_text(n),
+        Value::Null => "null".to_string(),
         Value::Bool(b) => b.to_string(),
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => i.to_string(),
+            (None, Some(u), _) => u.to_string(),
+            (_, _, Some(f)) => go_json_float(f),
+            _ => n.to_string(),
+        },
+        Value::String(s) => serde_json::to_string(s)
+            .unwrap_or_default()
+            .replace('<', "\\u003c")
+            .replace('>', "\\u003e")
+            .replace('&', "\\u0026"),
         Value::Array(items) => format!(
-            "[]interface {{}}{{{}}}",
-            items.iter().map(go_sharp_v).collect::<Vec<_>>().join(", ")
+            "[{}]",
+            items.iter().map(go_json).collect::<Vec<_>>().join(",")
         ),
         Value::Object(m) => format!(
-            "map[string]interface {{}}{{{}}}",
+            "{{{}}}",
             m.iter()
-                .map(|(k, v)| format!("{}:{}", go_quote(k), go_sharp_v(v)))
+                .map(|(k, v)| format!("{}:{}", go_json(&Value::String(k.clone())), go_json(v)))
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(",")
         ),
+    }
+}
+
+/// encoding/json's float64: shortest `f` notation, `e` below 1e-6 and from 1e21.
+fn go_json_float(f: f64) -> String {
+    let a = f.abs();
+    if a != 0.0 && !(1e-6..1e21).contains(&a) {
+        let s = format!("{f:e}");
+        // Go writes e-07 as e-07 and e21 as e+21.
+        match s.split_once('e') {
+            Some((m, e)) => {
+                let (sign, digits) = match e.strip_prefix('-') {
+                    Some(d) => ("-", d),
+                    None => ("+", e),
+                };
+                let digits = if digits.len() < 2 {
+                    format!("0{digits}")
+                } else {
+                    digits.to_string()
+                };
+                format!("{m}e{sign}{digits}")
+            }
+            None => s,
+        }
+    } else {
+        let s = format!("{f}");
+        s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
     }
 }
 
@@ -375,8 +412,8 @@ mod tests {
         assert_eq!(go_float(0.0), "0");
         assert_eq!(render_value(&json!(null)), "\"null\"");
         assert_eq!(
-            render_value(&json!({"a": 1, "b": ["x", 1.5, null]})),
-            "map[string]interface {}{\"a\":1, \"b\":[]interface {}{\"x\", 1.5, interface {}(nil)}}"
+            render_value(&json!({"a": 1, "b": ["x", 1.5, null, 1e6, "<&>"]})),
+            "{\"a\":1,\"b\":[\"x\",1.5,null,1000000,\"\\u003c\\u0026\\u003e\"]}"
         );
         assert_eq!(go_float(1.5), "1.5");
         for (f, want) in [

@@ -106,8 +106,9 @@ pub fn default(job: &mut Value) {
 /// controller-uid labels (legacy and `batch.kubernetes.io/` keys, user values kept) and the
 /// selector matches the controller-uid label.
 pub fn prepare_create(job: &mut Value, name: &str, uid: &str) {
+    // The status a client sent is dropped; what is stored is JobStatus's zero value.
     if let Some(m) = job.as_object_mut() {
-        m.remove("status");
+        m.insert("status".into(), json!({}));
     }
     if job.pointer("/spec/manualSelector") == Some(&Value::Bool(true)) {
         return;

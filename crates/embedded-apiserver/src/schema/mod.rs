@@ -32,7 +32,7 @@ pub use builtin::{
     MAX_SECRET_SIZE, config_map_key, default_rbac_subjects, validate_builtin,
     validate_builtin_update,
 };
-pub use cause::{Cause, FieldPath, invalid_message, reason, render_value};
+pub use cause::{Cause, FieldPath, go_quote, invalid_message, reason, render_value};
 pub use celcheck::{RULES_NOT_CHECKED, has_rules};
 pub use default::apply_defaults;
 pub use meta::{

@@ -53,15 +53,11 @@ pub fn decode_builtin(
     };
     let mut obj = obj;
     let mut path = Vec::new();
+    // kube names the version alone (`Deployment in version "v1"`), as its decoder reports it.
     d.walk(&root, &mut obj, &mut path, "").map_err(|e| {
-        let version_kind = if group.is_empty() {
-            version.to_string()
-        } else {
-            format!("{group}/{version}")
-        };
         format!(
             "{kind} in version {} cannot be handled as a {kind}: {e}",
-            super::cause::go_quote(&version_kind)
+            super::cause::go_quote(version)
         )
     })?;
     Ok(Decoded {
@@ -120,6 +116,12 @@ impl<'a> Decoder<'a> {
         (node, name.map(short_name))
     }
 
+    /// Whether `schema` is a struct (an object with declared fields).
+    fn is_struct(&self, schema: &'a Value) -> bool {
+        let (s, _) = self.resolve(schema);
+        s.get("properties").is_some()
+    }
+
     /// Decodes `v` at `path` against `schema`; `parent`: the Go type holding the field.
     fn walk(
         &mut self,
@@ -153,11 +155,25 @@ impl<'a> Decoder<'a> {
                 };
                 if let Some(props) = s.get("properties").and_then(Value::as_object) {
                     let here = name.unwrap_or(parent);
+                    let required: Vec<&str> = s
+                        .get("required")
+                        .and_then(Value::as_array)
+                        .map(|r| r.iter().filter_map(Value::as_str).collect())
+                        .unwrap_or_default();
                     let mut unknown = Vec::new();
+                    let mut zero = Vec::new();
                     for (k, fv) in fields.iter_mut() {
                         path.push(Step::Field(k.clone()));
                         match props.get(k) {
-                            Some(fs) => self.walk(fs, fv, path, here)?,
+                            Some(fs) => {
+                                if fv.is_null()
+                                    && !required.contains(&k.as_str())
+                                    && !self.is_struct(fs)
+                                {
+                                    zero.push(k.clone());
+                                }
+                                self.walk(fs, fv, path, here)?
+                            }
                             None => {
                                 self.unknown.push(with_indexes(path));
                                 unknown.push(k.clone());
@@ -165,7 +181,10 @@ impl<'a> Decoder<'a> {
                         }
                         path.pop();
                     }
-                    for k in unknown {
+                    // A null decodes to the field's zero value, which Go leaves out of what it
+                    // writes (`omitempty`, `omitzero`): a `creationTimestamp: null` older
+                    // clients send is not stored. Struct fields (written as `{}`) keep theirs.
+                    for k in unknown.into_iter().chain(zero) {
                         fields.remove(&k);
                     }
                 } else if let Some(items) = s.get("additionalProperties").filter(|a| a.is_object())
@@ -192,6 +211,14 @@ impl<'a> Decoder<'a> {
                 Ok(())
             }
             Some("string") if !v.is_string() => mismatch("string".into()),
+            // A []byte field: encoding/json decodes it as standard base64 and reports the
+            // decoder's error alone.
+            Some("string") if s.get("format").and_then(Value::as_str) == Some("byte") => {
+                match crate::gojson::base64_error(v.as_str().unwrap_or_default().as_bytes()) {
+                    Some(at) => Err(format!("illegal base64 data at input byte {at}")),
+                    None => Ok(()),
+                }
+            }
             Some("boolean") if !v.is_boolean() => mismatch("bool".into()),
             Some("number") if !v.is_number() => mismatch(go_type(s, name)),
             Some("integer") => {
@@ -278,7 +305,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             err,
-            "Deployment in version \"apps/v1\" cannot be handled as a Deployment: json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32"
+            "Deployment in version \"v1\" cannot be handled as a Deployment: json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32"
         );
         let err = decode_builtin(
             "apps",
@@ -373,7 +400,19 @@ mod tests {
         for o in [obj, with_managed] {
             let d = decode_builtin("apps", "v1", "Deployment", o.clone()).unwrap();
             assert!(d.unknown_fields.is_empty(), "{:?}", d.unknown_fields);
-            assert_eq!(d.object, o);
+            // But for the nulls of optional fields, zero values Go leaves out when it writes
+            // the object.
+            let mut want = o.clone();
+            for (at, field) in [
+                ("/metadata", "creationTimestamp"),
+                ("/spec", "replicas"),
+                ("/spec/template/metadata", "creationTimestamp"),
+            ] {
+                if let Some(m) = want.pointer_mut(at).and_then(Value::as_object_mut) {
+                    m.remove(field);
+                }
+            }
+            assert_eq!(d.object, want);
         }
         // A CRD's free-form values take any JSON value, and its unions any of their forms;
         // an unknown field of a schema is dropped and named.

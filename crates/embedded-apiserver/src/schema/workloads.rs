@@ -267,6 +267,17 @@ fn port_name_errors(name: &str) -> Vec<&'static str> {
 /// `SetDefaults_Deployment` / `SetDefaults_DaemonSet` (`pkg/apis/apps/v1/defaults.go`) and the
 /// pod template's defaults.
 fn default_pod_workload(kind: &str, obj: &mut Value) {
+    // The status is a struct: Go writes its zero value (a DaemonSet's counters are not
+    // omitted when zero).
+    if let Some(o) = obj.as_object_mut() {
+        let zero = if kind == "DaemonSet" {
+            json!({"currentNumberScheduled": 0, "numberMisscheduled": 0,
+                "desiredNumberScheduled": 0, "numberReady": 0})
+        } else {
+            json!({})
+        };
+        default_to(o, "status", zero);
+    }
     let Some(spec) = obj.as_object_mut().and_then(|o| child(o, "spec")) else {
         return;
     };
@@ -306,6 +317,8 @@ fn default_pod_workload(kind: &str, obj: &mut Value) {
         for c in list.iter_mut().filter_map(Value::as_object_mut) {
             default_to(c, "terminationMessagePath", json!("/dev/termination-log"));
             default_to(c, "terminationMessagePolicy", json!("File"));
+            // ResourceRequirements is a struct, not a pointer: Go writes its zero value.
+            default_to(c, "resources", json!({}));
             let image = c.get("image").and_then(Value::as_str).unwrap_or("");
             let policy = if image_tag(image).is_none_or(|t| t == "latest") {
                 "Always"
@@ -332,17 +345,24 @@ fn image_tag(image: &str) -> Option<&str> {
 }
 
 /// Go's `%#v` of a `map[string]string` (how kube prints template labels in an error).
+/// A `map[string]string` as kube 1.36's field errors render it: JSON, keys sorted.
 fn go_string_map(v: Option<&Value>) -> String {
     let body = v
         .and_then(Value::as_object)
         .map(|m| {
             m.iter()
-                .map(|(k, v)| format!("{:?}:{:?}", k, v.as_str().unwrap_or_default()))
+                .map(|(k, v)| {
+                    format!(
+                        "{}:{}",
+                        serde_json::to_string(k).unwrap_or_default(),
+                        serde_json::to_string(v.as_str().unwrap_or_default()).unwrap_or_default()
+                    )
+                })
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(",")
         })
         .unwrap_or_default();
-    format!("map[string]string{{{body}}}")
+    format!("{{{body}}}")
 }
 
 /// `ValidateDeploymentSpec` / `ValidateDaemonSetSpec` (`pkg/apis/apps/validation`): the selector
@@ -504,7 +524,7 @@ mod tests {
         );
         assert_eq!(
             causes[0].message,
-            "Invalid value: map[string]string{\"app\":\"other\"}: `selector` does not match template `labels`"
+            "Invalid value: {\"app\":\"other\"}: `selector` does not match template `labels`"
         );
         let none = json!({"spec": {"template": {"spec": {}}}});
         assert_eq!(

@@ -45,10 +45,11 @@ fn field_set_by_list_type() {
             PathElement::value_of(&json!("x/y")),
         ],
         vec![f("metadata"), f("ownerReferences"), owner.clone()],
-        vec![f("metadata"), f("ownerReferences"), owner, f("name")],
     ] {
         assert!(set.contains(&p), "missing {p:?} in {set:?}");
     }
+    // An owner reference is atomic (kube's `+structType=atomic`): owned whole.
+    assert!(!set.contains(&vec![f("metadata"), f("ownerReferences"), owner, f("name")]));
     assert!(!set.contains(&vec![f("spec")]));
     assert!(!set.contains(&vec![f("spec"), f("sel"), f("a")]));
 }

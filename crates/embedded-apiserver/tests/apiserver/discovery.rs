@@ -98,7 +98,12 @@ async fn check_05_resource_list_after_crd() {
 
 #[tokio::test]
 async fn check_06_unknown_group_version_404() {
+    // A group nothing serves: Go's plain-text page, as kube-apiserver answers it.
     let r = H::new().get("/apis/nope.example.com/v1").await;
+    assert_eq!(r.code, 404);
+    assert_eq!(r.body, "404 page not found\n");
+    // An unknown version of a served group: the NotFound Status.
+    let r = H::new().get("/apis/apps/v0").await;
     assert_eq!(r.code, 404);
     assert_eq!(r.body["kind"], "Status");
     assert_eq!(r.body["reason"], "NotFound");

@@ -210,6 +210,14 @@ async fn many_watchers_each_see_every_event() {
             ))
             .await;
         assert_eq!(w.next().await["type"], "ADDED");
+        // A watch from no version with bookmarks is a watch list (kube ≥ 1.34's defaulting):
+        // its initial events end with the initial-events-end bookmark.
+        let end = w.next().await;
+        assert_eq!(end["type"], "BOOKMARK");
+        assert_eq!(
+            end["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"],
+            "true"
+        );
         watches.push(w);
     }
     for i in 1..=50 {
