@@ -148,6 +148,15 @@ fn fill_contract_fields(r: &ScriptRun<'_>, obj: &mut Value) {
     }
 }
 
+/// The `openAPIV3Schema` of `version` in `crd`.
+fn version_schema<'a>(crd: &'a Value, version: &str) -> Option<&'a Value> {
+    crd.pointer("/spec/versions")?
+        .as_array()?
+        .iter()
+        .find(|v| v.get("name").and_then(Value::as_str) == Some(version))?
+        .pointer("/schema/openAPIV3Schema")
+}
+
 /// How many conflicting writes of someone else the conversion round trip reads past.
 const CONFLICT_RETRIES: u32 = 10;
 
@@ -185,7 +194,15 @@ async fn conversion(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     let name = format!("{}-conv", r.prefix());
     let mut obj = r.column_object(&name, &[(PAUSED, "true")]).await?;
     fill_contract_fields(r, &mut obj);
-    let sent = obj.get("spec").cloned().unwrap_or(Value::Null);
+    // What a write at this version keeps before any conversion: the fields its own schema
+    // declares (a sample's field unknown to it is pruned on every write, not lost in conversion).
+    let sent = {
+        let mut kept = obj.clone();
+        if let Some(schema) = version_schema(&crd, &res.version) {
+            embedded_apiserver::schema::prune_resource(&mut kept, schema);
+        }
+        kept.get("spec").cloned().unwrap_or(Value::Null)
+    };
     let created = r.env.create(&res, obj).await?;
     let before = created.get("spec").cloned().unwrap_or(Value::Null);
     // The create itself went through the storage version when that is another one.

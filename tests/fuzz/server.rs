@@ -206,11 +206,30 @@ async fn judge(
             v["reason"] == "Timeout"
                 && v["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge"
         });
+    // Server-side apply of a field the kind's schema does not declare: kube's field manager
+    // fails the typed conversion with a 500 (measured by tests/differential.rs).
+    let untyped_apply = status == 500
+        && ct.starts_with("application/apply-patch")
+        && v.as_ref().is_some_and(|v| {
+            v["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("failed to create typed patch object"))
+        });
     prop_assert!(
-        status < 500 || too_large,
+        status < 500 || too_large || untyped_apply,
         "{method} {uri} ({ct}) answered {status}: {}",
         String::from_utf8_lossy(&bytes)
     );
+    // Go's `http.NotFound` page, what kube-apiserver answers off the API paths, and
+    // kube-openapi's empty 404 for a group version without a v3 document (both measured by
+    // tests/differential.rs): not a Status.
+    let openapi_v3 = uri.starts_with("/openapi/v3/");
+    if status == 404
+        && v.is_none()
+        && (bytes.as_ref() == b"404 page not found\n" || (openapi_v3 && bytes.is_empty()))
+    {
+        return Ok(status);
+    }
     if method != "HEAD" {
         let v = v.ok_or_else(|| {
             TestCaseError::fail(format!("{method} {uri}: error body is not JSON"))

@@ -1,7 +1,7 @@
 //! CAPD v1.11.11's in-memory backend (DevCluster/DevMachine with `spec.backend.inMemory`: fake
 //! VMs and a fake workload API server per cluster, no Docker), judged from our own samples.
 
-use super::support::{Server, check, components, manager, manager_cmd, on_a_real_cluster, sample};
+use super::support::{Server, check, components, manager, manager_cmd, sample};
 use std::collections::BTreeSet;
 
 /// The failures that are true findings about CAPD v1.11.11, each shown by its source
@@ -64,16 +64,6 @@ pub fn true_findings() -> BTreeSet<(String, String)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn capd_in_memory_gets_a_verdict_with_only_true_findings() {
     judged(Server::Embedded).await;
-}
-
-/// The same verdict beside a real cluster (kube-apiserver v1.36), cell for cell the true
-/// findings.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn capd_in_memory_on_a_real_cluster() {
-    on_a_real_cluster("capd_in_memory_on_a_real_cluster", |kc| async move {
-        judged(Server::Cluster(&kc)).await;
-    })
-    .await;
 }
 
 async fn judged(server: Server<'_>) {

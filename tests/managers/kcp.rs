@@ -41,7 +41,9 @@ async fn kcp_with_cabpk_and_capd_in_memory_gets_a_verdict_in_one_run() {
 
 /// The same verdict beside a real cluster (kube-apiserver v1.36): KCP's
 /// `all/conversion-lossless` finding rests on the API server applying the v1beta1 schema's
-/// default on read, which the real one does too.
+/// default on read, which the real one does too. This run is also CAPD's and CABPK's (v1beta2
+/// sample) beside the real cluster: their columns must show exactly their true findings
+/// ([`capd::true_findings`], CABPK's `bootstrap/failure-gate`) here as in their own tests.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kcp_with_cabpk_and_capd_on_a_real_cluster() {
     on_a_real_cluster(

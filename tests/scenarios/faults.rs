@@ -198,7 +198,12 @@ fn failed_in_report(report: &serde_json::Value, baseline: bool) -> BTreeSet<Stri
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_fault_through_provider_cmd_fails_exactly_its_rule() {
     let catalog = Catalog::embedded().unwrap();
-    let cases = catalog_faults(&catalog);
+    // Without `--crds` the mock's CRDs convert through the run's own webhook, not the manager's:
+    // the conversion fault is the in-process walk's (above) and the webhook tests'.
+    let cases: Vec<_> = catalog_faults(&catalog)
+        .into_iter()
+        .filter(|(_, fault)| *fault != "all/conversion-lossless")
+        .collect();
     assert!(cases.len() > 30);
     let started = std::time::Instant::now();
     let bin = env!("CARGO_BIN_EXE_capi-conformance");

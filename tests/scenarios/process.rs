@@ -294,14 +294,22 @@ async fn provider_cmd_runs_the_mock_out_of_process_and_its_fault_fails_its_rule(
     }
 }
 
-/// On a non-embedded cluster (`serve` with the mock's CRDs but no CAPI core), with
-/// `--install-core-crds`: the run installs the missing core CRDs, runs the in-process mock as
-/// the baseline (it passes), and removes what it installed while the pre-existing mock CRDs
-/// stay.
+/// On a non-embedded cluster (`serve` with one of the mock's CRDs, its single-version IPAM pool,
+/// but no CAPI core), with `--install-core-crds`: the run installs the missing core CRDs (their
+/// conversion served by the run: IPAddressClaims at v1beta1 and v1beta2), runs the in-process
+/// mock as SC-ipam's baseline (it passes), and removes what it installed while the
+/// pre-existing CRD stays. (A pre-existing two-version mock CRD would name a conversion
+/// Service nobody serves on this cluster.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mock_baseline_runs_on_a_real_cluster_and_installed_crds_are_removed() {
     let dir = tempfile::tempdir().unwrap();
-    let crds = write_docs(dir.path(), "mock.yaml", &mock_docs());
+    let pool: Vec<Value> = mock_docs()
+        .into_iter()
+        .filter(|d| d["metadata"]["name"] == "mockippools.ipam.mock.capi-conformance.io")
+        .collect();
+    assert_eq!(pool.len(), 1);
+    assert!(pool[0]["spec"]["conversion"]["webhook"].is_null(), "{:#}", pool[0]);
+    let crds = write_docs(dir.path(), "mock.yaml", &pool);
     let s = serve(dir.path(), &[crds]);
     let client = client(&s.kubeconfig).await;
     let out = Command::new(bin())
@@ -313,7 +321,7 @@ async fn mock_baseline_runs_on_a_real_cluster_and_installed_crds_are_removed() {
             "-o",
             "json",
         ])
-        .args(["--scenarios", "SC-bootstrap", "--timeout", "2s"])
+        .args(["--scenarios", "SC-ipam", "--timeout", "2s"])
         .args(["--quiet-window", "300ms"])
         .arg("--kubeconfig")
         .arg(&s.kubeconfig)
@@ -361,9 +369,15 @@ async fn mock_baseline_runs_on_a_real_cluster_and_installed_crds_are_removed() {
         "installed core CRD left behind: {names:?}"
     );
     assert!(
+        !names
+            .iter()
+            .any(|n| n == "mockconfigs.bootstrap.mock.capi-conformance.io"),
+        "installed mock CRD left behind: {names:?}"
+    );
+    assert!(
         names
             .iter()
-            .any(|n| n == "mockconfigs.bootstrap.mock.capi-conformance.io")
+            .any(|n| n == "mockippools.ipam.mock.capi-conformance.io")
     );
     assert!(labelled_objects(&client).await.is_empty());
 }

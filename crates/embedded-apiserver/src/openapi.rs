@@ -13,6 +13,7 @@ use super::registry::{Registry, ResourceType};
 mod builtin;
 mod crd;
 mod merge_types;
+mod structural_v2;
 pub(crate) use builtin::schema as builtin_schema;
 pub(crate) use merge_types::resolve as resolve_ref;
 mod v2;

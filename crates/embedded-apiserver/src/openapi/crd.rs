@@ -144,7 +144,7 @@ pub(super) fn kind_definition(t: &ResourceType, version: &str, doc: Doc) -> Valu
         Some(s) => {
             let mut d = match doc {
                 Doc::V2 => {
-                    let mut d = super::v2::to_v2(s);
+                    let mut d = super::structural_v2::to_v2(s);
                     without_defaults(&mut d);
                     d
                 }
