@@ -308,7 +308,11 @@ async fn mock_baseline_runs_on_a_real_cluster_and_installed_crds_are_removed() {
         .filter(|d| d["metadata"]["name"] == "mockippools.ipam.mock.capi-conformance.io")
         .collect();
     assert_eq!(pool.len(), 1);
-    assert!(pool[0]["spec"]["conversion"]["webhook"].is_null(), "{:#}", pool[0]);
+    assert!(
+        pool[0]["spec"]["conversion"]["webhook"].is_null(),
+        "{:#}",
+        pool[0]
+    );
     let crds = write_docs(dir.path(), "mock.yaml", &pool);
     let s = serve(dir.path(), &[crds]);
     let client = client(&s.kubeconfig).await;
