@@ -10,6 +10,8 @@ mod cluster;
 #[path = "real_cluster/support.rs"]
 mod support;
 
+#[path = "real_cluster/differential.rs"]
+mod differential;
 #[path = "real_cluster/mock.rs"]
 mod mock;
 #[path = "real_cluster/reliability.rs"]

@@ -34,19 +34,22 @@ pub async fn resources(client: &kube::Client) -> anyhow::Result<Vec<ApiResource>
         {
             continue;
         }
-        let Some(version) = crd.spec.versions.iter().find(|v| v.storage) else {
-            continue;
-        };
-        let group = crd.spec.group.clone();
-        out.push(ApiResource {
-            api_version: format!("{group}/{}", version.name),
-            group,
-            version: version.name.clone(),
-            kind: crd.spec.names.kind.clone(),
-            plural: crd.spec.names.plural.clone(),
-        });
+        out.extend(storage_resource(&crd));
     }
     Ok(out)
+}
+
+/// The kind a CRD defines, at its storage version (`None` without one).
+fn storage_resource(crd: &CustomResourceDefinition) -> Option<ApiResource> {
+    let version = crd.spec.versions.iter().find(|v| v.storage)?;
+    let group = crd.spec.group.clone();
+    Some(ApiResource {
+        api_version: format!("{group}/{}", version.name),
+        group,
+        version: version.name.clone(),
+        kind: crd.spec.names.kind.clone(),
+        plural: crd.spec.names.plural.clone(),
+    })
 }
 
 /// The cluster-scoped custom kinds (every CRD with `spec.scope: Cluster`) at their storage
@@ -58,17 +61,7 @@ pub async fn cluster_scoped_resources(client: &kube::Client) -> anyhow::Result<V
         if crd.spec.scope != crate::scenarios::scope::CLUSTER_SCOPE {
             continue;
         }
-        let Some(version) = crd.spec.versions.iter().find(|v| v.storage) else {
-            continue;
-        };
-        let group = crd.spec.group.clone();
-        out.push(ApiResource {
-            api_version: format!("{group}/{}", version.name),
-            group,
-            version: version.name.clone(),
-            kind: crd.spec.names.kind.clone(),
-            plural: crd.spec.names.plural.clone(),
-        });
+        out.extend(storage_resource(&crd));
     }
     Ok(out)
 }

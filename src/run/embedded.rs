@@ -199,7 +199,7 @@ impl TargetProcesses {
                         })
                         .map_err(|why| {
                             let hint = if !probes.is_empty() && !c.uses_webhooks() {
-                                "; the components declare webhooks: give the command {webhook-cert-dir} and {webhook-port} (see README \"Your own manager\")"
+                                "; the components declare webhooks: give the command {webhook-cert-dir} and {webhook-port} (see docs/providers.md \"Your own manager: webhooks and serving certificates\")"
                             } else {
                                 ""
                             };
@@ -561,7 +561,7 @@ async fn run_scenarios(
     // process (a Go manager, on a machine of few cores) cannot slow it: what the baseline
     // could not pass is the environment's. An in-process mock target that changes nothing
     // shared runs beside the baseline: separate namespaces and watch filters, the same code, a
-    // few milliseconds of CPU per reconcile (issue 25; README "Performance").
+    // few milliseconds of CPU per reconcile (issue 25; docs/performance.md).
     let concurrent = embedded.provider_cmd.is_empty()
         && mock_is_target
         && installed.deferred.is_empty()

@@ -207,7 +207,7 @@ async fn judge(
                 && v["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge"
         });
     // Server-side apply of a field the kind's schema does not declare: kube's field manager
-    // fails the typed conversion with a 500 (measured by tests/differential.rs).
+    // fails the typed conversion with a 500 (measured by tests/real_cluster/differential.rs).
     let untyped_apply = status == 500
         && ct.starts_with("application/apply-patch")
         && v.as_ref().is_some_and(|v| {
@@ -222,7 +222,7 @@ async fn judge(
     );
     // Go's `http.NotFound` page, what kube-apiserver answers off the API paths, and
     // kube-openapi's empty 404 for a group version without a v3 document (both measured by
-    // tests/differential.rs): not a Status.
+    // tests/real_cluster/differential.rs): not a Status.
     let openapi_v3 = uri.starts_with("/openapi/v3/");
     if status == 404
         && v.is_none()

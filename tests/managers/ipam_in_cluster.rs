@@ -1,7 +1,7 @@
 //! The in-cluster IPAM provider v1.0.3 (`sigs.k8s.io/cluster-api-ipam-provider-in-cluster`):
 //! its namespaced `InClusterIPPool` and its cluster-scoped `GlobalInClusterIPPool`, judged from
 //! our own samples. Its manager is not among `../shared/providers`: build it outside the project
-//! and name it with `CAPI_CONFORMANCE_IPAM_IN_CLUSTER` (README "IPAM providers"); its components
+//! and name it with `CAPI_CONFORMANCE_IPAM_IN_CLUSTER` (docs/providers.md "IPAM providers"); its components
 //! are its module's `config/`, read in place from the Go module cache (`go env GOMODCACHE`).
 //! Without either the test prints its skip line.
 

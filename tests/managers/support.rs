@@ -41,8 +41,9 @@ pub fn sample(name: &str) -> PathBuf {
     project_root().join("tests/data/capi-managers").join(name)
 }
 
-/// The command line CAPI's managers take, as a provider team writes it (README "Your own
-/// manager"): the run's kubeconfig, webhook certificate and ports, health and metrics addresses.
+/// The command line CAPI's managers take, as a provider team writes it (docs/providers.md
+/// "Your own manager: webhooks and serving certificates"): the run's kubeconfig, webhook
+/// certificate and ports, health and metrics addresses.
 pub fn manager_cmd(manager: &Path) -> String {
     format!(
         "{} --kubeconfig {{kubeconfig}} --webhook-cert-dir {{webhook-cert-dir}} --webhook-port {{webhook-port}} \

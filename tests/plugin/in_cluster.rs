@@ -298,10 +298,13 @@ fn without_service_account_files_the_container_says_what_is_missing() {
     );
 }
 
-/// Every `capi-conformance manifests …` command README shows runs and prints YAML.
+/// Every `capi-conformance manifests …` command README and docs/ci.md show runs and prints YAML.
 #[test]
 fn readme_manifests_commands_run() {
-    let readme = std::fs::read_to_string(crate::support::repo_root().join("README.md")).unwrap();
+    let root = crate::support::repo_root();
+    let readme = ["README.md", "docs/ci.md"]
+        .map(|f| std::fs::read_to_string(root.join(f)).unwrap())
+        .join("\n");
     let commands: Vec<&str> = readme
         .lines()
         .filter_map(|l| l.trim().strip_prefix("capi-conformance manifests "))

@@ -1,4 +1,4 @@
-//! Differences the differential test (the workspace's `tests/differential.rs`) measured between
+//! Differences the differential test (the workspace's `tests/real_cluster/differential.rs`) measured between
 //! this server and kube-apiserver v1.36, each one fixed: one test per difference, asserting
 //! kube's answer as it was measured.
 

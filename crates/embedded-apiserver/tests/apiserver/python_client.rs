@@ -283,7 +283,7 @@ fn python_client_bodies_are_decoded_as_go_structs() {
     assert_eq!(
         v["strict"]["body"]["message"],
         // create.go's transformDecodeError wraps the strict decoding error (measured on
-        // kube-apiserver v1.36 by tests/differential.rs).
+        // kube-apiserver v1.36 by tests/real_cluster/differential.rs).
         "Deployment in version \"v1\" cannot be handled as a Deployment: strict decoding error: unknown field \"spec.template.spec.containers[0].bogus\""
     );
     // Server-side apply by two managers through the dynamic client: containers keyed by name.

@@ -10,20 +10,19 @@
 //! Needs the real control plane (`tests/support/real_cluster.rs`): without Go or the module
 //! proxy it prints its skip line, or fails with `CAPI_CONFORMANCE_REQUIRE_REAL_CLUSTER=1`.
 
-#[path = "differential/discovery.rs"]
+#[path = "../differential/discovery.rs"]
 mod discovery;
-#[path = "differential/harness.rs"]
+#[path = "../differential/harness.rs"]
 mod harness;
-#[path = "differential/known.rs"]
+#[path = "../differential/known.rs"]
 mod known;
-#[path = "differential/kube_rs.rs"]
+#[path = "../differential/kube_rs.rs"]
 mod kube_rs;
-#[path = "differential/kubectl.rs"]
+#[path = "../differential/kubectl.rs"]
 mod kubectl;
-#[path = "differential/python.rs"]
+#[path = "../differential/python.rs"]
 mod python;
-#[path = "support/real_cluster.rs"]
-mod real_cluster;
+use super::cluster as real_cluster;
 
 use embedded_apiserver::{EmbeddedServer, ServerOptions};
 use harness::{Recorder, Target};
@@ -31,6 +30,7 @@ use known::{KNOWN, glob};
 
 #[test]
 fn the_embedded_server_answers_as_kube_apiserver_does() {
+    let _one = real_cluster::ONE_AT_A_TIME.blocking_lock();
     let Some(cluster) = real_cluster::RealCluster::start("differential") else {
         return;
     };
