@@ -3,7 +3,7 @@
 //! v1beta2). A sample written at either version drives both columns through CABPK's conversion
 //! webhook; the worker join needs the workload cluster its ClusterCache probes with `GET /`.
 
-use super::support::{Server, check, components, manager, manager_cmd, on_a_real_cluster, sample};
+use super::support::{Server, check, components, manager, manager_cmd, sample};
 
 async fn judged_with(sample_file: &str, server: Server<'_>) {
     let dir = tempfile::tempdir().unwrap();
@@ -113,13 +113,5 @@ async fn cabpk_with_a_v1beta2_sample() {
     judged_with("cabpk-v1beta2.yaml", Server::Embedded).await;
 }
 
-/// The same verdict beside a real cluster (kube-apiserver v1.36): its conversion webhook
-/// called by the real API server, its workload cluster the run's. The v1beta2 sample's run
-/// beside the real cluster is KCP's (`kcp.rs`, which judges CABPK's columns from it).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cabpk_on_a_real_cluster() {
-    on_a_real_cluster("cabpk_on_a_real_cluster", |kc| async move {
-        judged_with("cabpk-v1beta1.yaml", Server::Cluster(&kc)).await;
-    })
-    .await;
-}
+// Beside a real cluster CABPK runs in KCP's test (`kcp.rs`), which judges its columns from the
+// v1beta2 sample with the same true finding.
