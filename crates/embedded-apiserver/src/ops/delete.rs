@@ -22,51 +22,46 @@ pub fn delete(store: &mut Store, t: &Target, o: &DeleteOpts) -> Result<Deleted, 
     // Namespaces and CRDs have REST storage of their own in kube-apiserver, with its older
     // precondition wording; every other kind goes through the generic store.
     let own_storage = is_crd(&t.rt) || is_namespace(t);
-    if let Some(uid) = &o.precondition_uid
-        && uid != meta::uid(&old)
-    {
-        return Err(if own_storage {
+    // A precondition of `field` (`want`) the stored object (`got`) does not meet, in the
+    // wording of the storage that checks it.
+    let failed = |field: &str, want: &str, got: &str, why: &str| {
+        if own_storage {
             ApiError::conflict(
                 &t.rt.group,
                 &t.rt.resource,
                 &t.name,
                 &format!(
-                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                    meta::uid(&old)
+                    "Precondition failed: {field} in precondition: {want}, {field} in object meta: {got}"
                 ),
             )
         } else {
             precondition_conflict(
                 t,
                 &format!(
-                    "the UID in the precondition ({uid}) does not match the UID in record ({}). The object might have been deleted and then recreated",
-                    meta::uid(&old)
+                    "the {field} in the precondition ({want}) does not match the {field} in record ({got}). {why}"
                 ),
             )
-        });
+        }
+    };
+    if let Some(uid) = &o.precondition_uid
+        && uid != meta::uid(&old)
+    {
+        return Err(failed(
+            "UID",
+            uid,
+            meta::uid(&old),
+            "The object might have been deleted and then recreated",
+        ));
     }
     if let Some(rv) = &o.precondition_rv
         && rv != meta::resource_version(&old)
     {
-        return Err(if own_storage {
-            ApiError::conflict(
-                &t.rt.group,
-                &t.rt.resource,
-                &t.name,
-                &format!(
-                    "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
-                    meta::resource_version(&old)
-                ),
-            )
-        } else {
-            precondition_conflict(
-                t,
-                &format!(
-                    "the ResourceVersion in the precondition ({rv}) does not match the ResourceVersion in record ({}). The object might have been modified",
-                    meta::resource_version(&old)
-                ),
-            )
-        });
+        return Err(failed(
+            "ResourceVersion",
+            rv,
+            meta::resource_version(&old),
+            "The object might have been modified",
+        ));
     }
     if is_namespace(t) && PROTECTED_NAMESPACES.contains(&t.name.as_str()) {
         return Err(ApiError::forbidden(format!(
