@@ -16,6 +16,9 @@ bin=target/release/capi-conformance
 repos=("$@")
 [ ${#repos[@]} -gt 0 ] || repos=(../shared/repos/*/)
 
+# shellcheck source=lib/machine.sh
+. scripts/lib/machine.sh
+load_before=$(load_average)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -26,6 +29,7 @@ median() { sort -n | awk '{a[NR]=$1} END {m=int((NR+1)/2); printf "%.3f", a[m]}'
 # config/ when the repository has one root, the repository itself when it has several.
 roots_of() { sed -n 's/.*kustomize roots\{0,1\}: *//p' "$1/SOURCE" | tr ',' '\n' | sed 's/^ *//; s/ *$//' | grep .; }
 
+rows=$(
 printf '| repository | input | roots | lint wall (median s) | in kustomize (median s) | kustomize share (median) |\n|---|---|---|---|---|---|\n'
 for repo in "${repos[@]}"; do
   repo=${repo%/}
@@ -47,3 +51,8 @@ for repo in "${repos[@]}"; do
   printf '| %s | `lint %s` | %d | %s | %s | %.0f%% |\n' "$(basename "$repo")" "$input" "${#roots[@]}" \
     "$(median < "$tmp/lint")" "$(median < "$tmp/kust")" "$(median < "$tmp/share")"
 done
+)
+machine_header "$load_before"
+echo "Median of $RUNS rounds."
+echo
+echo "$rows"

@@ -14,6 +14,9 @@ BENCH_OUT=${BENCH_OUT:-reports/bench-managers.md}
 capi="$SHARED/providers/capi-v1.11.11"
 [ -d "$capi" ] || { echo "bench-managers: $capi not found" >&2; exit 2; }
 
+# shellcheck source=lib/machine.sh
+. scripts/lib/machine.sh
+load_before=$(load_average)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cargo build --release --quiet
@@ -72,4 +75,4 @@ row "core reference (--core-cmd cluster-api-manager, mock target)" \
   --core-cmd "$tmp/cluster-api-manager $flags" --report-dir "$tmp/reports"
 
 mkdir -p "$(dirname "$BENCH_OUT")"
-printf "%b" "$out" | tee "$BENCH_OUT"
+{ machine_header "$load_before"; echo "Median of $RUNS runs."; echo; printf "%b" "$out"; } | tee "$BENCH_OUT"

@@ -2,7 +2,7 @@
 //! (`docs/rules.md` is `rules -o markdown`), and the texts `explain` shows of one rule.
 
 use anyhow::Context;
-use capi_contract::contract::{Contract, Level};
+use capi_contract::contract::{Contract, Level, Role};
 use capi_contract::suite::{Catalog, FieldCheck, Presence, Rule, RuleKind};
 use comfy_table::{Cell, Color, ContentArrangement, Table, presets};
 use std::collections::BTreeMap;
@@ -235,14 +235,58 @@ fn rules_by_area(catalog: &Catalog) -> Vec<(&'static str, Vec<&Rule>)> {
     groups
 }
 
-/// The generated rule reference (`docs/rules.md`).
-pub fn render_markdown(catalog: &Catalog) -> String {
+/// Which part of the catalog a Markdown reference documents (`rules --contract`, `--role`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Scope {
+    pub contract: Option<Contract>,
+    pub role: Option<Role>,
+}
+
+impl Scope {
+    /// The `rules` command line that prints this reference.
+    fn command(&self) -> String {
+        let mut cmd = String::from("rules -o markdown");
+        if let Some(c) = self.contract {
+            let _ = write!(cmd, " --contract {c}");
+        }
+        if let Some(r) = self.role {
+            let _ = write!(cmd, " --role {}", r.as_str());
+        }
+        cmd
+    }
+
+    /// `Rule reference`, or `… of contract v1beta2 · InfraMachine`.
+    fn title(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(c) = self.contract {
+            parts.push(format!("contract {c}"));
+        }
+        if let Some(r) = self.role {
+            parts.push(r.display_name().to_string());
+        }
+        if parts.is_empty() {
+            "Rule reference".to_string()
+        } else {
+            format!("Rule reference: {}", parts.join(" · "))
+        }
+    }
+}
+
+/// The generated rule reference: the whole catalog (`docs/rules.md`), or one contract's or
+/// role's part of it (`scope`).
+pub fn render_markdown(catalog: &Catalog, scope: &Scope) -> String {
     let mut md = String::new();
-    md.push_str("# Rule reference\n\n");
-    md.push_str(
-        "<!-- Generated from crates/capi-contract/suites/*.yaml by \
-         `capi-conformance rules -o markdown`; do not edit.\n     \
-         Regenerate with: cargo run -- rules -o markdown > docs/rules.md -->\n\n",
+    let _ = writeln!(md, "# {}\n", scope.title());
+    let command = scope.command();
+    let target = if scope.contract.is_none() && scope.role.is_none() {
+        " > docs/rules.md"
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        md,
+        "<!-- Generated from suites/*.yaml by `capi-conformance {command}`; do not edit.\n     \
+         Regenerate with: cargo run -- {command}{target} -->\n"
     );
     let _ = writeln!(
         md,
@@ -402,9 +446,36 @@ mod tests {
     }
 
     #[test]
+    fn a_contracts_documentation_has_its_rules_at_its_levels() {
+        let full = catalog();
+        for contract in Contract::ALL {
+            let mut c = catalog();
+            c.under_contract(contract);
+            let md = render_markdown(&c, &Scope { contract: Some(contract), role: None });
+            assert!(md.starts_with(&format!("# Rule reference: contract {contract}\n")));
+            assert!(md.contains(&format!("`capi-conformance rules -o markdown --contract {contract}`")));
+            for r in full.rules() {
+                let heading = format!("\n### {}\n", r.id);
+                assert_eq!(md.contains(&heading), r.applies_to_contract(contract), "{}", r.id);
+                if r.applies_to_contract(contract) {
+                    let kept = c.get(&r.id).unwrap();
+                    assert_eq!(level_text(kept), r.level_label(Some(contract)), "{}", r.id);
+                }
+            }
+            assert!(c.len() < full.len(), "{contract}: every rule kept");
+        }
+        let mut c = catalog();
+        c.retain(|r| r.applies_to_role(Role::IpamPool));
+        let md = render_markdown(&c, &Scope { contract: None, role: Some(Role::IpamPool) });
+        assert!(md.contains("--role ipam-pool"));
+        assert!(md.contains("\n### ipam/claim-filter\n"));
+        assert!(!md.contains("\n### infra-machine/provider-id\n"));
+    }
+
+    #[test]
     fn markdown_has_a_section_and_anchor_per_rule() {
         let c = catalog();
-        let md = render_markdown(&c);
+        let md = render_markdown(&c, &Scope::default());
         for r in c.rules() {
             assert!(md.contains(&format!("\n### {}\n", r.id)), "{}", r.id);
             assert!(md.contains(&format!("(#{})", md_anchor(&r.id))), "{}", r.id);

@@ -9,10 +9,12 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 fn main() {
-    let dir = Path::new("suites");
-    println!("cargo:rerun-if-changed=suites");
+    // The catalog lives at the top of the workspace (`suites/`), beside `src`, `fixtures` and
+    // `reports`, where the design card puts it.
+    let dir = Path::new("../../suites");
+    println!("cargo:rerun-if-changed=../../suites");
     let mut files: Vec<_> = std::fs::read_dir(dir)
-        .expect("suites/ is readable")
+        .expect("the workspace's suites/ is readable")
         .map(|e| e.expect("suites/ entry").path())
         .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
         .collect();

@@ -314,6 +314,13 @@ impl KubeArgs {
 pub struct RulesArgs {
     #[arg(short = 'o', long = "output", value_enum, default_value_t = RulesFormat::Table)]
     pub output: RulesFormat,
+    /// Only the rules of one contract, each at that contract's level: with `-o markdown`, the
+    /// contract's documentation (`rules -o markdown --contract v1beta2`).
+    #[arg(long, value_name = "CONTRACT", value_parser = ["v1beta1", "v1beta2"])]
+    pub contract: Option<String>,
+    /// Only the rules of one role (`infra-machine`, `control-plane-template`, `ipam-pool`, …).
+    #[arg(long, value_name = "ROLE")]
+    pub role: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]

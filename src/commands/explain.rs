@@ -72,7 +72,7 @@ pub fn render(rule: &Rule, file: Option<&str>) -> String {
         let _ = writeln!(s, "  Faults:     {}", rule.faults.join(", "));
     }
     if let Some(file) = file {
-        let _ = writeln!(s, "  Defined in: crates/capi-contract/suites/{file}");
+        let _ = writeln!(s, "  Defined in: suites/{file}");
     }
     let _ = writeln!(s, "\nWhat is checked:\n  {}", rule.description);
     let fields = field_lines(rule);
@@ -101,7 +101,7 @@ mod tests {
         assert!(text.contains("v1beta1: `status.selector` (string)"));
         assert!(text.contains("`status.upToDateReplicas` (integer)"));
         assert!(text.contains("Scenario:   SC-controlplane"));
-        assert!(text.contains("Defined in: crates/capi-contract/suites/control-plane.yaml"));
+        assert!(text.contains("Defined in: suites/control-plane.yaml"));
         assert!(text.contains(
             "Docs: https://cluster-api.sigs.k8s.io/developer/providers/contracts/control-plane.html#controlplane-replicas"
         ));

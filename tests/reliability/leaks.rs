@@ -163,7 +163,7 @@ async fn run(
 fn needles(values: &BTreeSet<Vec<u8>>, token: &str) -> BTreeSet<Vec<u8>> {
     let catalog: String = std::fs::read_dir(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/crates/capi-contract/suites"
+        "/suites"
     ))
     .unwrap()
     .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap_or_default())

@@ -12,35 +12,35 @@ use std::sync::{Arc, OnceLock};
 
 /// The suite files compiled into the binary, as `(file name, YAML text)`.
 const EMBEDDED: [(&str, &str); 9] = [
-    ("all.yaml", include_str!("../../suites/all.yaml")),
+    ("all.yaml", include_str!("../../../../suites/all.yaml")),
     (
         "templates.yaml",
-        include_str!("../../suites/templates.yaml"),
+        include_str!("../../../../suites/templates.yaml"),
     ),
     (
         "infra-cluster.yaml",
-        include_str!("../../suites/infra-cluster.yaml"),
+        include_str!("../../../../suites/infra-cluster.yaml"),
     ),
     (
         "infra-machine.yaml",
-        include_str!("../../suites/infra-machine.yaml"),
+        include_str!("../../../../suites/infra-machine.yaml"),
     ),
     (
         "infra-machinepool.yaml",
-        include_str!("../../suites/infra-machinepool.yaml"),
+        include_str!("../../../../suites/infra-machinepool.yaml"),
     ),
     (
         "bootstrap.yaml",
-        include_str!("../../suites/bootstrap.yaml"),
+        include_str!("../../../../suites/bootstrap.yaml"),
     ),
     (
         "control-plane.yaml",
-        include_str!("../../suites/control-plane.yaml"),
+        include_str!("../../../../suites/control-plane.yaml"),
     ),
-    ("ipam.yaml", include_str!("../../suites/ipam.yaml")),
+    ("ipam.yaml", include_str!("../../../../suites/ipam.yaml")),
     (
         "clusterctl.yaml",
-        include_str!("../../suites/clusterctl.yaml"),
+        include_str!("../../../../suites/clusterctl.yaml"),
     ),
 ];
 
@@ -188,6 +188,29 @@ impl Catalog {
             {
                 rule.faults.push(f.to_string());
             }
+        }
+    }
+
+    /// Keeps the rules `keep` accepts (a contract's or a role's documentation: `rules --contract`).
+    pub fn retain(&mut self, keep: impl Fn(&Rule) -> bool) {
+        self.rules.retain(|r| keep(r));
+        self.files.retain(|id, _| self.rules.iter().any(|r| r.id.as_str() == id));
+        self.index = self
+            .rules
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.id.to_string(), i))
+            .collect();
+    }
+
+    /// The catalog as it reads under one contract: its rules only, each with that contract's
+    /// level (the other contract's levels and name dropped).
+    pub fn under_contract(&mut self, contract: Contract) {
+        self.retain(|r| r.applies_to_contract(contract));
+        for rule in &mut self.rules {
+            rule.level = rule.level_for(Some(contract));
+            rule.levels.clear();
+            rule.contracts = vec![contract];
         }
     }
 
