@@ -332,16 +332,27 @@ pub struct RunOutput {
     pub notes: Vec<crate::report::Note>,
 }
 
-/// Longest first: the lifecycle scripts before the templates' (a few requests each), and
-/// contract v1beta1 before v1beta2 (no Paused condition to end its pause windows early). With
-/// fewer slots than subjects, a long script started last would end the run late
+/// Longest first: the lifecycle scripts before the templates' (a few requests each), contract
+/// v1beta1 before v1beta2 (no Paused condition to end its pause windows early), and within a
+/// contract the scripts with the most steps first (the control plane's, which makes Machines,
+/// then the cluster's pause windows, then the bootstrap and machine scripts). With fewer slots
+/// than subjects, a long script started last would end the run late
 /// (longest-processing-time-first scheduling); the order does not change any verdict.
 fn longest_first(subjects: &mut [Subject]) {
     subjects.sort_by_key(|s| {
         let role = s.role();
+        let length = match role {
+            Role::ControlPlane => 0,
+            Role::InfraCluster => 1,
+            Role::BootstrapConfig => 2,
+            Role::InfraMachine => 3,
+            Role::InfraMachinePool => 4,
+            _ => 5,
+        };
         (
             role.is_template() || super::script_for(role).is_none(),
             s.column.contract != Some(capi_contract::contract::Contract::V1Beta1),
+            length,
         )
     });
 }

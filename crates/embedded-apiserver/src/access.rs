@@ -5,7 +5,7 @@
 //! escalation check on (Cluster)RoleBinding writes.
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use axum::http::Method;
 use serde_json::{Value, json};
@@ -281,16 +281,31 @@ pub fn forbidden(user: &UserInfo, attrs: &Attributes, reason: &str) -> ApiError 
 /// `system:authenticated`, …) for every bootstrap name the store does not override. The
 /// bootstrap objects are served to the authorizer only, not listed, so `check` and `lint` see
 /// exactly the RBAC that was applied.
-pub fn snapshot(store: &Store) -> RbacSnapshot {
-    let stored: Vec<&Value> = [
+pub fn snapshot(store: &Store) -> Arc<RbacSnapshot> {
+    const RBAC: [&str; 4] = [
         "roles",
         "clusterroles",
         "rolebindings",
         "clusterrolebindings",
-    ]
-    .into_iter()
-    .flat_map(|r| store.objects_of("rbac.authorization.k8s.io", r, None))
-    .collect();
+    ];
+    let stored: Vec<&Value> = RBAC
+        .into_iter()
+        .flat_map(|r| store.objects_of("rbac.authorization.k8s.io", r, None))
+        .collect();
+    // Every write has a resourceVersion of its own: the versions name the objects' state.
+    let versions: Vec<u64> = stored
+        .iter()
+        .map(|o| meta::resource_version(o).parse().unwrap_or(0))
+        .collect();
+    let mut cached = store
+        .rbac_snapshot
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    if let Some((at, snap)) = cached.as_ref()
+        && *at == versions
+    {
+        return snap.clone();
+    }
     let bootstrap = rbac::bootstrap_policy();
     let overridden = |b: &Value| {
         stored.iter().any(|s| {
@@ -298,7 +313,9 @@ pub fn snapshot(store: &Store) -> RbacSnapshot {
         })
     };
     let extra: Vec<&Value> = bootstrap.iter().filter(|b| !overridden(b)).collect();
-    RbacSnapshot::from_objects(stored.into_iter().chain(extra))
+    let snap = Arc::new(RbacSnapshot::from_objects(stored.into_iter().chain(extra)));
+    *cached = Some((versions, snap.clone()));
+    snap
 }
 
 /// Allows or refuses `attrs` for `user` (privileged users always pass).

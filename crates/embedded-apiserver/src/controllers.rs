@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Weak};
 
 use serde_json::{Value, json};
-use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 use super::crd;
 use super::error::ApiError;
@@ -27,16 +27,29 @@ pub fn spawn_all(server: &EmbeddedServer) {
 
 async fn run(weak: Weak<Inner>, mut rx: tokio::sync::broadcast::Receiver<Arc<StoreEvent>>) {
     loop {
-        let ev = match rx.recv().await {
-            Ok(ev) => Some(ev),
-            Err(RecvError::Lagged(_)) => None,
+        // Every event already sent is handled in one batch: the sweeps that read the whole
+        // store (namespace deletion, garbage collection, aggregation) run once per batch, not
+        // once per event (a run's cleanup deletes hundreds of objects at once).
+        let mut batch = Vec::new();
+        let mut lagged = false;
+        match rx.recv().await {
+            Ok(ev) => batch.push(ev),
+            Err(RecvError::Lagged(_)) => lagged = true,
             Err(RecvError::Closed) => break,
-        };
+        }
+        loop {
+            match rx.try_recv() {
+                Ok(ev) => batch.push(ev),
+                Err(TryRecvError::Lagged(_)) => lagged = true,
+                Err(TryRecvError::Empty | TryRecvError::Closed) => break,
+            }
+        }
         let Some(inner) = weak.upgrade() else { break };
         let server = EmbeddedServer { inner };
-        match ev {
-            Some(ev) => handle(&server, &ev),
-            None => resync(&server),
+        if lagged {
+            resync(&server);
+        } else {
+            handle(&server, &batch);
         }
     }
 }
@@ -63,29 +76,79 @@ fn key(group: &str, resource: &str, ns: &str, name: &str) -> (String, String, St
     (group.into(), resource.into(), ns.into(), name.into())
 }
 
-fn handle(server: &EmbeddedServer, ev: &StoreEvent) {
-    let (g, r) = (ev.group.as_str(), ev.resource.as_str());
-    if g == CRD_GROUP && r == CRDS && ev.type_ != EventType::Deleted {
-        crd_changed(server, meta::name(&ev.object));
+/// What a batch of events asks the controllers to do, each sweep once.
+#[derive(Default)]
+struct Work {
+    crds: Vec<String>,
+    namespaces: Vec<String>,
+    garbage_collect: bool,
+    /// Deleted objects: (uid, the uids of their owners).
+    deleted: Vec<(String, Vec<String>)>,
+    aggregate: bool,
+}
+
+impl Work {
+    fn crd(&mut self, name: String) {
+        if !self.crds.contains(&name) {
+            self.crds.push(name);
+        }
     }
-    // The type check first: looking up the CRD takes the store lock.
-    if ev.type_ == EventType::Deleted
-        && let Some(crd_name) = crd_of_custom(server, g, r)
-    {
-        crd_changed(server, &crd_name);
+
+    fn namespace(&mut self, name: String) {
+        if !self.namespaces.contains(&name) {
+            self.namespaces.push(name);
+        }
     }
-    let ns = meta::namespace(&ev.object).to_string();
-    if g.is_empty() && r == "namespaces" && meta::is_deleting(&ev.object) {
-        namespace_sweep(server, meta::name(&ev.object));
-    } else if !ns.is_empty() && ev.type_ == EventType::Deleted {
-        namespace_sweep(server, &ns);
+}
+
+fn handle(server: &EmbeddedServer, batch: &[Arc<StoreEvent>]) {
+    let mut work = Work::default();
+    for ev in batch {
+        let (g, r) = (ev.group.as_str(), ev.resource.as_str());
+        if g == CRD_GROUP && r == CRDS && ev.type_ != EventType::Deleted {
+            work.crd(meta::name(&ev.object).to_string());
+        }
+        // The type check first: looking up the CRD takes the store lock.
+        if ev.type_ == EventType::Deleted
+            && let Some(crd_name) = crd_of_custom(server, g, r)
+        {
+            work.crd(crd_name);
+        }
+        let ns = meta::namespace(&ev.object);
+        if g.is_empty() && r == "namespaces" && meta::is_deleting(&ev.object) {
+            work.namespace(meta::name(&ev.object).to_string());
+        } else if !ns.is_empty() && ev.type_ == EventType::Deleted {
+            work.namespace(ns.to_string());
+        }
+        // The collector acts when an owner is gone, or is being deleted in the foreground or
+        // with orphaning (its dependents go first, or lose the reference); a deletion that
+        // waits on other finalizers leaves the dependents as they are until it ends.
+        if server.options().garbage_collector {
+            if ev.type_ == EventType::Deleted {
+                work.deleted.push((
+                    meta::uid(&ev.object).to_string(),
+                    owner_uids(&ev.object).map(|(u, _)| u.to_string()).collect(),
+                ));
+            } else if meta::is_deleting(&ev.object)
+                && (has_finalizer(&ev.object, "foregroundDeletion")
+                    || has_finalizer(&ev.object, "orphan"))
+            {
+                work.garbage_collect = true;
+            }
+        }
+        work.aggregate |=
+            server.options().aggregation_controller && g == RBAC_GROUP && r == "clusterroles";
     }
-    if server.options().garbage_collector
-        && (ev.type_ == EventType::Deleted || meta::is_deleting(&ev.object))
-    {
+    for name in &work.crds {
+        crd_changed(server, name);
+    }
+    for ns in &work.namespaces {
+        namespace_sweep(server, ns);
+    }
+    if work.garbage_collect || deletions_matter(server, &work.deleted) {
         garbage_collect(server);
     }
-    if server.options().aggregation_controller && g == RBAC_GROUP && r == "clusterroles" {
+    if work.aggregate {
         aggregate(server);
     }
 }
@@ -418,6 +481,25 @@ fn has_finalizer(obj: &Value, finalizer: &str) -> bool {
     obj.pointer("/metadata/finalizers")
         .and_then(Value::as_array)
         .is_some_and(|f| f.iter().any(|x| x.as_str() == Some(finalizer)))
+}
+
+/// Whether a deletion gives the collector work: some object names a deleted one as its owner,
+/// or a deleted object's owner is itself being deleted (and may wait on its dependents).
+fn deletions_matter(server: &EmbeddedServer, deleted: &[(String, Vec<String>)]) -> bool {
+    use std::collections::HashSet;
+    if deleted.is_empty() {
+        return false;
+    }
+    let gone: HashSet<&str> = deleted.iter().map(|(u, _)| u.as_str()).collect();
+    let owners: HashSet<&str> = deleted
+        .iter()
+        .flat_map(|(_, o)| o.iter().map(String::as_str))
+        .collect();
+    let store = server.lock();
+    store.objects.values().any(|o| {
+        owner_uids(o).any(|(u, _)| gone.contains(u))
+            || (!owners.is_empty() && owners.contains(meta::uid(o)) && meta::is_deleting(o))
+    })
 }
 
 /// One pass of the garbage collector over the whole store: the owners of every object and

@@ -79,6 +79,9 @@ pub struct Store {
     /// For kinds of CRDs, the resourceVersion at which they became served: kube-apiserver's
     /// watch cache for them starts there, so a watch from an older version is too old.
     pub watch_start: BTreeMap<(String, String), u64>,
+    /// The authorizer's view of the RBAC objects, at the resourceVersions it was built from
+    /// (`access::snapshot`).
+    pub rbac_snapshot: std::sync::Mutex<Option<(Vec<u64>, Arc<crate::rbac::RbacSnapshot>)>>,
 }
 
 /// Why a replay cannot be served.
@@ -101,6 +104,7 @@ impl Store {
             compacted: 1,
             tx,
             watch_start: BTreeMap::new(),
+            rbac_snapshot: std::sync::Mutex::new(None),
         }
     }
 

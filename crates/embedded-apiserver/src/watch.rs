@@ -126,10 +126,11 @@ enum Initial {
     Event(&'static str, Value),
 }
 
-/// A watch event object at the watch's version (one conversion review per event); None when
+/// A watch event object at the watch's version (a conversion review per event and watcher, unless
+/// a webhook server of this process converted that stored version already); None when
 /// the conversion webhook failed.
 async fn converted(server: &EmbeddedServer, t: &Target, obj: Value) -> Option<Value> {
-    super::webhook::conversion::convert(server, &t.rt, vec![obj], &t.version, false)
+    super::webhook::stored_conversions::convert_stored(server, &t.rt, vec![obj], &t.version, false)
         .await
         .ok()
         .and_then(|mut v| v.pop())

@@ -16,9 +16,9 @@ pub fn at_version<'a>(
     oracle: Option<&Oracle>,
 ) -> Result<std::borrow::Cow<'a, Value>, ApiError> {
     match oracle {
-        Some(o) if t.rt.conversion.is_some() => {
-            Ok(std::borrow::Cow::Owned(o.convert(obj.clone(), &t.version)?))
-        }
+        Some(o) if t.rt.conversion.is_some() => Ok(std::borrow::Cow::Owned(
+            o.convert_stored(obj.clone(), &t.version)?,
+        )),
         _ => Ok(presented(&t.rt, &t.version, obj)),
     }
 }

@@ -36,6 +36,7 @@ pub mod conversion;
 pub mod crd_conversion;
 pub mod matching;
 pub mod oracle;
+pub mod stored_conversions;
 pub mod verify;
 
 use std::collections::HashMap;
@@ -116,6 +117,8 @@ pub struct Webhooks {
     failed_calls: AtomicU64,
     /// Configurations parsed at a fingerprint of the stored objects (name + resourceVersion).
     configs: Mutex<Option<(Fingerprint, Arc<Configs>)>>,
+    /// Stored objects converted by this process's own webhook servers.
+    pub(crate) stored_conversions: stored_conversions::StoredConversions,
 }
 
 impl Default for Webhooks {
@@ -129,6 +132,7 @@ impl Default for Webhooks {
             conversion_calls: AtomicU64::new(0),
             failed_calls: AtomicU64::new(0),
             configs: Mutex::new(None),
+            stored_conversions: stored_conversions::StoredConversions::default(),
         }
     }
 }
@@ -201,6 +205,7 @@ impl Webhooks {
     /// Routes Service port `namespace/name:port` to `target` (a new route drops pooled
     /// connections), or removes the route (`None`).
     pub(crate) fn route(&self, namespace: &str, name: &str, port: u16, target: Option<Dial>) {
+        self.stored_conversions.clear();
         let mut routes = self.routes.write().unwrap_or_else(|p| p.into_inner());
         let key = (namespace.to_string(), name.to_string(), port);
         match target {

@@ -35,7 +35,8 @@ use crate::target::Target;
 enum Pending {
     Mutate(Attributes, Value, Value),
     Validate(Attributes, Value, Value),
-    Convert(Value, String),
+    /// An object to convert, a version, and whether the object is as stored.
+    Convert(Value, String, bool),
 }
 
 #[derive(Debug, Default)]
@@ -180,6 +181,16 @@ impl Oracle {
     /// `obj` converted to `version` of this oracle's resource (a conversion webhook call when
     /// the CRD converts by webhook and the object is at another version).
     pub fn convert(&self, obj: Value, version: &str) -> Result<Value, ApiError> {
+        self.convert_object(obj, version, false)
+    }
+
+    /// [`Self::convert`] of an object as stored (its conversion may be remembered:
+    /// [`super::stored_conversions`]).
+    pub fn convert_stored(&self, obj: Value, version: &str) -> Result<Value, ApiError> {
+        self.convert_object(obj, version, true)
+    }
+
+    fn convert_object(&self, obj: Value, version: &str, stored: bool) -> Result<Value, ApiError> {
         let desired = self.rt.api_version(version);
         if self.rt.conversion.is_none() || !super::crd_conversion::needs_conversion(&obj, &desired)
         {
@@ -194,7 +205,7 @@ impl Oracle {
             return r.clone();
         }
         drop(memo);
-        Err(self.ask(Pending::Convert(obj, version.to_string())))
+        Err(self.ask(Pending::Convert(obj, version.to_string(), stored)))
     }
 
     fn take_pending(&self) -> Option<Pending> {
@@ -234,15 +245,16 @@ impl Oracle {
                 let r = admission::validate(&ctx, &attrs, &obj, &old, &self.validating).await;
                 self.memo().validations.push((attrs, obj, old, r));
             }
-            Pending::Convert(obj, version) => {
-                let r = super::conversion::convert(
-                    server,
-                    &self.rt,
-                    vec![obj.clone()],
-                    &version,
-                    false,
-                )
-                .await
+            Pending::Convert(obj, version, stored) => {
+                let objects = vec![obj.clone()];
+                let r = if stored {
+                    super::stored_conversions::convert_stored(
+                        server, &self.rt, objects, &version, false,
+                    )
+                    .await
+                } else {
+                    super::conversion::convert(server, &self.rt, objects, &version, false).await
+                }
                 .map(|mut v| v.pop().unwrap_or(Value::Null))
                 .map_err(ApiError::internal_error);
                 self.memo().conversions.push((obj, version, r));
