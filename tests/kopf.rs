@@ -1,4 +1,4 @@
-//! Issue 15 item 6(b): a provider whose client stack no one here wrote. `examples/kopf-provider`
+//! A provider whose client stack no one here wrote. `examples/kopf-provider`
 //! is a Cluster API infrastructure provider written in Python with kopf (PyPI `kopf`, with the
 //! `kubernetes` client): kopf's own watches, finalizers and admission webhook server
 //! (`kopf.WebhookServer` with the run's serving certificate, behind the components' Service).

@@ -186,8 +186,8 @@ fn explain_knows_built_in_fields() {
     });
 }
 
-/// CustomResourceDefinitions are decoded as kube-apiserver decodes them into the Go struct
-/// (issue 23): every CRD of the twelve corpus providers and of CAPI v1.11.11's components
+/// CustomResourceDefinitions are decoded as kube-apiserver decodes them into the Go struct:
+/// every CRD of the twelve corpus providers and of CAPI v1.11.11's components
 /// decodes with nothing dropped (their `default`, `enum`, `example` values are free-form,
 /// `items` and `additionalProperties` unions), and the newest kubectl creates them all under its
 /// default strict field validation.

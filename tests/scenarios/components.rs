@@ -1,4 +1,4 @@
-//! Issue 13 items 4 and 5: a provider's whole release manifest through `check --embedded
+//! A provider's whole release manifest through `check --embedded
 //! --crds` (every kind a components file holds, clusterctl variables, cert-manager kinds
 //! skipped), and one verdict per rule and column for `all/rbac-aggregation`.
 
@@ -212,8 +212,8 @@ async fn our_components_file_installs_every_kind_and_skips_cert_manager() {
     assert_same_cells("our components", &lint(&file), &m);
 }
 
-/// The issue's exit-2 cases, end to end: variables without a value are one error naming every
-/// one of them; cert-manager kinds and the other built-in kinds no longer stop the run.
+/// Exit 2 where a components file needs it, end to end: variables without a value are one error
+/// naming every one of them; cert-manager kinds and the other built-in kinds do not stop the run.
 #[test]
 fn unresolved_variables_are_one_error_and_cert_manager_kinds_are_no_error() {
     let dir = tempfile::tempdir().unwrap();
@@ -423,9 +423,9 @@ fn minimal_core_grants_what_capi_core_grants() {
     );
 }
 
-/// Issue 13's headline: every corpus provider's components.yaml through `check --embedded
-/// --crds` exits 0, 1 or 3 (never 2; before: 2 on all but one; 3 where lint passes but the
-/// kinds had no sample object), its static cells equal `lint` of the same file cell for cell, and `all/rbac-aggregation` has one cell per column. The twelve
+/// Every corpus provider's components.yaml through `check --embedded
+/// --crds` exits 0, 1 or 3 (never 2, an input error; 3 where lint passes but the
+/// kinds have no sample object), its static cells equal `lint` of the same file cell for cell, and `all/rbac-aggregation` has one cell per column. The twelve
 /// run concurrently, in-process.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn corpus_components_through_check_embedded_match_lint() {
@@ -461,8 +461,7 @@ async fn corpus_components_through_check_embedded_match_lint() {
         one_rbac_cell_per_column(&m, p);
         let l = lint(&path);
         // No `--sample` for the provider's kinds: where lint passes, check judged nothing of
-        // their lifecycle and says so, inconclusive (exit 3) naming them, never PASS (issue 22
-        // item 7); a failure fails both.
+        // their lifecycle and says so, inconclusive (exit 3) naming them, never PASS; a failure fails both.
         let want = match l.verdict().exit_code() {
             0 if !m.gating_kinds_without_sample().is_empty() => 3,
             code => code,
@@ -564,7 +563,7 @@ spec:
     path
 }
 
-/// Issue 23 item 5: a components file whose ClusterRoles carry no provider label (a
+/// A components file whose ClusterRoles carry no provider label (a
 /// kubebuilder `config/default` render without `commonLabels`, as microk8s' bootstrap
 /// provider's). `lint` takes the file's unlabelled roles as the provider's; `check --embedded
 /// --crds` installed the same roles from the same file and must read them the same way, not
