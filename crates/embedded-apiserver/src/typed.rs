@@ -395,5 +395,27 @@ fn walk_undeclared(
 
 
 
+/// The items of a list by their path element (key, value or index), in order; a repeated
+/// element keeps its first item.
+fn index_items<'v>(
+    kind: &ListKind,
+    v: Option<&'v Value>,
+) -> (Vec<PathElement>, BTreeMap<PathElement, &'v Value>) {
+    let mut order = Vec::new();
+    let mut by_pe = BTreeMap::new();
+    for (i, item) in v
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let pe = item_pe(kind, item, i);
+        if by_pe.insert(pe.clone(), item).is_none() {
+            order.push(pe);
+        }
+    }
+    (order, by_pe)
+}
+
 #[cfg(test)]
 mod tests;

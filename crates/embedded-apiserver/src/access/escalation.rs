@@ -3,9 +3,9 @@
 //! the user may `bind`/`escalate` or already holds every permission it grants, with kube's
 //! wording of what is missing.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use super::{authorize, forbidden, is_privileged, snapshot};
+use super::{is_privileged, snapshot};
 use crate::error::{ApiError, qualified};
 use crate::meta;
 use crate::rbac::{self, Attributes, RbacSnapshot, UserInfo};

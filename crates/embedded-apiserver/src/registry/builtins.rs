@@ -1,7 +1,7 @@
 //! The built-in kinds the emulator serves: verbs, short names, categories, status and scale
 //! subresources.
 
-use super::{CRUD_VERBS, CUSTOM_RESOURCE_VERBS, NAMESPACE_VERBS, ResourceType, ScaleDef, VersionDef};
+use super::{CRUD_VERBS, NAMESPACE_VERBS, ResourceType, ScaleDef, VersionDef};
 
 #[allow(clippy::too_many_arguments)]
 fn builtin(

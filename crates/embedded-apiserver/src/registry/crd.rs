@@ -6,7 +6,7 @@ use std::sync::Arc;
 use kube_version_order as version;
 use serde_json::Value;
 
-use super::{PrinterColumn, ResourceType, ScaleDef, VersionDef};
+use super::{CUSTOM_RESOURCE_VERBS, PrinterColumn, ResourceType, ScaleDef, VersionDef};
 
 fn str_at<'a>(v: &'a Value, ptr: &str) -> &'a str {
     v.pointer(ptr).and_then(Value::as_str).unwrap_or_default()

@@ -1,11 +1,9 @@
 //! The comparison of two values of one type: added, modified and removed paths
 //! (structured-merge-diff's `Compare`).
 
-use std::collections::BTreeMap;
+use serde_json::Value;
 
-use serde_json::{Map, Value};
-
-use super::{ListKind, Shape, Ty, child, item_of, item_pe, shape_of};
+use super::{ListKind, Shape, Ty, child, index_items, item_of, item_pe, shape_of};
 use crate::fieldpath::{Path, PathElement, Set};
 
 /// Added, modified and removed paths between two values (structured-merge-diff `Compare`).
@@ -49,26 +47,6 @@ fn all_paths(v: &Value, t: Ty, forced: &Option<ListKind>, path: &mut Path, out: 
             }
         }
     }
-}
-
-fn index_items<'v>(
-    kind: &ListKind,
-    v: Option<&'v Value>,
-) -> (Vec<PathElement>, BTreeMap<PathElement, &'v Value>) {
-    let mut order = Vec::new();
-    let mut by_pe = BTreeMap::new();
-    for (i, item) in v
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let pe = item_pe(kind, item, i);
-        if by_pe.insert(pe.clone(), item).is_none() {
-            order.push(pe);
-        }
-    }
-    (order, by_pe)
 }
 
 fn walk_compare(

@@ -1,11 +1,9 @@
 //! The apply merge of a configuration into the live object, by the value's type.
 
-use std::collections::BTreeMap;
-
 use serde_json::{Map, Value};
 
-use super::{ListKind, Shape, Ty, child, item_of, item_pe, shape_of};
-use crate::fieldpath::{Path, PathElement, Set};
+use super::{ListKind, Shape, Ty, child, index_items, item_of, shape_of};
+use crate::fieldpath::PathElement;
 
 /// The apply merge of `config` into `live`: granular maps merge by key, `map` lists by item
 /// key, `set` lists by value, atomic values are replaced. A `null` in the config removes.

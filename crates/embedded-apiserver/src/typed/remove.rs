@@ -1,9 +1,7 @@
 //! Removing paths from a value (what server-side apply prunes), and the named parents
 //! structured-merge-diff makes members before pruning.
 
-use std::collections::BTreeMap;
-
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::{ListKind, Shape, Ty, child, item_of, item_pe, shape_of};
 use crate::fieldpath::{Path, PathElement, Set};

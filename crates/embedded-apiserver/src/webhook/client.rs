@@ -23,7 +23,7 @@ use tokio_rustls::rustls;
 use tokio_rustls::rustls::pki_types::pem::PemObject as _;
 use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName};
 
-use super::verify::{GoX509Error, WebhookCertVerifier};
+use super::verify::WebhookCertVerifier;
 
 mod go_errors;
 pub(crate) use go_errors::unsupported_review_versions;
