@@ -1,6 +1,6 @@
 //! The apply merge of a configuration into the live object, by the value's type.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::{ListKind, Shape, Ty, child, index_items, item_of, shape_of};
 use crate::fieldpath::PathElement;
