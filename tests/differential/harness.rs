@@ -12,20 +12,18 @@
 //! subresource, not by their order (by time in seconds). Nothing else is dropped:
 //! a field, header, group or resource only one server has is a difference.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use http::{Method, Request};
 use http_body_util::BodyExt;
-use regex::Regex;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 #[path = "harness/compare.rs"]
 mod compare;
 use compare::compare_resps;
-pub use compare::{diff, normalise, normalise_str};
+use compare::{diff, normalise};
 
 /// The headers clients read; the others (Date, Audit-Id, Content-Length, Cache-Control, the
 /// priority-and-fairness uids) are not compared.

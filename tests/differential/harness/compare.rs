@@ -1,6 +1,7 @@
 //! Comparing two answers: the normalisation of what differs between any two runs of one server
 //! (uids, times, resourceVersions, …) and the walk that names every remaining difference.
 
+use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
 use regex::Regex;
