@@ -24,12 +24,12 @@ use std::sync::{Arc, Mutex};
 
 #[path = "shared/cells.rs"]
 mod cells;
-#[path = "plugin/python_tools.rs"]
-mod python_tools;
 #[path = "kopf/faults.rs"]
 mod faults;
 #[path = "kopf/kubectl.rs"]
 mod kubectl;
+#[path = "plugin/python_tools.rs"]
+mod python_tools;
 
 const GROUP: &str = "infrastructure.kopf.example.com";
 const PROVIDER: &str = "infrastructure-kopf";
@@ -356,4 +356,3 @@ async fn kopf_provider_passes_every_rule_through_its_own_webhooks() {
         .collect();
     assert!(private.is_empty(), "left in the temp dir: {private:?}");
 }
-

@@ -468,4 +468,3 @@ async fn run(t: &Target, req: &Req) -> (Resp, Option<String>) {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
-

@@ -15,18 +15,18 @@ use serde_json::{Value, json};
 
 use super::harness::{Recorder, Resp, delete, get, kube, patch, post};
 
+#[path = "kube_rs/builtins.rs"]
+mod builtins;
+#[path = "kube_rs/conversion.rs"]
+mod conversion;
+#[path = "kube_rs/deletion.rs"]
+mod deletion;
 #[path = "kube_rs/objects.rs"]
 mod objects;
 #[path = "kube_rs/patches.rs"]
 mod patches;
 #[path = "kube_rs/reads.rs"]
 mod reads;
-#[path = "kube_rs/deletion.rs"]
-mod deletion;
-#[path = "kube_rs/conversion.rs"]
-mod conversion;
-#[path = "kube_rs/builtins.rs"]
-mod builtins;
 
 const NS: &str = "diff-kube";
 const GROUP: &str = "diff.example.com";

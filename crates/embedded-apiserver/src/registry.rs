@@ -164,8 +164,6 @@ impl ResourceType {
     }
 }
 
-
-
 /// All resource types, keyed by (group, plural).
 #[derive(Debug, Clone, Default)]
 pub struct Registry {

@@ -392,9 +392,6 @@ fn walk_undeclared(
     }
 }
 
-
-
-
 /// The items of a list by their path element (key, value or index), in order; a repeated
 /// element keeps its first item.
 fn index_items<'v>(

@@ -186,7 +186,6 @@ fn without(finalizers: &[String], finalizer: &str) -> Vec<String> {
         .collect()
 }
 
-
 /// The pool's spec, parsed.
 pub fn parse_pool(pool: &DynamicObject) -> Result<PoolAddresses, crate::ip_pool::PoolError> {
     let addresses: Vec<String> = object::field(pool, "spec.addresses")
@@ -248,7 +247,6 @@ async fn used_addresses(
         .filter_map(|a| a.parse().ok())
         .collect())
 }
-
 
 /// Reconciles one pool (a MockIPPool, or a MockGlobalIPPool: one without a namespace): the
 /// cluster-name label fault, `status.conditions` `Ready`, `status.ipAddresses`, and the release

@@ -312,4 +312,3 @@ pub fn expand_rule(rule: &Value, namespace: &str) -> Vec<Attributes> {
     }
     out
 }
-

@@ -26,7 +26,9 @@ use serde_json::{Map, Value, json};
 
 mod instances;
 pub(crate) use instances::resolve;
-use instances::{Step, at, instance, is_scalar, item_variant, minimal, scalar_props, type_of, variant};
+use instances::{
+    Step, at, instance, is_scalar, item_variant, minimal, scalar_props, type_of, variant,
+};
 
 /// What one field's probe found.
 #[derive(Debug, Clone, PartialEq, Eq)]

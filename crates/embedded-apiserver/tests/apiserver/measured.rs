@@ -7,16 +7,16 @@ use serde_json::{Value, json};
 
 use super::common::*;
 
-#[path = "measured/discovery.rs"]
-mod discovery;
 #[path = "measured/deletion.rs"]
 mod deletion;
-#[path = "measured/writes.rs"]
-mod writes;
+#[path = "measured/discovery.rs"]
+mod discovery;
 #[path = "measured/reads.rs"]
 mod reads;
 #[path = "measured/stored.rs"]
 mod stored;
+#[path = "measured/writes.rs"]
+mod writes;
 
 fn resource<'a>(list: &'a Value, name: &str) -> &'a Value {
     list["resources"]

@@ -93,7 +93,7 @@ pub async fn reconcile_claim(obj: Arc<DynamicObject>, ictx: Arc<IpamCtx>) -> Res
 /// the `ipam/paused` fault each ignore one of the three ([`PAUSED_SPEC_FAULT`],
 /// [`PAUSED_ANNOTATION_FAULT`], [`MISSING_CLUSTER_FAULT`]).
 async fn cluster_allows(
-    ctx: &super::super::Ctx,
+    ctx: &crate::reconcile::Ctx,
     ns: &str,
     claim: &DynamicObject,
     faults: &FaultSet,

@@ -110,7 +110,10 @@ pub(super) fn item_variant(defs: &Map<String, Value>, item: &Value, n: u8) -> Va
     v
 }
 
-pub(super) fn scalar_props<'a>(defs: &'a Map<String, Value>, node: &'a Value) -> Vec<(String, &'a Value)> {
+pub(super) fn scalar_props<'a>(
+    defs: &'a Map<String, Value>,
+    node: &'a Value,
+) -> Vec<(String, &'a Value)> {
     node.get("properties")
         .and_then(Value::as_object)
         .into_iter()
@@ -177,4 +180,3 @@ pub(super) fn at<'v>(v: &'v Value, steps: &[Step]) -> Option<&'v Value> {
         Step::Item => v.get(0),
     })
 }
-

@@ -453,4 +453,3 @@ pub struct Schema {
     #[prost(message, repeated, tag = "31")]
     pub vendor_extension: Vec<NamedAny>,
 }
-

@@ -1,7 +1,6 @@
 //! Deletion as kube-apiserver v1.36 does it: protected namespaces, collections, preconditions,
 //! finalizing namespaces and CRDs.
 
-
 use super::*;
 
 #[tokio::test]

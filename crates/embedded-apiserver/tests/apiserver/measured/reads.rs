@@ -1,7 +1,6 @@
 //! Reads as kube-apiserver v1.36 answers them: tables, content negotiation, list continuation,
 //! selectors, watches and resource versions.
 
-
 use super::*;
 
 const TABLE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";

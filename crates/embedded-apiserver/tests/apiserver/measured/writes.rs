@@ -1,7 +1,6 @@
 //! Writes refused or decoded as kube-apiserver v1.36 refuses and decodes them: bodies, kinds and
 //! versions, write options, patch types, apply, and kube's wording of each error.
 
-
 use super::*;
 
 #[tokio::test]
