@@ -26,7 +26,7 @@ pub(super) async fn documents(rec: &mut Recorder) {
     .await;
     rec.send(
         get("/apis")
-            .accept(super::super::discovery::ACCEPT_AGGREGATED)
+            .accept(crate::differential::discovery::ACCEPT_AGGREGATED)
             .focus(group)
             .label("GET /apis (aggregated): the CRD's group"),
     )
