@@ -11,30 +11,9 @@
 //!   parsed in parallel above 512 KiB; or copy by copy, each below that threshold).
 //! - `evaluate only`: rule evaluation of already parsed documents (includes cloning them).
 //!
-//! Measured 2026-11-22 (`cargo bench --bench lint`, 2.97 MB corpus) on a 2-core machine shared
-//! with ~7 builds (load ≈ 9; `perf stat` showed the bench got ≈ 0.39 of a core):
-//! end-to-end 1.21 s = 2.3 MiB/s, ≈ 830 CRDs/s wall (≈ 6 MiB/s, ≈ 2,100 CRDs/s per busy core);
-//! parse on one core 0.95 s = 3.0 MiB/s wall (≈ 7.7 MiB/s per busy core); evaluate only
-//! 0.79 s ≈ 1,260 CRDs/s wall. YAML parsing (serde-saphyr) dominates; the 20 MB/s-per-core
-//! target is not met yet.
-//!
-//! After the fast block-YAML reader (`crates/capi-contract/src/inventory/fast_yaml.rs`), one core, load ≈ 4 (perf):
-//! parse ≈ 76 ms (≈ 39 MB/s), evaluate ≈ 224 ms; evaluation is now the limit (README).
-//!
-//! Session 3 (streamed JSON report, borrowed prepared matrix), `taskset -c 0`, load ≈ 3.3:
-//! end to end 283 ms (10.0 MiB/s ≈ 10.5 MB/s, ≈ 3,500 CRDs/s); parse + evaluate 214 ms;
-//! parse, one core 68 ms (≈ 44 MB/s); evaluate only 137 ms.
-//!
-//! Session 4 (hand-written JSON results, fewer libc memcmp calls, RBAC index by `&str`; the
-//! bench now uses mimalloc like the binary), load ≈ 4: `taskset -c 0` end to end 233 ms,
-//! parse + evaluate 168 ms (wall time: other processes on the core count); unpinned parse,
-//! one core 48 ms (≈ 62 MB/s), evaluate only 114 ms. The whole `lint -o json` process is at
-//! 139.5–170 ms of CPU (README).
-//!
-//! Session 5 (CRDs read as parsed, schemas straight from YAML into compact `SchemaNode`s,
-//! results in final order, shared strings in the results), `taskset -c 0`, load ≈ 1.6: end to
-//! end 101.5 ms (29.3 MB/s, ≈ 9,850 CRDs/s); parse + evaluate 96 ms; parse, one core 38.4 ms
-//! (77 MB/s); evaluate only 44.6 ms.
+//! Run with `cargo bench --bench lint` (one core: `taskset -c 0 cargo bench --bench lint`). The
+//! figures, and the machine they were measured on, are in
+//! docs/performance.md "Per component (criterion benches)".
 
 /// The allocator the shipped binary uses (`src/main.rs`), so the figures are the binary's.
 #[global_allocator]

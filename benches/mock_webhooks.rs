@@ -1,4 +1,4 @@
-//! The cost the mock's webhook mode adds per call (issue 15): the embedded server with the
+//! The cost the mock's webhook mode adds per call: the embedded server with the
 //! mock's webhook-mode components (CA injected as `check --embedded --provider-cmd` does it,
 //! Service routed to the mock's own HTTPS webhook server, `capi_mock_provider::webhook`), against
 //! the same CRDs without webhooks.

@@ -5,7 +5,7 @@
 #
 # Usage: scripts/compare-verdicts.sh OLD_BIN NEW_BIN
 #   COMPARE_SCENARIOS=no leaves the scenario records (steps, timelines) out of the comparison: for an
-#   OLD_BIN from before passing scenarios kept their timelines (issue 16), whose records differ by design.
+#   OLD_BIN whose passing scenarios keep no timelines, whose records differ by design.
 #
 # Compared, for each binary:
 #   - `check --embedded` (the mock as target, every rule, both contracts);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A fresh clone is green, and shared data is never silently skipped (issue 14 item 1).
+# A fresh clone is green, and shared data is never silently skipped.
 #
 # Clones the committed repository into a temporary directory, where no ../shared lies beside it,
 # and runs the test binaries that read ../shared there (the flect golden table, the lint and the

@@ -8,7 +8,7 @@ Usage: scripts/merged-cells.py OLD_BIN NEW_BIN ARGS...
 Every (rule_id, column) of the two reports is one of:
   same         one result in each, equal;
   merged       OLD had several results (a static and a lifecycle part), NEW has one cell
-               (issue 16: one verdict per rule x column);
+               (one verdict per rule x column);
   placeholder  OLD's static "needs a live provider (run `check`)" skip, NEW's skip saying why no
                scenario judged that column (or that scenarios did not run);
   changed      anything else (a real verdict change).

@@ -46,7 +46,7 @@ fn rules_json_has_every_rule() {
     assert!(got.contains(&"infra-machinepool/initialization-provisioned"));
 }
 
-/// Issue 4: `rules -o json` shows, for each scenario rule, the mock fault that exercises it.
+/// `rules -o json` shows, for each scenario rule, the mock fault that exercises it.
 #[test]
 fn rules_json_names_the_mock_fault_of_each_scenario_rule() {
     let out = run(&["rules", "-o", "json"]);

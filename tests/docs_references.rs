@@ -1,5 +1,4 @@
-//! The project's design documents (`docs/`) and every reference to them resolve in a fresh clone
-//! (issue 16 item 6).
+//! The project's design documents (`docs/`) and every reference to them resolve in a fresh clone.
 //!
 //! - Every `docs/<file>.md` named in code, tests, scripts, suites and READMEs exists, and what
 //!   follows the name points at something there: `#anchor` (a heading's GitHub anchor),

@@ -1,4 +1,4 @@
-//! Property-based fuzzing (issue 6 item 7). `cargo fuzz` is not installed on CI machines, so
+//! Property-based fuzzing. `cargo fuzz` is not installed on CI machines, so
 //! these proptests cover the same entry points with ≥ 10,000 generated cases each:
 //! the manifest loader (bytes and YAML/JSON documents → inventory), the schema walker of the
 //! static checks, the label/field-selector parsers and the embedded server's request decoding.

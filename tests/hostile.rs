@@ -1,4 +1,4 @@
-//! Hostile input (issue 6 item 8) and embedded-server hardening (item 6): each case ends in a
+//! Hostile input and embedded-server hardening: each case ends in a
 //! clear error or safe handling, with bounded memory (peak RSS of the `lint` child measured from
 //! `/proc/<pid>/status` VmHWM and printed) and no panic.
 

@@ -1,4 +1,4 @@
-//! The layers inside the crates (issue 16 items 2, 5 and 7), read from the sources:
+//! The layers inside the crates, read from the sources:
 //! - only `cli/` (and `entry.rs` and the commands above it) knows the command line: nothing
 //!   else names `clap` or `crate::cli`;
 //! - no command imports another command (`commands/<a>` never names `crate::commands::<b>`);

@@ -1,6 +1,6 @@
 //! CAPI's own managers (v1.11.11, `../shared/providers/capi-v1.11.11`), run unchanged through
 //! `check --embedded --crds <their components> --provider-cmd '<manager> …'`: the verdicts a
-//! provider team gets for a real Go manager (issue 22). Each test decompresses its manager into
+//! provider team gets for a real Go manager. Each test decompresses its manager into
 //! a temporary directory, and prints the usual skip line without `../shared`.
 
 #[path = "shared/shared_data.rs"]

@@ -1,4 +1,4 @@
-//! Reliability (issue 6 items 1–4): the same verdict on every run and under server faults,
+//! Reliability: the same verdict on every run and under server faults,
 //! nothing left behind after any kind of ending, no Secret payload in any output.
 
 #[path = "reliability/cleanup.rs"]

@@ -80,7 +80,7 @@ fn html_all_pass() {
     insta::assert_snapshot!(html(&fixtures::all_pass()));
 }
 
-/// Issue 22 item 7: a kind without a sample object makes a failure-free run inconclusive
+/// A kind without a sample object makes a failure-free run inconclusive
 /// (exit 3); every writer names the kind and shows the lifecycle coverage.
 #[test]
 fn table_no_sample() {

@@ -24,7 +24,7 @@ fn section<'a>(out: &'a str, header_start: &str) -> (Vec<&'a str>, Vec<Vec<&'a s
     (header, rows)
 }
 
-/// Issue 13: `serve --load components.yaml` stores every built-in kind a provider's components
+/// `serve --load components.yaml` stores every built-in kind a provider's components
 /// file holds (variables substituted, cert-manager's kinds skipped) and the real kubectl lists
 /// them with kube's columns.
 #[test]

@@ -186,8 +186,8 @@ fn explain_knows_built_in_fields() {
     });
 }
 
-/// CustomResourceDefinitions are decoded as kube-apiserver decodes them into the Go struct
-/// (issue 23): every CRD of the twelve corpus providers and of CAPI v1.11.11's components
+/// CustomResourceDefinitions are decoded as kube-apiserver decodes them into the Go struct:
+/// every CRD of the twelve corpus providers and of CAPI v1.11.11's components
 /// decodes with nothing dropped (their `default`, `enum`, `example` values are free-form,
 /// `items` and `additionalProperties` unions), and the newest kubectl creates them all under its
 /// default strict field validation.
@@ -266,7 +266,7 @@ fn real_crds_decode_as_go_structs_with_nothing_dropped() {
         "kubectl {v}: {out}"
     );
     // A misspelt schema keyword is an unknown field of the Go struct: refused under strict
-    // validation, as kube-apiserver refuses it (before: stored, and the keyword lost silently).
+    // validation, as kube-apiserver refuses it (not stored with the keyword lost silently).
     let typo = s.write(
         "typo.yaml",
         "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: ws.example.com}\nspec:\n  group: example.com\n  scope: Namespaced\n  names: {plural: ws, kind: W}\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema: {type: object, descripton: typo}\n",

@@ -194,7 +194,7 @@ fn create_deployment_stores_what_kubectl_generated() {
 }
 
 /// `kubectl create service clusterip|nodeport|externalname` (a protobuf body from 1.32 on, JSON
-/// before; 1.32+ used to get 415): stored, and the stored object is the same whichever encoding
+/// before, so the protobuf body must be decoded, not refused with 415): stored, and the stored object is the same whichever encoding
 /// the kubectl version uses.
 #[test]
 fn create_service_stores_what_kubectl_generated() {
@@ -291,7 +291,7 @@ fn create_service_stores_what_kubectl_generated() {
 /// A built-in kind's body is decoded as kube-apiserver decodes it into the Go struct: a value of
 /// the wrong type is refused with encoding/json's message, an unknown field is refused under
 /// kubectl's default strict field validation, warned about with `--validate=warn`, and dropped
-/// from what is stored (issue 23: built-in schemas used for validation).
+/// from what is stored (built-in schemas used for validation).
 #[test]
 fn built_in_bodies_are_decoded_as_their_go_structs() {
     const DEPLOYMENT: &str = "apiVersion: apps/v1

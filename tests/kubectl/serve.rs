@@ -39,7 +39,7 @@ fn serve_loads_manifests_and_stops_on_interrupt() {
 }
 
 /// SIGINT sent the moment the ready line is read stops `serve` cleanly: the handler is in place
-/// before the line is printed (a signal in between used to kill it with status 2).
+/// before the line is printed (a signal in between would otherwise kill it with status 2).
 #[test]
 fn serve_stops_on_interrupt_right_after_the_ready_line() {
     for _ in 0..5 {

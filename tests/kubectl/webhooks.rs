@@ -85,7 +85,7 @@ fn dead_port() -> u16 {
     l.local_addr().unwrap().port()
 }
 
-/// Issue 15: kubectl creating through a mutating and a validating webhook gets what
+/// kubectl creating through a mutating and a validating webhook gets what
 /// kube-apiserver gives (defaults applied, denials with kube's message, Ignore admits on a dead
 /// webhook), and `kubectl get <kind>.<version>.<group>` shows the converted shape.
 #[test]

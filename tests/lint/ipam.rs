@@ -1,6 +1,6 @@
 //! An IPAM provider's repository as its owners keep it (`fixtures/ipam-kubebuilder`, ours: a
 //! kubebuilder-style `config/` with two pool kinds, no contract label): every static pool rule
-//! is judged, and a broken copy fails exactly the rules it breaks (issue 24).
+//! is judged, and a broken copy fails exactly the rules it breaks.
 
 use crate::kustomize::{cells, copy_dir, kustomize_or_skip, lint_json};
 use crate::support::fixtures;

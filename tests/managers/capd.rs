@@ -115,7 +115,7 @@ async fn judged(server: Server<'_>) {
     }
 }
 
-/// The same run under the server faults of issue 22 (watches dropped every 2 s, the next 20
+/// The same run under server faults (watches dropped every 2 s, the next 20
 /// watch resumes expired, 5 % 429s, 5 % 500s, 200 ms added to every request) gives the clean
 /// run's verdict, cell for cell: a slowed, interrupted provider is waited for, its half-refused
 /// writes are not judged as meant, and the tool's own requests retry.

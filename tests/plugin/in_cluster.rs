@@ -1,4 +1,4 @@
-//! The tool where the cluster is (issue 14): `manifests job` applied with the real kubectl to
+//! The tool where the cluster is: `manifests job` applied with the real kubectl to
 //! `serve`, then the Job's container command run as the kubelet would run it — the image's
 //! binary, the stored Job's arguments, the pod's ServiceAccount token (TokenRequest) and the
 //! server CA as mounted files, `KUBERNETES_SERVICE_HOST/PORT`, no kubeconfig, no home — with the

@@ -1,4 +1,4 @@
-//! Least privilege, proven (issue 6 item 5): `check` run as a ServiceAccount whose token comes
+//! Least privilege, proven: `check` run as a ServiceAccount whose token comes
 //! from the embedded server's TokenRequest subresource and which is bound to exactly the roles
 //! `capi-conformance rbac` prints gets the admin's verdict; with any single permission of those
 //! roles removed it stops with `forbidden: <verb> <resource>` and exit 2.

@@ -1,4 +1,4 @@
-//! The Sonobuoy plugin (issue 14): the definition `manifests sonobuoy` prints, its container
+//! The Sonobuoy plugin: the definition `manifests sonobuoy` prints, its container
 //! command run as Sonobuoy runs it (the results volume, `SONOBUOY_RESULTS_DIR`, the in-cluster
 //! configuration of Sonobuoy's service account) against `serve`; then what Sonobuoy's worker
 //! reads: the `done` file naming the report, and the JUnit, parsed by Python's junitparser.

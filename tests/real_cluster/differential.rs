@@ -1,4 +1,4 @@
-//! The embedded server measured against the real kube-apiserver v1.36 (issue 37 item 3): the
+//! The embedded server measured against the real kube-apiserver v1.36: the
 //! same request traces (discovery and OpenAPI documents, a kube-rs sequence, the kubectl suite's
 //! commands, Python client calls) go to both, the answers are normalised (uids, times,
 //! resourceVersions, …: `differential/harness.rs`) and compared on status code, body, the

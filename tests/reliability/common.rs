@@ -225,7 +225,7 @@ pub fn random(salt: u64) -> u64 {
 }
 
 /// The `n` longest steps of the target's scenarios, longest first, as `duration scenario column
-/// step`: how long the provider made the tool wait (issue 17 item 6: what step deadlines must
+/// step`: how long the provider made the tool wait (what step deadlines must
 /// cover).
 pub fn longest_steps(m: &Matrix, n: usize) -> Vec<String> {
     let mut steps: Vec<(u64, String)> = m

@@ -1,6 +1,6 @@
 //! Races a provider cannot win: judgements that depend on the provider having seen a change of
-//! another object must wait until it can have seen it (issue 17 "Done means": verdicts hold
-//! with controllers we did not write).
+//! another object must wait until it can have seen it, so that verdicts hold
+//! with controllers we did not write.
 
 use super::common::{check_args, new_server};
 use capi_conformance::commands::check::embedded;

@@ -427,7 +427,7 @@ async fn objects_core_clones_carry_the_clone_annotations() {
 
 /// A sample referring to a kind no installed CRD serves (a control plane's machine template of
 /// an infrastructure provider left out of the run) is a usage error naming the kind and how to
-/// add its provider, not a column of environment cells (issue 22 item 2).
+/// add its provider, not a column of environment cells.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sample_referring_to_a_kind_nothing_serves_is_a_usage_error() {
     let (_dir, path) = sample_file(

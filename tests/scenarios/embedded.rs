@@ -132,7 +132,7 @@ async fn report_dir_keeps_timeline_and_redacted_objects_of_every_scenario() {
     }
 }
 
-/// Issue 16 item 4: a passing `check --embedded --html --report-dir` (the binary, every
+/// A passing `check --embedded --html --report-dir` (the binary, every
 /// scenario of both contracts) keeps a timeline for every scenario, passing ones too: each
 /// JSON scenario record has one; the HTML holds one SVG per target record, its provider lane
 /// marking every entry of that record's timeline and its baseline lane every entry of the
@@ -184,8 +184,8 @@ fn passing_check_embedded_keeps_a_timeline_for_every_scenario_in_json_html_and_r
     assert!(targets.len() >= columns, "{}", targets.len());
     assert_eq!(targets.len(), baselines.len());
     // The mock answers every stimulus at once: no step of a passing run sits out a whole step
-    // deadline, as one did while it waited for a deletion no watch could report (session 33:
-    // SC-controlplane's "delete" took 10.2 s, the embedded check 11.4 s instead of 1.4 s).
+    // deadline (a step waiting for a deletion no watch can report would sit out the whole
+    // deadline, and the embedded check would take seconds more).
     let deadline = capi_conformance::scenarios::Settings::EMBEDDED.step_timeout;
     for s in &doc.scenarios {
         assert!(

@@ -1,4 +1,4 @@
-//! Issue 16 item 3: one verdict per rule × column. A rule with a static and a scenario part is
+//! One verdict per rule × column. A rule with a static and a scenario part is
 //! one cell; the JSON `results` hold one entry per (rule_id, column) and the JUnit report one
 //! testcase per cell, for `lint`, `check --static-only`, `check --embedded` and a
 //! `--provider-cmd` run; in `check` no cell says "needs a live provider (run `check`)".

@@ -44,7 +44,7 @@ fn fixture_text(name: &str) -> String {
         .collect()
 }
 
-/// Issue 3: `check --static-only` against a server loaded with our conformant fixture (CRDs,
+/// `check --static-only` against a server loaded with our conformant fixture (CRDs,
 /// ClusterRoles, Roles and the manager Deployment) gives the same static cells as `lint` on the
 /// same objects.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -112,7 +112,7 @@ fn static_cells(m: &Matrix) -> Vec<Cell> {
     cells
 }
 
-/// Issue 13: `check --static-only` on a server loaded with a provider's whole components file
+/// `check --static-only` on a server loaded with a provider's whole components file
 /// (what `serve --load FILE` does: clusterctl variables substituted, every kind installed) gives
 /// `lint` of the same file, cell for cell, for all twelve corpus providers; the rbac-aggregation
 /// rule has one cell per column (its effective part skips: no CAPI core on that server).

@@ -1,4 +1,4 @@
-//! Issue 22 item 7, "No green without a check": a provider whose kinds have no sample object
+//! No green without a check: a provider whose kinds have no sample object
 //! (no `--sample`, no template in the cluster) has every lifecycle cell skipped "no sample
 //! object"; the cells stay `skip`, but the run is not PASS: exit 3, the kinds named with the
 //! fix in every report, and each provider's lifecycle coverage (judged vs skipped, top skip

@@ -1,4 +1,4 @@
-//! Issue 15 items 3, 5 and 6(a): the mock in webhook mode as a provider's own process,
+//! The mock in webhook mode as a provider's own process,
 //! `check --embedded --crds <its components> --provider-cmd '… --webhook-cert-dir
 //! {webhook-cert-dir} --webhook-port {webhook-port}'`. The run issues the serving certificate,
 //! injects its CA into the components' CRDs and webhook configurations (cert-manager's
@@ -383,7 +383,7 @@ async fn an_undefined_webhook_service_is_a_note() {
     );
 }
 
-/// Issue 22 item 1: a `--sample` is validated and created at the version it is written in, and
+/// A `--sample` is validated and created at the version it is written in, and
 /// the other served version is reached through the provider's conversion webhook, as
 /// kube-apiserver does: a MockControlPlane written at v1beta2 (`machineTemplate.spec` with an
 /// `apiGroup` reference and `deletion.nodeDrainTimeoutSeconds`) has no valid v1beta1 spelling by

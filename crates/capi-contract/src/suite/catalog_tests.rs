@@ -229,7 +229,7 @@ fn levenshtein_basics() {
 /// COND-MUST 30, SHOULD incl. COND-SHOULD 56, MAY 14); the catalog adds one SHOULD,
 /// infra-machinepool/initialization-provisioned (§20 item 1), for 169, and reports
 /// all/rbac-owner-finalizers at COND-SHOULD (its condition includes an admission plugin that
-/// manifests cannot reveal; see suites/all.yaml). Issue 15 adds the two rules only a provider's
+/// manifests cannot reveal; see suites/all.yaml). Two more rules only a provider's
 /// webhooks decide (all/conversion-lossless, all/defaulting-admitted: COND-MUST scenario
 /// rules), for 171.
 #[test]

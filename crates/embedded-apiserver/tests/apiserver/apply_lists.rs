@@ -210,7 +210,7 @@ async fn builtin_rbac_rules_are_atomic_and_owner_references_keyed_by_uid() {
     assert_eq!(r.body["details"]["causes"][0]["field"], ".rules");
 }
 
-/// Built-in kinds' lists merge as kube-apiserver merges them (issue 23: built-in schemas used
+/// Built-in kinds' lists merge as kube-apiserver merges them (built-in schemas used
 /// by server-side apply): two managers applying different containers to one Deployment each
 /// own theirs (`containers` keyed by `name`), a port is keyed by `containerPort` and its
 /// defaulted `protocol`, `env` by `name`, and `tolerations` stay atomic. With every built-in

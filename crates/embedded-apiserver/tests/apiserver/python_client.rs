@@ -1,4 +1,4 @@
-//! Python's `kubernetes` client (issue 15) against the embedded server with webhooks: create
+//! Python's `kubernetes` client against the embedded server with webhooks: create
 //! through a mutating and a validating webhook, a denial, a dead `Ignore` webhook, and reads at
 //! both versions of a webhook-converted CRD.
 //!

@@ -165,8 +165,9 @@ fn ends_with(messages: &[String], tail: &str) {
     );
 }
 
-/// The case: `openssl req -x509` (CA:TRUE by openssl's default) served by the webhook
-/// and given as its own caBundle, by Service name and by IP, for admission and conversion.
+/// A certificate made the common way, `openssl req -x509` (CA:TRUE by openssl's default),
+/// served by the webhook and given as its own caBundle, by Service name and by IP, for admission
+/// and conversion.
 #[tokio::test]
 async fn openssl_self_signed_certificate_is_its_own_ca_bundle() {
     let dir = tempfile::tempdir().unwrap();
