@@ -251,3 +251,65 @@ async fn crd_conversion_config_is_validated_and_stored_versions_kept() {
         r.body
     );
 }
+
+/// A webhook server of this process (`route_service_in_process`: the run's own conversion
+/// webhooks) converts each stored object version once per target version: a second read of
+/// the same version is answered from memory, a new version is converted again. A webhook
+/// reached over a socket is called on every read, as kube-apiserver calls it.
+#[tokio::test]
+async fn an_in_process_webhook_converts_each_stored_version_once() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let reviews = Arc::new(AtomicUsize::new(0));
+    let counted = reviews.clone();
+    let router = axum::Router::new().route(
+        "/convert",
+        axum::routing::post(move |axum::Json(review): axum::Json<serde_json::Value>| {
+            let counted = counted.clone();
+            async move {
+                counted.fetch_add(1, Ordering::SeqCst);
+                axum::Json(super::webhook_support::convert("/convert", &review))
+            }
+        }),
+    );
+    let h = H::new();
+    assert_eq!(
+        h.post("/api/v1/namespaces", json!({"metadata": {"name": "hooks"}}))
+            .await
+            .code,
+        201
+    );
+    let svc = json!({"metadata": {"name": "gadget-conv"}, "spec": {"ports": [{"port": 443}]}});
+    let r = h.post("/api/v1/namespaces/hooks/services", svc).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    h.server
+        .route_service_in_process("hooks", "gadget-conv", 443, router);
+    install_gadgets(
+        &h,
+        Some(json!({"service": {"namespace": "hooks", "name": "gadget-conv", "path": "/convert", "port": 443}})),
+    )
+    .await;
+    assert_eq!(h.post(G1, gadget_v1("one", Some("red"))).await.code, 201);
+    for _ in 0..3 {
+        let got = h.get(&format!("{GA}/one")).await;
+        assert_eq!(got.code, 200, "{}", got.body);
+        assert_eq!(got.body["spec"], json!({"size": "small", "color": "red"}));
+    }
+    assert_eq!(reviews.load(Ordering::SeqCst), 1, "one review per stored version");
+    let list = h.get(GA).await;
+    assert_eq!(list.body["items"][0]["spec"]["color"], "red");
+    assert_eq!(reviews.load(Ordering::SeqCst), 1, "the list's only item is remembered");
+    let mut changed = h.get(&format!("{G1}/one")).await.body;
+    changed["spec"]["paint"]["color"] = json!("blue");
+    assert_eq!(h.put(&format!("{G1}/one"), changed).await.code, 200);
+    let got = h.get(&format!("{GA}/one")).await;
+    assert_eq!(got.body["spec"]["color"], "blue", "a new version converts again");
+    assert_eq!(reviews.load(Ordering::SeqCst), 2);
+
+    let (h, hooks) = setup().await;
+    assert_eq!(h.post(G1, gadget_v1("one", Some("red"))).await.code, 201);
+    for _ in 0..3 {
+        assert_eq!(h.get(&format!("{GA}/one")).await.code, 200);
+    }
+    assert_eq!(hooks.on("/convert").len(), 3, "a socket webhook on every read");
+}

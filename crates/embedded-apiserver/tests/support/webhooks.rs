@@ -427,7 +427,7 @@ pub fn convert_gadget(obj: &Value, desired: &str, lossy: bool) -> Value {
     out
 }
 
-fn convert(path: &str, review: &Value) -> Value {
+pub fn convert(path: &str, review: &Value) -> Value {
     let request = &review["request"];
     let desired = request["desiredAPIVersion"].as_str().unwrap_or_default();
     let objects = request["objects"].as_array().cloned().unwrap_or_default();
