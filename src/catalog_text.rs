@@ -451,12 +451,25 @@ mod tests {
         for contract in Contract::ALL {
             let mut c = catalog();
             c.under_contract(contract);
-            let md = render_markdown(&c, &Scope { contract: Some(contract), role: None });
+            let md = render_markdown(
+                &c,
+                &Scope {
+                    contract: Some(contract),
+                    role: None,
+                },
+            );
             assert!(md.starts_with(&format!("# Rule reference: contract {contract}\n")));
-            assert!(md.contains(&format!("`capi-conformance rules -o markdown --contract {contract}`")));
+            assert!(md.contains(&format!(
+                "`capi-conformance rules -o markdown --contract {contract}`"
+            )));
             for r in full.rules() {
                 let heading = format!("\n### {}\n", r.id);
-                assert_eq!(md.contains(&heading), r.applies_to_contract(contract), "{}", r.id);
+                assert_eq!(
+                    md.contains(&heading),
+                    r.applies_to_contract(contract),
+                    "{}",
+                    r.id
+                );
                 if r.applies_to_contract(contract) {
                     let kept = c.get(&r.id).unwrap();
                     assert_eq!(level_text(kept), r.level_label(Some(contract)), "{}", r.id);
@@ -466,7 +479,13 @@ mod tests {
         }
         let mut c = catalog();
         c.retain(|r| r.applies_to_role(Role::IpamPool));
-        let md = render_markdown(&c, &Scope { contract: None, role: Some(Role::IpamPool) });
+        let md = render_markdown(
+            &c,
+            &Scope {
+                contract: None,
+                role: Some(Role::IpamPool),
+            },
+        );
         assert!(md.contains("--role ipam-pool"));
         assert!(md.contains("\n### ipam/claim-filter\n"));
         assert!(!md.contains("\n### infra-machine/provider-id\n"));

@@ -161,13 +161,10 @@ async fn run(
 /// What must not appear: each value raw and base64-encoded, and each distinctive line of it
 /// (≥ 16 bytes, not PEM armour, not text of the public rule catalog).
 fn needles(values: &BTreeSet<Vec<u8>>, token: &str) -> BTreeSet<Vec<u8>> {
-    let catalog: String = std::fs::read_dir(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/suites"
-    ))
-    .unwrap()
-    .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap_or_default())
-    .collect();
+    let catalog: String = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/suites"))
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap_or_default())
+        .collect();
     let mut out = BTreeSet::new();
     out.insert(token.as_bytes().to_vec());
     for v in values {

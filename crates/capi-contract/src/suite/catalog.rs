@@ -194,7 +194,8 @@ impl Catalog {
     /// Keeps the rules `keep` accepts (a contract's or a role's documentation: `rules --contract`).
     pub fn retain(&mut self, keep: impl Fn(&Rule) -> bool) {
         self.rules.retain(|r| keep(r));
-        self.files.retain(|id, _| self.rules.iter().any(|r| r.id.as_str() == id));
+        self.files
+            .retain(|id, _| self.rules.iter().any(|r| r.id.as_str() == id));
         self.index = self
             .rules
             .iter()
