@@ -237,7 +237,7 @@ async fn run_scenarios(
     // process (a Go manager, on a machine of few cores) cannot slow it: what the baseline
     // could not pass is the environment's. An in-process mock target that changes nothing
     // shared runs beside the baseline: separate namespaces and watch filters, the same code, a
-    // few milliseconds of CPU per reconcile (issue 25; docs/performance.md).
+    // few milliseconds of CPU per reconcile (docs/performance.md).
     let concurrent = embedded.provider_cmd.is_empty()
         && mock_is_target
         && installed.deferred.is_empty()
