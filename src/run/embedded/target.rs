@@ -29,10 +29,10 @@ pub(super) struct TargetStart<'a> {
 }
 
 /// One `--provider-cmd` of the run: its command, how its Deployment runs it, where it logs.
-pub(super) struct Command<'a> {
-    pub(super) cmd: &'a str,
-    pub(super) launch: Option<&'a crate::run::manager_launch::ManagerLaunch>,
-    pub(super) log: PathBuf,
+struct Command<'a> {
+    cmd: &'a str,
+    launch: Option<&'a crate::run::manager_launch::ManagerLaunch>,
+    log: PathBuf,
 }
 
 impl Command<'_> {
@@ -224,7 +224,7 @@ impl TargetProcesses {
     /// Deployment claims goes to the first command), to `{webhook-port}` when it takes it, else
     /// to each Service's `targetPort`. Returns where its webhook server will be (address, TLS
     /// server name).
-    pub(super) fn serve_webhooks(
+    fn serve_webhooks(
         &mut self,
         t: &TargetStart<'_>,
         commands: &[Command<'_>],
