@@ -6,6 +6,10 @@
 //! - `capi-contract`: none of our crates but `kube-version-order`, and nothing async, networked
 //!   or command-line in its whole normal dependency tree.
 //! - `capi-mock-provider`: `capi-contract` only (never the CLI or the server).
+//! - `capi-report` (the report writers): `capi-contract` only, and nothing async, networked or
+//!   command-line in its whole normal dependency tree.
+//! - `capi-lifecycle` (the lifecycle engine): `capi-contract`, `capi-mock-provider`,
+//!   `embedded-apiserver` and `kube-version-order`; never the report writers.
 //! - nothing depends on the CLI crate `capi-conformance`.
 
 use serde_json::Value;
@@ -152,7 +156,9 @@ fn the_crates_depend_on_each_other_only_downwards() {
         set(&[
             "capi-conformance",
             "capi-contract",
+            "capi-lifecycle",
             "capi-mock-provider",
+            "capi-report",
             "embedded-apiserver",
             "kube-version-order",
         ]),
@@ -162,6 +168,20 @@ fn the_crates_depend_on_each_other_only_downwards() {
     assert_eq!(ws.ours("embedded-apiserver"), set(&["kube-version-order"]));
     assert_eq!(ws.ours("capi-contract"), set(&["kube-version-order"]));
     assert_eq!(ws.ours("capi-mock-provider"), set(&["capi-contract"]));
+    assert_eq!(ws.ours("capi-report"), set(&["capi-contract"]));
+    assert_eq!(
+        ws.ours("capi-lifecycle"),
+        set(&[
+            "capi-contract",
+            "capi-mock-provider",
+            "embedded-apiserver",
+            "kube-version-order",
+        ])
+    );
+    assert!(
+        !ws.tree("capi-lifecycle").contains("capi-report"),
+        "capi-lifecycle depends on the report writers"
+    );
     for member in &ws.members {
         assert!(
             !ws.tree(member).contains("capi-conformance"),
@@ -170,7 +190,13 @@ fn the_crates_depend_on_each_other_only_downwards() {
     }
     // The server knows nothing of Cluster API, not even through another crate.
     let server = ws.tree("embedded-apiserver");
-    for ours in ["capi-contract", "capi-mock-provider", "capi-conformance"] {
+    for ours in [
+        "capi-contract",
+        "capi-mock-provider",
+        "capi-lifecycle",
+        "capi-report",
+        "capi-conformance",
+    ] {
         assert!(
             !server.contains(ours),
             "embedded-apiserver depends on {ours}"
@@ -178,36 +204,55 @@ fn the_crates_depend_on_each_other_only_downwards() {
     }
 }
 
-#[test]
-fn the_contract_crate_is_pure() {
-    let ws = Workspace::read();
-    let tree = ws.tree("capi-contract");
-    let forbidden = [
-        "tokio",
-        "mio",
-        "futures",
-        "hyper",
-        "axum",
-        "tower",
-        "http",
-        "reqwest",
-        "kube",
-        "kube-client",
-        "kube-core",
-        "k8s-openapi",
-        "rustls",
-        "clap",
-        "clap_builder",
-    ];
-    let found: Vec<&str> = forbidden
+/// What a pure crate (no async runtime, no network, no Kubernetes client, no command-line
+/// parser) must not have in its normal dependency tree.
+const IMPURE: [&str; 15] = [
+    "tokio",
+    "mio",
+    "futures",
+    "hyper",
+    "axum",
+    "tower",
+    "http",
+    "reqwest",
+    "kube",
+    "kube-client",
+    "kube-core",
+    "k8s-openapi",
+    "rustls",
+    "clap",
+    "clap_builder",
+];
+
+fn impure_in(ws: &Workspace, name: &str) -> (BTreeSet<String>, Vec<&'static str>) {
+    let tree = ws.tree(name);
+    let found = IMPURE
         .iter()
         .copied()
         .filter(|f| tree.contains(*f))
         .collect();
+    (tree, found)
+}
+
+#[test]
+fn the_contract_crate_is_pure() {
+    let ws = Workspace::read();
+    let (tree, found) = impure_in(&ws, "capi-contract");
     assert!(
         found.is_empty(),
         "capi-contract pulls in {found:?} (its tree: {tree:?})"
     );
     // It is checked against something: its tree is not empty.
     assert!(tree.contains("serde_json") && tree.contains("kube-version-order"));
+}
+
+#[test]
+fn the_report_writers_are_pure() {
+    let ws = Workspace::read();
+    let (tree, found) = impure_in(&ws, "capi-report");
+    assert!(
+        found.is_empty(),
+        "capi-report pulls in {found:?} (its tree: {tree:?})"
+    );
+    assert!(tree.contains("capi-contract") && tree.contains("comfy-table"));
 }

@@ -2,10 +2,14 @@
 //! - only `cli/` (and `entry.rs` and the commands above it) knows the command line: nothing
 //!   else names `clap` or `crate::cli`;
 //! - no command imports another command (`commands/<a>` never names `crate::commands::<b>`);
+//! - the report writers (`crates/capi-report`) and the lifecycle engine
+//!   (`crates/capi-lifecycle`) never name the command line or the CLI crate, and the writers
+//!   never name the engine;
 //! - no import circle between the files of the CLI crate, the contract crate and the mock
 //!   (a file naming another through a `crate::`, `super::`, `self::` or child-module path, in a
 //!   `use` group, a `pub use` re-export or inline, depends on it, as `farm-studio look` reads
-//!   it; a module's unit tests are not counted). The embedded API server is covered too.
+//!   it; a module's unit tests are not counted). The embedded API server, the report writers
+//!   and the lifecycle engine are covered too.
 
 use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};
@@ -80,6 +84,29 @@ fn only_the_cli_knows_the_command_line() {
         offenders.is_empty(),
         "clap or crate::cli below the CLI: {offenders:?}"
     );
+}
+
+/// The report writers and the lifecycle engine are crates below the CLI: no file of theirs
+/// names the command line or the CLI crate, and the writers name nothing of the engine.
+#[test]
+fn the_writers_and_the_engine_know_nothing_above_them() {
+    let above = Regex::new(r"\bclap::|\buse clap\b|\bcapi_conformance::").unwrap();
+    let engine = Regex::new(r"\bcapi_lifecycle::").unwrap();
+    let mut offenders = Vec::new();
+    for (dir, engine_allowed) in [
+        ("crates/capi-report/src", false),
+        ("crates/capi-lifecycle/src", true),
+    ] {
+        let files = rust_files(&root().join(dir));
+        assert!(files.len() > 5, "{dir}: only {} files read", files.len());
+        for file in files {
+            let text = code(&file);
+            if above.is_match(&text) || (!engine_allowed && engine.is_match(&text)) {
+                offenders.push(file.display().to_string());
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "{offenders:#?}");
 }
 
 #[test]
@@ -293,7 +320,9 @@ fn no_import_circles() {
     for dir in [
         "src",
         "crates/capi-contract/src",
+        "crates/capi-lifecycle/src",
         "crates/capi-mock-provider/src",
+        "crates/capi-report/src",
         "crates/embedded-apiserver/src",
     ] {
         let g = graph(&root().join(dir));

@@ -1,19 +1,19 @@
 //! What the tool runs in place of CAPI core's manager, beside the scenarios' core simulator
 //! ([`crate::scenarios::core_sim`]); docs/core-simulation.md describes all of it:
 //!
-//! - [`conversion`]: `cluster.x-k8s.io` v1beta1 ↔ v1beta2 for Cluster, Machine, MachinePool, as
-//!   core's conversion webhook converts;
+//! - [`conversion`] (the lifecycle engine's): `cluster.x-k8s.io` v1beta1 ↔ v1beta2 for Cluster,
+//!   Machine, MachinePool, as core's conversion webhook converts;
 //! - [`webhook`]: that conversion served over HTTPS (`ConversionReview` at `/convert`);
 //! - [`crds`]: the core CRDs installed (minimal ones of our own, or CAPI's released ones with
 //!   `--core-crds`), their conversion pointed at the webhook;
-//! - [`pki`]: the certificates and Secrets an initialized control plane leaves;
-//! - [`workload`]: the workload clusters `<cluster>-kubeconfig` points at.
+//! - [`pki`] and [`workload`] (the lifecycle engine's): the certificates and Secrets an
+//!   initialized control plane leaves, and the workload clusters `<cluster>-kubeconfig` points
+//!   at.
 
-pub mod conversion;
 pub mod crds;
-pub mod pki;
 pub mod webhook;
-pub mod workload;
+
+pub use capi_lifecycle::capi_core::{conversion, pki, workload};
 
 use anyhow::Context;
 use crds::{CoreCrds, ServiceRoute};

@@ -12,7 +12,7 @@ use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 
 /// Group suffix of the built-in mock's kinds (they get the mock's default samples).
-pub const MOCK_GROUP_SUFFIX: &str = "mock.capi-conformance.io";
+pub use capi_lifecycle::baseline::MOCK_GROUP_SUFFIX;
 
 #[derive(Debug, Clone, Default)]
 pub struct PlanOptions {

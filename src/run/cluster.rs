@@ -8,7 +8,7 @@ use super::{
 };
 use crate::client_retry::TroubleLog;
 use crate::plan::Plan;
-use crate::report::{Matrix, report_dir};
+use crate::report::Matrix;
 use crate::run::access as run_access;
 use crate::scenarios::Subject;
 use crate::scenarios::cleanup::CleanupGuard;
@@ -180,7 +180,7 @@ async fn scenarios_on_cluster(
         out.results.extend(skipped);
     }
     if let Some(dir) = &args.report_dir {
-        report_dir::write(dir, &out)?;
+        super::write_report_dir(dir, &out)?;
     }
     Ok(out)
 }

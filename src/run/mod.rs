@@ -27,7 +27,7 @@ use crate::scenarios::runner::{RunOutput, is_scenario_rule};
 use crate::scenarios::{RUN_LABEL, Settings, Subject};
 use capi_contract::checks::LintOptions;
 use capi_contract::suite::Rule;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Everything `check` was asked, as plain options (`cli/` builds them from the arguments).
 #[derive(Debug, Clone, Default)]
@@ -180,6 +180,24 @@ pub fn environment_inconclusive(
         }
     }
     out
+}
+
+/// `--report-dir`: the timeline and final objects of every scenario that ran (a role without a
+/// script or without a sample object has nothing to keep); returns how many were written.
+pub fn write_report_dir(dir: &Path, out: &RunOutput) -> anyhow::Result<usize> {
+    let kept = out
+        .runs
+        .iter()
+        .filter(|r| r.subject.sample.is_some())
+        .filter_map(|r| {
+            Some(crate::report::report_dir::KeptRun {
+                script: r.script?,
+                column: &r.subject.column,
+                timeline: &r.timeline,
+                final_objects: &r.final_objects,
+            })
+        });
+    crate::report::report_dir::write(dir, kept)
 }
 
 /// Prints what cleanup could not remove.

@@ -27,6 +27,12 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+mod launches;
+mod webhooks;
+use launches::manager_launches;
+pub use launches::pair_commands;
+use webhooks::{is_mock_crd, split_shared, webhook_serving};
+
 /// What the embedded server is given beyond the base documents.
 #[derive(Debug, Clone, Default)]
 pub struct EmbeddedInputs {
@@ -212,116 +218,6 @@ pub fn core_manager_rbac() -> Vec<Value> {
     capi_mock_provider::core_rbac::core_manager_rbac()
 }
 
-/// Whether `doc` is a CRD of the mock's groups.
-fn is_mock_crd(doc: &Document) -> bool {
-    doc.value.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
-        && doc
-            .value
-            .pointer("/spec/group")
-            .and_then(Value::as_str)
-            .is_some_and(|g| g.ends_with(MOCK_GROUP_SUFFIX))
-}
-
-/// Whether webhook configuration `doc` has a rule for a mock group (or every group).
-fn hooks_mock_groups(doc: &Document) -> bool {
-    crate::serving::components::is_webhook_configuration(&doc.value)
-        && doc
-            .value
-            .get("webhooks")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .flat_map(|w| {
-                w.get("rules")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-            })
-            .flat_map(|r| {
-                r.get("apiGroups")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-            })
-            .filter_map(Value::as_str)
-            .any(|g| g == "*" || g.ends_with(MOCK_GROUP_SUFFIX))
-}
-
-/// The baseline (the in-process mock) and a target that is the mock itself in webhook mode
-/// share the mock's CRDs. So that the baseline runs on the mock's CRDs as it always does (and a
-/// target's faulty webhook cannot fail it), what would route the baseline's objects through the
-/// target's webhooks waits until the target starts: webhook configurations with rules for the
-/// mock's groups, and the conversion settings of the mock's CRDs (installed now without them).
-/// Returns the documents to install at target start; `docs` keeps what is installed now.
-fn split_shared(docs: &mut Vec<Document>) -> Vec<Document> {
-    if !docs.iter().any(is_mock_crd) {
-        return Vec::new();
-    }
-    let mut deferred = Vec::new();
-    let mut now = Vec::new();
-    for doc in docs.drain(..) {
-        if hooks_mock_groups(&doc) {
-            deferred.push(doc);
-        } else if is_mock_crd(&doc)
-            && crate::serving::components::is_webhook_converted_crd(&doc.value)
-        {
-            // Until then the CRD keeps the run's conversion of the baseline's CRDs.
-            let mut without = doc.clone();
-            if let Some(spec) = without.value.get_mut("spec").and_then(Value::as_object_mut) {
-                spec.remove("conversion");
-            }
-            now.push(without);
-            deferred.push(doc);
-        } else {
-            now.push(doc);
-        }
-    }
-    *docs = now;
-    deferred
-}
-
-/// Issues the serving certificate of the components' webhooks and injects its CA into `docs`
-/// (as cert-manager would); a CA injection that cannot be done and a webhook Service the
-/// components do not define are report notes. `None` when
-/// the components have neither webhook Services nor CA injections.
-fn webhook_serving(
-    docs: &mut [Document],
-    notes: &mut Vec<crate::report::Note>,
-) -> anyhow::Result<Option<crate::serving::Plan>> {
-    let mut values: Vec<Value> = docs.iter().map(|d| d.value.clone()).collect();
-    let plan = crate::serving::Plan::for_components(&mut values)
-        .context("issuing the provider's webhook serving certificate")?;
-    for (doc, value) in docs.iter_mut().zip(values) {
-        doc.value = value;
-    }
-    for i in &plan.injections {
-        if let Err(why) = &i.outcome {
-            let message = format!("CA injection: {}: {why}", i.object);
-            eprintln!("{message}");
-            notes.push(crate::report::Note {
-                source: "--crds".into(),
-                message,
-            });
-        }
-    }
-    for svc in plan.services.iter().filter(|s| !s.defined) {
-        let message = format!(
-            "{} call(s) Service {}/{}, which the components do not define: calls to it fail (service \"{}\" not found), here as on any cluster",
-            svc.used_by.join(", "),
-            svc.namespace,
-            svc.name,
-            svc.name
-        );
-        eprintln!("{message}");
-        notes.push(crate::report::Note {
-            source: "--crds".into(),
-            message,
-        });
-    }
-    let used = !plan.services.is_empty() || plan.injections.iter().any(|i| i.outcome.is_ok());
-    Ok(used.then_some(plan))
-}
-
 /// Installs the `--crds` manifests as `clusterctl init` would (variables substituted, creation
 /// order, CRDs Established first); objects of kinds nothing serves are skipped: each is named on
 /// stderr and returned as a report note. With [`EmbeddedInputs::serve_webhooks`], the
@@ -464,74 +360,6 @@ async fn install_provider_manifests(
         launches,
         input_roles,
     })
-}
-
-/// Which `--provider-cmd` runs which Deployment, as `clusterctl init` installs providers: one
-/// provider per `--crds` input. The inputs that hold a Deployment are the providers, in
-/// command-line order; the i-th command runs the i-th of them. One command with one such input
-/// is the common case; an input with several Deployments chooses as
-/// [`crate::run::manager_launch::ManagerLaunch::from_components`] says. A command with no
-/// provider left runs as written; a provider with no command is installed and not run (both
-/// said in a note).
-pub fn pair_commands(per_input: &[Vec<Value>], commands: usize) -> Vec<Option<usize>> {
-    let providers: Vec<usize> = per_input
-        .iter()
-        .enumerate()
-        .filter(|(_, docs)| {
-            docs.iter().any(|d| {
-                d.get("apiVersion").and_then(Value::as_str) == Some("apps/v1")
-                    && d.get("kind").and_then(Value::as_str) == Some("Deployment")
-            })
-        })
-        .map(|(i, _)| i)
-        .collect();
-    (0..commands).map(|i| providers.get(i).copied()).collect()
-}
-
-/// How each `--provider-cmd` manager runs as its components' Deployment runs it
-/// ([`pair_commands`]); `None` for a command without a Deployment, or with both parts turned
-/// off. The note of each says which input's Deployment it runs; the second value names the
-/// inputs whose Deployment no command runs.
-type Launches = (
-    Vec<Option<crate::run::manager_launch::ManagerLaunch>>,
-    Option<String>,
-);
-fn manager_launches(
-    per_input: &[Vec<Document>],
-    paths: &[PathBuf],
-    requests: &[crate::run::manager_launch::LaunchRequest],
-) -> anyhow::Result<Launches> {
-    let values: Vec<Vec<Value>> = per_input
-        .iter()
-        .map(|docs| docs.iter().map(|d| d.value.clone()).collect())
-        .collect();
-    let pairs = pair_commands(&values, requests.len());
-    let mut launches = Vec::with_capacity(requests.len());
-    for (request, input) in requests.iter().zip(&pairs) {
-        let Some(input) = *input else {
-            launches.push(None);
-            continue;
-        };
-        let mut launch =
-            crate::run::manager_launch::ManagerLaunch::from_components(&values[input], request)?;
-        if let (Some(l), true) = (&mut launch, requests.len() > 1) {
-            l.note = format!("from {}: {}", paths[input].display(), l.note);
-        }
-        launches.push(launch);
-    }
-    let unrun: Vec<String> = pair_commands(&values, values.len())
-        .into_iter()
-        .flatten()
-        .skip(requests.len())
-        .map(|i| paths[i].display().to_string())
-        .collect();
-    let unrun = (!requests.is_empty() && !unrun.is_empty()).then(|| {
-        format!(
-            "installed, not run (no --provider-cmd for it; give one per provider, in the order of their --crds): the Deployment of {}; nothing reconciles its kinds unless another command does",
-            unrun.join(", ")
-        )
-    });
-    Ok((launches, unrun))
 }
 
 #[cfg(test)]
