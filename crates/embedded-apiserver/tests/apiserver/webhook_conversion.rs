@@ -295,15 +295,26 @@ async fn an_in_process_webhook_converts_each_stored_version_once() {
         assert_eq!(got.code, 200, "{}", got.body);
         assert_eq!(got.body["spec"], json!({"size": "small", "color": "red"}));
     }
-    assert_eq!(reviews.load(Ordering::SeqCst), 1, "one review per stored version");
+    assert_eq!(
+        reviews.load(Ordering::SeqCst),
+        1,
+        "one review per stored version"
+    );
     let list = h.get(GA).await;
     assert_eq!(list.body["items"][0]["spec"]["color"], "red");
-    assert_eq!(reviews.load(Ordering::SeqCst), 1, "the list's only item is remembered");
+    assert_eq!(
+        reviews.load(Ordering::SeqCst),
+        1,
+        "the list's only item is remembered"
+    );
     let mut changed = h.get(&format!("{G1}/one")).await.body;
     changed["spec"]["paint"]["color"] = json!("blue");
     assert_eq!(h.put(&format!("{G1}/one"), changed).await.code, 200);
     let got = h.get(&format!("{GA}/one")).await;
-    assert_eq!(got.body["spec"]["color"], "blue", "a new version converts again");
+    assert_eq!(
+        got.body["spec"]["color"], "blue",
+        "a new version converts again"
+    );
     assert_eq!(reviews.load(Ordering::SeqCst), 2);
 
     let (h, hooks) = setup().await;
@@ -311,5 +322,9 @@ async fn an_in_process_webhook_converts_each_stored_version_once() {
     for _ in 0..3 {
         assert_eq!(h.get(&format!("{GA}/one")).await.code, 200);
     }
-    assert_eq!(hooks.on("/convert").len(), 3, "a socket webhook on every read");
+    assert_eq!(
+        hooks.on("/convert").len(),
+        3,
+        "a socket webhook on every read"
+    );
 }
