@@ -4,8 +4,8 @@
 //! mimalloc v3 (what `libmimalloc-sys` 0.1.49 builds) returns the pages it no longer uses to the
 //! OS after `purge_delay` (1 s by default, times 10 for arena pages). A run of `check --embedded`
 //! frees and reallocates a lot within that time (every watch event, every response), so its peak
-//! RSS held pages it no longer needed: 85–88 MB, 75–77 MB with an immediate purge, at the same
-//! wall time (docs/performance.md). The option is read at each purge, so setting it first in
+//! RSS held pages it no longer needed (about 10 MB more than with an immediate purge, at the
+//! same wall time). The option is read at each purge, so setting it first in
 //! `main` is enough (the options mimalloc reads once, at process start before `main`, cannot be
 //! set from here).
 
@@ -23,8 +23,8 @@ const MI_OPTION_ARENA_EAGER_COMMIT: c_int = 4;
 /// Runs before `main` (an ELF constructor), before the allocations that reserve mimalloc's
 /// first arenas: arenas are committed as they are used instead of whole (mimalloc's default,
 /// 2, commits each new arena at once on an OS that overcommits, as Linux does), unless
-/// `MIMALLOC_ARENA_EAGER_COMMIT` says otherwise. Measured: `check --embedded` peak RSS
-/// 77.0 → 68.6 MiB at the same wall time (docs/performance.md).
+/// `MIMALLOC_ARENA_EAGER_COMMIT` says otherwise: `check --embedded` peaks about 8 MiB lower at the
+/// same wall time (`scripts/bench.sh check`, docs/performance.md).
 #[cfg(target_os = "linux")]
 #[used]
 #[unsafe(link_section = ".init_array")]
