@@ -130,7 +130,7 @@ enum Initial {
 /// a webhook server of this process converted that stored version already); None when
 /// the conversion webhook failed.
 async fn converted(server: &EmbeddedServer, t: &Target, obj: Value) -> Option<Value> {
-    super::webhook::stored_conversions::convert_stored(server, &t.rt, vec![obj], &t.version, false)
+    super::webhook::conversion::convert_stored(server, &t.rt, vec![obj], &t.version, false)
         .await
         .ok()
         .and_then(|mut v| v.pop())

@@ -379,7 +379,7 @@ pub(super) async fn read_at_version<'a>(
     {
         return Ok(ops::presented(&t.rt, &t.version, obj));
     }
-    webhook::stored_conversions::convert_stored(server, &t.rt, vec![obj.clone()], &t.version, false)
+    webhook::conversion::convert_stored(server, &t.rt, vec![obj.clone()], &t.version, false)
         .await
         .map(|mut v| std::borrow::Cow::Owned(v.pop().unwrap_or(Value::Null)))
         .map_err(|e| ApiError::new(500, "", e))
@@ -412,7 +412,7 @@ pub(super) async fn written_at_version(
     {
         return Ok(ops::presented(&t.rt, &t.version, obj).into_owned());
     }
-    webhook::stored_conversions::convert_stored(server, &t.rt, vec![obj.clone()], &t.version, false)
+    webhook::conversion::convert_stored(server, &t.rt, vec![obj.clone()], &t.version, false)
         .await
         .map(|mut v| v.pop().unwrap_or(Value::Null))
         .map_err(ApiError::internal_error)
@@ -428,10 +428,9 @@ pub(super) async fn convert_list(
         return Ok(());
     };
     let taken = std::mem::take(items);
-    let converted =
-        webhook::stored_conversions::convert_stored(server, &t.rt, taken, &t.version, true)
-            .await
-            .map_err(|e| ApiError::new(500, "", e))?;
+    let converted = webhook::conversion::convert_stored(server, &t.rt, taken, &t.version, true)
+        .await
+        .map_err(|e| ApiError::new(500, "", e))?;
     list["items"] = Value::Array(converted);
     Ok(())
 }

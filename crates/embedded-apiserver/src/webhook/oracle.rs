@@ -248,10 +248,8 @@ impl Oracle {
             Pending::Convert(obj, version, stored) => {
                 let objects = vec![obj.clone()];
                 let r = if stored {
-                    super::stored_conversions::convert_stored(
-                        server, &self.rt, objects, &version, false,
-                    )
-                    .await
+                    super::conversion::convert_stored(server, &self.rt, objects, &version, false)
+                        .await
                 } else {
                     super::conversion::convert(server, &self.rt, objects, &version, false).await
                 }

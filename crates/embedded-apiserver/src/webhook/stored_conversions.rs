@@ -3,7 +3,7 @@
 //! A stored object at one resourceVersion converts to the same object every time, and a run
 //! reads each one at another version many times (every watcher of that version gets its own
 //! conversion, as kube-apiserver converts per watch). For the webhook servers a run serves
-//! itself ([`Dial::Local`]: CAPI core's conversion, written by us and deterministic) each
+//! itself ([`super::client::Dial::Local`]: CAPI core's conversion, written by us and deterministic) each
 //! stored version is converted once per target version; a provider's webhook, reached over a
 //! socket, is called on every read as kube-apiserver calls it.
 //!
@@ -16,10 +16,7 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
-use super::client::Dial;
-use super::conversion::convert;
 use crate::registry::ResourceType;
-use crate::state::EmbeddedServer;
 
 /// Entries kept before the table starts over: the watchers of one version read a new object
 /// version within moments of each other, so a short memory takes nearly every repeat.
@@ -27,7 +24,7 @@ const CAPACITY: usize = 1024;
 
 /// (the CRD's conversion configuration, group, resource, uid, resourceVersion, apiVersion of
 /// the object, desired apiVersion). A CRD change makes a new configuration (a new address).
-type Key = (usize, String, String, String, String, String, String);
+pub(super) type Key = (usize, String, String, String, String, String, String);
 
 /// The remembered conversions of one server.
 #[derive(Default)]
@@ -41,7 +38,7 @@ impl StoredConversions {
         self.table.lock().unwrap_or_else(|p| p.into_inner()).clear();
     }
 
-    fn get(&self, key: &Key) -> Option<Value> {
+    pub(super) fn get(&self, key: &Key) -> Option<Value> {
         self.table
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -49,7 +46,7 @@ impl StoredConversions {
             .cloned()
     }
 
-    fn put(&self, key: Key, value: Value) {
+    pub(super) fn put(&self, key: Key, value: Value) {
         let mut table = self.table.lock().unwrap_or_else(|p| p.into_inner());
         if table.len() >= CAPACITY {
             table.clear();
@@ -59,7 +56,7 @@ impl StoredConversions {
 }
 
 /// The key of a stored object with a uid and a resourceVersion; None for anything else.
-fn key(rt: &ResourceType, obj: &Value, desired: &str) -> Option<Key> {
+pub(super) fn key(rt: &ResourceType, obj: &Value, desired: &str) -> Option<Key> {
     let s = |p: &str| {
         obj.pointer(p)
             .and_then(Value::as_str)
@@ -75,68 +72,4 @@ fn key(rt: &ResourceType, obj: &Value, desired: &str) -> Option<Key> {
         s("/apiVersion")?.to_string(),
         desired.to_string(),
     ))
-}
-
-/// Whether `rt` converts through a webhook server of this process.
-fn converts_locally(server: &EmbeddedServer, rt: &ResourceType) -> bool {
-    let Some(cfg) = rt
-        .conversion
-        .as_ref()
-        .and_then(|hook| hook.client.as_ref().ok())
-    else {
-        return false;
-    };
-    matches!(
-        server.webhooks().resolve(&server.inner.store, cfg),
-        Ok(Dial::Local(_))
-    )
-}
-
-/// [`convert`] for objects as stored: answered from the table when every object that needs
-/// converting is in it (a list converts in one review or not at all, so its errors name the
-/// same indexes), else converted and remembered.
-pub async fn convert_stored(
-    server: &EmbeddedServer,
-    rt: &ResourceType,
-    objects: Vec<Value>,
-    version: &str,
-    list: bool,
-) -> Result<Vec<Value>, String> {
-    let desired = rt.api_version(version);
-    let keys: Vec<Option<Key>> = objects
-        .iter()
-        .map(|o| {
-            super::crd_conversion::needs_conversion(o, &desired)
-                .then(|| key(rt, o, &desired))
-                .flatten()
-        })
-        .collect();
-    let table = &server.webhooks().stored_conversions;
-    let pending = objects
-        .iter()
-        .filter(|o| super::crd_conversion::needs_conversion(o, &desired))
-        .count();
-    // The table holds only what a webhook server of this process answered, and forgets it
-    // when a route changes: a full hit needs no route lookup (no store lock).
-    let hits: Vec<Option<Value>> = keys
-        .iter()
-        .map(|k| k.as_ref().and_then(|k| table.get(k)))
-        .collect();
-    if pending > 0 && hits.iter().filter(|h| h.is_some()).count() == pending {
-        return Ok(objects
-            .into_iter()
-            .zip(hits)
-            .map(|(o, hit)| hit.unwrap_or(o))
-            .collect());
-    }
-    if pending == 0 || !converts_locally(server, rt) {
-        return convert(server, rt, objects, version, list).await;
-    }
-    let converted = convert(server, rt, objects, version, list).await?;
-    for (k, out) in keys.into_iter().zip(&converted) {
-        if let Some(k) = k {
-            table.put(k, out.clone());
-        }
-    }
-    Ok(converted)
 }
