@@ -343,6 +343,70 @@ fn parse_response(
         .unwrap_or_default())
 }
 
+/// Whether `rt` converts through a webhook server of this process.
+fn converts_locally(server: &EmbeddedServer, rt: &ResourceType) -> bool {
+    let Some(cfg) = rt
+        .conversion
+        .as_ref()
+        .and_then(|hook| hook.client.as_ref().ok())
+    else {
+        return false;
+    };
+    matches!(
+        server.webhooks().resolve(&server.inner.store, cfg),
+        Ok(super::client::Dial::Local(_))
+    )
+}
+
+/// [`convert`] for objects as stored: answered from the table when every object that needs
+/// converting is in it (a list converts in one review or not at all, so its errors name the
+/// same indexes), else converted and remembered.
+pub async fn convert_stored(
+    server: &EmbeddedServer,
+    rt: &ResourceType,
+    objects: Vec<Value>,
+    version: &str,
+    list: bool,
+) -> Result<Vec<Value>, String> {
+    let desired = rt.api_version(version);
+    let keys: Vec<Option<stored_conversions::Key>> = objects
+        .iter()
+        .map(|o| {
+            super::crd_conversion::needs_conversion(o, &desired)
+                .then(|| stored_conversions::key(rt, o, &desired))
+                .flatten()
+        })
+        .collect();
+    let table = &server.webhooks().stored_conversions;
+    let pending = objects
+        .iter()
+        .filter(|o| super::crd_conversion::needs_conversion(o, &desired))
+        .count();
+    // The table holds only what a webhook server of this process answered, and forgets it
+    // when a route changes: a full hit needs no route lookup (no store lock).
+    let hits: Vec<Option<Value>> = keys
+        .iter()
+        .map(|k| k.as_ref().and_then(|k| table.get(k)))
+        .collect();
+    if pending > 0 && hits.iter().filter(|h| h.is_some()).count() == pending {
+        return Ok(objects
+            .into_iter()
+            .zip(hits)
+            .map(|(o, hit)| hit.unwrap_or(o))
+            .collect());
+    }
+    if pending == 0 || !converts_locally(server, rt) {
+        return convert(server, rt, objects, version, list).await;
+    }
+    let converted = convert(server, rt, objects, version, list).await?;
+    for (k, out) in keys.into_iter().zip(&converted) {
+        if let Some(k) = k {
+            table.put(k, out.clone());
+        }
+    }
+    Ok(converted)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -421,68 +485,4 @@ mod tests {
             "must have the same name: a != b"
         );
     }
-}
-
-/// Whether `rt` converts through a webhook server of this process.
-fn converts_locally(server: &EmbeddedServer, rt: &ResourceType) -> bool {
-    let Some(cfg) = rt
-        .conversion
-        .as_ref()
-        .and_then(|hook| hook.client.as_ref().ok())
-    else {
-        return false;
-    };
-    matches!(
-        server.webhooks().resolve(&server.inner.store, cfg),
-        Ok(super::client::Dial::Local(_))
-    )
-}
-
-/// [`convert`] for objects as stored: answered from the table when every object that needs
-/// converting is in it (a list converts in one review or not at all, so its errors name the
-/// same indexes), else converted and remembered.
-pub async fn convert_stored(
-    server: &EmbeddedServer,
-    rt: &ResourceType,
-    objects: Vec<Value>,
-    version: &str,
-    list: bool,
-) -> Result<Vec<Value>, String> {
-    let desired = rt.api_version(version);
-    let keys: Vec<Option<stored_conversions::Key>> = objects
-        .iter()
-        .map(|o| {
-            super::crd_conversion::needs_conversion(o, &desired)
-                .then(|| stored_conversions::key(rt, o, &desired))
-                .flatten()
-        })
-        .collect();
-    let table = &server.webhooks().stored_conversions;
-    let pending = objects
-        .iter()
-        .filter(|o| super::crd_conversion::needs_conversion(o, &desired))
-        .count();
-    // The table holds only what a webhook server of this process answered, and forgets it
-    // when a route changes: a full hit needs no route lookup (no store lock).
-    let hits: Vec<Option<Value>> = keys
-        .iter()
-        .map(|k| k.as_ref().and_then(|k| table.get(k)))
-        .collect();
-    if pending > 0 && hits.iter().filter(|h| h.is_some()).count() == pending {
-        return Ok(objects
-            .into_iter()
-            .zip(hits)
-            .map(|(o, hit)| hit.unwrap_or(o))
-            .collect());
-    }
-    if pending == 0 || !converts_locally(server, rt) {
-        return convert(server, rt, objects, version, list).await;
-    }
-    let converted = convert(server, rt, objects, version, list).await?;
-    for (k, out) in keys.into_iter().zip(&converted) {
-        if let Some(k) = k {
-            table.put(k, out.clone());
-        }
-    }
-    Ok(converted)
 }
