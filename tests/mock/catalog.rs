@@ -72,6 +72,8 @@ fn every_fault_is_exercised_by_a_fault_test() {
         include_str!("faults_control_plane.rs"),
         include_str!("faults_templates.rs"),
         include_str!("ipam.rs"),
+        include_str!("ipam/faults.rs"),
+        include_str!("ipam/crds.rs"),
         include_str!("../scenarios/webhooks.rs"),
     ]
     .concat();
