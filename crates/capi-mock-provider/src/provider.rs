@@ -464,6 +464,33 @@ async fn run_controller(
             move |core_obj| affected(&store, &ar, trigger, &core_obj),
         );
     }
+    if kind.kind == MOCK_CONTROL_PLANE.kind {
+        // As KCP's `Owns(&clusterv1.Machine{})`: a change of one of its Machines (above all the
+        // deletion its own deletion waits for) reconciles the control plane that owns it.
+        let machine_ar = CoreKind::Machine.api_resource_at(ctx.opts.core.version());
+        let owner_ar = ar.clone();
+        controller = controller.watches_with(
+            api_for(&client, ns, &machine_ar),
+            machine_ar,
+            watcher::Config::default().any_semantic(),
+            move |machine| {
+                let ns = machine.namespace();
+                machine
+                    .owner_references()
+                    .iter()
+                    .filter(|r| {
+                        r.kind == owner_ar.kind
+                            && r.api_version.split('/').next() == Some(owner_ar.group.as_str())
+                    })
+                    .map(|r| {
+                        let mut o = ObjectRef::new_with(&r.name, owner_ar.clone());
+                        o.namespace = ns.clone();
+                        o
+                    })
+                    .collect::<Vec<_>>()
+            },
+        );
+    }
     if kind.kind == MOCK_MACHINE.kind {
         // The IPAM contract's infrastructure side: a claim's change (its address allocated)
         // reconciles the machine that owns it, once the server serves CAPI's IPAM kinds

@@ -6,6 +6,7 @@
 //! resourceVersion, rebuilt from the current objects by undoing the retained event history; a
 //! snapshot older than that history is `410 Expired`.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
@@ -14,7 +15,7 @@ use serde_json::{Value, json};
 use super::error::{ApiError, StatusCause};
 use super::filter::Filter;
 use super::meta;
-use super::ops::{self, Target};
+use super::ops::Target;
 use super::query::Query;
 use super::store::{EventType, Store};
 
@@ -229,20 +230,27 @@ fn sort_key(o: &Value) -> String {
     }
 }
 
-/// The objects of `t`'s collection as they were at `rv`, or `Expired` when the history that far
-/// back is gone.
-fn snapshot(store: &Store, t: &Target, rv: u64) -> Result<Vec<Value>, ApiError> {
-    let mut objects: BTreeMap<String, Value> = ops::list(store, t)
-        .into_iter()
-        .map(|o| (sort_key(&o), o))
-        .collect();
-    if rv >= store.rv {
-        return Ok(objects.into_values().collect());
-    }
+/// The objects of `t`'s collection (their keys beside them, in key order) as they were at `rv`,
+/// or `Expired` when the history that far back is gone. The current objects are borrowed from
+/// the store; only those the history rewinds are copies.
+fn snapshot<'a>(
+    store: &'a Store,
+    t: &'a Target,
+    rv: Option<u64>,
+) -> Result<Vec<(String, Cow<'a, Value>)>, ApiError> {
+    let ns = (t.rt.namespaced && !t.namespace.is_empty()).then_some(t.namespace.as_str());
+    let current = store
+        .objects_of(&t.rt.group, &t.rt.resource, ns)
+        .map(|o| (sort_key(o), Cow::Borrowed(o)));
+    let Some(rv) = rv.filter(|rv| *rv < store.rv) else {
+        let mut objects: Vec<_> = current.collect();
+        objects.sort_by(|a, b| a.0.cmp(&b.0));
+        return Ok(objects);
+    };
+    let mut objects: BTreeMap<String, Cow<'a, Value>> = current.collect();
     let events = store
         .events_since(rv)
         .map_err(|_| ApiError::expired(LIST_EXPIRED))?;
-    let ns = (t.rt.namespaced && !t.namespace.is_empty()).then_some(t.namespace.as_str());
     for ev in events.iter().rev() {
         if ev.group != t.rt.group
             || ev.resource != t.rt.resource
@@ -256,11 +264,11 @@ fn snapshot(store: &Store, t: &Target, rv: u64) -> Result<Vec<Value>, ApiError> 
                 objects.remove(&key);
             }
             (EventType::Modified | EventType::Deleted, Some(old)) => {
-                objects.insert(key, (**old).clone());
+                objects.insert(key, Cow::Owned((**old).clone()));
             }
         }
     }
-    Ok(objects.into_values().collect())
+    Ok(objects.into_iter().collect())
 }
 
 /// The `<Kind>List` for a list request.
@@ -309,17 +317,9 @@ pub fn list(store: &Store, t: &Target, filter: &Filter, q: &Query) -> Result<Val
         }
     };
     let (objects, list_rv) = match read {
-        Read::Latest => (
-            ops::list(store, t)
-                .into_iter()
-                .map(|o| (sort_key(&o), o))
-                .collect::<BTreeMap<_, _>>()
-                .into_values()
-                .collect(),
-            store.rv,
-        ),
+        Read::Latest => (snapshot(store, t, None)?, store.rv),
         Read::At(rv) if rv > store.rv => return Err(too_large(rv, store.rv)),
-        Read::At(rv) => match snapshot(store, t, rv) {
+        Read::At(rv) => match snapshot(store, t, Some(rv)) {
             Ok(objs) => (objs, rv),
             Err(e) => {
                 return Err(match &token {
@@ -330,37 +330,42 @@ pub fn list(store: &Store, t: &Target, filter: &Filter, q: &Query) -> Result<Val
         },
     };
     let start_after = token.as_ref().map(|t| t.start.trim_end_matches('\u{0}'));
-    let mut items: Vec<Value> = objects
+    let matching: Vec<(String, Cow<'_, Value>)> = objects
         .into_iter()
-        .filter(|o| start_after.is_none_or(|after| sort_key(o).as_str() > after))
-        .filter(|o| filter.matches(o))
+        .filter(|(key, _)| start_after.is_none_or(|after| key.as_str() > after))
+        .filter(|(_, o)| filter.matches(o))
         .collect();
     let mut metadata = json!({"resourceVersion": list_rv.to_string()});
     // A custom resource's list (unstructured) always says where to continue, if only "".
     if t.rt.custom {
         metadata["continue"] = json!("");
     }
-    if limit > 0 && items.len() > limit {
-        let remaining = items.len() - limit;
-        items.truncate(limit);
-        if let Some(last) = items.last() {
-            let token_rv = match read {
-                Read::Latest if token.is_some() => -1,
-                _ => list_rv as i64,
-            };
-            metadata["continue"] = json!(encode_continue(token_rv, &sort_key(last)));
-            // Like etcd3's store: the count is only known when no selector filters the items.
-            if filter.labels.is_everything() && filter.fields.is_empty() {
-                metadata["remainingItemCount"] = json!(remaining);
-            }
+    let remaining = if limit > 0 && matching.len() > limit {
+        matching.len() - limit
+    } else {
+        0
+    };
+    let page = &matching[..matching.len() - remaining];
+    if remaining > 0
+        && let Some((last_key, _)) = page.last()
+    {
+        let token_rv = match read {
+            Read::Latest if token.is_some() => -1,
+            _ => list_rv as i64,
+        };
+        metadata["continue"] = json!(encode_continue(token_rv, last_key));
+        // Like etcd3's store: the count is only known when no selector filters the items.
+        if filter.labels.is_everything() && filter.fields.is_empty() {
+            metadata["remainingItemCount"] = json!(remaining);
         }
     }
+    // Only the returned items are copied out of the store.
+    let items = page.iter().map(|(_, o)| o.as_ref().clone());
     // Webhook-converted kinds are converted by the caller, in one review for the page.
     let items: Vec<Value> = if t.rt.conversion.is_some() {
-        items
+        items.collect()
     } else {
         items
-            .into_iter()
             .map(|o| super::target::present(&t.rt, &t.version, o))
             .collect()
     };
