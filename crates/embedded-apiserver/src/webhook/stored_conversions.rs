@@ -20,7 +20,7 @@ use crate::registry::ResourceType;
 
 /// Entries kept before the table starts over: the watchers of one version read a new object
 /// version within moments of each other, so a short memory takes nearly every repeat.
-const CAPACITY: usize = 1024;
+const CAPACITY: usize = 256;
 
 /// (the CRD's conversion configuration, group, resource, uid, resourceVersion, apiVersion of
 /// the object, desired apiVersion). A CRD change makes a new configuration (a new address).
