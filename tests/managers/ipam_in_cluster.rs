@@ -63,12 +63,13 @@ async fn judge(manager: &Path, config: &Path, flags: &str, samples: &[&str]) -> 
         );
     }
     let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+    let started = std::time::Instant::now();
     let run = check(dir.path(), Server::Embedded, config, &cmd, &extra).await;
-    // Kept for reading: the run's directory goes with `dir`.
     eprintln!(
-        "{}: exit {:?}, {} cells, manager log {} bytes",
+        "{}: exit {:?} after {:.1} s, {} cells, manager log {} bytes",
         manager.display(),
         run.code,
+        started.elapsed().as_secs_f64(),
         run.cells().len(),
         run.log.len()
     );
@@ -231,4 +232,52 @@ async fn the_in_cluster_ipam_provider_v1_1_is_judged_on_its_four_pool_kinds() {
     )
     .await;
     assert_judged(&run, &V1_1_POOLS, &true_findings_v1_1());
+}
+
+/// v1.1.0 started with v1.0.3's command line never serves: it rejects `--metrics-bind-address`
+/// (`unknown flag`, exit 2; `main.go` line 79 takes CAPI v1.11's `--diagnostics-address`
+/// instead), each time it is started again. Our command line is wrong there, not the provider;
+/// and the run says so: every scenario cell of its pool columns is inconclusive for the
+/// environment (none passes or is left out), and it exits 3.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_in_cluster_ipam_provider_v1_1_with_v1_0_flags_is_inconclusive_exit_3() {
+    let Some((manager, config)) = built_provider("ipam-in-cluster-v1.1") else {
+        return;
+    };
+    let run = judge(
+        &manager,
+        &config,
+        "--health-probe-bind-address {health-addr} --metrics-bind-address {metrics-addr} \
+         --namespace {namespace} --watch-filter {watch_filter}",
+        &["pools.yaml", "prefix-pools.yaml"],
+    )
+    .await;
+    assert!(
+        run.log.contains("unknown flag: --metrics-bind-address"),
+        "{}",
+        run.log
+    );
+    for pool in V1_1_POOLS {
+        let column = format!("ipam-in-cluster/{pool}");
+        let cells: Vec<_> = run
+            .lifecycle()
+            .into_iter()
+            .filter(|(_, c, ..)| c == &column)
+            .collect();
+        assert!(
+            cells
+                .iter()
+                .filter(|(r, ..)| r.starts_with("ipam/"))
+                .count()
+                >= 9,
+            "{column}: {cells:#?}"
+        );
+        assert!(
+            cells
+                .iter()
+                .all(|(_, _, o, why)| o == "inconclusive" && why.contains("environment: ")),
+            "{column}: {cells:#?}"
+        );
+    }
+    assert_eq!(run.code, Some(3), "{}", run.stderr);
 }
