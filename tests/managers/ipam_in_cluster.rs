@@ -63,13 +63,17 @@ async fn judge(manager: &Path, config: &Path, flags: &str, samples: &[&str]) -> 
         );
     }
     let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
-    let started = std::time::Instant::now();
     let run = check(dir.path(), Server::Embedded, config, &cmd, &extra).await;
     eprintln!(
         "{}: exit {:?} after {:.1} s, {} cells, manager log {} bytes",
         manager.display(),
         run.code,
-        started.elapsed().as_secs_f64(),
+        // From the run's own start (not the wait for another test's manager to finish).
+        run.report["context"]["started_at"]
+            .as_str()
+            .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+            .map(|t| jiff::Timestamp::now().duration_since(t).as_secs_f64())
+            .unwrap_or_default(),
         run.cells().len(),
         run.log.len()
     );
