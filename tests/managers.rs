@@ -22,3 +22,5 @@ mod core_reference;
 mod ipam_in_cluster;
 #[path = "managers/kcp.rs"]
 mod kcp;
+#[path = "managers/providers_build.rs"]
+mod providers_build;

@@ -13,18 +13,13 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 mods="$root/tools/kube"
 
-die() { echo "error: real-cluster build: $*" >&2; exit 2; }
+GOBUILD_WHAT="real-cluster build"
+# shellcheck source=../lib/go-build.sh
+. "$root/scripts/lib/go-build.sh"
+die() { gobuild_die "$@"; }
 
-# $GO names the toolchain; without it, `go` on PATH, else /usr/local/go/bin/go.
-if [ -n "${GO:-}" ]; then
-  command -v "$GO" >/dev/null 2>&1 \
-    || die "no Go toolchain at \$GO=$GO: install Go >= 1.26 (or unset GO to use the one on PATH) to build kube-apiserver, kube-controller-manager and etcd"
-elif command -v go >/dev/null 2>&1; then GO=go
-elif [ -x /usr/local/go/bin/go ]; then GO=/usr/local/go/bin/go
-else
-  die "no Go toolchain (go not on PATH, nor /usr/local/go/bin/go): install Go >= 1.26 to build kube-apiserver, kube-controller-manager and etcd"
-fi
-go_version=$("$GO" env GOVERSION) || die "'$GO env GOVERSION' failed"
+gobuild_find_go "kube-apiserver, kube-controller-manager and etcd"
+go_version=$GO_VERSION
 
 kube_version=$(awk '$1 == "require" && $2 == "k8s.io/kubernetes" {print $3}' "$mods/go.mod")
 etcd_version=$(awk '$1 == "require" && $2 == "go.etcd.io/etcd/server/v3" {print $3}' "$mods/etcd/go.mod")
@@ -32,16 +27,12 @@ etcd_version=$(awk '$1 == "require" && $2 == "go.etcd.io/etcd/server/v3" {print 
 [ -n "$etcd_version" ] || die "$mods/etcd/go.mod pins no go.etcd.io/etcd/server/v3 version"
 minor=${kube_version#v1.}; minor=${minor%%.*}
 
-key=$(cat "$mods/go.mod" "$mods/go.sum" "$mods/etcd/go.mod" "$mods/etcd/go.sum" "$0" \
-  | { echo "$go_version"; cat; } | sha256sum | cut -c1-12)
-cache=${CAPI_CONFORMANCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/capi-conformance}
+key=$(gobuild_key "$mods/go.mod" "$mods/go.sum" "$mods/etcd/go.mod" "$mods/etcd/go.sum" "$0" "$GOBUILD_LIB")
+gobuild_cache
+cache=$GOBUILD_CACHE
 out="$cache/kube-$kube_version-etcd-$etcd_version-$key"
-mkdir -p "$cache" || die "cannot create $cache (set CAPI_CONFORMANCE_CACHE to a writable folder)"
 # One build at a time per cache: a second caller waits for the first and reuses its binaries.
-if command -v flock >/dev/null 2>&1; then
-  exec 9>"$cache/.build.lock"
-  flock 9
-fi
+gobuild_lock "$cache/.build.lock"
 if [ -x "$out/bin/kube-apiserver" ] && [ -x "$out/bin/kube-controller-manager" ] && [ -x "$out/bin/etcd" ]; then
   echo "real-cluster build: reusing $out/bin (kube-apiserver $kube_version, etcd $etcd_version)" >&2
   echo "$out/bin"
@@ -54,20 +45,7 @@ log="$staging/go.log"
 
 # A refused or missing module shows up in the go command's output; name it and what to do.
 explain_failure() {
-  local what=$1
-  local refused
-  refused=$(grep -Eo '[a-zA-Z0-9._~/-]+@v[0-9][^:[:space:]]*: (reading|verifying) [^ ]+: (403|404|410)[^"]*' "$log" | head -1 || true)
-  # "go: downloading M V" then a refusal without the module's name: the last download names it.
-  [ -n "$refused" ] || refused=$(awk '
-    /^go: downloading / { last = $3 "@" $4 }
-    /module lookup disabled|403 Forbidden|404 Not Found|410 Gone|not found:/ && last != "" { print last ": " $0; exit }
-  ' "$log")
-  [ -n "$refused" ] || refused=$(grep -Eo '(module|package) [^ ]+[^:]*: (cannot find|not found|unknown revision)[^"]*' "$log" | head -1 || true)
-  tail -20 "$log" >&2
-  if [ -n "$refused" ]; then
-    die "building $what: the Go module proxy ($("$GO" env GOPROXY)) refused a module: $refused; pin versions it serves in tools/kube/go.mod (see tools/kube/README.md)"
-  fi
-  die "building $what failed (the go command's output is above)"
+  gobuild_explain_failure "$1" "$log" "pin versions it serves in tools/kube/go.mod (see tools/kube/README.md)"
 }
 
 start=$(date +%s)

@@ -23,7 +23,7 @@ use crate::events::Events;
 use crate::plan::{Plan, RuleFilter, ScenarioOptions};
 use crate::report::{Matrix, Outcome, Phase, RuleResult, combine};
 use crate::scenarios::cleanup::Leftovers;
-use crate::scenarios::runner::{RunOutput, is_scenario_rule};
+use crate::scenarios::runner::{RunOutput, is_scenario_rule, rule_contract};
 use crate::scenarios::{RUN_LABEL, Settings, Subject};
 use capi_contract::checks::LintOptions;
 use capi_contract::suite::Rule;
@@ -153,7 +153,9 @@ pub fn finish(matrix: &mut Matrix, plan: &Plan) {
     }
 }
 
-/// Marks every lifecycle cell of the target inconclusive with `reason` (broken environment).
+/// Marks every lifecycle cell of the target inconclusive with `reason` (broken environment):
+/// the cells a scenario would have judged, so also those of an IPAM pool column, which has no
+/// contract of its own and is judged in v1beta2's text ([`rule_contract`]).
 pub fn environment_inconclusive(
     rules: &[Rule],
     subjects: &[Subject],
@@ -161,7 +163,7 @@ pub fn environment_inconclusive(
 ) -> Vec<RuleResult> {
     let mut out = Vec::new();
     for s in subjects {
-        let Some(contract) = s.column.contract else {
+        let Some(contract) = rule_contract(&s.column) else {
             continue;
         };
         for rule in rules.iter().filter(|r| {

@@ -258,3 +258,54 @@ fn cluster_objects(kubeconfig: &Path) -> Vec<String> {
     names.sort();
     names
 }
+
+/// A provider's manager built from `tools/providers/<name>` (`scripts/providers/build.sh`,
+/// cached outside the checkout, one build at a time: a build `.ci/run` started first is waited
+/// for) and its module's `config/` in the Go module cache. Without Go, or when the module proxy
+/// refuses a module the build needs, `None` after the usual `skipped: …` line on stderr; with
+/// `CAPI_CONFORMANCE_REQUIRE_REAL_CLUSTER=1` (CI) a panic instead.
+pub fn built_provider(name: &str) -> Option<(PathBuf, PathBuf)> {
+    use std::io::Write;
+    let script = project_root().join("scripts/providers/build.sh");
+    let out = std::process::Command::new(&script)
+        .arg(name)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    match out.status.code() {
+        Some(0) => {}
+        // Exit 2: this machine cannot build it (no Go, a module the proxy refuses).
+        Some(2) => {
+            let why = stderr
+                .lines()
+                .rev()
+                .find(|l| l.starts_with("error:"))
+                .unwrap_or("scripts/providers/build.sh exited 2");
+            let require = super::real_cluster::REQUIRE_ENV;
+            if std::env::var(require).is_ok_and(|v| v == "1") {
+                panic!("{name}: no manager ({require}=1): {why}\n{stderr}");
+            }
+            let _ = writeln!(std::io::stderr(), "skipped: {name}: {why}");
+            return None;
+        }
+        _ => panic!(
+            "scripts/providers/build.sh {name} failed ({}):\n{stderr}",
+            out.status
+        ),
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let field = |key: &str| {
+        stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                panic!("scripts/providers/build.sh {name} printed no {key}: {stdout}")
+            })
+    };
+    let (manager, config) = (field("manager="), field("config="));
+    assert!(manager.is_file(), "{}", manager.display());
+    assert!(config.is_dir(), "{}", config.display());
+    Some((manager, config))
+}

@@ -385,3 +385,65 @@ async fn mock_baseline_runs_on_a_real_cluster_and_installed_crds_are_removed() {
     );
     assert!(labelled_objects(&client).await.is_empty());
 }
+
+/// A `--provider-cmd` manager that never serves (it exits at once, each time it is started
+/// again) leaves every scenario cell of its IPAM pool column inconclusive for the environment,
+/// not missing, passed or skipped, and the run exits 3. An IPAM pool column has no contract of
+/// its own (its CRD carries no `cluster.x-k8s.io/<contract>` label): its cells are still there.
+#[test]
+fn a_manager_that_never_serves_leaves_its_ipam_pool_cells_inconclusive_exit_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let crd = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/ipam-kubebuilder/config/crd/bases/ipam.baz.example.io_bazippools.yaml");
+    let sample = dir.path().join("pool.yaml");
+    std::fs::write(
+        &sample,
+        "apiVersion: ipam.baz.example.io/v1alpha1\nkind: BazIPPool\nmetadata:\n  name: pool\n\
+         spec:\n  addresses: [\"192.0.2.10-192.0.2.20\"]\n  prefix: 24\n",
+    )
+    .unwrap();
+    let out = Command::new(bin())
+        .args(["check", "--embedded", "--progress", "never", "-o", "json"])
+        .arg("--crds")
+        .arg(&crd)
+        .arg("--sample")
+        .arg(&sample)
+        .args(["--provider-cmd", "echo starting; exit 1 # {health-addr}"])
+        .arg("--report-dir")
+        .arg(dir.path().join("reports"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("no JSON report ({e}): {stderr}"));
+    let cells: Vec<(String, String, String)> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| {
+            r["phase"] == "lifecycle"
+                && r["column"].as_str().unwrap().contains("BazIPPool")
+                && !r["column"].as_str().unwrap().contains("(baseline)")
+        })
+        .map(|r| {
+            let s = |k: &str| r[k].as_str().unwrap_or_default().to_string();
+            (s("rule_id"), s("outcome"), s("reason"))
+        })
+        .collect();
+    assert!(
+        cells
+            .iter()
+            .filter(|(r, ..)| r.starts_with("ipam/"))
+            .count()
+            >= 9,
+        "{cells:#?}\n{stderr}"
+    );
+    for (rule, outcome, reason) in &cells {
+        assert_eq!(outcome, "inconclusive", "{rule}: {reason}");
+        assert!(
+            reason.contains("environment: ") && reason.contains("exited"),
+            "{rule}: {reason}"
+        );
+    }
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+}

@@ -203,7 +203,7 @@ fn displayed(scopes: &super::scope::Scopes, out: &mut SubjectRun) {
 /// The contract whose text a column's rules are read in: the column's, or for an IPAM pool (a
 /// kind CAPI reaches without a contract label) v1beta2's, which for pools says what v1beta1's
 /// says (as the static checks' `CheckCtx::rule_contract`).
-fn rule_contract(
+pub fn rule_contract(
     column: &capi_contract::model::Column,
 ) -> Option<capi_contract::contract::Contract> {
     column
