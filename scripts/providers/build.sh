@@ -107,8 +107,10 @@ if ! (cd "$mod" && GOFLAGS=-mod=readonly "$GO" mod download -json "$module") >"$
 fi
 config=$(awk -F'"' '$2 == "Dir" { print $4 }' "$log")
 [ -n "$config" ] && [ -d "$config" ] || explain_failure "$module@$version"
-config="$config/config"
-[ -d "$config" ] || die "$module@$version has no config/ folder (its CRDs, RBAC and webhooks)"
+# The manager's own config/: beside its main package (CAPI's kubeadm providers keep theirs in
+# bootstrap/kubeadm/config and controlplane/kubeadm/config, the core's at the module root).
+config="$config${pkg#"$module"}/config"
+[ -d "$config" ] || die "$module@$version has no config/ folder beside $pkg (its CRDs, RBAC and webhooks)"
 
 if [ -x "$out/manager" ]; then
   echo "providers build: reusing $out/manager ($module $version)" >&2

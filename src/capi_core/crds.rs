@@ -1,9 +1,11 @@
 //! The core CRDs an embedded run installs, with their conversion pointed at the tool's
 //! conversion webhook ([`super::webhook`]):
 //!
-//! - **minimal** (default): Cluster, Machine, MachinePool of our own (open schemas, v1beta2
-//!   stored, v1beta1 served), `conversion: Webhook` through CAPI's Service name
-//!   ([`core_route`], routed to the webhook) with the webhook's CA;
+//! - **minimal** (default): Cluster, Machine, MachinePool, IPAddressClaim, IPAddress of our own
+//!   (open schemas, v1beta2 stored, v1beta1 served), `conversion: Webhook` through CAPI's
+//!   Service name ([`core_route`], routed to the webhook) with the webhook's CA; MachineSet and
+//!   MachineDeployment beside them with conversion None (no run creates one:
+//!   [`capi_mock_provider::core_crds::UNCONVERTED_KINDS`]);
 //! - **released** (`--core-crds FILE`): CAPI core's own CRDs from its components file, as a
 //!   typed Go client expects them. Their conversion names a Service (`capi-system/
 //!   capi-webhook-service`, path `/convert`) and asks cert-manager for the CA
@@ -290,6 +292,10 @@ pub fn minimal(ca_pem: &str) -> Vec<Value> {
     let mut docs: Vec<Value> = capi_mock_provider::core_crds::core_crd_documents()
         .into_iter()
         .map(|mut crd| {
+            let kind = crd["spec"]["names"]["kind"].as_str().unwrap_or_default();
+            if capi_mock_provider::core_crds::UNCONVERTED_KINDS.contains(&kind) {
+                return crd;
+            }
             crd["spec"]["conversion"] = json!({
                 "strategy": "Webhook",
                 "webhook": {
@@ -393,20 +399,24 @@ mod tests {
     #[test]
     fn minimal_crds_convert_through_capis_service() {
         let docs = minimal("PEM");
-        // Cluster, Machine, MachinePool, IPAddressClaim, IPAddress; the Namespace and Service.
-        assert_eq!(docs.len(), 7);
+        // Cluster, Machine, MachinePool, MachineSet, MachineDeployment, IPAddressClaim,
+        // IPAddress; the Namespace and Service.
+        assert_eq!(docs.len(), 9);
         assert_eq!(
-            docs[3]["metadata"]["name"],
+            docs[5]["metadata"]["name"],
             "ipaddressclaims.ipam.cluster.x-k8s.io"
         );
-        for d in &docs[..5] {
+        for d in docs[..3].iter().chain(&docs[5..7]) {
             assert_eq!(d["spec"]["conversion"]["strategy"], "Webhook");
             let cc = &d["spec"]["conversion"]["webhook"]["clientConfig"];
             assert_eq!(cc["service"]["name"], "capi-webhook-service");
             assert_eq!(cc["service"]["path"], "/convert");
             assert!(cc.get("url").is_none());
         }
-        assert_eq!(kind_of(&docs[5]), "Namespace");
-        assert_eq!(kind_of(&docs[6]), "Service");
+        for d in &docs[3..5] {
+            assert!(d["spec"].get("conversion").is_none(), "{d}");
+        }
+        assert_eq!(kind_of(&docs[7]), "Namespace");
+        assert_eq!(kind_of(&docs[8]), "Service");
     }
 }

@@ -1,9 +1,14 @@
-//! CABPK v1.11.11 (the kubeadm bootstrap provider): KubeadmConfig serves v1beta1 and v1beta2,
-//! whose shapes differ (`kubeletExtraArgs` a map at v1beta1, a list of name/value pairs at
-//! v1beta2). A sample written at either version drives both columns through CABPK's conversion
-//! webhook; the worker join needs the workload cluster its ClusterCache probes with `GET /`.
+//! CABPK (the kubeadm bootstrap provider) at three release lines: v1.11.11 from
+//! `../shared/providers`, and v1.13.6 and v1.8.4 built from the Go module `sigs.k8s.io/cluster-api`
+//! (`tools/providers/cabpk-v1.<n>`, `scripts/providers/build.sh`), each with its module's
+//! `bootstrap/kubeadm/config`. From v1.11 KubeadmConfig serves v1beta1 and v1beta2, whose shapes
+//! differ (`kubeletExtraArgs` a map at v1beta1, a list of name/value pairs at v1beta2): a sample
+//! written at either version drives both columns through CABPK's conversion webhook. v1.8.4
+//! serves v1beta1 only (contract label `cluster.x-k8s.io/v1beta1` alone). The worker join needs
+//! the workload cluster its ClusterCache (v1.8: ClusterCacheTracker) probes with `GET /`.
 
-use super::support::{Server, check, components, manager, manager_cmd, sample};
+use super::support::{Server, built_provider, check, components, manager, manager_cmd, sample};
+use std::path::Path;
 
 async fn judged_with(sample_file: &str, server: Server<'_>) {
     let dir = tempfile::tempdir().unwrap();
@@ -13,12 +18,35 @@ async fn judged_with(sample_file: &str, server: Server<'_>) {
     ) else {
         return;
     };
+    judge(&cabpk, &comps, sample_file, &["v1beta1", "v1beta2"], server).await;
+}
+
+/// A CABPK built from `tools/providers/<name>`, judged from our sample `sample_file` on the
+/// columns of `contracts`.
+async fn built_judged_with(name: &str, sample_file: &str, contracts: &[&str]) {
+    let Some((cabpk, config)) = built_provider(name) else {
+        return;
+    };
+    judge(&cabpk, &config, sample_file, contracts, Server::Embedded).await;
+}
+
+/// Every column of `contracts` makes its bootstrap data (init and worker join), its token is in
+/// the workload cluster, conversion is lossless, and the one failure is the true finding
+/// `bootstrap/failure-gate` (below); 0 panics; exit 0.
+async fn judge(
+    cabpk: &Path,
+    comps: &Path,
+    sample_file: &str,
+    contracts: &[&str],
+    server: Server<'_>,
+) {
+    let dir = tempfile::tempdir().unwrap();
     let sample = sample(sample_file);
     let run = check(
         dir.path(),
         server,
-        &comps,
-        &manager_cmd(&cabpk),
+        comps,
+        &manager_cmd(cabpk),
         &["--sample", sample.to_str().unwrap()],
     )
     .await;
@@ -43,7 +71,11 @@ async fn judged_with(sample_file: &str, server: Server<'_>) {
         .unwrap_or_else(|| {
             panic!("{sample_file}: no join token in any workload cluster: {notes:#?}")
         });
-    for column in ["kubeadmconfig-b1-", "kubeadmconfig-b2-"] {
+    for contract in contracts {
+        let column = match *contract {
+            "v1beta1" => "kubeadmconfig-b1-",
+            _ => "kubeadmconfig-b2-",
+        };
         assert!(tokens.contains(column), "{sample_file}: {column}: {tokens}");
     }
     let config: Vec<_> = run
@@ -51,22 +83,28 @@ async fn judged_with(sample_file: &str, server: Server<'_>) {
         .into_iter()
         .filter(|(_, c, ..)| c.contains("/KubeadmConfig@"))
         .collect();
-    for contract in ["v1beta1", "v1beta2"] {
+    // With one served version there is nothing to convert (that cell skips).
+    let converts = contracts.len() > 1;
+    for contract in contracts {
         for rule in [
             "bootstrap/data-secret-created",
             "bootstrap/data-secret-name",
             "all/conversion-lossless",
-        ] {
+        ]
+        .into_iter()
+        .filter(|r| converts || *r != "all/conversion-lossless")
+        {
             assert!(
                 config
                     .iter()
-                    .any(|(r, c, o, _)| r == rule && c.ends_with(contract) && o == "pass"),
+                    .any(|(r, c, o, _)| r == rule && c.ends_with(*contract) && o == "pass"),
                 "{sample_file}: {rule} {contract}: {config:#?}"
             );
         }
     }
     // The one true finding: `bootstrap/failure-gate` (SHOULD, v1beta1 contract only). Nothing
-    // under `bootstrap/kubeadm/internal/controllers` of CAPI v1.11.11 reads `failureReason`
+    // under `bootstrap/kubeadm/internal/controllers` of CAPI v1.11.11, v1.13.6 or v1.8.4 reads
+    // `failureReason` (grep `FailureReason` there: only `kubeadmconfig_controller_test.go`)
     // (the v1beta2 contract dropped terminal failures: `contracts/bootstrap-config.md`,
     // "BootstrapConfig: terminal failures"), while CABPK still declares the v1beta1 contract,
     // whose workflow asks it to stop. The failed config is judged after its sibling made its
@@ -115,3 +153,21 @@ async fn cabpk_with_a_v1beta2_sample() {
 
 // Beside a real cluster CABPK runs in KCP's test (`kcp.rs`), which judges its columns from the
 // v1beta2 sample with the same true finding.
+
+/// CABPK v1.13.6, built from the module, with the v1beta2 sample.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cabpk_v1_13_with_a_v1beta2_sample() {
+    built_judged_with("cabpk-v1.13", "cabpk-v1beta2.yaml", &["v1beta1", "v1beta2"]).await;
+}
+
+/// CABPK v1.13.6 with the v1beta1 sample.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cabpk_v1_13_with_a_v1beta1_sample() {
+    built_judged_with("cabpk-v1.13", "cabpk-v1beta1.yaml", &["v1beta1", "v1beta2"]).await;
+}
+
+/// CABPK v1.8.4 (KubeadmConfig served at v1beta1 only), built from the module.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cabpk_v1_8_with_a_v1beta1_sample() {
+    built_judged_with("cabpk-v1.8", "cabpk-v1beta1.yaml", &["v1beta1"]).await;
+}

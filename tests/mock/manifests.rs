@@ -401,6 +401,8 @@ fn mock_crds_are_typed_crds_and_core_crds_are_minimal() {
             "clusters.cluster.x-k8s.io",
             "machines.cluster.x-k8s.io",
             "machinepools.cluster.x-k8s.io",
+            "machinesets.cluster.x-k8s.io",
+            "machinedeployments.cluster.x-k8s.io",
             "ipaddressclaims.ipam.cluster.x-k8s.io",
             "ipaddresses.ipam.cluster.x-k8s.io",
         ]

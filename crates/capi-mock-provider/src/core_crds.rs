@@ -1,5 +1,6 @@
-//! Minimal CAPI core CRDs (Cluster, Machine, MachinePool in `cluster.x-k8s.io`; IPAddressClaim,
-//! IPAddress in `ipam.cluster.x-k8s.io`, as CAPI core's components carry them) for clusters
+//! Minimal CAPI core CRDs (Cluster, Machine, MachinePool, and MachineSet and MachineDeployment
+//! in `cluster.x-k8s.io`; IPAddressClaim, IPAddress in `ipam.cluster.x-k8s.io`, as CAPI core's
+//! components carry them) for clusters
 //! without CAPI installed (the embedded server, bare clusters). Spec and status are open
 //! (`x-kubernetes-preserve-unknown-fields`), so the tool can play CAPI core with either
 //! contract's field spellings; conversion is None (the embedded run points it at the tool's
@@ -13,13 +14,21 @@ pub const CORE_GROUP: &str = "cluster.x-k8s.io";
 /// The version the tool and the mock read core objects at.
 pub const CORE_VERSION: &str = "v1beta2";
 
-/// The core CRDs as JSON documents: Cluster, Machine, MachinePool, then the IPAM kinds
-/// ([`ipam_crd_documents`]).
+/// The core kinds no scenario creates, installed so that a manager that maps them when it
+/// starts can start: CAPI v1.13's kubeadm managers ask for MachineSet's REST mapping in
+/// `ctrl.NewManager` (and exit 1 without it). No object of these kinds exists in a run, so the
+/// tool's conversion webhook does not convert them (their CRDs keep conversion None).
+pub const UNCONVERTED_KINDS: [&str; 2] = ["MachineSet", "MachineDeployment"];
+
+/// The core CRDs as JSON documents: Cluster, Machine, MachinePool, MachineSet,
+/// MachineDeployment, then the IPAM kinds ([`ipam_crd_documents`]).
 pub fn core_crd_documents() -> Vec<Value> {
     let mut docs = vec![
         core_crd("Cluster", "clusters", &["cl"], false),
         core_crd("Machine", "machines", &["ma"], false),
         core_crd("MachinePool", "machinepools", &["mp"], true),
+        core_crd("MachineSet", "machinesets", &["ms"], true),
+        core_crd("MachineDeployment", "machinedeployments", &["md"], true),
     ];
     docs.extend(ipam_crd_documents());
     docs

@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 mod apps;
 mod batch;
 mod core_v1;
+mod meta_v1;
 mod rbac;
 pub use apps::{
     Container, ContainerPort, Deployment, DeploymentSpec, DeploymentStrategy, PodSpec,
@@ -21,6 +22,7 @@ pub use apps::{
 };
 pub use batch::{Job, JobSpec, JobStatus};
 pub use core_v1::{Service, ServicePort, ServiceSpec, ServiceStatus};
+pub use meta_v1::{DeleteOptions, Preconditions};
 pub use rbac::{
     AggregationRule, Binding, LabelSelector, LabelSelectorRequirement, PolicyRule, Role, RoleRef,
     Subject,
@@ -356,6 +358,11 @@ pub fn decode_with_default(
         }
         ("apps/v1", "Deployment") => {
             apps::deployment_json(Deployment::decode(raw.as_slice()).map_err(msg_err)?)
+        }
+        // client-go sends DeleteOptions under meta.k8s.io/v1 (or, from a group's client, the
+        // group's version: kube-apiserver accepts it in every group).
+        (_, "DeleteOptions") => {
+            meta_v1::delete_options_json(DeleteOptions::decode(raw.as_slice()).map_err(msg_err)?)
         }
         ("batch/v1", "Job") => {
             batch::job_json(batch::Job::decode(raw.as_slice()).map_err(msg_err)?)

@@ -6,6 +6,7 @@
 
 mod endpoint_wait;
 mod machines;
+mod readiness;
 mod secrets;
 
 use super::bootstrap::SECRET_TYPE;
@@ -318,7 +319,21 @@ async fn lifecycle(
         Err(_) => Waited::Not,
         Ok(_) => wait_with_machines(r, &cp, machines, sim, converged(contract, want)).await,
     };
+    let conv = match conv {
+        Waited::Not => held_by_gates(r, &cp, contract)
+            .await?
+            .unwrap_or(Waited::Not),
+        w => w,
+    };
     match &conv {
+        Waited::Gated(why) => {
+            r.verdicts.inconclusive(
+                id::control_plane::STATUS_REPLICAS,
+                format!(
+                    "the counters did not converge to {want}, and they say what its Machines' conditions say: its Machines have their Nodes but readiness gates it asks for hold them not Ready ({why}); those conditions come from the workload cluster's Nodes, which the infrastructure provider's workload cluster serves (docs/core-simulation.md)"
+                ),
+            );
+        }
         Waited::NoNodes(why) => {
             r.verdicts.inconclusive(
                 id::control_plane::STATUS_REPLICAS,
@@ -432,6 +447,27 @@ enum Waited {
     Not,
     /// Machines exist and none got its Node in the workload cluster (why).
     NoNodes(String),
+    /// Not converged, the counters agreeing with the Machines, which have their Nodes and are
+    /// held not Ready by readiness gates (which, on which Machine).
+    Gated(String),
+}
+
+/// After a wait that did not converge: [`Waited::Gated`] when the control plane's counters say
+/// what its Machines' conditions say and readiness gates hold those Machines not Ready
+/// ([`readiness`]); `None` otherwise (the control plane's own failure).
+async fn held_by_gates(
+    r: &ScriptRun<'_>,
+    cp: &str,
+    contract: Contract,
+) -> Result<Option<Waited>, EnvError> {
+    let machines = machines_of(r, cp).await?;
+    let held = readiness::held_by_gates(&machines);
+    let agree = r
+        .env
+        .recorder
+        .latest(&r.key(cp))
+        .is_some_and(|v| readiness::counters_agree(&v, &machines, contract));
+    Ok((agree && !held.is_empty()).then(|| Waited::Gated(held.join("; "))))
 }
 
 /// Waits for the control plane `cp` to satisfy `pred`. A control plane of `machines` Machines

@@ -169,9 +169,20 @@ pub(super) fn write_opts(
     })
 }
 
-pub(super) fn delete_opts(body: &Bytes, q: &Query) -> Result<DeleteOpts, ApiError> {
+pub(super) fn delete_opts(
+    headers: &HeaderMap,
+    body: &Bytes,
+    q: &Query,
+) -> Result<DeleteOpts, ApiError> {
+    let ct = header_str(headers, header::CONTENT_TYPE);
+    let protobuf = ct.split(';').next().unwrap_or_default().trim()
+        == "application/vnd.kubernetes.protobuf"
+        || body.starts_with(crate::protobuf::MAGIC);
     let b: Value = if body.is_empty() {
         json!({})
+    } else if protobuf {
+        crate::protobuf::decode_with_default(body, Some(("meta.k8s.io/v1", "DeleteOptions")))
+            .map_err(|e| ApiError::bad_request(format!("couldn't decode DeleteOptions: {e}")))?
     } else {
         serde_json::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("couldn't decode DeleteOptions: {e}")))?

@@ -269,7 +269,7 @@ pub(super) async fn resource(
             json_response(code, &out)
         }
         (Method::DELETE, true) => {
-            let opts = delete_opts(&body, q)?;
+            let opts = delete_opts(headers, &body, q)?;
             let (d, hooked) = oracle::run(server, &t, user, Value::Null, |store, oracle, _| {
                 let opts = DeleteOpts {
                     oracle,
@@ -291,7 +291,7 @@ pub(super) async fn resource(
                 return Err(ApiError::method_not_allowed());
             }
             let filter = query_filter(&rt, &p, q)?;
-            let opts = delete_opts(&body, q)?;
+            let opts = delete_opts(headers, &body, q)?;
             let names: Vec<(String, String, Value)> = {
                 let store = server.lock();
                 ops::list(&store, &t)

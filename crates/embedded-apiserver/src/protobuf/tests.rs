@@ -318,3 +318,49 @@ proptest::proptest! {
         }
     }
 }
+
+/// A DELETE body as client-go's protobuf serializer writes it: DeleteOptions{propagationPolicy=4:
+/// "Foreground", dryRun=5:["All"], preconditions=2:{resourceVersion=2:"7"}}, assembled by hand.
+#[test]
+fn delete_options_decode_from_a_hand_assembled_body() {
+    let pre: Vec<u8> = [&[0x12, 0x01][..], b"7"].concat();
+    let opts: Vec<u8> = [
+        &[0x12, pre.len() as u8][..],
+        &pre,
+        &[0x22, 0x0a],
+        b"Foreground",
+        &[0x2a, 0x03],
+        b"All",
+    ]
+    .concat();
+    let body = [
+        &MAGIC[..],
+        &Unknown {
+            type_meta: Some(TypeMeta {
+                api_version: Some("meta.k8s.io/v1".into()),
+                kind: Some("DeleteOptions".into()),
+            }),
+            raw: Some(opts.clone()),
+            ..Default::default()
+        }
+        .encode_to_vec(),
+    ]
+    .concat();
+    let v = decode(&body).unwrap();
+    assert_eq!(v["propagationPolicy"], "Foreground");
+    assert_eq!(v["dryRun"], json!(["All"]));
+    assert_eq!(v["preconditions"]["resourceVersion"], "7");
+    assert!(v.get("gracePeriodSeconds").is_none());
+    // Without type information in the envelope, the DELETE handler's default applies.
+    let untyped = [
+        &MAGIC[..],
+        &Unknown {
+            raw: Some(opts),
+            ..Default::default()
+        }
+        .encode_to_vec(),
+    ]
+    .concat();
+    let v = decode_with_default(&untyped, Some(("meta.k8s.io/v1", "DeleteOptions"))).unwrap();
+    assert_eq!(v["propagationPolicy"], "Foreground");
+}
