@@ -76,6 +76,9 @@ async fn judged(server: Server<'_>) {
         true_findings: true_findings(),
         inconclusive: BTreeSet::new(),
         in_place_why: "not part of CAPI v1.11's core",
+        contracts: &["v1beta1", "v1beta2"],
+        samples: ["kcp-in-memory.yaml", "cabpk-v1beta2.yaml"],
+        exit: 1,
     };
     judge(&line, server).await;
 }
@@ -114,6 +117,49 @@ async fn kcp_v1_13_with_cabpk_v1_13_and_capd_in_memory() {
             "NodeKubeadmLabelsAndTaintsSet False".to_string(),
         )]),
         in_place_why: "CanUpdateMachine/UpdateMachine hooks",
+        contracts: &["v1beta1", "v1beta2"],
+        samples: ["kcp-in-memory.yaml", "cabpk-v1beta2.yaml"],
+        exit: 1,
+    };
+    judge(&line, Server::Embedded).await;
+}
+
+/// KCP v1.8.4 and CABPK v1.8.4 built from the module (contract v1beta1 only: their CRDs serve
+/// v1beta1 alone), with CAPD v1.11.11's in-memory machines, judged from v1beta1 samples. No MUST
+/// finding (exit 0): KubeadmControlPlaneTemplate serves one version, so there is no round trip to
+/// refuse. Besides CABPK's and CAPD's findings, one of KCP's own: `all/ready-condition-lifecycle`
+/// (SHOULD), KubeadmControlPlane@v1beta1: its first status write carries no Ready condition.
+/// `controlplane/kubeadm/internal/controllers/controller.go` 176-190 of v1.8.4: on the first
+/// reconcile KCP adds its finalizer and patches at once with `WithStatusObservedGeneration`
+/// (status.observedGeneration alone), returning before the deferred patch that sets conditions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kcp_v1_8_with_cabpk_v1_8_and_capd_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let (Some(kcp), Some(cabpk), Some(capd), Some(capd_c)) = (
+        built_provider("kcp-v1.8"),
+        built_provider("cabpk-v1.8"),
+        manager(dir.path(), "capd-manager"),
+        components("capd"),
+    ) else {
+        return;
+    };
+    let mut findings = capd::true_findings();
+    findings.insert((
+        "bootstrap/failure-gate".into(),
+        "bootstrap-kubeadm/KubeadmConfig@v1beta1".into(),
+    ));
+    findings.insert((
+        "all/ready-condition-lifecycle".into(),
+        "control-plane-kubeadm/KubeadmControlPlane@v1beta1".into(),
+    ));
+    let line = Line {
+        providers: [kcp, cabpk, (capd, capd_c)],
+        true_findings: findings,
+        inconclusive: BTreeSet::new(),
+        in_place_why: "",
+        contracts: &["v1beta1"],
+        samples: ["kcp-in-memory-v1beta1.yaml", "cabpk-v1beta1.yaml"],
+        exit: 0,
     };
     judge(&line, Server::Embedded).await;
 }
@@ -127,16 +173,22 @@ struct Line {
     /// (rule, column, a part of the reason) of every inconclusive cell but
     /// `all/multi-instance-flags`.
     inconclusive: BTreeSet<(String, String, String)>,
-    /// Part of the stated reason `control-plane/in-place-updates` is skipped for.
+    /// Part of the stated reason `control-plane/in-place-updates` is skipped for (v1beta2).
     in_place_why: &'static str,
+    /// The contracts KCP's and CABPK's columns are judged at (v1.8: v1beta1 only).
+    contracts: &'static [&'static str],
+    /// The samples of KCP and CABPK (CAPD's is `capd-in-memory.yaml`).
+    samples: [&'static str; 2],
+    /// The run's exit code.
+    exit: i32,
 }
 
 async fn judge(line: &Line, server: Server<'_>) {
     let dir = tempfile::tempdir().unwrap();
     let [(kcp, kcp_c), (cabpk, cabpk_c), (capd, capd_c)] = &line.providers;
     let samples = [
-        sample("kcp-in-memory.yaml"),
-        sample("cabpk-v1beta2.yaml"),
+        sample(line.samples[0]),
+        sample(line.samples[1]),
         sample("capd-in-memory.yaml"),
     ];
     let cmds = [manager_cmd(kcp), manager_cmd(cabpk), manager_cmd(capd)];
@@ -174,7 +226,7 @@ async fn judge(line: &Line, server: Server<'_>) {
     let cells = run.cells();
     // The control plane is judged through its companions: initialized from the workload
     // cluster, its kubeconfig and certificates, version from the Machines it made.
-    for v in ["v1beta1", "v1beta2"] {
+    for v in line.contracts {
         for rule in [
             "control-plane/initialized",
             "control-plane/kubeconfig-secret",
@@ -210,37 +262,52 @@ async fn judge(line: &Line, server: Server<'_>) {
             );
         }
     }
-    // Contract v1beta2: KCP keeps its Machines' UpToDate condition
-    // (`reconcileMachineUpToDateCondition` in `controlplane/kubeadm/internal/controllers`).
-    let b2 = "control-plane-kubeadm/KubeadmControlPlane@v1beta2";
-    assert!(
-        cells
-            .iter()
-            .any(|(r, c, o, _)| r == "control-plane/min-ready-uptodate" && c == b2 && o == "pass"),
-        "{cells:#?}"
-    );
     // Skipped for a stated reason, not for a missing step: CAPD's in-memory DevCluster reports
     // no failure domains (`InMemoryClusterBackendSpec` is empty in CAPI v1.11's
-    // `devcluster_types.go`), and in-place updates are not in v1.11's core.
-    for (rule, why) in [
-        (
-            "control-plane/placement",
-            "no failure domain for control plane Machines",
-        ),
-        ("control-plane/in-place-updates", line.in_place_why),
-    ] {
+    // `devcluster_types.go`).
+    for v in line.contracts {
+        let column = format!("control-plane-kubeadm/KubeadmControlPlane@{v}");
         assert!(
             lifecycle
                 .iter()
-                .any(|(r, c, o, w)| r == rule && c == b2 && o == "skip" && w.contains(why)),
-            "{rule}: {lifecycle:#?}"
+                .any(|(r, c, o, w)| r == "control-plane/placement"
+                    && *c == column
+                    && o == "skip"
+                    && w.contains("no failure domain for control plane Machines")),
+            "placement {column}: {lifecycle:#?}"
+        );
+    }
+    let b2 = "control-plane-kubeadm/KubeadmControlPlane@v1beta2";
+    if line.contracts.contains(&"v1beta2") {
+        // Contract v1beta2: KCP keeps its Machines' UpToDate condition
+        // (`reconcileMachineUpToDateCondition` in `controlplane/kubeadm/internal/controllers`).
+        assert!(
+            cells
+                .iter()
+                .any(|(r, c, o, _)| r == "control-plane/min-ready-uptodate"
+                    && c == b2
+                    && o == "pass"),
+            "{cells:#?}"
+        );
+        assert!(
+            lifecycle
+                .iter()
+                .any(|(r, c, o, w)| r == "control-plane/in-place-updates"
+                    && c == b2
+                    && o == "skip"
+                    && w.contains(line.in_place_why)),
+            "in-place-updates: {lifecycle:#?}"
         );
     }
     // Its companions are judged in their own columns in the same run.
     for (rule, column) in [
         (
             "bootstrap/data-secret-created",
-            "bootstrap-kubeadm/KubeadmConfig@v1beta2",
+            if line.contracts.contains(&"v1beta2") {
+                "bootstrap-kubeadm/KubeadmConfig@v1beta2"
+            } else {
+                "bootstrap-kubeadm/KubeadmConfig@v1beta1"
+            },
         ),
         (
             "infra-machine/delete",
@@ -295,6 +362,6 @@ async fn judge(line: &Line, server: Server<'_>) {
             .collect();
         assert!(skipped.is_empty(), "{generic}: {skipped:#?}");
     }
-    // A MUST finding (the template's round trip) makes it a failing verdict.
-    assert_eq!(run.code, Some(1), "stderr: {}", run.stderr);
+    // A MUST finding (the template's round trip, v1.11 and v1.13) makes it a failing verdict.
+    assert_eq!(run.code, Some(line.exit), "stderr: {}", run.stderr);
 }
