@@ -47,6 +47,11 @@ fn flags_cell(m: &Matrix) -> (Outcome, String, Vec<String>) {
 /// `check --embedded --static-only` of those components with `cmd` as the manager (and
 /// `extra` words).
 async fn judged_with(cmd: &str, extra: &[&str]) -> (Outcome, String, Vec<String>) {
+    flags_cell(&judged_matrix(cmd, extra).await)
+}
+
+/// The whole matrix of [`judged_with`]'s run.
+async fn judged_matrix(cmd: &str, extra: &[&str]) -> Matrix {
     let dir = tempfile::tempdir().unwrap();
     let components = components_without_the_flags(dir.path());
     let mut words = vec![
@@ -59,7 +64,7 @@ async fn judged_with(cmd: &str, extra: &[&str]) -> (Outcome, String, Vec<String>
         cmd,
     ];
     words.extend_from_slice(extra);
-    flags_cell(&embedded(&words, "").await)
+    embedded(&words, "").await
 }
 
 /// A usage text listing both flags passes, whatever the exit code (pflag exits 2 after its
@@ -78,9 +83,39 @@ async fn the_managers_own_help_decides_the_multi_instance_flags() {
         "{evidence:?}"
     );
     let lacking = "printf 'Usage of manager:\\n  -namespace string\\n  -leader-elect\\n' #";
-    let (outcome, reason, _) = judged_with(lacking, &[]).await;
+    let m = judged_matrix(lacking, &[]).await;
+    let (outcome, reason, _) = flags_cell(&m);
     assert_eq!(outcome, Outcome::Fail, "{reason}");
     assert!(reason.contains("does not list --watch-filter"), "{reason}");
+    // The manager is the provider's (its Deployment carries cluster.x-k8s.io/provider:
+    // infrastructure-foo): the columns of the other providers in the run (the tool's own core
+    // and mock kinds) are not judged by its usage text.
+    let others: Vec<_> = m
+        .results
+        .iter()
+        .filter(|r| {
+            r.rule_id == "all/multi-instance-flags"
+                && r.column.provider.as_str() != "infrastructure-foo"
+        })
+        .collect();
+    assert!(!others.is_empty(), "the run has other providers' columns");
+    for r in others {
+        assert_eq!(
+            r.outcome,
+            Outcome::Skip,
+            "{}: {:?}",
+            r.column.provider,
+            r.reason
+        );
+        assert!(
+            r.reason
+                .as_deref()
+                .unwrap_or_default()
+                .contains("no Deployment of provider"),
+            "{:?}",
+            r.reason
+        );
+    }
 }
 
 /// A command that prints no usage leaves the rule inconclusive, saying why; `--manager-help

@@ -83,8 +83,49 @@ pub fn namespace_flag(_: &Rule, ctx: &CheckCtx) -> Finding {
     )
 }
 
+/// The label clusterctl puts on every object of a provider's components, naming the provider.
+const PROVIDER_LABEL: &str = "cluster.x-k8s.io/provider";
+
+/// The manager containers of `ctx`'s provider: those of the Deployments labelled
+/// [`PROVIDER_LABEL`] with its name; every manager container when no Deployment carries the
+/// label (a bare `config/` tree); `None` when others do and none is this provider's (its manager
+/// is not among the inputs: the tool's own core and mock kinds beside a provider's components).
+fn provider_managers<'a>(ctx: &CheckCtx<'a>) -> Option<Vec<&'a Value>> {
+    let label = |d: &Document| {
+        d.value
+            .pointer("/metadata/labels")
+            .and_then(|l| l.get(PROVIDER_LABEL))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    if !ctx.inv.deployments.iter().any(|d| label(d).is_some()) {
+        return Some(ctx.manager_containers.to_vec());
+    }
+    let own: Vec<&Document> = ctx
+        .inv
+        .deployments
+        .iter()
+        .filter(|d| label(d).as_deref() == Some(ctx.provider.name.as_str()))
+        .collect();
+    if own.is_empty() {
+        return None;
+    }
+    let all: Vec<&Value> = own.iter().flat_map(|d| containers(d)).collect();
+    let named: Vec<&Value> = all
+        .iter()
+        .copied()
+        .filter(|c| c.get("name").and_then(Value::as_str) == Some("manager"))
+        .collect();
+    Some(if named.is_empty() { all } else { named })
+}
+
 pub fn multi_instance_flags(_: &Rule, ctx: &CheckCtx) -> Finding {
-    let mgrs = ctx.manager_containers;
+    let Some(mgrs) = provider_managers(ctx) else {
+        return Finding::skip(format!(
+            "no Deployment of provider `{}` among the inputs (labelled {PROVIDER_LABEL}): the rule judges the manager of each provider whose Deployment is",
+            ctx.provider.name
+        ));
+    };
     if mgrs.is_empty() {
         return Finding::skip("no `manager` container among the inputs");
     }
