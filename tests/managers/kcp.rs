@@ -100,12 +100,13 @@ async fn judged(server: Server<'_>) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kcp_v1_13_with_cabpk_v1_13_and_capd_in_memory() {
     let dir = tempfile::tempdir().unwrap();
-    let (Some(kcp), Some(cabpk), Some(capd), Some(capd_c)) = (
-        built_provider("kcp-v1.13"),
-        built_provider("cabpk-v1.13"),
-        manager(dir.path(), "capd-manager"),
-        components("capd"),
-    ) else {
+    // CAPD from `../shared` first: without it nothing is built.
+    let (Some(capd), Some(capd_c)) = (manager(dir.path(), "capd-manager"), components("capd"))
+    else {
+        return;
+    };
+    let (Some(kcp), Some(cabpk)) = (built_provider("kcp-v1.13"), built_provider("cabpk-v1.13"))
+    else {
         return;
     };
     let line = Line {
@@ -135,12 +136,13 @@ async fn kcp_v1_13_with_cabpk_v1_13_and_capd_in_memory() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kcp_v1_8_with_cabpk_v1_8_and_capd_in_memory() {
     let dir = tempfile::tempdir().unwrap();
-    let (Some(kcp), Some(cabpk), Some(capd), Some(capd_c)) = (
-        built_provider("kcp-v1.8"),
-        built_provider("cabpk-v1.8"),
-        manager(dir.path(), "capd-manager"),
-        components("capd"),
-    ) else {
+    // CAPD from `../shared` first: without it nothing is built.
+    let (Some(capd), Some(capd_c)) = (manager(dir.path(), "capd-manager"), components("capd"))
+    else {
+        return;
+    };
+    let (Some(kcp), Some(cabpk)) = (built_provider("kcp-v1.8"), built_provider("cabpk-v1.8"))
+    else {
         return;
     };
     let mut findings = capd::true_findings();
