@@ -55,6 +55,7 @@ pub mod manifests;
 pub mod object;
 pub mod options;
 pub mod provider;
+mod provider_ipam;
 pub mod reconcile;
 pub mod serving;
 pub mod webhook;

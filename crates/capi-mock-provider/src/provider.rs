@@ -1,7 +1,7 @@
 //! Running the mock: one kube-runtime `Controller` per kind with a reconciler, each also
-//! triggered by the core objects (Cluster, Machine, MachinePool) its gates read; and the two
+//! triggered by the core objects (Cluster, Machine, MachinePool) its gates read; and it starts the two
 //! IPAM controllers (IPAddressClaims naming a MockIPPool or a MockGlobalIPPool, and one per
-//! pool kind).
+//! pool kind, [`super::provider_ipam`]).
 
 use super::cluster_cache::LaggingClusters;
 use super::core::CoreKind;
@@ -123,13 +123,13 @@ impl MockProvider {
             tokio::spawn(fut)
         }));
         let ipam = Arc::new(IpamCtx::new(ctx.clone()));
-        tasks.push(tokio::spawn(run_claim_controller(
+        tasks.push(tokio::spawn(super::provider_ipam::run_claim_controller(
             client.clone(),
             ipam.clone(),
             stopped.clone(),
         )));
         for kind in IP_POOLS {
-            tasks.push(tokio::spawn(run_pool_controller(
+            tasks.push(tokio::spawn(super::provider_ipam::run_pool_controller(
                 client.clone(),
                 ipam.clone(),
                 kind,
@@ -141,7 +141,7 @@ impl MockProvider {
 }
 
 /// The watch of the mock's own objects: any version, only those labelled with the watch filter.
-fn own_watch_config(ctx: &Ctx) -> watcher::Config {
+pub(super) fn own_watch_config(ctx: &Ctx) -> watcher::Config {
     let mut wc = watcher::Config::default().any_semantic();
     if let Some(selector) = ctx.opts.own_selector(WATCH_FILTER_LABEL) {
         wc = wc.labels(&selector);
@@ -149,7 +149,7 @@ fn own_watch_config(ctx: &Ctx) -> watcher::Config {
     wc
 }
 
-fn watch_namespace(ctx: &Ctx) -> Option<&str> {
+pub(super) fn watch_namespace(ctx: &Ctx) -> Option<&str> {
     ctx.opts
         .watch_namespace
         .as_deref()
@@ -174,7 +174,10 @@ async fn serves(client: &Client, api_version: &str, plurals: &[&str]) -> bool {
 /// Waits until the server serves IPAddressClaims, IPAddresses and the mock's pool kinds (a
 /// cluster without CAPI's IPAM CRDs, or without the pools', has nothing for the IPAM
 /// controllers to watch); `false` when the mock is stopped first.
-async fn ipam_kinds_served(client: &Client, stopped: &mut watch::Receiver<bool>) -> bool {
+pub(super) async fn ipam_kinds_served(
+    client: &Client,
+    stopped: &mut watch::Receiver<bool>,
+) -> bool {
     let core = format!(
         "{}/{}",
         crate::core_crds::IPAM_CORE_GROUP,
@@ -197,228 +200,11 @@ async fn ipam_kinds_served(client: &Client, stopped: &mut watch::Receiver<bool>)
     }
 }
 
-/// IPAddressClaims (watch namespace and filter as the other controllers), triggered by their
-/// Cluster, their IPAddress and their pool; started once the IPAM kinds are served.
-async fn run_claim_controller(
-    client: Client,
-    ictx: Arc<IpamCtx>,
-    mut stopped: watch::Receiver<bool>,
-) {
-    if !ipam_kinds_served(&client, &mut stopped).await {
-        return;
-    }
-    let ctx = ictx.ctx.clone();
-    let ns = watch_namespace(&ctx);
-    let ar = ipam::claim_resource();
-    let mut controller = Controller::new_with(
-        api_for(&client, ns, &ar),
-        own_watch_config(&ctx),
-        ar.clone(),
-    )
-    .with_config(ControllerConfig::default().debounce(Duration::ZERO));
-    let store = controller.store();
-    if let Some(cache) = &ctx.clusters {
-        controller = controller.reconcile_all_on(cache.applied());
-    } else {
-        let cluster_ar = CoreKind::Cluster.api_resource_at(ctx.opts.core.version());
-        let (store, ar) = (store.clone(), ar.clone());
-        controller = controller.watches_with(
-            api_for(&client, ns, &cluster_ar),
-            cluster_ar,
-            watcher::Config::default().any_semantic(),
-            move |cluster| {
-                let name = cluster.name_any();
-                claims_where(&store, &ar, &cluster, |c| {
-                    ipam::claim_cluster_name(c) == Some(name.as_str())
-                })
-            },
-        );
-    }
-    let address_ar = ipam::address_resource();
-    let claim_ar = ar.clone();
-    controller = controller.watches_with(
-        api_for(&client, ns, &address_ar),
-        address_ar,
-        watcher::Config::default().any_semantic(),
-        move |address| {
-            let name = object::string_field(&address, "spec.claimRef.name")
-                .map(str::to_string)
-                .unwrap_or_else(|| address.name_any());
-            let mut r = ObjectRef::new_with(&name, claim_ar.clone());
-            r.namespace = address.namespace();
-            Some(r)
-        },
-    );
-    for kind in IP_POOLS {
-        // A cluster-scoped pool is watched cluster-wide (its own watch filter still applies)
-        // and wakes the claims of every namespace that name it.
-        let pool_ns = if ipam::is_global(kind) { None } else { ns };
-        let pool_ar = kind.api_resource(Contract::V1Beta2);
-        let (pool_store, claim_ar) = (store.clone(), ar.clone());
-        controller = controller.watches_with(
-            api_for(&client, pool_ns, &pool_ar),
-            pool_ar,
-            own_watch_config(&ctx),
-            move |pool| {
-                let name = pool.name_any();
-                let names = |c: &DynamicObject| {
-                    ipam::named_pool_kind(c) == Some(kind)
-                        && ipam::pool_ref_name(c) == Some(name.as_str())
-                };
-                if ipam::is_global(kind) {
-                    pool_store
-                        .state()
-                        .into_iter()
-                        .filter(|c| names(c))
-                        .map(|c| ObjectRef::from_obj_with(c.as_ref(), claim_ar.clone()))
-                        .collect()
-                } else {
-                    claims_where(&pool_store, &claim_ar, &pool, |c| {
-                        ipam::pool_ref_name(c) == Some(name.as_str())
-                    })
-                }
-            },
-        );
-    }
-    let shutdown = async move {
-        let _ = stopped.wait_for(|s| *s).await;
-    };
-    controller
-        .graceful_shutdown_on(shutdown)
-        .run(
-            |obj, ictx: Arc<IpamCtx>| async move {
-                let key = retry_key(&obj);
-                let result = ipam::reconcile_claim(obj, ictx.clone()).await;
-                if result.is_ok() {
-                    ictx.ctx.rate_limiter.forget(&key);
-                }
-                result
-            },
-            ipam_error_policy,
-            ictx,
-        )
-        .for_each(|result| async move {
-            if let Err(e) = result {
-                tracing::debug!(error = %e, "mock IPAM claim reconcile failed");
-            }
-        })
-        .await;
-}
-
-/// The objects of `store` in `trigger`'s namespace that satisfy `pred`.
-fn claims_where(
-    store: &Store<DynamicObject>,
+pub(super) fn api_for(
+    client: &Client,
+    ns: Option<&str>,
     ar: &kube::core::ApiResource,
-    trigger: &DynamicObject,
-    pred: impl Fn(&DynamicObject) -> bool,
-) -> Vec<ObjectRef<DynamicObject>> {
-    let ns = trigger.namespace();
-    store
-        .state()
-        .into_iter()
-        .filter(|o| o.namespace() == ns && pred(o))
-        .map(|o| ObjectRef::from_obj_with(o.as_ref(), ar.clone()))
-        .collect()
-}
-
-/// The pools of `kind` (watch namespace and filter as the other controllers; a cluster-scoped
-/// kind cluster-wide, by the filter alone), triggered by the IPAddresses and the claims that
-/// name them; started once the IPAM kinds are served.
-async fn run_pool_controller(
-    client: Client,
-    ictx: Arc<IpamCtx>,
-    kind: MockKind,
-    mut stopped: watch::Receiver<bool>,
-) {
-    if !ipam_kinds_served(&client, &mut stopped).await {
-        return;
-    }
-    let ctx = ictx.ctx.clone();
-    let ns = watch_namespace(&ctx);
-    let global = ipam::is_global(kind);
-    let ar = kind.api_resource(Contract::V1Beta2);
-    let pool_of = {
-        let ar = ar.clone();
-        move |obj: DynamicObject, name: Option<String>| {
-            // A namespaced pool is woken by any object naming its name in its namespace (a
-            // namesake of another kind only costs a reconcile); a cluster-scoped one only by
-            // those naming its kind.
-            let names_kind = !global
-                || ipam::named_pool_kind(&obj) == Some(kind)
-                || obj.owner_references().iter().any(|o| o.kind == kind.kind);
-            name.filter(|_| names_kind).map(|n| {
-                let mut r = ObjectRef::new_with(&n, ar.clone());
-                r.namespace = if global { None } else { obj.namespace() };
-                r
-            })
-        }
-    };
-    let address_ar = ipam::address_resource();
-    let claim_ar = ipam::claim_resource();
-    let by_address = pool_of.clone();
-    let by_claim = pool_of;
-    let controller = Controller::new_with(
-        api_for(&client, if global { None } else { ns }, &ar),
-        own_watch_config(&ctx),
-        ar.clone(),
-    )
-    .with_config(ControllerConfig::default().debounce(Duration::ZERO))
-    .watches_with(
-        api_for(&client, ns, &address_ar),
-        address_ar,
-        watcher::Config::default().any_semantic(),
-        move |address| {
-            let name = ipam::pool_ref_name(&address)
-                .map(str::to_string)
-                .or_else(|| {
-                    address
-                        .owner_references()
-                        .iter()
-                        .find(|o| o.kind == kind.kind)
-                        .map(|o| o.name.clone())
-                });
-            by_address(address, name)
-        },
-    )
-    .watches_with(
-        api_for(&client, ns, &claim_ar),
-        claim_ar,
-        watcher::Config::default().any_semantic(),
-        move |claim| {
-            let name = ipam::pool_ref_name(&claim).map(str::to_string);
-            by_claim(claim, name)
-        },
-    );
-    let shutdown = async move {
-        let _ = stopped.wait_for(|s| *s).await;
-    };
-    controller
-        .graceful_shutdown_on(shutdown)
-        .run(
-            |obj, ictx: Arc<IpamCtx>| async move {
-                let key = retry_key(&obj);
-                let result = ipam::reconcile_pool(obj, ictx.clone()).await;
-                if result.is_ok() {
-                    ictx.ctx.rate_limiter.forget(&key);
-                }
-                result
-            },
-            ipam_error_policy,
-            ictx,
-        )
-        .for_each(|result| async move {
-            if let Err(e) = result {
-                tracing::debug!(error = %e, "mock IPAM pool reconcile failed");
-            }
-        })
-        .await;
-}
-
-fn ipam_error_policy(obj: Arc<DynamicObject>, err: &ReconcileError, ictx: Arc<IpamCtx>) -> Action {
-    error_policy(obj, err, ictx.ctx.clone())
-}
-
-fn api_for(client: &Client, ns: Option<&str>, ar: &kube::core::ApiResource) -> Api<DynamicObject> {
+) -> Api<DynamicObject> {
     match ns {
         Some(ns) => Api::namespaced_with(client.clone(), ns, ar),
         None => Api::all_with(client.clone(), ar),
@@ -541,7 +327,7 @@ async fn run_controller(
         .await;
 }
 
-fn error_policy(obj: Arc<DynamicObject>, err: &ReconcileError, ctx: Arc<Ctx>) -> Action {
+pub(super) fn error_policy(obj: Arc<DynamicObject>, err: &ReconcileError, ctx: Arc<Ctx>) -> Action {
     let after = if ctx.opts.core.workqueue_backoff {
         ctx.rate_limiter.when(&retry_key(&obj))
     } else {
@@ -552,7 +338,7 @@ fn error_policy(obj: Arc<DynamicObject>, err: &ReconcileError, ctx: Arc<Ctx>) ->
 }
 
 /// The workqueue key of an object: its kind, namespace and name.
-fn retry_key(obj: &DynamicObject) -> String {
+pub(super) fn retry_key(obj: &DynamicObject) -> String {
     let kind = obj.types.as_ref().map_or("", |t| t.kind.as_str());
     format!(
         "{kind}/{}/{}",
