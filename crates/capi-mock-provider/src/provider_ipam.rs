@@ -103,29 +103,7 @@ pub(super) async fn run_claim_controller(
             },
         );
     }
-    let shutdown = async move {
-        let _ = stopped.wait_for(|s| *s).await;
-    };
-    controller
-        .graceful_shutdown_on(shutdown)
-        .run(
-            |obj, ictx: Arc<IpamCtx>| async move {
-                let key = retry_key(&obj);
-                let result = ipam::reconcile_claim(obj, ictx.clone()).await;
-                if result.is_ok() {
-                    ictx.ctx.rate_limiter.forget(&key);
-                }
-                result
-            },
-            ipam_error_policy,
-            ictx,
-        )
-        .for_each(|result| async move {
-            if let Err(e) = result {
-                tracing::debug!(error = %e, "mock IPAM claim reconcile failed");
-            }
-        })
-        .await;
+    drive(controller, stopped, ictx, ipam::reconcile_claim, "claim").await;
 }
 
 /// The objects of `store` in `trigger`'s namespace that satisfy `pred`.
@@ -212,15 +190,34 @@ pub(super) async fn run_pool_controller(
             by_claim(claim, name)
         },
     );
+    drive(controller, stopped, ictx, ipam::reconcile_pool, "pool").await;
+}
+
+fn ipam_error_policy(obj: Arc<DynamicObject>, err: &ReconcileError, ictx: Arc<IpamCtx>) -> Action {
+    error_policy(obj, err, ictx.ctx.clone())
+}
+
+/// Runs `controller` with `reconcile` until `stopped` turns true: a success forgets the
+/// object's retry backoff, a failure is retried by [`ipam_error_policy`] (logged as `what`).
+async fn drive<F, Fut>(
+    controller: Controller<DynamicObject>,
+    mut stopped: watch::Receiver<bool>,
+    ictx: Arc<IpamCtx>,
+    reconcile: F,
+    what: &'static str,
+) where
+    F: Fn(Arc<DynamicObject>, Arc<IpamCtx>) -> Fut + Copy + Send + 'static,
+    Fut: std::future::Future<Output = Result<Action, ReconcileError>> + Send + 'static,
+{
     let shutdown = async move {
         let _ = stopped.wait_for(|s| *s).await;
     };
     controller
         .graceful_shutdown_on(shutdown)
         .run(
-            |obj, ictx: Arc<IpamCtx>| async move {
+            move |obj, ictx: Arc<IpamCtx>| async move {
                 let key = retry_key(&obj);
-                let result = ipam::reconcile_pool(obj, ictx.clone()).await;
+                let result = reconcile(obj, ictx.clone()).await;
                 if result.is_ok() {
                     ictx.ctx.rate_limiter.forget(&key);
                 }
@@ -231,12 +228,8 @@ pub(super) async fn run_pool_controller(
         )
         .for_each(|result| async move {
             if let Err(e) = result {
-                tracing::debug!(error = %e, "mock IPAM pool reconcile failed");
+                tracing::debug!(error = %e, "mock IPAM {what} reconcile failed");
             }
         })
         .await;
-}
-
-fn ipam_error_policy(obj: Arc<DynamicObject>, err: &ReconcileError, ictx: Arc<IpamCtx>) -> Action {
-    error_policy(obj, err, ictx.ctx.clone())
 }
