@@ -58,6 +58,7 @@ pub mod provider;
 mod provider_ipam;
 pub mod reconcile;
 pub mod serving;
+mod watching;
 pub mod webhook;
 
 pub use faults::{FAULTS, FaultSet};

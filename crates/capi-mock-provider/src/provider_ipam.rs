@@ -5,11 +5,11 @@ use super::core::CoreKind;
 use super::kinds::IP_POOLS;
 use super::kinds::MockKind;
 use super::object;
-use super::provider::{
-    api_for, error_policy, ipam_kinds_served, own_watch_config, retry_key, watch_namespace,
-};
 use super::reconcile::ReconcileError;
 use super::reconcile::ipam::{self, IpamCtx};
+use super::watching::{
+    api_for, error_policy, ipam_kinds_served, own_watch_config, retry_key, watch_namespace,
+};
 use capi_contract::contract::Contract;
 use futures::StreamExt;
 use kube::core::DynamicObject;
