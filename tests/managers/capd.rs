@@ -1,7 +1,7 @@
 //! CAPD v1.11.11's in-memory backend (DevCluster/DevMachine with `spec.backend.inMemory`: fake
 //! VMs and a fake workload API server per cluster, no Docker), judged from our own samples.
 
-use super::support::{Server, check, components, manager, manager_cmd, sample};
+use super::support::{Server, built_provider, check, components, manager, manager_cmd, sample};
 use std::collections::BTreeSet;
 
 /// The failures that are true findings about CAPD v1.11.11, each shown by its source
@@ -55,11 +55,37 @@ pub fn true_findings() -> BTreeSet<(String, String)> {
     .collect()
 }
 
+/// The failures that are true findings about CAPD v1.13.7 (kubernetes-sigs/cluster-api at tag
+/// v1.13.7, module `test`, under `test/infrastructure/docker`): those of v1.11.11 but one, plus
+/// the same schema finding on a new kind.
+/// - `infra-cluster/externally-managed` is gone: `internal/controllers/devcluster_controller.go`
+///   105-109 returns before any backend when `annotations.IsExternallyManaged(devCluster)`.
+/// - `infra-cluster/ready-condition` (SHOULD), both DevCluster columns: still no `Ready`
+///   condition: `backends/inmemory/inmemorycluster_backend.go` `ReconcileNormal` (line 130) sets
+///   only `status.initialization.provisioned`, `PatchDevCluster` (159-171) owns only `Paused`.
+/// - `infra-machine/failure-gate` (SHOULD, v1beta1), DevMachine v1beta1: nothing under
+///   `internal/controllers` reads `failureReason`.
+/// - `infra-machinepool/initialization-provisioned` (SHOULD, static), DockerMachinePool v1beta2
+///   and the new DevMachinePool v1beta2: neither status has `initialization`
+///   (`api/v1beta2/devmachinepool_types.go` 117-146 keeps `ready`, as `dockermachinepool_types.go`).
+pub fn true_findings_v1_13() -> BTreeSet<(String, String)> {
+    let mut all = true_findings();
+    all.retain(|(rule, _)| rule != "infra-cluster/externally-managed");
+    all.insert((
+        "infra-machinepool/initialization-provisioned".into(),
+        "infrastructure-docker/DevMachinePool@v1beta2".into(),
+    ));
+    all
+}
+
+/// The kinds CAPD's in-memory backend serves (v1.13's DevMachinePool has a Docker backend only).
+pub const IN_MEMORY_KINDS: &str = "DevCluster*,DevMachine,DevMachineTemplate";
+
 /// The run a provider team makes: components, our samples, the manager's own command line; no
 /// `--timeout`, no hand-set environment (its Deployment's `POD_IP` and feature gates come from
 /// the components, `CLUSTER_TOPOLOGY=true` as a clusterctl variable so CAPD's webhook admits
-/// DevClusterTemplates). `--kinds 'Dev*'`: the Docker* kinds need a Docker engine, so only the
-/// in-memory kinds get scenarios (the Docker* kinds keep their static cells). Then the same run
+/// DevClusterTemplates). `--kinds` [`IN_MEMORY_KINDS`]: the Docker* kinds need a Docker engine, so
+/// only the in-memory kinds get scenarios (the others keep their static cells). Then the same run
 /// under server faults must give the same cells ([`under_server_faults_it_equals`]).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn capd_in_memory_gets_a_verdict_with_only_true_findings() {
@@ -72,16 +98,45 @@ async fn judged(server: Server<'_>) {
     else {
         return;
     };
+    judge(server, &capd, &comps, &true_findings(), true).await;
+}
+
+/// CAPD v1.13.7 built from the module `sigs.k8s.io/cluster-api/test` (`tools/providers/capd-v1.13`;
+/// its CAPI libraries at v1.13.6, the newest `sigs.k8s.io/cluster-api` the proxy serves), with its
+/// own `config/` and the same samples: the findings of [`true_findings_v1_13`].
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn capd_v1_13_in_memory_gets_a_verdict_with_only_true_findings() {
+    let Some((capd, comps)) = built_provider("capd-v1.13") else {
+        return;
+    };
+    judge(
+        Server::Embedded,
+        &capd,
+        &comps,
+        &true_findings_v1_13(),
+        false,
+    )
+    .await;
+}
+
+async fn judge(
+    server: Server<'_>,
+    capd: &std::path::Path,
+    comps: &std::path::Path,
+    findings: &BTreeSet<(String, String)>,
+    with_faults: bool,
+) {
+    let dir = tempfile::tempdir().unwrap();
     let sample = sample("capd-in-memory.yaml");
     let args = [
         "--sample",
         sample.to_str().unwrap(),
         "--kinds",
-        "Dev*",
+        IN_MEMORY_KINDS,
         "--var",
         "CLUSTER_TOPOLOGY=true",
     ];
-    let run = check(dir.path(), server, &comps, &manager_cmd(&capd), &args).await;
+    let run = check(dir.path(), server, comps, &manager_cmd(capd), &args).await;
     assert_eq!(run.panics(), 0, "{}", run.log);
     let failed: BTreeSet<(String, String)> = run
         .problems()
@@ -89,7 +144,7 @@ async fn judged(server: Server<'_>) {
         .filter(|(.., o, _)| o == "fail")
         .map(|(r, c, ..)| (r, c))
         .collect();
-    assert_eq!(failed, true_findings(), "stderr: {}", run.stderr);
+    assert_eq!(&failed, findings, "stderr: {}", run.stderr);
     // Every lifecycle rule of the in-memory kinds is judged, or skipped for a stated contract
     // reason, never for a missing sample.
     let dev: Vec<_> = run
@@ -110,8 +165,8 @@ async fn judged(server: Server<'_>) {
         );
     }
     assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
-    if let Server::Embedded = server {
-        under_server_faults_it_equals(&run, &capd, &comps, &args, dir.path()).await;
+    if with_faults && matches!(server, Server::Embedded) {
+        under_server_faults_it_equals(&run, capd, comps, &args, dir.path()).await;
     }
 }
 

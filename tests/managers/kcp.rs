@@ -125,6 +125,41 @@ async fn kcp_v1_13_with_cabpk_v1_13_and_capd_in_memory() {
     judge(&line, Server::Embedded).await;
 }
 
+/// KCP, CABPK and CAPD of one line, all built from Go modules: KCP and CABPK v1.13.6, CAPD
+/// v1.13.7 (`tools/providers/capd-v1.13`). The same KCP and CABPK findings as beside CAPD
+/// v1.11.11, CAPD v1.13.7's own ([`capd::true_findings_v1_13`]), and nothing inconclusive:
+/// CAPD v1.13's in-memory control-plane Nodes carry kubeadm's
+/// `node-role.kubernetes.io/control-plane:NoSchedule` taint
+/// (`test/infrastructure/docker/internal/controllers/backends/inmemory/inmemorymachine_backend.go`
+/// 340-345), so KCP's `NodeKubeadmLabelsAndTaintsSet` gate opens, its Machines become Ready and
+/// `control-plane/status-replicas` is judged at v1beta2 too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kcp_v1_13_with_cabpk_v1_13_and_capd_v1_13() {
+    let (Some(kcp), Some(cabpk), Some(capd)) = (
+        built_provider("kcp-v1.13"),
+        built_provider("cabpk-v1.13"),
+        built_provider("capd-v1.13"),
+    ) else {
+        return;
+    };
+    let mut findings = capd::true_findings_v1_13();
+    findings.extend(
+        true_findings()
+            .into_iter()
+            .filter(|(_, column)| !column.starts_with("infrastructure-docker/")),
+    );
+    let line = Line {
+        providers: [kcp, cabpk, capd],
+        true_findings: findings,
+        inconclusive: BTreeSet::new(),
+        in_place_why: "CanUpdateMachine/UpdateMachine hooks",
+        contracts: &["v1beta1", "v1beta2"],
+        samples: ["kcp-in-memory.yaml", "cabpk-v1beta2.yaml"],
+        exit: 1,
+    };
+    judge(&line, Server::Embedded).await;
+}
+
 /// KCP v1.8.4 and CABPK v1.8.4 built from the module (contract v1beta1 only: their CRDs serve
 /// v1beta1 alone), with CAPD v1.11.11's in-memory machines, judged from v1beta1 samples. No MUST
 /// finding (exit 0): KubeadmControlPlaneTemplate serves one version, so there is no round trip to
@@ -202,7 +237,8 @@ async fn judge(line: &Line, server: Server<'_>) {
         sample("capd-in-memory.yaml"),
     ];
     let cmds = [manager_cmd(kcp), manager_cmd(cabpk), manager_cmd(capd)];
-    let mut extra = vec!["--kinds", "Kubeadm*,Dev*", "--var", "CLUSTER_TOPOLOGY=true"];
+    let kinds = format!("Kubeadm*,{}", capd::IN_MEMORY_KINDS);
+    let mut extra = vec!["--kinds", kinds.as_str(), "--var", "CLUSTER_TOPOLOGY=true"];
     for s in &samples {
         extra.extend(["--sample", s.to_str().unwrap()]);
     }

@@ -35,11 +35,21 @@ fn an_unknown_provider_is_named_with_the_known_ones() {
         "{line}"
     );
     assert!(out.stdout.is_empty());
+    // `--list`: every folder of tools/providers with a go.mod, sorted, and nothing else (the
+    // README is no provider).
     let list = build(&["--list"], &[]);
-    assert_eq!(
-        String::from_utf8_lossy(&list.stdout),
-        "ipam-in-cluster-v1.0\nipam-in-cluster-v1.1\n"
-    );
+    let dir = project_root().join("tools/providers");
+    let mut want: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("go.mod").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    want.sort();
+    assert!(want.len() >= 8, "{want:?}");
+    assert!(want.iter().any(|n| n == "capd-v1.13"), "{want:?}");
+    let listed: Vec<&str> = std::str::from_utf8(&list.stdout).unwrap().lines().collect();
+    assert_eq!(listed, want);
 }
 
 #[test]
