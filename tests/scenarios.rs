@@ -26,6 +26,8 @@ mod manager_help;
 mod manifests;
 #[path = "scenarios/one_verdict.rs"]
 mod one_verdict;
+#[path = "scenarios/pause_touch.rs"]
+mod pause_touch;
 #[path = "scenarios/process.rs"]
 mod process;
 #[path = "plugin/python_tools.rs"]

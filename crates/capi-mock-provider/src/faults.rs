@@ -369,6 +369,10 @@ pub const PAUSED_ANNOTATION_FAULT: &str = "ipam/paused:annotation";
 /// Variant of `ipam/paused`: claims whose Cluster does not exist are handled.
 pub const MISSING_CLUSTER_FAULT: &str = "ipam/paused:missing-cluster";
 
+/// Variant of `all/pause`: the mock acts while its object carries the paused annotation (it
+/// honours a paused Cluster), on every change of the object.
+pub const PAUSE_BY_ANNOTATION_FAULT: &str = "all/pause:annotation";
+
 /// Second faults of a rule: (name, the rule it breaks, what the mock does wrong). Named
 /// `<rule id>:<variant>`; the rule's own fault is in [`FAULTS`].
 pub const FAULT_VARIANTS: &[(&str, RuleId, &str)] = &[
@@ -376,6 +380,11 @@ pub const FAULT_VARIANTS: &[(&str, RuleId, &str)] = &[
         "all/defaulting-admitted:timeout",
         id::all::DEFAULTING_ADMITTED,
         "webhook mode: the defaulting webhook, when it has a default to fill in on a dry run, answers only after its timeoutSeconds (as one that looks its defaults up somewhere slow when it may not write)",
+    ),
+    (
+        PAUSE_BY_ANNOTATION_FAULT,
+        id::all::PAUSE,
+        "acts while its object carries the cluster.x-k8s.io/paused annotation, on every change of it (it honours a paused Cluster)",
     ),
     (
         PAUSED_SPEC_FAULT,

@@ -13,7 +13,7 @@ pub mod worker_join;
 
 use super::conditions::{self, Wanted};
 use super::core::{self, CoreKind};
-use super::faults::FaultSet;
+use super::faults::{FaultSet, PAUSE_BY_ANNOTATION_FAULT};
 use super::infra::SimulatedInfra;
 use super::kinds::MockKind;
 use super::object::{self, CLUSTER_NAME_LABEL, FIELD_MANAGER, PAUSED_ANNOTATION};
@@ -404,10 +404,13 @@ pub async fn common_gates(
             .recheck("the Cluster named by the object was not found")
             .map(Gates::Stop);
     }
-    let paused = cluster.as_ref().is_some_and(core::cluster_paused)
-        || object::annotation(&s.obj, PAUSED_ANNOTATION).is_some();
+    let cluster_paused = cluster.as_ref().is_some_and(core::cluster_paused);
+    let own_paused = object::annotation(&s.obj, PAUSED_ANNOTATION).is_some();
+    let paused = cluster_paused || own_paused;
     sync_paused_condition(s, paused).await?;
-    let acts_paused = s.faults.has(id::all::PAUSE) || s.fault("pause");
+    let acts_paused = s.faults.has(id::all::PAUSE)
+        || s.fault("pause")
+        || (own_paused && !cluster_paused && s.faults.has_named(PAUSE_BY_ANNOTATION_FAULT));
     if paused && !acts_paused {
         return Ok(Gates::Stop(Action::await_change()));
     }
@@ -418,21 +421,43 @@ pub async fn common_gates(
 /// Annotation the pause faults stamp on an object they reconcile while paused.
 pub const RECONCILED_WHILE_PAUSED: &str = "mock.capi-conformance.io/reconciled-while-paused";
 
-/// Under a pause fault the mock acts while paused in its first reconcile (the annotation
-/// [`RECONCILED_WHILE_PAUSED`], once per pause), not only through whatever later reconciles
-/// write: a finalizer alone is not acting (CAPI's controllers add theirs before the pause
-/// check), and the fault must fail its rule however slowly the next reconcile comes. The
-/// stamp is removed once the object is no longer paused.
+/// Under a pause fault the mock acts while paused on every change of the object's annotations
+/// (the annotation [`RECONCILED_WHILE_PAUSED`], valued by a fingerprint of the others), not
+/// only through whatever later reconciles write: a finalizer alone is not acting (CAPI's
+/// controllers add theirs before the pause check), and the fault must fail its rule however
+/// slowly the next reconcile comes, and on each touch of the paused object (the scenarios
+/// touch twice when they cannot tell a late write from an act). The stamp is removed once the
+/// object is no longer paused.
 async fn mark_reconciled_while_paused(s: &Subject, stamp: bool) -> Result<()> {
-    let has = object::annotation(&s.obj, RECONCILED_WHILE_PAUSED).is_some();
-    if stamp && !has {
-        s.patch(json!({ "metadata": { "annotations": { RECONCILED_WHILE_PAUSED: "true" } } }))
-            .await?;
-    } else if !stamp && has {
+    let has = object::annotation(&s.obj, RECONCILED_WHILE_PAUSED);
+    if stamp {
+        let print = annotations_fingerprint(&s.obj);
+        if has != Some(print.as_str()) {
+            s.patch(json!({ "metadata": { "annotations": { RECONCILED_WHILE_PAUSED: print } } }))
+                .await?;
+        }
+    } else if has.is_some() {
         s.patch(json!({ "metadata": { "annotations": { RECONCILED_WHILE_PAUSED: null } } }))
             .await?;
     }
     Ok(())
+}
+
+/// A fingerprint of the object's annotations other than [`RECONCILED_WHILE_PAUSED`] (sorted
+/// keys and values, hashed): it changes when another annotation does, and not by the stamp.
+fn annotations_fingerprint(obj: &DynamicObject) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for (k, v) in obj
+        .metadata
+        .annotations
+        .iter()
+        .flatten()
+        .filter(|(k, _)| k.as_str() != RECONCILED_WHILE_PAUSED)
+    {
+        (k, v).hash(&mut h);
+    }
+    format!("{:016x}", h.finish())
 }
 
 /// Contract v1beta2: `Paused` True/Paused while paused, False/NotPaused otherwise; written only
