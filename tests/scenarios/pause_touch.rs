@@ -1,6 +1,6 @@
 //! The paused annotation without evidence (contract v1beta1, no Paused condition): a write
 //! after the touch may be a reconcile begun before the annotation, so the scenario touches once
-//! more ("pause: touch again", docs/core-simulation.md "Windows ended by evidence"). A provider
+//! more ("pause: touch again", docs/core-simulation.md "Timing"). A provider
 //! that acts while paused acts on that touch too and still fails; a quiet one never gets there.
 
 use super::common::{embedded, lifecycle};

@@ -268,7 +268,7 @@ impl ScriptRun<'_> {
     /// Without evidence that the provider has seen the paused annotation (no Paused condition
     /// to wait for), a write after the touch may be a reconcile begun before the annotation that
     /// outlasted the settle: KCP v1.8.4's, reading its workload cluster, in 2 of 5 runs here
-    /// (docs/core-simulation.md "Rule decisions"). Lets it land, then touches once more: a
+    /// (docs/core-simulation.md "Timing"). Lets it land, then touches once more: a
     /// provider that acts while paused acts on this touch too (`first` and this touch's
     /// changes are its evidence); one that does not is judged quiet on this touch.
     async fn touch_again(
