@@ -135,12 +135,36 @@ async fn kcp_v1_13_with_cabpk_v1_13_and_capd_in_memory() {
 /// `control-plane/status-replicas` is judged at v1beta2 too.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kcp_v1_13_with_cabpk_v1_13_and_capd_v1_13() {
+    let Some(line) = v1_13_line() else {
+        return;
+    };
+    judge(&line, Server::Embedded).await;
+}
+
+/// The v1.13 line beside the real cluster (kube-apiserver v1.36): the same cells as embedded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kcp_v1_13_with_cabpk_v1_13_and_capd_v1_13_on_a_real_cluster() {
+    let Some(line) = v1_13_line() else {
+        return;
+    };
+    on_a_real_cluster(
+        "kcp_v1_13_with_cabpk_v1_13_and_capd_v1_13_on_a_real_cluster",
+        |kc| async move {
+            judge(&line, Server::Cluster(&kc)).await;
+        },
+    )
+    .await;
+}
+
+/// KCP, CABPK (v1.13.6) and CAPD (v1.13.7) built from modules, with what they must find;
+/// `None` (with the skip line) when they cannot be built here.
+fn v1_13_line() -> Option<Line> {
     let (Some(kcp), Some(cabpk), Some(capd)) = (
         built_provider("kcp-v1.13"),
         built_provider("cabpk-v1.13"),
         built_provider("capd-v1.13"),
     ) else {
-        return;
+        return None;
     };
     let mut findings = capd::true_findings_v1_13();
     findings.extend(
@@ -148,7 +172,7 @@ async fn kcp_v1_13_with_cabpk_v1_13_and_capd_v1_13() {
             .into_iter()
             .filter(|(_, column)| !column.starts_with("infrastructure-docker/")),
     );
-    let line = Line {
+    Some(Line {
         providers: [kcp, cabpk, capd],
         true_findings: findings,
         inconclusive: BTreeSet::new(),
@@ -156,8 +180,7 @@ async fn kcp_v1_13_with_cabpk_v1_13_and_capd_v1_13() {
         contracts: &["v1beta1", "v1beta2"],
         samples: ["kcp-in-memory.yaml", "cabpk-v1beta2.yaml"],
         exit: 1,
-    };
-    judge(&line, Server::Embedded).await;
+    })
 }
 
 /// KCP v1.8.4 and CABPK v1.8.4 built from the module (contract v1beta1 only: their CRDs serve
