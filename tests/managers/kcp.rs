@@ -100,17 +100,12 @@ async fn judged(server: Server<'_>) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kcp_v1_13_with_cabpk_v1_13_and_capd_in_memory() {
     let dir = tempfile::tempdir().unwrap();
-    // CAPD from `../shared` first: without it nothing is built.
-    let (Some(capd), Some(capd_c)) = (manager(dir.path(), "capd-manager"), components("capd"))
-    else {
-        return;
-    };
-    let (Some(kcp), Some(cabpk)) = (built_provider("kcp-v1.13"), built_provider("cabpk-v1.13"))
+    let Some([kcp, cabpk, capd]) = built_beside_shared_capd(dir.path(), "kcp-v1.13", "cabpk-v1.13")
     else {
         return;
     };
     let line = Line {
-        providers: [kcp, cabpk, (capd, capd_c)],
+        providers: [kcp, cabpk, capd],
         true_findings: true_findings(),
         inconclusive: BTreeSet::from([(
             "control-plane/status-replicas".to_string(),
@@ -200,12 +195,7 @@ fn v1_13_line() -> Option<Line> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kcp_v1_8_with_cabpk_v1_8_and_capd_in_memory() {
     let dir = tempfile::tempdir().unwrap();
-    // CAPD from `../shared` first: without it nothing is built.
-    let (Some(capd), Some(capd_c)) = (manager(dir.path(), "capd-manager"), components("capd"))
-    else {
-        return;
-    };
-    let (Some(kcp), Some(cabpk)) = (built_provider("kcp-v1.8"), built_provider("cabpk-v1.8"))
+    let Some([kcp, cabpk, capd]) = built_beside_shared_capd(dir.path(), "kcp-v1.8", "cabpk-v1.8")
     else {
         return;
     };
@@ -219,7 +209,7 @@ async fn kcp_v1_8_with_cabpk_v1_8_and_capd_in_memory() {
         "control-plane-kubeadm/KubeadmControlPlane@v1beta1".into(),
     ));
     let line = Line {
-        providers: [kcp, cabpk, (capd, capd_c)],
+        providers: [kcp, cabpk, capd],
         true_findings: findings,
         inconclusive: BTreeSet::new(),
         in_place_why: "",
@@ -228,6 +218,18 @@ async fn kcp_v1_8_with_cabpk_v1_8_and_capd_in_memory() {
         exit: 0,
     };
     judge(&line, Server::Embedded).await;
+}
+
+/// KCP and CABPK built from modules (`tools/providers/<kcp>`, `<cabpk>`) with CAPD v1.11.11 of
+/// `../shared/providers` (decompressed into `dir`), each (manager, components); CAPD is looked
+/// for first, so without `../shared` nothing is built. `None` with the skip line.
+fn built_beside_shared_capd(
+    dir: &std::path::Path,
+    kcp: &str,
+    cabpk: &str,
+) -> Option<[(PathBuf, PathBuf); 3]> {
+    let capd = (manager(dir, "capd-manager")?, components("capd")?);
+    Some([built_provider(kcp)?, built_provider(cabpk)?, capd])
 }
 
 /// One release line of KCP with its companions: the managers and components of KCP, CABPK and

@@ -9,7 +9,7 @@ use super::acting::{
 use super::core_sim::PAUSED_ANNOTATION;
 use super::env::EnvError;
 use super::script::ScriptRun;
-use super::timeline::without_bookkeeping;
+use super::timeline::{Mark, without_bookkeeping};
 use capi_contract::contract::Contract;
 use capi_contract::rule_ids::{self as id, RuleId};
 use serde_json::{Value, json};
@@ -235,15 +235,7 @@ impl ScriptRun<'_> {
         if evidence != Some(true) {
             self.settle(name).await;
         }
-        let mark = self.env.recorder.mark();
-        self.env
-            .merge_patch(
-                &resource,
-                name,
-                json!({"metadata": {"annotations": {"capi-conformance.io/touched": "1"}}}),
-                "touch",
-            )
-            .await?;
+        let mark = self.touch(name, "1").await?;
         let acted = match evidence {
             Some(true) => self.stays_quiet_after_evidence(name, mark, latency).await,
             _ => match self.stays_quiet(name, mark).await {
@@ -265,6 +257,22 @@ impl ScriptRun<'_> {
         Ok(())
     }
 
+    /// Marks the recorder, then touches the object (the annotation `capi-conformance.io/touched`
+    /// set to `value`): a change the provider sees, after which it must stay quiet while
+    /// paused. Returns the mark.
+    async fn touch(&self, name: &str, value: &str) -> Result<Mark, EnvError> {
+        let mark = self.env.recorder.mark();
+        self.env
+            .merge_patch(
+                &self.subject.resource,
+                name,
+                json!({"metadata": {"annotations": {"capi-conformance.io/touched": value}}}),
+                "touch",
+            )
+            .await?;
+        Ok(mark)
+    }
+
     /// Without evidence that the provider has seen the paused annotation (no Paused condition
     /// to wait for), a write after the touch may be a reconcile begun before the annotation that
     /// outlasted the settle: KCP v1.8.4's, reading its workload cluster, in 2 of 5 runs here
@@ -280,16 +288,7 @@ impl ScriptRun<'_> {
             "pause: touch again (the first touch's write may have begun before the annotation)",
         );
         self.settle(name).await;
-        let resource = self.subject.resource.clone();
-        let mark = self.env.recorder.mark();
-        self.env
-            .merge_patch(
-                &resource,
-                name,
-                json!({"metadata": {"annotations": {"capi-conformance.io/touched": "2"}}}),
-                "touch",
-            )
-            .await?;
+        let mark = self.touch(name, "2").await?;
         Ok(self.stays_quiet(name, mark).await.map(|again| {
             let mut all = first;
             all.extend(
