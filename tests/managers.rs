@@ -24,3 +24,5 @@ mod ipam_in_cluster;
 mod kcp;
 #[path = "managers/providers_build.rs"]
 mod providers_build;
+#[path = "managers/rke2.rs"]
+mod rke2;

@@ -160,7 +160,7 @@ async fn base_schema(r: &ScriptRun<'_>, base: &kube::discovery::ApiResource) -> 
 /// when the server serves it (every embedded run), since a provider's conversion may look the
 /// kind up (KCP's v1beta1 conversion reads the referenced CRD's contract label to write its
 /// `apiVersion`); else a kind of no one's (a real cluster: the clone is a dry run).
-async fn machine_template_kind(r: &ScriptRun<'_>) -> (String, String) {
+pub(crate) async fn machine_template_kind(r: &ScriptRun<'_>) -> (String, String) {
     let mock = resource(
         "infrastructure.mock.capi-conformance.io",
         "v1beta2",
@@ -200,8 +200,11 @@ fn declares(schema: &Value, path: &str) -> bool {
 /// Kubernetes version and, with a ClusterClass `machineInfrastructure`, the machine template's
 /// infrastructure reference (`spec.machineTemplate.spec.infrastructureRef` in the v1beta2
 /// contract, `spec.machineTemplate.infrastructureRef` in v1beta1). Set where `schema` (the
-/// control plane's) declares them and the template left them out; the reference names a
-/// template of kind `reference` (group, kind) that need not exist (the clone is a dry run).
+/// control plane's) declares them; the version where the template left it out, the reference
+/// always, as `contract.ControlPlane().MachineTemplate().InfrastructureRef().Set` does (v1.10.5
+/// line 329): a template may carry an empty one, the zero value a Go defaulting webhook writes
+/// back (RKE2's `machineTemplate: {infrastructureRef: {}}`). The reference names a template of
+/// kind `reference` (group, kind) that need not exist (the clone is a dry run).
 pub fn set_topology_fields(
     spec: &mut Value,
     schema: &Value,
@@ -239,7 +242,7 @@ pub fn set_topology_fields(
         };
         at = next;
     }
-    at.entry("infrastructureRef").or_insert(reference);
+    at.insert("infrastructureRef".to_string(), reference);
 }
 
 /// Sets `spec.template.metadata.annotations[key]` (creating the maps; a no-op when
@@ -317,6 +320,10 @@ mod tests {
             spec["machineTemplate"]["infrastructureRef"]["apiVersion"],
             "infrastructure.cluster.x-k8s.io/v1beta1"
         );
+        // An empty reference (a Go zero value a defaulting webhook wrote) is replaced.
+        let mut spec = json!({"machineTemplate": {"infrastructureRef": {"namespace": "n"}}});
+        set_topology_fields(&mut spec, &b1, &reference(), "x");
+        assert_eq!(spec["machineTemplate"]["infrastructureRef"]["name"], "x");
         // A control plane without machines gets neither.
         let mut spec = json!({});
         set_topology_fields(&mut spec, &schema(&["spec.replicas"]), &reference(), "x");

@@ -378,6 +378,53 @@ fn minimal_spec(crd: &Value, version: &str, spec: &Value) -> Value {
     )
 }
 
+/// The control plane's fields the topology controller sets (its version, its machine
+/// template's infrastructure reference at either contract's path), copied from the sample's
+/// `spec` into the minimal one.
+fn keep_topology_fields(spec: &Value, minimal: &mut Value) {
+    let Some(minimal) = minimal.as_object_mut() else {
+        return;
+    };
+    if let Some(v) = spec.get("version") {
+        minimal.insert("version".into(), v.clone());
+    }
+    for path in [
+        &["machineTemplate", "infrastructureRef"][..],
+        &["machineTemplate", "spec", "infrastructureRef"][..],
+    ] {
+        let Some(reference) = path.iter().try_fold(spec, |at, key| at.get(*key)) else {
+            continue;
+        };
+        let mut at = &mut *minimal;
+        for key in &path[..path.len() - 1] {
+            let Some(next) = at
+                .entry(key.to_string())
+                .or_insert_with(|| json!({}))
+                .as_object_mut()
+            else {
+                return;
+            };
+            at = next;
+        }
+        at.insert("infrastructureRef".into(), reference.clone());
+    }
+}
+
+/// Whether the control plane's `spec` names its machine template (a reference with a name,
+/// at either contract's path).
+fn names_machine_template(spec: &Value) -> bool {
+    [
+        "/machineTemplate/spec/infrastructureRef/name",
+        "/machineTemplate/infrastructureRef/name",
+    ]
+    .iter()
+    .any(|p| {
+        spec.pointer(p)
+            .and_then(Value::as_str)
+            .is_some_and(|n| !n.is_empty())
+    })
+}
+
 async fn defaulting(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
     let res = r.subject.resource.clone();
     let configs = cluster_scoped(
@@ -415,6 +462,25 @@ async fn defaulting(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         let crd = crd_of(r).await?;
         let spec = obj.get("spec").cloned().unwrap_or(json!({}));
         obj["spec"] = minimal_spec(&crd, &res.version, &spec);
+        if r.subject.role() == Role::ControlPlane {
+            // A control plane is made by the topology controller with the Cluster's version
+            // and its machine template's reference besides the template's spec
+            // (template::set_topology_fields): the sample's own, where it has them.
+            // Without them in the sample, what the clone of SC-template gets.
+            keep_topology_fields(&spec, &mut obj["spec"]);
+            if !names_machine_template(&obj["spec"]) {
+                let schema = version_schema(&crd, &res.version)
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                let reference = super::template::machine_template_kind(r).await;
+                super::template::set_topology_fields(
+                    &mut obj["spec"],
+                    &schema,
+                    &reference,
+                    &format!("{name}-machines"),
+                );
+            }
+        }
     }
     obj["apiVersion"] = json!(res.api_version);
     obj["kind"] = json!(res.kind);
@@ -447,6 +513,40 @@ async fn defaulting(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_minimal_control_plane_keeps_what_topology_sets() {
+        // RKE2's: the schema requires only rolloutStrategy, its webhook the machine template.
+        let sample = json!({
+            "rolloutStrategy": {"type": "RollingUpdate"},
+            "version": "v1.33.0+rke2r1",
+            "registrationMethod": "control-plane-endpoint",
+            "machineTemplate": {
+                "infrastructureRef": {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DevMachineTemplate", "name": "m"},
+                "nodeDrainTimeout": "30s",
+            },
+        });
+        let mut minimal = json!({"rolloutStrategy": {"type": "RollingUpdate"}});
+        keep_topology_fields(&sample, &mut minimal);
+        assert_eq!(
+            minimal,
+            json!({
+                "rolloutStrategy": {"type": "RollingUpdate"},
+                "version": "v1.33.0+rke2r1",
+                "machineTemplate": {"infrastructureRef": sample["machineTemplate"]["infrastructureRef"]},
+            })
+        );
+        assert!(names_machine_template(&minimal));
+        // The v1beta2 path; an empty reference names nothing.
+        let b2 = json!({"machineTemplate": {"spec": {"infrastructureRef": {"apiGroup": "g", "kind": "K", "name": "m"}}}});
+        let mut minimal = json!({});
+        keep_topology_fields(&b2, &mut minimal);
+        assert_eq!(minimal, b2);
+        assert!(names_machine_template(&minimal));
+        assert!(!names_machine_template(
+            &json!({"machineTemplate": {"infrastructureRef": {}}})
+        ));
+    }
 
     #[test]
     fn first_difference_names_the_path() {

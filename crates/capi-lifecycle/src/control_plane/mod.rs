@@ -9,10 +9,7 @@ mod machines;
 mod readiness;
 mod secrets;
 
-use super::bootstrap::SECRET_TYPE;
-use super::core_sim::{
-    CLUSTER_NAME_LABEL, ClusterSpec, IN_PLACE_NOT_IN_CORE, MachineController, secret_resource,
-};
+use super::core_sim::{ClusterSpec, IN_PLACE_NOT_IN_CORE, MachineController, secret_resource};
 use super::env::EnvError;
 use super::json::{self, get, get_bool};
 use super::observer::watch_all;
@@ -25,7 +22,7 @@ use machines::{
     judge_in_place_propagation, judge_machine_labels, judge_placement, judge_up_to_date,
     machines_of,
 };
-use secrets::{judge_certificates, judge_kubeconfig_rotation};
+use secrets::{judge_certificates, judge_kubeconfig_rotation, kubeconfig_problems};
 use serde_json::{Value, json};
 
 pub async fn run(r: &mut ScriptRun<'_>) {
@@ -260,18 +257,11 @@ async fn lifecycle(
         .wait_for(&kubeconfig, r.env.settings.step_timeout, |_| true)
         .await
         .ok();
-    let secret_ok = secret.as_ref().is_some_and(|s| {
-        s.get("type").and_then(Value::as_str) == Some(SECRET_TYPE)
-            && s.pointer("/metadata/labels")
-                .and_then(|l| l.get(CLUSTER_NAME_LABEL))
-                .and_then(Value::as_str)
-                == Some(cluster.as_str())
-            && s.pointer("/data/value").is_some()
-    });
+    let problems = kubeconfig_problems(secret.as_ref(), &cluster);
     r.verdicts.check(
         id::control_plane::KUBECONFIG_SECRET,
-        secret_ok,
-        format!("Secret {cluster}-kubeconfig missing, or without type {SECRET_TYPE}, the cluster-name label or data key `value`"),
+        problems.is_empty(),
+        format!("Secret {cluster}-kubeconfig: {}", problems.join("; ")),
         r.evidence(&cp, "kubeconfig Secret missing or malformed", None),
     );
     match get(&v, "spec.controlPlaneEndpoint") {

@@ -31,6 +31,36 @@ pub(super) fn kubeconfig_text(secret: &Value) -> Option<String> {
 /// touches the control plane as its resync would, and waits for another certificate, valid
 /// for longer (KCP: `reconcileKubeconfig` → `NeedsClientCertRotation`, six months before
 /// expiry → `RegenerateSecret`).
+/// What the control plane's `<cluster>-kubeconfig` Secret lacks of what the contract asks
+/// ("Cluster kubeconfig management": type `cluster.x-k8s.io/secret`, the cluster-name label,
+/// the kubeconfig under `value`); empty when it has it all.
+pub(super) fn kubeconfig_problems(secret: Option<&Value>, cluster: &str) -> Vec<String> {
+    let Some(secret) = secret else {
+        return vec!["missing".into()];
+    };
+    let mut problems = Vec::new();
+    match secret.get("type").and_then(Value::as_str) {
+        Some(SECRET_TYPE) => {}
+        Some(other) => problems.push(format!("type {other:?}, not {SECRET_TYPE}")),
+        None => problems.push(format!(
+            "no type (the server's default is Opaque), not {SECRET_TYPE}"
+        )),
+    }
+    let label = secret
+        .pointer("/metadata/labels")
+        .and_then(|l| l.get(CLUSTER_NAME_LABEL))
+        .and_then(Value::as_str);
+    if label != Some(cluster) {
+        problems.push(format!(
+            "label {CLUSTER_NAME_LABEL} is {label:?}, not {cluster:?}"
+        ));
+    }
+    if secret.pointer("/data/value").is_none() {
+        problems.push("no data key `value`".into());
+    }
+    problems
+}
+
 pub(super) async fn judge_kubeconfig_rotation(
     r: &mut ScriptRun<'_>,
     cp: &str,
@@ -202,4 +232,29 @@ pub(super) async fn judge_certificates(r: &mut ScriptRun<'_>, cp: &str, cluster:
         ),
         r.evidence(cp, "certificate Secrets malformed", None),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kubeconfig_problems_name_what_is_wrong() {
+        let good = json!({
+            "type": SECRET_TYPE,
+            "metadata": {"labels": {CLUSTER_NAME_LABEL: "c"}},
+            "data": {"value": "a2M="},
+        });
+        assert!(kubeconfig_problems(Some(&good), "c").is_empty());
+        assert_eq!(kubeconfig_problems(None, "c"), ["missing"]);
+        // RKE2 v0.21's: no type given, so the server stores Opaque.
+        let mut opaque = good.clone();
+        opaque["type"] = json!("Opaque");
+        assert_eq!(
+            kubeconfig_problems(Some(&opaque), "c"),
+            [format!("type \"Opaque\", not {SECRET_TYPE}")]
+        );
+        let bare = json!({"metadata": {}});
+        assert_eq!(kubeconfig_problems(Some(&bare), "c").len(), 3);
+    }
 }
