@@ -44,6 +44,7 @@ pub mod script;
 pub mod server_trouble;
 pub mod template;
 pub mod timeline;
+pub mod topology;
 pub mod verdicts;
 pub mod webhooks;
 

@@ -472,8 +472,8 @@ async fn defaulting(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
                 let schema = version_schema(&crd, &res.version)
                     .cloned()
                     .unwrap_or(Value::Null);
-                let reference = super::template::machine_template_kind(r).await;
-                super::template::set_topology_fields(
+                let reference = super::topology::machine_template_kind(r).await;
+                super::topology::set_topology_fields(
                     &mut obj["spec"],
                     &schema,
                     &reference,
