@@ -465,7 +465,7 @@ async fn defaulting(r: &mut ScriptRun<'_>) -> Result<(), EnvError> {
         if r.subject.role() == Role::ControlPlane {
             // A control plane is made by the topology controller with the Cluster's version
             // and its machine template's reference besides the template's spec
-            // (template::set_topology_fields): the sample's own, where it has them.
+            // (topology::set_topology_fields): the sample's own, where it has them.
             // Without them in the sample, what the clone of SC-template gets.
             keep_topology_fields(&spec, &mut obj["spec"]);
             if !names_machine_template(&obj["spec"]) {
