@@ -173,7 +173,11 @@ async fn judge(
 /// The same run under server faults (watches dropped every 2 s, the next 20
 /// watch resumes expired, 5 % 429s, 5 % 500s, 200 ms added to every request) gives the clean
 /// run's verdict, cell for cell: a slowed, interrupted provider is waited for, its half-refused
-/// writes are not judged as meant, and the tool's own requests retry.
+/// writes are not judged as meant, and the tool's own requests retry. One cell may be
+/// inconclusive instead of passing, with that reason: `all/ready-condition-lifecycle` when a
+/// write to the object was refused before its Ready condition first appeared (CAPD's first
+/// reconcile sends its conditions, object and status patches apart; a refused one leaves the
+/// first status seen without Ready).
 async fn under_server_faults_it_equals(
     clean: &super::support::Run,
     capd: &std::path::Path,
@@ -201,7 +205,26 @@ async fn under_server_faults_it_equals(
     assert_eq!(faulted.panics(), 0, "{}", faulted.log);
     let (a, b) = (cells(clean), cells(&faulted));
     assert!(a.len() > 1000, "{}", clean.stderr);
-    let differ: Vec<_> = a.symmetric_difference(&b).collect();
+    // Allowed: `all/ready-condition-lifecycle` inconclusive under faults where the clean run
+    // passed, when a refused write came before the Ready condition appeared (the first status
+    // seen may be half a write: CAPI's patch helper sends one write as several requests).
+    let half_write = |rule: &str, column: &str| {
+        rule == "all/ready-condition-lifecycle"
+            && faulted.cells().iter().any(|(r, c, o, w)| {
+                r == rule
+                    && c == column
+                    && o == "inconclusive"
+                    && w.contains("refused a write to the object (a server fault)")
+            })
+            && clean
+                .cells()
+                .iter()
+                .any(|(r, c, o, _)| r == rule && c == column && o == "pass")
+    };
+    let differ: Vec<_> = a
+        .symmetric_difference(&b)
+        .filter(|(r, c, _)| !half_write(r, c))
+        .collect();
     // Each differing cell with its reason in both runs.
     let why: Vec<_> = clean
         .cells()

@@ -55,6 +55,24 @@ impl ScriptRun<'_> {
             had = had || has;
         }
         let at_creation = condition(&first.value, cond).is_some();
+        // Under server faults, a write to the object refused before the condition first
+        // appeared may have left the first status seen half written: CAPI's `patch.Helper`
+        // sends one write as several requests (conditions, object, status), and the others
+        // land. Then a missing condition is the environment's doing as much as the provider's.
+        let appeared = history
+            .iter()
+            .find(|s| condition(&s.value, cond).is_some())
+            .map(|s| s.resource_version.as_str())
+            .unwrap_or_default();
+        if !at_creation && !dropped_on_delete && self.refused_before(name, appeared) {
+            self.verdicts.inconclusive(
+                id::all::READY_CONDITION_LIFECYCLE,
+                format!(
+                    "environment: the first status the provider wrote has no {cond} condition, but the server refused a write to the object (a server fault) before {cond} first appeared, so that status may be half of a write"
+                ),
+            );
+            return;
+        }
         let reason = if !at_creation {
             format!("the first status the provider wrote has no {cond} condition")
         } else {

@@ -24,6 +24,23 @@ impl ScriptRun<'_> {
         self.meant(name, self.env.recorder.history(&self.key(name)))
     }
 
+    /// Whether the server refused a write to the subject's object `name` (a server fault)
+    /// before its resourceVersion `rv`. `false` without server faults.
+    pub fn refused_before(&self, name: &str, rv: &str) -> bool {
+        let Some(ledger) = &self.env.ledger else {
+            return false;
+        };
+        let Ok(rv) = rv.parse::<u64>() else {
+            return false;
+        };
+        let res = &self.subject.resource;
+        let ns = self.env.namespace_of(res).unwrap_or_default();
+        ledger
+            .refusals_of(ns, &res.plural, name)
+            .iter()
+            .any(|r| r.resource_version < rv)
+    }
+
     /// The states of `history` (the recorded versions of the subject's object `name`) its
     /// writers meant ([`Self::meant_states`]).
     pub(super) fn meant(&self, name: &str, history: Vec<Snapshot>) -> Vec<Value> {
