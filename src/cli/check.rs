@@ -84,6 +84,12 @@ pub struct CheckArgs {
     /// Sample provider objects (YAML of the provider's kinds with provider-specific spec).
     #[arg(long, value_name = "FILE")]
     pub sample: Vec<PathBuf>,
+    /// Objects a control-plane node's own agent writes into its workload cluster and no
+    /// in-memory machine writes (e.g. RKE2's `kube-system/rke2-serving` Secret): created in a
+    /// control plane's workload cluster once one of its Machines has its Node
+    /// (docs/core-simulation.md "What a node's agent writes").
+    #[arg(long = "workload-object", value_name = "FILE")]
+    pub workload_object: Vec<PathBuf>,
     /// With --embedded: install CAPI core's released CRDs from FILE (its components file, e.g.
     /// cluster-api-components.yaml of v1.11 or newer) instead of the tool's minimal ones; both
     /// serve cluster.x-k8s.io v1beta1 and v1beta2, converted as CAPI core converts.
@@ -217,6 +223,7 @@ impl CheckArgs {
                 capi_manager: self.capi_manager.clone(),
                 events: Default::default(),
                 denials: None,
+                node_writes: node_writes(self)?,
             },
             embedded: installs.then(|| EmbeddedOptions {
                 inputs: EmbeddedInputs {
@@ -299,4 +306,21 @@ mod tests {
         }
         assert!(flat.contains("--no-deployment-args") && flat.contains("--no-deployment-env"));
     }
+}
+
+/// `--workload-object`: the files' objects, each naming its apiVersion, kind and name.
+fn node_writes(
+    args: &CheckArgs,
+) -> anyhow::Result<crate::scenarios::core_sim::node_agent::NodeWrites> {
+    let objects = crate::source::load_samples(&args.workload_object, &args.kustomize())?;
+    crate::scenarios::core_sim::node_agent::NodeWrites::new(objects).map_err(|e| {
+        anyhow::anyhow!(
+            "{e} (in {})",
+            args.workload_object
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
 }

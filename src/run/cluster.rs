@@ -114,6 +114,7 @@ async fn scenarios_on_cluster(
             trouble: trouble.clone(),
             workloads: None,
             ledger: None,
+            node_writes: args.node_writes.clone(),
         };
         let baseline_ns = format!("capi-conformance-{run_id}-baseline");
         let baseline_filter = format!("capi-conformance-baseline-{run_id}");

@@ -84,6 +84,7 @@ fn env_for(side: &Side) -> Env {
         events: side.events.clone(),
         workloads: None,
         ledger: None,
+        node_writes: Default::default(),
         trouble: side.trouble.clone(),
         core_version: crate::capi_core::conversion::V1BETA2,
         scopes: Default::default(),
@@ -119,6 +120,7 @@ pub async fn compare(
         trouble: Default::default(),
         workloads: None,
         ledger: None,
+        node_writes: Default::default(),
     };
     let (real, sim) = (side(&real_ns), side(&sim_ns));
     real.create_namespace().await?;

@@ -198,6 +198,7 @@ async fn run_scenarios(
         trouble: trouble.clone(),
         workloads: Some(workloads.clone()),
         ledger: management.ledger(),
+        node_writes: opts.node_writes.clone(),
     };
     let baseline = side(&baseline_ns, Some(baseline_filter.clone()));
     // Target objects carry the target filter when the target controller filters on it.

@@ -62,6 +62,8 @@ pub struct RunOptions {
     /// The RBAC denials of the run's client: the first one stops the scenarios (and cleans
     /// up) at once, since no verdict can follow a request the cluster refused.
     pub denials: Option<crate::client_retry::forbidden::Denials>,
+    /// `--workload-object`: what a control-plane node's agent writes into its workload cluster.
+    pub node_writes: crate::scenarios::core_sim::node_agent::NodeWrites,
 }
 
 impl Default for RunOptions {
@@ -75,6 +77,7 @@ impl Default for RunOptions {
             capi_manager: DEFAULT_CAPI_MANAGER.into(),
             events: Events::default(),
             denials: None,
+            node_writes: Default::default(),
         }
     }
 }

@@ -61,12 +61,15 @@ async fn rke2_v0_21_with_capd_in_memory_gets_its_static_webhook_and_kubeconfig_f
         return;
     };
     let samples = [sample("rke2-in-memory.yaml"), sample("capd-in-memory.yaml")];
+    let node_agent = sample("rke2-node-agent.yaml");
     let cmds = [manager_cmd(&cp), manager_cmd(&bs), manager_cmd(&capd)];
     let mut extra = vec![
         "--kinds",
         "RKE2*,DevCluster*,DevMachine,DevMachineTemplate",
         "--var",
         "CLUSTER_TOPOLOGY=true",
+        "--workload-object",
+        node_agent.to_str().unwrap(),
     ];
     for s in &samples {
         extra.extend(["--sample", s.to_str().unwrap()]);

@@ -6,6 +6,7 @@ mod copies;
 mod initialized;
 mod machine_objects;
 mod machines;
+pub mod node_agent;
 mod sample_refs;
 
 pub use copies::failure_domains_v1beta2;

@@ -54,6 +54,10 @@ pub struct Env {
     /// the states it stored: a state a provider's half-refused write left is not what it meant
     /// ([`super::script::ScriptRun::meant_states`]).
     pub ledger: Option<embedded_apiserver::Ledger>,
+    /// What a control-plane node's agent writes into its workload cluster once the node is
+    /// there (`--workload-object`): written by core's Machine controller of the simulation
+    /// ([`crate::core_sim::node_agent`]).
+    pub node_writes: crate::core_sim::node_agent::NodeWrites,
     /// The run's record of server faults its requests met: a step waits longer for a provider
     /// whose watches the server keeps failing ([`super::Settings::fault_allowance`]).
     pub trouble: crate::client_retry::TroubleLog,

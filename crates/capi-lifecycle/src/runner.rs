@@ -36,6 +36,9 @@ pub struct Side {
     /// The writes the embedded server refused with an injected fault (`--server-faults`) and
     /// the states it stored.
     pub ledger: Option<embedded_apiserver::Ledger>,
+    /// What a control-plane node's agent writes into its workload cluster (`--workload-object`,
+    /// [`crate::core_sim::node_agent`]).
+    pub node_writes: crate::core_sim::node_agent::NodeWrites,
 }
 
 impl Side {
@@ -121,6 +124,7 @@ pub async fn run_subject(side: &Side, subject: &Subject) -> SubjectRun {
         events: side.events.clone(),
         workloads: side.workloads.clone(),
         ledger: side.ledger.clone(),
+        node_writes: side.node_writes.clone(),
         trouble: side.trouble.clone(),
         core_version: subject.core_version,
         scopes: super::scope::Scopes::new(

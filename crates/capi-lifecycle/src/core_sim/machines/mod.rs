@@ -142,6 +142,7 @@ impl Env {
             workload: None,
             nodes_watched: false,
             workload_retry_at: None,
+            node_writes_done: false,
         };
         MachineController {
             task: tokio::spawn(sim.run()),
@@ -168,6 +169,9 @@ struct Sim {
     nodes_watched: bool,
     /// No new attempt to reach the workload cluster before this (after one failed).
     workload_retry_at: Option<tokio::time::Instant>,
+    /// Whether what the control-plane node's agent writes (`--workload-object`) is in the
+    /// workload cluster ([`crate::core_sim::node_agent`]).
+    node_writes_done: bool,
 }
 
 struct AbortOnDrop(JoinHandle<()>);
@@ -426,12 +430,23 @@ impl Sim {
                 why: "the Machine has no spec.providerID yet".to_string(),
             }),
         };
-        let step = match &node {
+        let mut step = match &node {
             Ok(_) => Step::Node,
             Err(n) => Step::NoNode(n.why.clone()),
         };
         self.update_status(m, cluster, &bootstrap, &infra, &node)
             .await?;
+        // The Node is there, so its agent runs: what it writes into the workload cluster.
+        if node.is_ok()
+            && !self.node_writes_done
+            && !self.env.node_writes.is_empty()
+            && let Some(client) = self.workload.clone()
+        {
+            match self.env.node_writes.write(&client).await {
+                Ok(_) => self.node_writes_done = true,
+                Err(e) => step = Step::NoNode(format!("playing the node's agent: {e}")),
+            }
+        }
         Ok(step)
     }
 
