@@ -288,6 +288,23 @@ impl From<ProgressArg> for Progress {
     }
 }
 
+/// `--workload-object`: the files' objects, each naming its apiVersion, kind and name.
+fn node_writes(
+    args: &CheckArgs,
+) -> anyhow::Result<crate::scenarios::core_sim::node_agent::NodeWrites> {
+    let objects = crate::source::load_samples(&args.workload_object, &args.kustomize())?;
+    crate::scenarios::core_sim::node_agent::NodeWrites::new(objects).map_err(|e| {
+        anyhow::anyhow!(
+            "{e} (in {})",
+            args.workload_object
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;
@@ -306,21 +323,4 @@ mod tests {
         }
         assert!(flat.contains("--no-deployment-args") && flat.contains("--no-deployment-env"));
     }
-}
-
-/// `--workload-object`: the files' objects, each naming its apiVersion, kind and name.
-fn node_writes(
-    args: &CheckArgs,
-) -> anyhow::Result<crate::scenarios::core_sim::node_agent::NodeWrites> {
-    let objects = crate::source::load_samples(&args.workload_object, &args.kustomize())?;
-    crate::scenarios::core_sim::node_agent::NodeWrites::new(objects).map_err(|e| {
-        anyhow::anyhow!(
-            "{e} (in {})",
-            args.workload_object
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    })
 }

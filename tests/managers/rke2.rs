@@ -4,20 +4,23 @@
 //! CAPD v1.11.11's in-memory machines as infrastructure, judged from samples written from their
 //! e2e template (`tests/data/capi-managers/rke2-in-memory.yaml`).
 //!
-//! What this test asserts is what is judged truly today: the static findings, the webhook and
-//! template cells, and the kubeconfig Secret. It does not assert the run's exit code or its
-//! other lifecycle cells: two things the run cannot give RKE2 yet make them untrustworthy
-//! (docs/providers.md "Running your manager", the RKE2 row):
-//! - RKE2ControlPlane counts itself initialized only once the workload cluster holds the
-//!   `kube-system/rke2-serving` Secret (`pkg/rke2/workload_cluster.go` 255-267), which RKE2's own
-//!   server writes on the node; CAPD's in-memory machines run no bootstrap data, so
-//!   `control-plane/initialized` and what follows it time out here for want of the node.
-//! - RKE2Config makes data for a control-plane Machine only when an RKE2ControlPlane owns that
-//!   Machine (`bootstrap/internal/controllers/rke2config_controller.go` 334-338), and a
-//!   worker's only from the token Secret that first Machine's config wrote (763-788): SC-bootstrap's
-//!   Machines have no such owner, so its `bootstrap/*` cells are not RKE2's verdict. (Its
-//!   worker Cluster has no `controlPlaneRef`, which RKE2Config dereferences unchecked: the
-//!   recovered panics asserted below.)
+//! The control plane is judged end to end. It counts itself initialized only once the workload
+//! cluster holds `kube-system/rke2-serving` (`pkg/rke2/workload_cluster.go` 255-267), which
+//! RKE2's server writes on the node: the run plays that node's agent (`--workload-object
+//! tests/data/capi-managers/rke2-node-agent.yaml`). It reads its Machines through CAPI's v1beta1
+//! API and reports `status.version` only from Machines whose v1beta1 `Ready` is True
+//! (`rke2controlplane_controller.go` 392, 530-533): core's simulated Machine controller writes
+//! those conditions under `status.deprecated.v1beta1` as core v1.11 does.
+//!
+//! What is not RKE2's verdict yet, and not asserted: the `bootstrap/*` cells of RKE2Config.
+//! RKE2Config makes data for a control-plane Machine only when an RKE2ControlPlane owns that
+//! Machine (`bootstrap/internal/controllers/rke2config_scope.go` 143, used at
+//! `rke2config_controller.go` 335), and a worker's only with the Cluster's `controlPlaneRef`
+//! naming an RKE2ControlPlane with `status.availableServerIPs` and the `<cluster>-token` Secret
+//! its first control-plane config wrote (`joinWorker`, 763-790). SC-bootstrap's Machines have
+//! neither (its worker Cluster has no `controlPlaneRef`, which RKE2Config dereferences unchecked:
+//! the recovered panics asserted below), so its data-secret cells fail for a state CAPI never
+//! builds for RKE2 (docs/providers.md, the RKE2 row).
 
 use super::support::{
     Server, built_provider, check_providers, components, manager, manager_cmd, sample,
@@ -136,4 +139,56 @@ async fn rke2_v0_21_with_capd_in_memory_gets_its_static_webhook_and_kubeconfig_f
     assert_eq!(o, "fail", "{why}");
     // Its certificates are typed and labelled as the contract asks (`pkg/secret`).
     assert_eq!(outcome("control-plane/certificates", CP).0, "pass");
+    // A SHOULD finding: its first status write has no Ready condition. The first reconcile adds
+    // the finalizer and patches at once with `WithStatusObservedGeneration`
+    // (`rke2controlplane_controller.go` 154-166): `status.observedGeneration` alone; Ready comes
+    // from `patchRKE2ControlPlane`'s `SetSummary` (238) on a later reconcile.
+    let (o, why) = outcome("all/ready-condition-lifecycle", CP);
+    assert_eq!(o, "fail", "{why}");
+    assert!(why.contains("first status"), "{why}");
+    // The rest of its lifecycle, judged and passing: initialized once the node's agent wrote
+    // `rke2-serving` (`workload_cluster.go` 255-267, `rke2controlplane_controller.go` 493-494);
+    // `status.version` and `status.ready` from its Machines' v1beta1 Ready (392, 524-533).
+    for rule in [
+        "control-plane/initialized",
+        "control-plane/status-version",
+        "control-plane/ready",
+        "control-plane/endpoint-wait",
+        "control-plane/conditions",
+        "control-plane/kubeconfig-rotation",
+        "control-plane/machine-label",
+        "control-plane/machine-template",
+        "control-plane/in-place-propagation",
+        "control-plane/pause",
+        "control-plane/spec-replicas",
+        "control-plane/spec-version",
+        "control-plane/terminal-failures",
+        "all/conditions",
+        "all/pause",
+        "all/status-subresource",
+    ] {
+        let (o, why) = outcome(rule, CP);
+        assert_eq!(o, "pass", "{rule}: {why}");
+    }
+    // No failure domains from CAPD's in-memory cluster: placement has nothing to spread over.
+    let (o, why) = outcome("control-plane/placement", CP);
+    assert_eq!(o, "skip", "{why}");
+    // Its lifecycle cells that fail are exactly the findings above (the two static MUSTs fold
+    // their lifecycle part into the same cell).
+    let failed: BTreeSet<&str> = cells
+        .iter()
+        .filter(|(_, c, o, _)| c == CP && o == "fail")
+        .map(|(r, ..)| r.as_str())
+        .collect();
+    assert_eq!(
+        failed,
+        BTreeSet::from([
+            "all/category",
+            "all/ready-condition-lifecycle",
+            "control-plane/kubeconfig-secret",
+            "control-plane/scale-subresource",
+            "control-plane/status-replicas",
+        ]),
+        "{cells:#?}"
+    );
 }

@@ -103,5 +103,6 @@ pub fn run_env(
         trouble: Default::default(),
         core_version: "v1beta2",
         scopes: Default::default(),
+        node_writes: Default::default(),
     }
 }

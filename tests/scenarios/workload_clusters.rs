@@ -321,6 +321,7 @@ async fn a_live_run_leaves_worker_join_cells_inconclusive_not_failed() {
             trouble: Default::default(),
             workloads: workloads.clone(),
             ledger: None,
+            node_writes: Default::default(),
         };
         side.create_namespace().await.unwrap();
         let run = runner::run_subject(&side, &subject).await;
@@ -352,4 +353,138 @@ async fn a_live_run_leaves_worker_join_cells_inconclusive_not_failed() {
     }
     mock.shutdown().await;
     core.shutdown().await;
+}
+
+/// A control-plane Machine whose Node is in the workload cluster, with core's Machine controller
+/// (simulated) playing the node's agent for `writes`: what it reports, and a client of the
+/// workload cluster. The "control plane" owning the Machine is a ConfigMap: the controller only
+/// matches the owner's kind and name.
+async fn a_node_agent_run(
+    writes: Vec<serde_json::Value>,
+) -> (
+    capi_conformance::scenarios::core_sim::MachineProgress,
+    kube::Client,
+    // Kept while the caller reads the workload cluster.
+    (
+        capi_conformance::apiserver::EmbeddedServer,
+        capi_conformance::capi_core::workload::WorkloadClusters,
+    ),
+) {
+    use capi_conformance::capi_core::{pki, workload::WorkloadClusters};
+    use capi_conformance::scenarios::core_sim::node_agent::NodeWrites;
+    use capi_conformance::scenarios::core_sim::{ClusterSpec, MachineSpec, machine_resource};
+    use k8s_openapi::api::core::v1::{ConfigMap, Node};
+    let (server, _core) = core_server(
+        capi_conformance::capi_core::crds::CoreCrds::Minimal,
+        run_namespace(),
+    )
+    .await;
+    let workloads = WorkloadClusters::default();
+    let mut env = run_env(server.client(), Some(workloads.clone()));
+    env.node_writes = NodeWrites::new(writes).unwrap();
+    env.create_cluster("c1", ClusterSpec::default())
+        .await
+        .unwrap();
+    env.set_infra_provisioned("c1", true).await.unwrap();
+    env.set_control_plane_initialized("c1").await.unwrap();
+    let w = workloads.get_or_start("run-ns", "c1").await.unwrap();
+    let text = pki::kubeconfig("c1", w.url(), &w.ca, None).unwrap();
+    let kc = kube::config::Kubeconfig::from_yaml(&text).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .unwrap();
+    let workload = kube::Client::try_from(config).unwrap();
+    let node: Node = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "n1"},
+        "spec": {"providerID": "in-memory://n1"},
+        "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+    }))
+    .unwrap();
+    kube::Api::<Node>::all(workload.clone())
+        .create(&Default::default(), &node)
+        .await
+        .unwrap();
+    let cp: ConfigMap =
+        serde_json::from_value(serde_json::json!({"metadata": {"name": "cp"}})).unwrap();
+    let cp = kube::Api::<ConfigMap>::namespaced(server.client(), "run-ns")
+        .create(&Default::default(), &cp)
+        .await
+        .unwrap();
+    let cp_resource = kube::discovery::ApiResource::erase::<ConfigMap>(&());
+    let infra = kube::discovery::ApiResource {
+        group: "infrastructure.example.com".into(),
+        version: "v1".into(),
+        api_version: "infrastructure.example.com/v1".into(),
+        kind: "NoMachine".into(),
+        plural: "nomachines".into(),
+    };
+    env.create_machine(
+        "m1",
+        "c1",
+        (&infra, "m1"),
+        MachineSpec {
+            data_secret: Some("m1-data"),
+            control_plane: true,
+            ..MachineSpec::default()
+        },
+    )
+    .await
+    .unwrap();
+    env.merge_patch(
+        &machine_resource(),
+        "m1",
+        serde_json::json!({
+            "metadata": {"ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap",
+                "name": "cp", "uid": cp.metadata.uid}]},
+            "spec": {"providerID": "in-memory://n1"},
+        }),
+        "test: the control plane's Machine with its providerID",
+    )
+    .await
+    .unwrap();
+    let sim = env.start_machine_controller("c1", &cp_resource, "cp");
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    let progress = loop {
+        let p = sim.progress();
+        if p.with_node > 0 || p.node_agent_failed.is_some() {
+            break p;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the Machine never got its Node: {p:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    sim.stop().await;
+    (progress, workload, (server, workloads))
+}
+
+/// `--workload-object`: once the control plane's Machine has its Node, its objects are in the
+/// workload cluster; an object it cannot take (a kind it does not serve) is reported as the
+/// failed write, which makes `control-plane/initialized` inconclusive rather than failed
+/// (`control_plane::run`), and the Machine keeps waiting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_node_agent_writes_once_the_node_is_there_and_a_refused_write_is_reported() {
+    use k8s_openapi::api::core::v1::Secret;
+    let secret = serde_json::json!({"apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "agent-serving", "namespace": "kube-system"}});
+    let (progress, workload, _servers) = a_node_agent_run(vec![secret]).await;
+    assert_eq!(progress.node_agent_failed, None, "{progress:?}");
+    assert_eq!(progress.with_node, 1, "{progress:?}");
+    assert!(
+        kube::Api::<Secret>::namespaced(workload, "kube-system")
+            .get_opt("agent-serving")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    let widget = serde_json::json!({"apiVersion": "widgets.example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w1", "namespace": "kube-system"}});
+    let (progress, ..) = a_node_agent_run(vec![widget]).await;
+    let why = progress.node_agent_failed.clone().unwrap_or_default();
+    assert!(
+        why.contains("playing the node's agent") && why.contains("Widget"),
+        "{progress:?}"
+    );
+    assert_eq!(progress.with_node, 0, "{progress:?}");
 }

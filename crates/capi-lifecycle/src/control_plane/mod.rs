@@ -241,6 +241,15 @@ async fn lifecycle(
             );
             last.unwrap_or(Value::Null)
         }
+        Err(last) if let Some(why) = sim.and_then(|s| s.progress().node_agent_failed) => {
+            r.verdicts.inconclusive(
+                id::control_plane::INITIALIZED,
+                format!(
+                    "{init} not true before the deadline, and what --workload-object asks the tool to write into the workload cluster as the control-plane node's agent is not there: {why}; a control plane that waits for its node's agent cannot initialize without it (docs/core-simulation.md)"
+                ),
+            );
+            last.unwrap_or(Value::Null)
+        }
         Err(last) => {
             r.verdicts.fail(
                 id::control_plane::INITIALIZED,

@@ -175,14 +175,26 @@ pub(super) fn project_with(
         if let Some(f) = obj.pointer("/metadata/finalizers") {
             out.insert(format!("{id} metadata.finalizers"), f.clone());
         }
-        for c in obj
-            .pointer("/status/conditions")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let (Some(t), Some(st)) = (c.get("type").and_then(Value::as_str), c.get("status")) {
-                out.insert(format!("{id} status.conditions[{t}]"), st.clone());
+        // The v1beta2 conditions, and the v1beta1 ones core v1.11 keeps writing for providers
+        // that read Machines through the v1beta1 API.
+        for (pointer, field) in [
+            ("/status/conditions", "status.conditions"),
+            (
+                "/status/deprecated/v1beta1/conditions",
+                "status.deprecated.v1beta1.conditions",
+            ),
+        ] {
+            for c in obj
+                .pointer(pointer)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if let (Some(t), Some(st)) =
+                    (c.get("type").and_then(Value::as_str), c.get("status"))
+                {
+                    out.insert(format!("{id} {field}[{t}]"), st.clone());
+                }
             }
         }
     }

@@ -23,6 +23,7 @@
 
 mod references;
 mod status;
+mod v1beta1;
 mod workload;
 
 use super::copies::valid_endpoint;
@@ -64,6 +65,9 @@ pub struct MachineProgress {
     /// Whether the workload cluster answered a list of its Nodes (so a missing Node is known
     /// to be missing, not merely unseen).
     pub workload_listed: bool,
+    /// Why the last attempt to play a control-plane node's agent (`--workload-object`) failed;
+    /// None once its writes are in the workload cluster, or while none was attempted.
+    pub node_agent_failed: Option<String>,
 }
 
 /// The running controller; stops when dropped (call [`Self::stop`] to release what it holds).
@@ -169,8 +173,9 @@ struct Sim {
     nodes_watched: bool,
     /// No new attempt to reach the workload cluster before this (after one failed).
     workload_retry_at: Option<tokio::time::Instant>,
-    /// Whether what the control-plane node's agent writes (`--workload-object`) is in the
-    /// workload cluster ([`crate::core_sim::node_agent`]).
+    /// Whether what the control-plane node's agent writes (`--workload-object`) is in this
+    /// Sim's Cluster's workload cluster ([`crate::core_sim::node_agent`]); a Sim serves one
+    /// Cluster (`cluster`), so the flag is kept per Cluster.
     node_writes_done: bool,
 }
 
@@ -442,9 +447,19 @@ impl Sim {
             && !self.env.node_writes.is_empty()
             && let Some(client) = self.workload.clone()
         {
-            match self.env.node_writes.write(&client).await {
-                Ok(_) => self.node_writes_done = true,
-                Err(e) => step = Step::NoNode(format!("playing the node's agent: {e}")),
+            let failed = match self.env.node_writes.write(&client).await {
+                Ok(_) => {
+                    self.node_writes_done = true;
+                    None
+                }
+                Err(e) => {
+                    let why = format!("playing the node's agent: {e}");
+                    step = Step::NoNode(why.clone());
+                    Some(why)
+                }
+            };
+            if let Ok(mut p) = self.progress.lock() {
+                p.node_agent_failed = failed;
             }
         }
         Ok(step)

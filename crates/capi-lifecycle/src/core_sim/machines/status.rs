@@ -130,6 +130,25 @@ impl Sim {
             },
             "",
         ));
+        let v1beta1_current: Vec<Value> = m
+            .pointer("/status/deprecated/v1beta1/conditions")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let (v1beta1_conditions, v1beta1_changed) = super::v1beta1::conditions(
+            &super::v1beta1::Inputs {
+                machine: m,
+                bootstrap,
+                infra,
+                node,
+                data_secret_created: data_secret,
+                provisioned,
+                had_node_healthy: v1beta1_current
+                    .iter()
+                    .any(|c| c.get("type").and_then(Value::as_str) == Some("NodeHealthy")),
+            },
+            &v1beta1_current,
+        );
         let node = node.as_ref().ok();
         let phase = if node.is_some() {
             "Running"
@@ -164,6 +183,9 @@ impl Sim {
         let mut status = json!({});
         if changed {
             status["conditions"] = json!(merged);
+        }
+        if v1beta1_changed {
+            status["deprecated"] = json!({"v1beta1": {"conditions": v1beta1_conditions}});
         }
         if m.pointer("/status/phase").and_then(Value::as_str) != Some(phase) {
             status["phase"] = json!(phase);
