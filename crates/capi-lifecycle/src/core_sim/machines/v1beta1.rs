@@ -73,8 +73,9 @@ pub(super) fn conditions(input: &Inputs<'_>, current: &[Value]) -> (Vec<Value>, 
     if let Some(c) = node_healthy(input) {
         set(&mut merged, c);
     }
-    let ready = summary(&merged, input.machine);
-    set(&mut merged, ready);
+    if let Some(ready) = summary(&merged, input.machine) {
+        set(&mut merged, ready);
+    }
     (merged, changed)
 }
 
@@ -215,7 +216,7 @@ fn mirror(obj: &Value, target: &str, flag: bool, reason: &str) -> Value {
 /// Error, False Warning, False Info, True, Unknown), its first condition's reason by priority,
 /// and its message, or "x of y completed" while the Machine has no providerID and only the
 /// bootstrap and infrastructure conditions are in scope.
-fn summary(conditions: &[Value], m: &Value) -> Value {
+fn summary(conditions: &[Value], m: &Value) -> Option<Value> {
     let in_scope: Vec<&Value> = conditions
         .iter()
         .filter(|c| {
@@ -240,16 +241,11 @@ fn summary(conditions: &[Value], m: &Value) -> Value {
             _ => 99,
         }
     };
-    let Some(top) = in_scope.iter().map(|c| priority(c)).min() else {
-        // No condition in scope: core sets none; the Machine keeps what it has.
-        return conditions
-            .iter()
-            .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"))
-            .cloned()
-            .unwrap_or_else(|| condition("Ready", "Unknown", "", "", ""));
-    };
+    // No condition in scope: `merge` gives none and `Set` does nothing (the Machine keeps what
+    // it has).
+    let top = in_scope.iter().map(|c| priority(c)).min()?;
     if top == 3 {
-        return condition("Ready", "True", "", "", "");
+        return Some(condition("Ready", "True", "", "", ""));
     }
     let top_severity = in_scope
         .iter()
@@ -286,7 +282,7 @@ fn summary(conditions: &[Value], m: &Value) -> Value {
     };
     let status = if top == 4 { "Unknown" } else { "False" };
     let severity = if top == 4 { "" } else { top_severity.as_str() };
-    condition("Ready", status, severity, &reason, &message)
+    Some(condition("Ready", status, severity, &reason, &message))
 }
 
 /// A v1beta1 condition: `severity`, `reason` and `message` omitted when empty.
@@ -410,6 +406,34 @@ mod tests {
         assert_eq!(
             field(get(&conds, "NodeHealthy"), "reason"),
             "WaitingForNodeRef"
+        );
+    }
+
+    /// No config and no InfraMachine yet: nothing in the summary's scope, so no Ready (core's
+    /// `SetSummary` of nothing sets nothing).
+    #[test]
+    fn nothing_in_scope_sets_no_ready() {
+        let m = json!({"spec": {}});
+        let (b, i) = (None, Some((res(), "i".into(), None)));
+        let n = Err(NoNode {
+            connected: true,
+            why: "no providerID".into(),
+        });
+        let input = Inputs {
+            machine: &m,
+            bootstrap: &b,
+            infra: &i,
+            node: &n,
+            data_secret_created: true,
+            provisioned: false,
+            had_node_healthy: false,
+        };
+        let (conds, _) = conditions(&input, &[]);
+        assert!(
+            conds
+                .iter()
+                .all(|c| c.get("type").and_then(Value::as_str) != Some("Ready")),
+            "{conds:?}"
         );
     }
 
