@@ -192,6 +192,10 @@ pub(super) fn project_with(
             {
                 if let (Some(t), Some(st)) =
                     (c.get("type").and_then(Value::as_str), c.get("status"))
+                    // v1beta1 NodeHealthy is there or not by core's pace: written by the first
+                    // reconcile that finds no providerID or reaches the workload cluster, and
+                    // by none while ClusterCache is not connected (seen both ways on v1.11.11).
+                    && !(field.starts_with("status.deprecated") && t == "NodeHealthy")
                 {
                     out.insert(format!("{id} {field}[{t}]"), st.clone());
                 }

@@ -143,9 +143,6 @@ impl Sim {
                 node,
                 data_secret_created: data_secret,
                 provisioned,
-                had_node_healthy: v1beta1_current
-                    .iter()
-                    .any(|c| c.get("type").and_then(Value::as_str) == Some("NodeHealthy")),
             },
             &v1beta1_current,
         );
@@ -404,14 +401,7 @@ fn external_ready(
 /// `NewMirrorConditionFromUnstructured`: the object's `Ready` condition under `target`, or the
 /// fallback from the flag core copied.
 fn mirror(obj: &Value, target: &str, flag: bool, message: &str) -> Value {
-    let found = obj
-        .pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .and_then(|cs| {
-            cs.iter()
-                .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"))
-        });
-    match found {
+    match json::condition(obj, "Ready") {
         Some(c) => {
             let status = c.get("status").and_then(Value::as_str) == Some("True");
             let reason = c

@@ -39,8 +39,6 @@ pub(super) struct Inputs<'a> {
     pub node: &'a Result<Value, NoNode>,
     pub data_secret_created: bool,
     pub provisioned: bool,
-    /// Whether the Machine already has a v1beta1 NodeHealthy condition.
-    pub had_node_healthy: bool,
 }
 
 /// The Machine's v1beta1 conditions after core's reconcile: `current` with BootstrapReady,
@@ -153,16 +151,10 @@ fn node_healthy(input: &Inputs<'_>) -> Option<Value> {
                 "Node condition Ready is Unknown",
             ),
         }),
-        // No connection (ClusterCache): core returns before it marks anything, so what the
-        // first reconcile of the new Machine wrote (before its providerID came) stays.
-        Err(missing) if !missing.connected && input.had_node_healthy => None,
-        Err(missing) if !missing.connected => Some(condition(
-            "NodeHealthy",
-            "False",
-            INFO,
-            "WaitingForNodeRef",
-            "",
-        )),
+        // No connection (ClusterCache): core returns before it marks anything, so what an
+        // earlier reconcile wrote (`WaitingForNodeRef` while it had no providerID) stays, and a
+        // Machine core first saw with its providerID has none yet.
+        Err(missing) if !missing.connected => None,
         Err(_) if m.pointer("/status/nodeRef/name").is_some() => {
             Some(condition("NodeHealthy", "False", ERROR, "NodeNotFound", ""))
         }
@@ -177,10 +169,7 @@ fn node_healthy(input: &Inputs<'_>) -> Option<Value> {
 }
 
 fn node_ready(node: &Value) -> Option<&str> {
-    node.pointer("/status/conditions")
-        .and_then(Value::as_array)?
-        .iter()
-        .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"))?
+    crate::json::condition(node, "Ready")?
         .get("status")
         .and_then(Value::as_str)
 }
@@ -189,14 +178,7 @@ fn node_ready(node: &Value) -> Option<&str> {
 /// contract: core reads that list as v1beta1 conditions) under `target`, else True when `flag`,
 /// else False `reason` (Info).
 fn mirror(obj: &Value, target: &str, flag: bool, reason: &str) -> Value {
-    let found = obj
-        .pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .and_then(|cs| {
-            cs.iter()
-                .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"))
-        });
-    match found {
+    match crate::json::condition(obj, "Ready") {
         Some(c) => {
             let s = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or_default();
             condition(
@@ -357,7 +339,6 @@ mod tests {
             node: &n,
             data_secret_created: true,
             provisioned: true,
-            had_node_healthy: false,
         };
         let (conds, changed) = conditions(&input, &[]);
         assert!(changed);
@@ -395,7 +376,6 @@ mod tests {
             node: &n,
             data_secret_created: true,
             provisioned: false,
-            had_node_healthy: false,
         };
         let (conds, _) = conditions(&input, &[]);
         let ready = get(&conds, "Ready");
@@ -426,7 +406,6 @@ mod tests {
             node: &n,
             data_secret_created: true,
             provisioned: false,
-            had_node_healthy: false,
         };
         let (conds, _) = conditions(&input, &[]);
         assert!(
@@ -456,7 +435,6 @@ mod tests {
             node: &gone,
             data_secret_created: true,
             provisioned: true,
-            had_node_healthy: false,
         };
         let (conds, _) = conditions(&input, &[]);
         // No bootstrap config (the data Secret given): core writes no BootstrapReady.
